@@ -1,0 +1,30 @@
+# replay: build, test, bench, fuzz, demo.  (`npm install -g rust-just` gives `just`.)
+
+default: test
+
+# Build the replay binary into ./bin.
+build:
+    go build -o bin/replay ./cmd/replay
+
+# The README's test command, plus formatting and vet.
+test:
+    test -z "$(gofmt -l .)" || (gofmt -l . && exit 1)
+    go vet ./...
+    go test ./...
+
+# Race detector over everything (slower).
+race:
+    go test -race ./...
+
+# Go benchmarks, then ingest vs `perf script` on a large perf.data recorded on the fly.
+bench:
+    go test -run '^$' -bench . -benchmem ./...
+    scripts/bench-ingest.sh
+
+# Fuzz every parser for a while each (FUZZTIME=2m just fuzz for longer).
+fuzz:
+    scripts/fuzz.sh
+
+# The main job on the bundled real trace.
+demo:
+    go run ./cmd/replay demo

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Ingest speed and memory against `perf script` on the same large perf.data,
+# recorded on the fly (never committed). Needs root (perf sched record),
+# perf, and hackbench (apt-get install rt-tests).
+#
+#   scripts/bench-ingest.sh            # ~300 MB trace
+#   LOOPS=4000 scripts/bench-ingest.sh # size it
+#
+# Prints one table: wall seconds and peak RSS for each tool, and the ratio.
+# Also ingests a trace a quarter the size to show peak memory does not grow
+# with trace length.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${BENCH_DIR:-bench/out}
+mkdir -p "$out"
+loops=${LOOPS:-3000}
+command -v hackbench >/dev/null || { echo "bench: hackbench missing (apt-get install rt-tests)"; exit 1; }
+go build -o "$out/replay" ./cmd/replay
+
+record() { # record FILE LOOPS
+  [ -s "$1" ] && return 0
+  perf sched record -q -o "$1" -- hackbench -g 10 -l "$2" >/dev/null 2>&1
+}
+record "$out/large.data" "$loops"
+record "$out/small.data" "$((loops / 4))"
+
+measure() { # measure NAME CMD... -> "seconds peak_kb"
+  local name=$1; shift
+  /usr/bin/time -f "%e %M" -o "$out/$name.time" "$@" >/dev/null 2>"$out/$name.err" || { cat "$out/$name.err"; exit 1; }
+  cat "$out/$name.time"
+}
+
+size_mb() { echo $(( $(stat -c %s "$1") / 1000000 )); }
+read -r ps_s ps_kb < <(measure perf-script perf script -i "$out/large.data")
+read -r ri_s ri_kb < <(measure replay-large "$out/replay" ingest --progress=never "$out/large.data" -o "$out/large.arrow")
+read -r rs_s rs_kb < <(measure replay-small "$out/replay" ingest --progress=never "$out/small.data" -o "$out/small.arrow")
+events=$("$out/replay" info -i "$out/large.arrow" --json | sed -n 's/^  "events": \([0-9]*\),/\1/p')
+
+echo "machine:   $(nproc) CPUs, $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "perf:      $(perf --version)"
+echo "trace:     $out/large.data, $(size_mb "$out/large.data") MB, $events events (hackbench -g 10 -l $loops)"
+printf '%-34s %8s %12s\n' "command" "seconds" "peak RSS MB"
+printf '%-34s %8s %12d\n' "perf script -i large.data" "$ps_s" $((ps_kb / 1024))
+printf '%-34s %8s %12d\n' "replay ingest large.data" "$ri_s" $((ri_kb / 1024))
+printf '%-34s %8s %12d\n' "replay ingest small.data ($(size_mb "$out/small.data") MB)" "$rs_s" $((rs_kb / 1024))
+awk -v a="$ps_s" -v b="$ri_s" 'BEGIN { printf "speed-up vs perf script: %.1fx\n", a / b }'

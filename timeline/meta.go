@@ -1,0 +1,220 @@
+package timeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/schedreplay/replay/model"
+)
+
+// FormatVersion is written as schema metadata "replay_version"; readers
+// refuse files from a newer major version.
+const FormatVersion = "1"
+
+// Source describes the trace a timeline came from. Fields a format does not
+// carry stay empty. Stored as JSON under the metadata key "source".
+type Source struct {
+	Format       string   `json:"format"` // "perf.data", "perf.data (pipe)", "trace.dat v7", ...
+	Path         string   `json:"path,omitempty"`
+	Hostname     string   `json:"hostname,omitempty"`
+	OSRelease    string   `json:"os_release,omitempty"`
+	Arch         string   `json:"arch,omitempty"`
+	PerfVersion  string   `json:"perf_version,omitempty"`
+	Cmdline      []string `json:"cmdline,omitempty"`
+	CPUDesc      string   `json:"cpu_desc,omitempty"`
+	CPUID        string   `json:"cpuid,omitempty"`
+	NrCPUs       int      `json:"nr_cpus,omitempty"`
+	NrCPUsOnline int      `json:"nr_cpus_online,omitempty"`
+	TotalMemKB   uint64   `json:"total_mem_kb,omitempty"`
+	// ClockID is the perf attr clockid when perf used -k (-1: perf's
+	// default local clock); ClockResNS is CLOCKID's resolution.
+	ClockID    int    `json:"clockid"`
+	ClockResNS uint64 `json:"clock_res_ns,omitempty"`
+	// FirstSampleNS/LastSampleNS are perf's SAMPLE_TIME feature.
+	FirstSampleNS int64 `json:"first_sample_ns,omitempty"`
+	LastSampleNS  int64 `json:"last_sample_ns,omitempty"`
+	// Compressed names the record compression (e.g. "zstd level 1").
+	Compressed string `json:"compressed,omitempty"`
+	// Events lists the recorded event names (tracepoints and others).
+	Events []string `json:"events,omitempty"`
+	// Features lists the perf.data header features present.
+	Features []string `json:"features,omitempty"`
+	// Extra holds format-specific facts not worth a field (e.g. the perf
+	// CPU_DOMAIN_INFO section, base64) keyed by name.
+	Extra map[string]string `json:"extra,omitempty"`
+}
+
+// Lost counts events the recorder lost, and records the reader dropped or
+// repaired. A timeline never hides a loss: each is a count here by reason,
+// and each gap is also a "lost" row at its time and CPU.
+type LostCounts struct {
+	// Events is the total number of events the recorder reported lost.
+	Events uint64 `json:"events"`
+	// ByCPU maps CPU (as a decimal string, "-1" when unknown) to events lost.
+	ByCPU map[string]uint64 `json:"by_cpu,omitempty"`
+	// ByReason maps a reason ("PERF_RECORD_LOST", "PERF_RECORD_LOST_SAMPLES",
+	// "unknown sample id", "truncated record", ...) to a count.
+	ByReason map[string]uint64 `json:"by_reason,omitempty"`
+}
+
+// Add records n lost events on cpu for reason.
+func (l *LostCounts) Add(cpu int, reason string, n uint64) {
+	if l.ByCPU == nil {
+		l.ByCPU = map[string]uint64{}
+		l.ByReason = map[string]uint64{}
+	}
+	l.Events += n
+	l.ByCPU[fmt.Sprint(cpu)] += n
+	l.ByReason[reason] += n
+}
+
+// Summary is what a whole timeline holds, computed while writing it.
+// Stored as JSON under the metadata key "summary".
+type Summary struct {
+	Events int64 `json:"events"`
+	// EventsByKind counts rows per event name.
+	EventsByKind map[string]int64 `json:"events_by_kind"`
+	FirstNS      int64            `json:"first_ns"`
+	LastNS       int64            `json:"last_ns"`
+	// CPUs seen in the cpu column.
+	CPUs []int `json:"cpus"`
+	// Tasks is the number of distinct thread ids seen in any pid column.
+	Tasks int        `json:"tasks"`
+	Lost  LostCounts `json:"lost"`
+	// Dropped counts records the reader could not use, by reason
+	// (e.g. "record before first attr", "trailing garbage").
+	Dropped map[string]int64 `json:"dropped,omitempty"`
+}
+
+// Meta is everything a timeline file says about itself.
+type Meta struct {
+	Source   Source
+	Topology *model.Topology // nil when the trace carried none
+	Summary  Summary
+}
+
+const (
+	keyVersion  = "replay_version"
+	keySource   = "source"
+	keyTopology = "topology"
+	keySummary  = "summary"
+)
+
+func (m *Meta) encode() (keys, vals []string, err error) {
+	add := func(k string, v any) {
+		if err != nil {
+			return
+		}
+		var b []byte
+		b, err = json.Marshal(v)
+		keys, vals = append(keys, k), append(vals, string(b))
+	}
+	keys, vals = append(keys, keyVersion), append(vals, FormatVersion)
+	add(keySource, m.Source)
+	if m.Topology != nil {
+		add(keyTopology, m.Topology)
+	}
+	add(keySummary, m.Summary)
+	return keys, vals, err
+}
+
+func decodeMeta(get func(string) (string, bool)) (*Meta, error) {
+	v, ok := get(keyVersion)
+	if !ok {
+		return nil, fmt.Errorf("not a replay timeline: schema metadata has no %q", keyVersion)
+	}
+	if v != FormatVersion {
+		return nil, fmt.Errorf("timeline format version %q, this replay reads %q", v, FormatVersion)
+	}
+	m := &Meta{}
+	if s, ok := get(keySource); ok {
+		if err := json.Unmarshal([]byte(s), &m.Source); err != nil {
+			return nil, fmt.Errorf("metadata %q: %v", keySource, err)
+		}
+	}
+	if s, ok := get(keyTopology); ok {
+		m.Topology = &model.Topology{}
+		if err := json.Unmarshal([]byte(s), m.Topology); err != nil {
+			return nil, fmt.Errorf("metadata %q: %v", keyTopology, err)
+		}
+	}
+	if s, ok := get(keySummary); ok {
+		if err := json.Unmarshal([]byte(s), &m.Summary); err != nil {
+			return nil, fmt.Errorf("metadata %q: %v", keySummary, err)
+		}
+	}
+	return m, nil
+}
+
+// summarizer accumulates a Summary from the rows written.
+type summarizer struct {
+	s     Summary
+	cpus  map[int32]bool
+	tasks map[int32]bool
+	any   bool
+}
+
+func newSummarizer() *summarizer {
+	return &summarizer{s: Summary{EventsByKind: map[string]int64{}}, cpus: map[int32]bool{}, tasks: map[int32]bool{}}
+}
+
+var taskCols = []Col{CommonPID, PrevPID, NextPID, PID, ParentPID, ChildPID}
+
+func (z *summarizer) add(e *Event) {
+	z.s.Events++
+	z.s.EventsByKind[e.Name]++
+	// Time 0 marks records synthesized before the trace started (perf's
+	// /proc scan); they do not bound the traced interval.
+	if e.Time != 0 {
+		if !z.any || e.Time < z.s.FirstNS {
+			z.s.FirstNS = e.Time
+		}
+		if !z.any || e.Time > z.s.LastNS {
+			z.s.LastNS = e.Time
+		}
+		z.any = true
+	}
+	if e.IsSet(CPU) {
+		z.cpus[e.Int32(CPU)] = true
+	}
+	for _, c := range taskCols {
+		if e.IsSet(c) {
+			if p := e.Int32(c); p > 0 {
+				z.tasks[p] = true
+			}
+		}
+	}
+}
+
+func (z *summarizer) summary() Summary {
+	s := z.s
+	s.CPUs = s.CPUs[:0]
+	for c := range z.cpus {
+		if c >= 0 {
+			s.CPUs = append(s.CPUs, int(c))
+		}
+	}
+	sort.Ints(s.CPUs)
+	s.Tasks = len(z.tasks)
+	return s
+}
+
+// Summarize reads r to its end and returns r's metadata with the summary
+// computed from the events it held (the reader's lost and dropped counts
+// are kept). For a timeline file the stored summary is already complete;
+// this is for raw traces.
+func Summarize(r EventReader) (*Meta, error) {
+	z := newSummarizer()
+	for r.Next() {
+		z.add(r.Event())
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	m := *r.Meta()
+	s := z.summary()
+	s.Lost, s.Dropped = m.Summary.Lost, m.Summary.Dropped
+	m.Summary = s
+	return &m, nil
+}
