@@ -1,0 +1,680 @@
+// Package analysis measures a schedule: what a trace shows, or what the
+// simulator produced, from one stream of timeline events. It reproduces
+// the two delay definitions of `perf sched` exactly (timehist's per
+// switch-in scheduling delay, which is what wakeup_latency reports, and
+// `perf sched latency`'s per-task delays) and adds the machine-level view
+// the load balancer cares about: busy and idle time per CPU, time a CPU
+// sat idle while a task waited runnable in one of its domains, migrations
+// by the domain level they crossed, and involuntary switches.
+//
+// Everything is computed in one pass; memory grows with the number of
+// tasks and CPUs, plus one int64 per wakeup for the exact percentiles.
+// README.md states the definitions for users.
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/schedreplay/replay/timeline"
+)
+
+// Options configure an Analyzer.
+type Options struct {
+	// Levels is the traced machine's scheduler-domain hierarchy; nil when
+	// unknown, and then the domain metrics are machine-wide totals only.
+	Levels Levels
+	// Slices, when set, receives each run slice as soon as it is complete.
+	Slices SliceSink
+	// PreferWaking makes wakeup latency (and perf 6.7's task delays)
+	// ignore sched_wakeup, as perf does when the trace recorded
+	// sched_waking. Run sets it from the trace's metadata; the analyzer
+	// also sets it on the first sched_waking it sees.
+	PreferWaking bool
+	// NumCPUs sizes the per-CPU state up front (it grows as needed).
+	NumCPUs int
+	// TaskDelays selects which perf's `sched latency` the per-task delays
+	// reproduce: PerfLatency61 (the default) or PerfLatency67.
+	TaskDelays PerfLatency
+}
+
+// PerfLatency names a version of perf sched latency's delay definition.
+type PerfLatency int
+
+const (
+	// PerfLatency61 is perf 6.1 (up to 6.3): only sched_wakeup and
+	// sched_wakeup_new wake a task (sched_waking, which perf sched record
+	// records instead of sched_wakeup, is ignored), and only a switch-out
+	// with a raw prev_state of 0 leaves the task waiting for the CPU.
+	PerfLatency61 PerfLatency = iota
+	// PerfLatency67 is perf 6.7 and later: sched_waking wakes (and
+	// sched_wakeup is ignored when the trace has sched_waking), and a
+	// preempted task (R+) is waiting for the CPU too.
+	PerfLatency67
+)
+
+// String names the version as the CLI takes it.
+func (p PerfLatency) String() string {
+	if p == PerfLatency67 {
+		return "6.7"
+	}
+	return "6.1"
+}
+
+// SliceSink receives run slices. The Slice is reused after the call.
+type SliceSink interface {
+	WriteSlice(*Slice) error
+}
+
+// Analyzer consumes events one at a time (Add) and reports at the end
+// (Finish). The zero value is not usable; call New.
+type Analyzer struct {
+	opts  Options
+	tasks map[int32]*task
+	cpus  []cpuState
+	dom   *domainAcct
+	nLev  int
+
+	started    bool
+	start, end int64
+	// lastLoss is the time of the latest "lost" row: a delay whose window
+	// reaches back to it or before may be missing events.
+	lastLoss   int64
+	lostEvents int64
+	lostRows   int64
+
+	wake         []int64 // trusted wakeup latencies, ns (timehist's sch delay)
+	wakeSpanning int64
+
+	involuntary int64
+	// Migrations by level crossed (index nLev: no common level); from
+	// sched_migrate_task events and from switch-ins on another CPU.
+	migrEvents, migrRuns []int64
+	sawMigrate           bool
+	latSpanning          int64
+
+	slice  Slice
+	slices int64
+	err    error
+}
+
+// task is everything kept per thread.
+type task struct {
+	tid, tgid int32
+	comm      string // from the kernel's comm fields
+	perfComm  string // perf's thread name (common_comm, perf:comm), preferred
+
+	// perf sched timehist state.
+	lastOut int64 // last switch-out, 0 = none seen (timehist's last_time)
+	ready   int64 // first wakeup since lastOut, 0 = none (ready_to_run)
+	lastCPU int32 // CPU it last ran on, -1 = never seen running
+	runNS   int64 // sum of timehist run times
+
+	// perf sched latency state: its last work atom and the totals.
+	lat latTask
+
+	// Run queue state for idle-while-runnable. counted: the wait is in
+	// the domain accounting (not for per-CPU kernel threads).
+	rq      uint8
+	rqCPU   int32
+	counted bool
+}
+
+// latTask is perf sched latency's per-thread record: the state of the last
+// "work atom" (the interval from a switch-out to the next switch-in) and
+// the totals over all atoms.
+type latTask struct {
+	has           bool // perf created the thread's atoms list
+	state         uint8
+	outTime, wake int64
+	runtime       int64 // sum of sched_stat_runtime
+	switches      int64 // atoms that ended in a switch-in from runnable (perf's "Switches")
+	delays        int64 // of those, delays not spanning a loss
+	total         int64 // sum of those delays
+	max           int64
+	maxStart      int64
+	maxEnd        int64
+	spanning      int64
+	spanStart     int64 // start of the current atom's window for the loss check
+}
+
+// perf sched latency atom states (enum thread_state in builtin-sched.c).
+const (
+	latSleeping uint8 = iota
+	latWaitCPU
+	latSchedIn
+	latIgnore
+)
+
+// Run queue states.
+const (
+	rqUnknown uint8 = iota
+	rqSleeping
+	rqWaiting
+	rqRunning
+)
+
+type cpuState struct {
+	seen  bool
+	tprev int64 // time of the last sched_switch here, 0 = none (timehist's tprev)
+	cur   int32 // task switched in at tprev, -1 = unknown
+	// Switch-in facts about cur, for its slice.
+	curMigrated bool
+	idleLastOut int64 // timehist's per-CPU idle task: last switch-out
+	busy, idle  int64
+}
+
+// New returns an Analyzer.
+func New(opts Options) *Analyzer {
+	a := &Analyzer{opts: opts, tasks: make(map[int32]*task, 1024), lastLoss: math.MinInt64}
+	a.dom = newDomainAcct(opts.Levels, opts.NumCPUs)
+	if a.dom.levels != nil {
+		a.nLev = a.dom.nLev
+	} else {
+		a.opts.Levels = nil // none, or one with no levels
+	}
+	a.migrEvents = make([]int64, a.nLev+1)
+	a.migrRuns = make([]int64, a.nLev+1)
+	a.growCPU(opts.NumCPUs - 1)
+	return a
+}
+
+// Run analyzes a whole event stream.
+func Run(r timeline.EventReader, opts Options) (*Report, error) {
+	if m := r.Meta(); m != nil {
+		for _, ev := range m.Source.Events {
+			if strings.HasSuffix(ev, "sched_waking") {
+				opts.PreferWaking = true
+			}
+		}
+		if opts.NumCPUs == 0 {
+			opts.NumCPUs = m.Source.NrCPUsOnline
+			if m.Source.NrCPUs > opts.NumCPUs {
+				opts.NumCPUs = m.Source.NrCPUs
+			}
+			for _, c := range m.Summary.CPUs {
+				if c+1 > opts.NumCPUs {
+					opts.NumCPUs = c + 1
+				}
+			}
+		}
+	}
+	a := New(opts)
+	for r.Next() {
+		if err := a.Add(r.Event()); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return a.Finish()
+}
+
+func (a *Analyzer) growCPU(c int) {
+	for len(a.cpus) <= c {
+		a.cpus = append(a.cpus, cpuState{cur: -1})
+	}
+}
+
+func (a *Analyzer) task(tid int32) *task {
+	t := a.tasks[tid]
+	if t == nil {
+		t = &task{tid: tid, tgid: -1, lastCPU: -1, rqCPU: -1}
+		a.tasks[tid] = t
+	}
+	return t
+}
+
+// Add processes one event. Events must come in time order. The event is
+// not kept.
+func (a *Analyzer) Add(e *timeline.Event) error {
+	if a.err != nil {
+		return a.err
+	}
+	// The trace spans its tracepoint events: perf's side-band records
+	// (perf:comm, perf:mmap, ...) come before tracing starts and after it
+	// stops, and synthesized ones have time 0.
+	if e.Time != 0 && e.Kind != timeline.Lost && !strings.HasPrefix(e.Name, "perf:") {
+		if !a.started {
+			a.start, a.started = e.Time, true
+		}
+		if e.Time > a.end {
+			a.end = e.Time
+		}
+	}
+	if e.IsSet(timeline.CommonPID) {
+		pid := e.Int32(timeline.CommonPID)
+		if e.IsSet(timeline.CommonComm) || e.IsSet(timeline.CommonTGID) {
+			t := a.task(pid)
+			if e.IsSet(timeline.CommonComm) {
+				t.perfComm = e.Str(timeline.CommonComm)
+			}
+			if e.IsSet(timeline.CommonTGID) {
+				t.tgid = e.Int32(timeline.CommonTGID)
+			}
+		}
+	}
+	switch e.Kind {
+	case timeline.SchedSwitch:
+		a.onSwitch(e)
+	case timeline.SchedWaking:
+		a.opts.PreferWaking = true
+		a.onWakeup(e, true, a.opts.TaskDelays == PerfLatency67)
+	case timeline.SchedWakeup:
+		a.onWakeup(e, !a.opts.PreferWaking, a.opts.TaskDelays == PerfLatency61 || !a.opts.PreferWaking)
+	case timeline.SchedWakeupNew:
+		a.onWakeup(e, true, true)
+	case timeline.SchedMigrateTask:
+		a.onMigrate(e)
+	case timeline.SchedStatRuntime:
+		a.onRuntime(e)
+	case timeline.SchedProcessExit:
+		if e.IsSet(timeline.PID) {
+			a.exit(a.task(e.Int32(timeline.PID)), e.Time)
+		}
+	case timeline.PerfComm:
+		tid := e.Int32(timeline.CommonPID)
+		if e.IsSet(timeline.PID) {
+			tid = e.Int32(timeline.PID)
+		}
+		if e.IsSet(timeline.Comm) {
+			a.task(tid).perfComm = e.Str(timeline.Comm)
+		}
+	case timeline.PerfFork:
+		if e.IsSet(timeline.ParentPID) && e.IsSet(timeline.ChildPID) {
+			if p, ok := a.tasks[e.Int32(timeline.ParentPID)]; ok && p.perfComm != "" {
+				if c := a.task(e.Int32(timeline.ChildPID)); c.perfComm == "" {
+					c.perfComm = p.perfComm
+				}
+			}
+		}
+	case timeline.Lost:
+		a.lastLoss = e.Time
+		a.lostRows++
+		a.lostEvents += e.Int(timeline.LostCount)
+	}
+	return a.err
+}
+
+// latencyRunnable is whether perf sched latency takes a switch-out as
+// leaving the task waiting for the CPU (state 'R'). perf 6.1 indexes the
+// string "RSDTtZXxKWP" with the raw prev_state, so only a raw 0 (a task
+// that called schedule() while TASK_RUNNING, e.g. sched_yield) gives 'R';
+// a preempted task (raw TASK_REPORT_MAX, printed "R+") reads past the
+// string and is taken as sleeping. perf 6.7 decodes the state with the
+// trace's print format and reports preempted as 'R'.
+func (a *Analyzer) latencyRunnable(e *timeline.Event) bool {
+	if a.opts.TaskDelays == PerfLatency67 {
+		return switchedOutRunnable(e)
+	}
+	if e.IsSet(timeline.PrevStateRaw) {
+		return e.Int(timeline.PrevStateRaw) == 0
+	}
+	return e.Str(timeline.PrevState) == "R"
+}
+
+// switchedOutRunnable reports a switch-out that left the task runnable
+// ("R" or "R+"): an involuntary switch, and a task still on a run queue.
+func switchedOutRunnable(e *timeline.Event) bool {
+	if e.IsSet(timeline.PrevState) {
+		s := e.Str(timeline.PrevState)
+		return s != "" && s[0] == 'R'
+	}
+	return e.IsSet(timeline.PrevStateRaw) && e.Int(timeline.PrevStateRaw) == 0
+}
+
+func (a *Analyzer) onSwitch(e *timeline.Event) {
+	if !e.IsSet(timeline.CPU) || !e.IsSet(timeline.PrevPID) || !e.IsSet(timeline.NextPID) {
+		return
+	}
+	c := int(e.Int32(timeline.CPU))
+	if c < 0 {
+		return
+	}
+	now := e.Time
+	prevPID, nextPID := e.Int32(timeline.PrevPID), e.Int32(timeline.NextPID)
+	a.growCPU(c)
+	cs := &a.cpus[c]
+	var prev, next *task
+	if prevPID != 0 {
+		prev = a.task(prevPID)
+		if e.IsSet(timeline.PrevComm) {
+			prev.comm = e.Str(timeline.PrevComm)
+		}
+	}
+	if nextPID != 0 {
+		next = a.task(nextPID)
+		if e.IsSet(timeline.NextComm) {
+			next.comm = e.Str(timeline.NextComm)
+		}
+	}
+	runnable := switchedOutRunnable(e)
+
+	// CPU time: before the first switch the CPU ran prev since the trace began.
+	from := cs.tprev
+	if !cs.seen {
+		from = a.start
+	}
+	if now > from {
+		if prevPID == 0 {
+			cs.idle += now - from
+		} else {
+			cs.busy += now - from
+		}
+	}
+
+	// perf sched timehist: the row of the task switched out.
+	a.timehistRow(cs, c, prev, e.Str(timeline.PrevState), now)
+	a.emit(&a.slice)
+
+	// perf sched latency: switch-out of prev, then switch-in of next.
+	a.latencyOut(prev, a.latencyRunnable(e), now)
+	a.latencyIn(next, now)
+
+	// Involuntary switches and run queues.
+	if prev != nil {
+		if runnable {
+			a.involuntary++
+		}
+		a.leaveQueue(prev, now)
+		if runnable {
+			a.enqueue(prev, int32(c), now)
+		} else {
+			prev.rq = rqSleeping
+		}
+		prev.lastOut = now
+		prev.ready = 0
+	}
+	cs.curMigrated = false
+	if next != nil {
+		a.leaveQueue(next, now)
+		next.rq, next.rqCPU = rqRunning, int32(c)
+		// Wakeup latency in timehist's sense, taken at the switch-in so a
+		// slice still running at the end of the trace counts too.
+		if next.ready != 0 && next.ready <= now {
+			from := next.lastOut
+			if from == 0 {
+				from = next.ready
+			}
+			if a.lastLoss >= from {
+				a.wakeSpanning++
+			} else {
+				a.wake = append(a.wake, now-next.ready)
+			}
+		}
+		if next.lastCPU >= 0 && int(next.lastCPU) != c {
+			a.migrRuns[a.levelOf(int(next.lastCPU), c)]++
+			cs.curMigrated = true
+		}
+		next.lastCPU = int32(c)
+	}
+	a.dom.switched(c, prevPID == 0, nextPID == 0, now)
+	cs.seen = true
+	cs.tprev = now
+	cs.cur = nextPID
+}
+
+func (a *Analyzer) levelOf(x, y int) int {
+	if a.opts.Levels == nil || a.nLev == 0 {
+		return 0
+	}
+	l := a.opts.Levels.LevelOf(x, y)
+	if l < 0 || l >= a.nLev {
+		return a.nLev
+	}
+	return l
+}
+
+// timehistRow computes what `perf sched timehist` prints for a
+// sched_switch: the task switched out ran since the previous switch on
+// this CPU (tprev), waited before that since its own previous switch-out,
+// and of that wait, the part since its first wakeup was scheduling delay.
+func (a *Analyzer) timehistRow(cs *cpuState, c int, prev *task, state string, now int64) {
+	s := &a.slice
+	*s = Slice{CPU: int32(c), End: now, Start: -1, Wakeup: -1, PID: -1, State: state}
+	tprev := cs.tprev
+	var lastOut, ready int64
+	if prev == nil {
+		s.Idle, s.Comm = true, "<idle>"
+		s.PID = 0
+		lastOut = cs.idleLastOut
+		cs.idleLastOut = now
+	} else {
+		s.TID, s.PID, s.Comm = prev.tid, prev.tgid, prev.name()
+		lastOut, ready = prev.lastOut, prev.ready
+	}
+	if tprev != 0 {
+		s.Start = tprev
+		s.Run = now - tprev
+		if ready != 0 && ready <= tprev {
+			s.SchDelay = tprev - ready
+			s.Wakeup = ready
+		}
+		if lastOut != 0 && lastOut <= tprev {
+			s.Wait = tprev - lastOut
+		}
+		if prev != nil {
+			prev.runNS += s.Run
+		}
+	}
+	s.Migrated = cs.cur == s.TID && cs.curMigrated
+	s.SwitchMismatch = cs.seen && cs.cur != s.TID
+	from := now
+	switch {
+	case lastOut != 0 && lastOut <= now:
+		from = lastOut
+	case tprev != 0:
+		from = tprev
+	}
+	s.SpansLoss = a.lastLoss >= from
+}
+
+func (a *Analyzer) emit(s *Slice) {
+	a.slices++
+	if a.opts.Slices != nil && a.err == nil {
+		if err := a.opts.Slices.WriteSlice(s); err != nil {
+			a.err = fmt.Errorf("writing slices: %w", err)
+		}
+	}
+}
+
+// latencyOut is perf sched latency's switch-out: a new atom starts, in
+// state "waiting for the CPU" only when perf reads the state as 'R'.
+func (a *Analyzer) latencyOut(t *task, runnable bool, now int64) {
+	if t == nil {
+		return // perf keeps the idle task's atoms but never prints them
+	}
+	l := &t.lat
+	l.has = true
+	l.outTime, l.wake, l.spanStart = now, 0, now
+	l.state = latSleeping
+	if runnable {
+		l.state, l.wake = latWaitCPU, now
+	}
+}
+
+// latencyIn is perf sched latency's switch-in: a thread not seen before
+// gets an atom that is runnable since now (so a zero delay); the delay of
+// an atom waiting for the CPU is counted.
+func (a *Analyzer) latencyIn(t *task, now int64) {
+	if t == nil {
+		return
+	}
+	l := &t.lat
+	if !l.has {
+		l.has = true
+		l.outTime, l.wake, l.spanStart, l.state = now, now, now, latWaitCPU
+	}
+	if l.state != latWaitCPU {
+		return
+	}
+	if now < l.wake {
+		l.state = latIgnore
+		return
+	}
+	l.state = latSchedIn
+	d := now - l.wake
+	l.switches++
+	if a.lastLoss >= l.spanStart {
+		l.spanning++
+		a.latSpanning++
+		return
+	}
+	l.delays++
+	l.total += d
+	if d > l.max {
+		l.max, l.maxStart, l.maxEnd = d, l.wake, now
+	}
+}
+
+// onWakeup handles a wakeup event; timehist and latency say whether each
+// perf tool would take it.
+func (a *Analyzer) onWakeup(e *timeline.Event, timehist, latency bool) {
+	if !e.IsSet(timeline.PID) {
+		return
+	}
+	pid := e.Int32(timeline.PID)
+	if pid == 0 {
+		return
+	}
+	t := a.task(pid)
+	if e.IsSet(timeline.Comm) {
+		t.comm = e.Str(timeline.Comm)
+	}
+	now := e.Time
+	if !timehist && !latency {
+		return
+	}
+	// timehist: the first wakeup since the last switch-out counts.
+	if timehist && t.ready == 0 {
+		t.ready = now
+	}
+	// latency: only an atom still sleeping is woken.
+	if l := &t.lat; latency {
+		if !l.has {
+			l.has = true
+			l.outTime, l.spanStart, l.state = now, now, latSleeping
+		}
+		if l.state == latSleeping && l.outTime <= now {
+			l.state, l.wake = latWaitCPU, now
+		}
+	}
+	// Run queue.
+	if t.rq != rqRunning && t.rq != rqWaiting {
+		cpu := int32(-1)
+		switch {
+		case e.IsSet(timeline.TargetCPU):
+			cpu = e.Int32(timeline.TargetCPU)
+		case e.IsSet(timeline.CPU):
+			cpu = e.Int32(timeline.CPU)
+		}
+		a.enqueue(t, cpu, now)
+	}
+}
+
+func (a *Analyzer) onMigrate(e *timeline.Event) {
+	if !e.IsSet(timeline.PID) || !e.IsSet(timeline.OrigCPU) || !e.IsSet(timeline.DestCPU) {
+		return
+	}
+	a.sawMigrate = true
+	t := a.task(e.Int32(timeline.PID))
+	if e.IsSet(timeline.Comm) {
+		t.comm = e.Str(timeline.Comm)
+	}
+	from, to := e.Int32(timeline.OrigCPU), e.Int32(timeline.DestCPU)
+	if from != to {
+		a.migrEvents[a.levelOf(int(from), int(to))]++
+	}
+	if t.rq == rqWaiting {
+		a.leaveQueue(t, e.Time)
+		a.enqueue(t, to, e.Time)
+	} else {
+		t.rqCPU = to
+	}
+}
+
+// onRuntime is perf sched latency's runtime event: the thread's runtime
+// grows; a thread first seen here gets an atom runnable since now.
+func (a *Analyzer) onRuntime(e *timeline.Event) {
+	if !e.IsSet(timeline.PID) {
+		return
+	}
+	pid := e.Int32(timeline.PID)
+	t := a.task(pid)
+	if e.IsSet(timeline.Comm) && pid != 0 {
+		t.comm = e.Str(timeline.Comm)
+	}
+	l := &t.lat
+	if !l.has {
+		l.has = true
+		l.outTime, l.wake, l.spanStart, l.state = e.Time, e.Time, e.Time, latWaitCPU
+	}
+	l.runtime += e.Int(timeline.Runtime)
+}
+
+func (a *Analyzer) exit(t *task, now int64) {
+	a.leaveQueue(t, now)
+	t.rq = rqSleeping
+}
+
+func (a *Analyzer) enqueue(t *task, cpu int32, now int64) {
+	t.rq, t.rqCPU = rqWaiting, cpu
+	t.counted = cpu >= 0 && !perCPUThread(t.comm) && !perCPUThread(t.perfComm)
+	if t.counted {
+		a.dom.queue(int(cpu), 1, now)
+	}
+}
+
+func (a *Analyzer) leaveQueue(t *task, now int64) {
+	if t.rq != rqWaiting {
+		return
+	}
+	if t.counted {
+		a.dom.queue(int(t.rqCPU), -1, now)
+	}
+	t.rq, t.counted = rqSleeping, false
+}
+
+// perCPUThread recognises the kernel threads bound to one CPU by name:
+// "<kind>/<cpu>" for the kinds the kernel creates per CPU (ksoftirqd/3,
+// migration/3, cpuhp/3, ...) and "kworker/<cpu>:<id>" (bound workers;
+// unbound ones are kworker/u...). No balancer can move them, so their waits
+// are not idle-while-runnable. A trace does not record CPU affinity, so
+// other pinned tasks still count.
+func perCPUThread(comm string) bool {
+	kind, rest, ok := strings.Cut(comm, "/")
+	if !ok {
+		return false
+	}
+	switch kind {
+	case "kworker":
+		cpu, _, ok := strings.Cut(rest, ":")
+		return ok && allDigits(cpu)
+	case "ksoftirqd", "migration", "cpuhp", "idle_inject", "watchdog", "rcuc", "ktimers", "ktimersoftd", "posixcputmr":
+		return allDigits(rest)
+	}
+	return false
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// name is perf's name for the thread when known, else the kernel's, else
+// perf's placeholder ":tid" (kept, so it is formatted once).
+func (t *task) name() string {
+	if t.perfComm != "" {
+		return t.perfComm
+	}
+	if t.comm == "" {
+		t.comm = fmt.Sprintf(":%d", t.tid)
+	}
+	return t.comm
+}
