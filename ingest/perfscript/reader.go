@@ -1,0 +1,336 @@
+// Package perfscript reads `perf script` text of tracepoint recordings
+// (`perf sched record`, `perf record -e sched:*`) with the default fields
+// or -F variants, as a stream of timeline events: the rows the perf.data
+// reader gives for the same samples, to the precision the text keeps.
+//
+// What the text does not carry, and so differs from perf.data rows by
+// design: times are truncated to µs unless perf printed ns (--ns);
+// common_tgid is known only when the pid/tid column is printed (-F +pid,
+// or multi-threaded sessions); common_flags and common_preempt_count are
+// never printed; prev_state_raw is rebuilt from the letters with the
+// ≥ 4.14 bit layout (the letters themselves are exact).
+package perfscript
+
+import (
+	"bufio"
+	"bytes"
+	"container/heap"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/schedreplay/replay/ingest/ftrace"
+	"github.com/schedreplay/replay/timeline"
+)
+
+// MaxLineBytes bounds one text line.
+const MaxLineBytes = 1 << 20
+
+const (
+	reorderWindow  = 4096
+	maxParseErrors = 20
+)
+
+var (
+	chainRE  = regexp.MustCompile(`^\s+[0-9a-f]+ .*$`)
+	sideband = regexp.MustCompile(`PERF_RECORD_[A-Z_]+`)
+)
+
+// Sniff reports whether head looks like perf script output: most of the
+// first event lines have a "system:event:" name after a "[cpu] time:".
+func Sniff(head []byte) bool {
+	hits, lines := 0, 0
+	for _, l := range bytes.Split(head, []byte("\n")) {
+		s := strings.TrimRight(string(l), "\r")
+		if strings.TrimSpace(s) == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		if _, ok := parseHead(s); !ok && chainRE.MatchString(s) {
+			continue
+		}
+		lines++
+		if h, ok := parseHead(s); ok && strings.Contains(h.event, ":") {
+			hits++
+		}
+		if lines >= 20 {
+			break
+		}
+	}
+	return hits > 0 && hits*2 >= lines
+}
+
+// Reader streams the events of perf script text.
+type Reader struct {
+	name   string
+	br     *bufio.Reader
+	closer io.Closer
+	line   int
+	body   *ftrace.BodyParser
+	meta   timeline.Meta
+	pend   rowHeap
+	seq    uint64
+	ev     timeline.Event
+	err    error
+	eof    bool
+	nerr   int
+
+	emitted    int64 // latest time returned
+	outOfOrder int
+	strs       map[string]string
+}
+
+// Open opens a perf script text file.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewReader(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewReader reads perf script text from rd; name is used in errors.
+func NewReader(rd io.Reader, name string) (*Reader, error) {
+	r := &Reader{name: name, br: bufio.NewReaderSize(rd, 1<<16), body: ftrace.NewBodyParser(""), strs: map[string]string{}}
+	r.meta.Source.Format = "perf script text"
+	r.meta.Source.Path = name
+	r.meta.Source.ClockID = -1
+	return r, nil
+}
+
+func (r *Reader) readLine() (string, bool, error) {
+	var buf []byte
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		if len(buf)+len(chunk) > MaxLineBytes {
+			return "", false, fmt.Errorf("%s: line %d: longer than %d bytes", r.name, r.line+1, MaxLineBytes)
+		}
+		buf = append(buf, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == io.EOF {
+			if len(buf) == 0 {
+				return "", false, nil
+			}
+			err = nil
+		}
+		if err != nil {
+			return "", false, fmt.Errorf("%s: line %d: %w", r.name, r.line+1, err)
+		}
+		r.line++
+		return strings.TrimRight(string(buf), "\r\n"), true, nil
+	}
+}
+
+// Next advances to the next event.
+func (r *Reader) Next() bool {
+	for {
+		if r.err != nil {
+			return false
+		}
+		if len(r.pend) > 0 && (r.eof || len(r.pend) > reorderWindow) {
+			it := heap.Pop(&r.pend).(*row)
+			if it.e.Time < r.emitted {
+				// Disorder wider than the window (e.g. per-CPU files
+				// concatenated): counted, since rows should be in order.
+				r.outOfOrder++
+				if r.meta.Source.Extra == nil {
+					r.meta.Source.Extra = map[string]string{}
+				}
+				r.meta.Source.Extra["rows_out_of_time_order"] = strconv.Itoa(r.outOfOrder)
+			}
+			r.emitted = max(r.emitted, it.e.Time)
+			r.ev.CopyFrom(&it.e)
+			return true
+		}
+		if r.eof {
+			return false
+		}
+		line, ok, err := r.readLine()
+		if err != nil {
+			r.err = err
+			return false
+		}
+		if !ok {
+			r.eof = true
+			continue
+		}
+		r.handle(line)
+	}
+}
+
+func (r *Reader) count(reason string) {
+	if r.meta.Summary.Dropped == nil {
+		r.meta.Summary.Dropped = map[string]int64{}
+	}
+	r.meta.Summary.Dropped[reason]++
+}
+
+func (r *Reader) parseError(msg string) {
+	r.nerr++
+	r.count("unparsable text line")
+	if r.nerr <= maxParseErrors {
+		if r.meta.Source.Extra == nil {
+			r.meta.Source.Extra = map[string]string{}
+		}
+		r.meta.Source.Extra["parse_error_"+strconv.Itoa(r.nerr)] = fmt.Sprintf("%s: line %d: %s", r.name, r.line, msg)
+	}
+}
+
+// Errors counts lines that did not parse.
+func (r *Reader) Errors() int { return r.nerr }
+
+func (r *Reader) intern(s string) string {
+	if v, ok := r.strs[s]; ok {
+		return v
+	}
+	if len(r.strs) > 1<<16 {
+		clear(r.strs)
+	}
+	s = strings.Clone(s)
+	r.strs[s] = s
+	return s
+}
+
+func (r *Reader) handle(line string) {
+	if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+		return
+	}
+	h, ok := parseHead(line)
+	comm, pid, tid, cpu, sec, frac, event, body := h.comm, h.pid, h.tid, h.cpu, h.sec, h.frac, h.event, h.body
+	if !ok {
+		switch {
+		case sideband.MatchString(line):
+			r.count("perf script side-band line (PERF_RECORD_*)")
+		case chainRE.MatchString(line):
+			// callchain entry of the previous sample (perf script -g)
+		default:
+			r.parseError(fmt.Sprintf("expected \"comm [pid/]tid [cpu] time: event: fields\", got %q", clipLine(line)))
+		}
+		return
+	}
+	it := &row{seq: r.seq}
+	r.seq++
+	e := &it.e
+	ts, ok := parseTS(sec, frac)
+	if !ok {
+		r.parseError("timestamp out of range")
+		return
+	}
+	e.Time = ts
+	if cpu != "" {
+		c, _ := strconv.Atoi(cpu)
+		e.SetInt(timeline.CPU, int64(c))
+	}
+	t, err := strconv.ParseInt(tid, 10, 32)
+	if err != nil {
+		r.parseError("tid " + tid + " out of range")
+		return
+	}
+	e.SetInt(timeline.CommonPID, t)
+	if pid != "" {
+		if p, err := strconv.ParseInt(pid, 10, 32); err == nil {
+			e.SetInt(timeline.CommonTGID, p)
+		}
+	}
+	if comm != "" {
+		e.SetStr(timeline.CommonComm, r.intern(comm))
+	}
+	system, name := "", event
+	if i := strings.IndexByte(event, ':'); i >= 0 {
+		system, name = event[:i], event[i+1:]
+	}
+	e.Name = timeline.EventName(system, name)
+	e.Kind = timeline.KindOf(e.Name)
+	if system == "" {
+		// Not a tracepoint (cycles, cpu-clock...): keep what perf printed.
+		if b := strings.TrimSpace(body); b != "" {
+			e.Fields = append(e.Fields, timeline.Field{Name: "body", Kind: timeline.FieldString, Str: r.intern(b)})
+		}
+	} else if err := r.body.Parse(e, name, body); err != nil {
+		r.parseError(event + ": " + err.Error())
+		return
+	}
+	heap.Push(&r.pend, it)
+}
+
+func clipLine(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
+
+// parseTS converts "S"."F" to ns; perf prints µs (truncated) or ns.
+func parseTS(sec, frac string) (int64, bool) {
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil || s > (1<<62)/1000000000 {
+		return 0, false
+	}
+	if len(frac) > 9 {
+		frac = frac[:9]
+	}
+	f, err := strconv.ParseInt(frac, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	for i := len(frac); i < 9; i++ {
+		f *= 10
+	}
+	return s*1e9 + f, true
+}
+
+// Event returns the current event (reused by the next call to Next).
+func (r *Reader) Event() *timeline.Event { return &r.ev }
+
+// Err returns the error that stopped the stream.
+func (r *Reader) Err() error { return r.err }
+
+// Meta describes the trace.
+func (r *Reader) Meta() *timeline.Meta { return &r.meta }
+
+// Close closes the file opened by Open.
+func (r *Reader) Close() error {
+	if r.closer != nil {
+		err := r.closer.Close()
+		r.closer = nil
+		return err
+	}
+	return nil
+}
+
+var _ timeline.EventReader = (*Reader)(nil)
+
+type row struct {
+	e   timeline.Event
+	seq uint64
+}
+
+// rowHeap restores time order within a window (perf script sorts its
+// output, so this is normally a pass-through), ties in input order.
+type rowHeap []*row
+
+func (h rowHeap) Len() int { return len(h) }
+func (h rowHeap) Less(i, j int) bool {
+	if h[i].e.Time != h[j].e.Time {
+		return h[i].e.Time < h[j].e.Time
+	}
+	return h[i].seq < h[j].seq
+}
+func (h rowHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *rowHeap) Push(x any)   { *h = append(*h, x.(*row)) }
+func (h *rowHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
+}
