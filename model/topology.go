@@ -25,6 +25,11 @@ type Topology struct {
 	Caches []Cache `json:"caches,omitempty"`
 	// Nodes are the NUMA nodes; empty means one node holding every CPU.
 	Nodes []Node `json:"nodes,omitempty"`
+	// Arch is the kernel architecture whose topology table applies: "x86"
+	// (default when empty), "powerpc", or "arm64" and any other name for
+	// the generic default_topology; uname -m spellings are accepted (see
+	// NormalizeArch).
+	Arch string `json:"arch,omitempty"`
 }
 
 // CPU is one logical CPU (a hardware thread).
