@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/timeline"
+)
+
+func inputFlag() cli.Flag {
+	return &cli.StringFlag{Name: "input", Aliases: []string{"i"}, Value: "replay.arrow",
+		Usage: "timeline file or raw trace (format detected by content)"}
+}
+
+func infoCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "info",
+		Usage: "summarise a timeline or any raw trace",
+		Flags: []cli.Flag{
+			inputFlag(),
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("info takes no arguments (use -i FILE)")
+			}
+			meta, err := readMeta(c.String("input"))
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return writeInfoJSON(c.App.Writer, meta)
+			}
+			writeInfoText(c.App.Writer, c.String("input"), meta)
+			return nil
+		},
+	}
+}
+
+// readMeta returns a file's metadata with a complete summary: stored in a
+// timeline file, computed by one pass over a raw trace.
+func readMeta(path string) (*timeline.Meta, error) {
+	r, err := ingest.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if _, ok := r.(*timeline.Reader); ok {
+		return r.Meta(), nil
+	}
+	return timeline.Summarize(r)
+}
+
+// infoJSON is the shape of `replay info --json`: the summary's fields at
+// the top level, then the source and topology.
+type infoJSON struct {
+	timeline.Summary
+	DurationNS int64           `json:"duration_ns"`
+	Source     timeline.Source `json:"source"`
+	Topology   *model.Topology `json:"topology"`
+}
+
+func writeInfoJSON(w io.Writer, m *timeline.Meta) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(infoJSON{Summary: m.Summary, DurationNS: m.Summary.LastNS - m.Summary.FirstNS, Source: m.Source, Topology: m.Topology})
+}
+
+func writeInfoText(w io.Writer, path string, m *timeline.Meta) {
+	s, src := m.Summary, m.Source
+	p := func(k, format string, a ...any) { fmt.Fprintf(w, "%-10s %s\n", k+":", fmt.Sprintf(format, a...)) }
+	p("file", "%s", path)
+	var host []string
+	for _, x := range []struct{ k, v string }{{"host", src.Hostname}, {"kernel", src.OSRelease}, {"arch", src.Arch}, {"perf", src.PerfVersion}} {
+		if x.v != "" {
+			host = append(host, x.k+" "+x.v)
+		}
+	}
+	p("source", "%s (%s)", src.Format, strings.Join(host, ", "))
+	if len(src.Cmdline) > 0 {
+		p("cmdline", "%s", strings.Join(src.Cmdline, " "))
+	}
+	p("time", "%.6f .. %.6f s (%.6f s)", float64(s.FirstNS)/1e9, float64(s.LastNS)/1e9, float64(s.LastNS-s.FirstNS)/1e9)
+	p("events", "%d", s.Events)
+	names := make([]string, 0, len(s.EventsByKind))
+	for k := range s.EventsByKind {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		fmt.Fprintf(w, "  %-28s %10d\n", k, s.EventsByKind[k])
+	}
+	p("cpus", "%s (%d)", model.FormatCPUList(s.CPUs), len(s.CPUs))
+	p("tasks", "%d", s.Tasks)
+	p("lost", "%d events", s.Lost.Events)
+	for _, k := range sortedKeys(s.Lost.ByReason) {
+		fmt.Fprintf(w, "  %-28s %10d\n", k, s.Lost.ByReason[k])
+	}
+	for _, k := range sortedKeys(s.Lost.ByCPU) {
+		fmt.Fprintf(w, "  cpu %-24s %10d\n", k, s.Lost.ByCPU[k])
+	}
+	if len(s.Dropped) > 0 {
+		var n int64
+		for _, v := range s.Dropped {
+			n += v
+		}
+		p("dropped", "%d records", n)
+		for _, k := range sortedKeys(s.Dropped) {
+			fmt.Fprintf(w, "  %-28s %10d\n", k, s.Dropped[k])
+		}
+	}
+	if t := m.Topology; t != nil {
+		p("topology", "%d CPUs, %d NUMA nodes, %d caches (from %s)", t.NrCPUs, len(t.Nodes), len(t.Caches), t.Source)
+	} else {
+		p("topology", "none in the trace (give one with --topology)")
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/schedreplay/replay/analysis"
+	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/timeline"
+)
+
+// openInput opens a timeline file or any raw trace as an event stream.
+func openInput(path string) (timeline.EventReader, error) {
+	return ingest.Open(path)
+}
+
+// inputTopology returns the topology a trace or timeline carries (nil if
+// none) and the traced kernel's release, reading only the headers: a raw
+// trace's reader has its header metadata before the first event.
+func inputTopology(path string) (*model.Topology, string, error) {
+	r, err := ingest.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer r.Close()
+	m := r.Meta()
+	return m.Topology, m.Source.OSRelease, nil
+}
+
+// inputDomains builds the scheduler domains for an analysis: from
+// --topology (which overrides or completes the trace's own topology) or the
+// trace's topology, under the rules of --kernel or the traced kernel. With
+// neither topology it returns nil: analyses then report totals only.
+func inputDomains(meta *timeline.Meta, c *cli.Context) (analysis.Levels, error) {
+	d, err := buildDomains(meta, c.String("topology"), c.String("kernel"))
+	if d == nil || err != nil {
+		return nil, err
+	}
+	return analysis.FromDomains(d), nil
+}
+
+// buildDomains resolves the machine (spec over the trace's topology) and
+// builds its domains under kernel (default: the traced kernel's rules).
+// Neither a spec nor a topology in the trace gives nil, nil.
+func buildDomains(meta *timeline.Meta, spec, kernel string) (*model.Domains, error) {
+	if spec == "" && meta.Topology == nil {
+		return nil, nil
+	}
+	topo, err := model.Resolve(spec, meta.Topology)
+	if err != nil {
+		return nil, err
+	}
+	if kernel == "" {
+		kernel = meta.Source.OSRelease
+	}
+	return model.BuildDomains(topo, kernel)
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/schedreplay/replay/analysis"
+	"github.com/schedreplay/replay/model"
+)
+
+// latencyCommand is `replay latency`: what the trace (or a simulated
+// schedule) shows. The measuring is analysis.Run; this only wires flags,
+// input, domains and output.
+func latencyCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "latency",
+		Usage: "wakeup latency, per-task delays (as perf sched), CPU time, idle while runnable, migrations",
+		Description: "wakeup_latency is perf sched timehist's \"sch delay\" (first wakeup to switch-in) over all switch-ins;\n" +
+			"tasks are perf sched latency's per-thread delays (--task-delays chooses perf 6.1's or 6.7's definition).\n" +
+			"Domain levels come from the trace's topology or --topology. Definitions: analysis/README.md.",
+		Flags: []cli.Flag{
+			inputFlag(),
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table, json or csv"},
+			&cli.StringFlag{Name: "by", Value: analysis.ByTask, Usage: "rows of the table or csv: task, comm (threads merged by name, as perf sched latency), cpu or domain"},
+			&cli.StringFlag{Name: "slices", Usage: "also write every run slice (one row per sched_switch, as perf sched timehist) to this Arrow file"},
+			&cli.StringFlag{Name: "task-delays", Value: "6.7", Usage: "the perf sched latency whose per-task delays to reproduce: 6.7 and later (counts sched_waking and waits after preemption) or 6.1 (ignores both, as perf 6.1 does)"},
+			&cli.StringFlag{Name: "topology", Aliases: []string{"t"}, Usage: "the machine, when the trace has no topology or to override it: " + model.SpecUsage()},
+			&cli.StringFlag{Name: "kernel", Usage: "kernel release whose domain rules apply (default: the trace's)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("latency takes no arguments (use -i FILE)")
+			}
+			format, by := c.String("format"), c.String("by")
+			switch format {
+			case "table", "json", "csv":
+			default:
+				return usagef("--format %q: want table, json or csv", format)
+			}
+			if !analysis.ValidBy(by) {
+				return usagef("--by %q: want task, comm, cpu or domain", by)
+			}
+			opts := analysis.Options{}
+			switch c.String("task-delays") {
+			case "6.1":
+				opts.TaskDelays = analysis.PerfLatency61
+			case "6.7":
+				opts.TaskDelays = analysis.PerfLatency67
+			default:
+				return usagef("--task-delays %q: want 6.1 or 6.7", c.String("task-delays"))
+			}
+			r, err := openInput(c.String("input"))
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			if opts.Levels, err = inputDomains(r.Meta(), c); err != nil {
+				return err
+			}
+			var slices *analysis.SliceFile
+			if p := c.String("slices"); p != "" {
+				if slices, err = analysis.CreateSliceFile(p); err != nil {
+					return err
+				}
+				opts.Slices = slices
+			}
+			rep, err := analysis.Run(r, opts)
+			if slices != nil {
+				if err != nil {
+					slices.Abort()
+				} else if err = slices.Close(); err == nil {
+					fmt.Fprintf(c.App.ErrWriter, "replay: wrote %d run slices to %s\n", rep.Slices, c.String("slices"))
+				}
+			}
+			if err != nil {
+				return err
+			}
+			w := c.App.Writer
+			switch format {
+			case "json":
+				return rep.WriteJSON(w, by)
+			case "csv":
+				return rep.WriteCSV(w, by)
+			}
+			return rep.WriteTable(w, by)
+		},
+	}
+}

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/schedreplay/replay/timeline"
+)
+
+var replayBin string
+
+// TestMain builds the replay binary once, so the tests run it as a user
+// does (exit codes, stderr, files left behind).
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "replay-bin-*")
+	if err != nil {
+		panic(err)
+	}
+	replayBin = filepath.Join(dir, "replay")
+	if out, err := exec.Command("go", "build", "-o", replayBin, ".").CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func repoRoot(t testing.TB) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// fixturePerfData lists the perf.data files in the repository's fixtures.
+func fixturePerfData(t testing.TB) []string {
+	root := repoRoot(t)
+	var files []string
+	for _, pat := range []string{"fixtures/kernels/*/*.perf.data", "fixtures/perf/*.data"} {
+		m, _ := filepath.Glob(filepath.Join(root, pat))
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		t.Fatal("no perf.data fixtures found")
+	}
+	return files
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func run(t testing.TB, dir string, args ...string) result {
+	cmd := exec.Command(replayBin, args...)
+	cmd.Dir = dir
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{o.String(), e.String(), code}
+}
+
+func notebookCheck(t *testing.T) string {
+	tool := filepath.Join(repoRoot(t), "..", "shared", "tools", "notebook-check", "run")
+	_, errTool := os.Stat(tool)
+	_, errNode := exec.LookPath("node")
+	if errTool != nil || errNode != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("notebook-check needs %s and node (tool: %v, node: %v)", tool, errTool, errNode)
+		}
+		t.Skip("notebook-check or node not available")
+	}
+	return tool
+}
+
+// Every timeline written from the real fixtures opens in apache-arrow JS,
+// polars and DuckDB, they agree with each other, and DuckDB's counts per
+// event equal the summary replay stored.
+func TestNotebooksReadTimelines(t *testing.T) {
+	tool := notebookCheck(t)
+	dir := t.TempDir()
+	var files []string
+	metas := map[string]*timeline.Meta{}
+	for _, in := range fixturePerfData(t) {
+		base := strings.TrimSuffix(filepath.Base(filepath.Dir(in))+"-"+filepath.Base(in), ".data")
+		for _, ext := range []string{".arrow", ".parquet"} {
+			out := filepath.Join(dir, base+ext)
+			if r := run(t, dir, "ingest", "--progress=never", in, "-o", out); r.code != 0 {
+				t.Fatalf("ingest %s: exit %d: %s", in, r.code, r.stderr)
+			}
+			r, err := timeline.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			metas[out] = r.Meta()
+			r.Close()
+			files = append(files, out)
+		}
+	}
+	var arrows, parquets []string
+	for _, f := range files {
+		if strings.HasSuffix(f, ".parquet") {
+			parquets = append(parquets, f)
+		} else {
+			arrows = append(arrows, f)
+		}
+	}
+	common := []string{"--quiet", "--expect-columns", "ts,event,cpu,common_pid,common_comm,prev_state,next_pid,fields,callchain",
+		"--expect-metadata", "replay_version,source,summary"}
+	// DuckDB reads Parquet only here, so only Parquet gets the SQL check.
+	sql := []string{"--sql", "SELECT event, count(*) AS n FROM t GROUP BY event ORDER BY event"}
+	for _, group := range []struct {
+		args  []string
+		files []string
+	}{{common, arrows}, {append(append([]string{}, common...), sql...), parquets}} {
+		for _, res := range runNotebookCheck(t, tool, group.args, group.files) {
+			m := metas[res.Path]
+			if !res.OK {
+				t.Errorf("%s: notebook-check failed: %v", res.Path, res.Problems)
+				continue
+			}
+			if !strings.HasSuffix(res.Path, ".parquet") {
+				continue
+			}
+			if len(res.SQL) != 1 || !res.SQL[0].OK {
+				t.Errorf("%s: sql failed", res.Path)
+				continue
+			}
+			got := map[string]int64{}
+			for _, row := range res.SQL[0].Rows {
+				got[row["event"].(string)] = int64(row["n"].(float64))
+			}
+			if len(got) != len(m.Summary.EventsByKind) {
+				t.Errorf("%s: DuckDB sees %d event kinds, summary %d", res.Path, len(got), len(m.Summary.EventsByKind))
+			}
+			for k, n := range m.Summary.EventsByKind {
+				if got[k] != n {
+					t.Errorf("%s: DuckDB counts %d %s events, summary %d", res.Path, got[k], k, n)
+				}
+			}
+		}
+	}
+}
+
+type checkResult struct {
+	Path     string   `json:"path"`
+	OK       bool     `json:"ok"`
+	Problems []string `json:"problems"`
+	SQL      []struct {
+		OK   bool             `json:"ok"`
+		Rows []map[string]any `json:"rows"`
+	} `json:"sql"`
+}
+
+// runNotebookCheck runs the checker on files and returns one result per
+// file. A non-zero exit is reported through the results' ok and problems.
+func runNotebookCheck(t *testing.T, tool string, args, files []string) []checkResult {
+	cmd := exec.Command(tool, append(args, files...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("notebook-check: %v\n%s", err, stderr.String())
+	}
+	var res []checkResult
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var r checkResult
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("notebook-check output %q: %v (stderr: %s)", line, err, stderr.String())
+		}
+		res = append(res, r)
+	}
+	if len(res) != len(files) {
+		t.Fatalf("notebook-check gave %d results for %d files; stderr: %s", len(res), len(files), stderr.String())
+	}
+	return res
+}
+
+// Bad input: a clear message naming the file, exit status 1, and no
+// output file. Usage mistakes: exit status 2.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := fixturePerfData(t)[0]
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		name, file, want string
+	}{
+		{"wrong magic", write("garbage.data", []byte("this is not a trace at all, not even close")), "unrecognised trace format"},
+		{"empty", write("empty.data", nil), "unrecognised trace format"},
+		{"truncated header", write("trunc-header.data", data[:50]), "trunc-header.data"},
+		{"missing", filepath.Join(dir, "nope.data"), "no such file"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, "out-"+strings.ReplaceAll(tc.name, " ", "-")+".arrow")
+			r := run(t, dir, "ingest", "--progress=never", tc.file, "-o", out)
+			if r.code != 1 {
+				t.Errorf("exit %d, want 1; stderr %q", r.code, r.stderr)
+			}
+			if !strings.Contains(r.stderr, tc.want) || !strings.HasPrefix(r.stderr, "replay: ") {
+				t.Errorf("stderr %q does not say %q", r.stderr, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("output %s was left behind", out)
+			}
+		})
+	}
+	if r := run(t, dir, "ingest", "--format", "csv", good); r.code != 2 {
+		t.Errorf("bad --format: exit %d, want 2 (%s)", r.code, r.stderr)
+	}
+	if r := run(t, dir, "ingest", "--no-such-flag"); r.code != 2 {
+		t.Errorf("unknown flag: exit %d, want 2 (%s)", r.code, r.stderr)
+	}
+	// Nothing else is left in the directory: no temp files from the writer.
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") || strings.HasPrefix(e.Name(), "out-") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
+
+// The demo runs on the embedded trace and prints its summary.
+func TestDemo(t *testing.T) {
+	r := run(t, t.TempDir(), "demo")
+	if r.code != 0 {
+		t.Fatalf("demo: exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"replay ingest", "sched_switch", "cpus:", "0-7 (8)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// Same input, same bytes out.
+func TestIngestDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	in := fixturePerfData(t)[0]
+	var outs [][]byte
+	for i, ext := range []string{".arrow", ".arrow", ".parquet", ".parquet"} {
+		out := filepath.Join(dir, string(rune('a'+i))+ext)
+		if r := run(t, dir, "ingest", "--progress=never", in, "-o", out); r.code != 0 {
+			t.Fatalf("ingest: %s", r.stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, b)
+	}
+	if !bytes.Equal(outs[0], outs[1]) || !bytes.Equal(outs[2], outs[3]) {
+		t.Error("two ingests of the same trace differ")
+	}
+}
