@@ -1,0 +1,217 @@
+package perfdata
+
+import "math"
+
+// Reordering.
+//
+// perf drains its per-CPU ring buffers in turns, so records reach the file
+// out of time order. After each pass over all buffers perf record writes a
+// FINISHED_ROUND record, and perf's ordered-events queue relies on this
+// guarantee: nothing read after a FINISHED_ROUND is older than what was
+// queued before the *previous* FINISHED_ROUND. So at every FINISHED_ROUND
+// the queue delivers the records up to the newest timestamp seen at the
+// previous one. We do exactly that, which keeps memory to about two rounds
+// of records and yields perf's order: by time, ties in file order.
+//
+// Records with time 0 (perf's synthesized /proc snapshot) or without a time
+// are not queued but delivered at once, as perf does.
+//
+// A file without FINISHED_ROUND (some pipe streams, a killed perf) would make
+// the queue hold the whole trace. Instead the queue is bounded
+// (maxQueueBytes of record data): when full it delivers its older half by
+// time, like perf's OE_FLUSH__HALF. Records older than what was already
+// delivered then come out late; both the overflow and the late records are
+// counted in Meta().Source.Extra ("reorder_overflows", "out_of_order_records").
+// A bound in bytes rather than records keeps memory predictable whatever the
+// record mix.
+
+// defaultMaxQueueBytes bounds the record bytes held for reordering. A round
+// of perf sched record on a large machine (per-CPU buffers of 512 KiB to a
+// few MiB) fits comfortably.
+const defaultMaxQueueBytes = 512 << 20
+
+// arenaChunk is the allocation unit of queued record bytes.
+const arenaChunk = 1 << 20
+
+type chunk struct {
+	buf  []byte
+	live int // queued records still pointing into buf
+}
+
+// arena hands out record copies from large chunks and recycles a chunk once
+// every record in it was delivered, so queueing costs no allocation per record.
+type arena struct {
+	chunks []*chunk
+	free   []int32
+	cur    int32
+	bytes  int64 // bytes handed out and not yet released
+}
+
+// alloc copies b into the arena and returns its chunk and offset.
+func (a *arena) alloc(b []byte) (chunkIdx int32, off int) {
+	n := len(b)
+	if n > arenaChunk {
+		// Cannot happen for records (64 KiB max) but keep it safe.
+		a.chunks = append(a.chunks, &chunk{buf: append(make([]byte, 0, n), b...), live: 1})
+		a.bytes += int64(n)
+		return int32(len(a.chunks) - 1), 0
+	}
+	if len(a.chunks) == 0 || len(a.chunks[a.cur].buf)+n > cap(a.chunks[a.cur].buf) {
+		if k := len(a.free); k > 0 {
+			a.cur = a.free[k-1]
+			a.free = a.free[:k-1]
+			a.chunks[a.cur].buf = a.chunks[a.cur].buf[:0]
+		} else {
+			// Start small (short files, many readers) and double up to
+			// arenaChunk.
+			size := 64 << 10
+			if k := len(a.chunks); k > 0 {
+				size = min(arenaChunk, 2*cap(a.chunks[k-1].buf))
+			}
+			a.chunks = append(a.chunks, &chunk{buf: make([]byte, 0, size)})
+			a.cur = int32(len(a.chunks) - 1)
+		}
+	}
+	c := a.chunks[a.cur]
+	off = len(c.buf)
+	c.buf = append(c.buf, b...)
+	c.live++
+	a.bytes += int64(n)
+	return a.cur, off
+}
+
+func (a *arena) release(idx int32, n int) {
+	c := a.chunks[idx]
+	c.live--
+	a.bytes -= int64(n)
+	if c.live == 0 && idx != a.cur && cap(c.buf) <= arenaChunk {
+		c.buf = c.buf[:0]
+		a.free = append(a.free, idx)
+	}
+}
+
+// qitem is a queued record: where its bytes are in the arena and its sort
+// key. It holds no pointers, so the heap costs the garbage collector
+// nothing; the record is parsed again when delivered.
+type qitem struct {
+	time  uint64
+	seq   uint64
+	chunk int32
+	off   int32
+	n     int32
+	attr  int32 // index in Reader.attrs, -1 for none
+}
+
+func (k *qitem) less(o *qitem) bool {
+	return k.time < o.time || k.time == o.time && k.seq < o.seq
+}
+
+// queue is a min-heap of records by (time, file order) plus the flush
+// limit: records at or below limit may be delivered.
+type queue struct {
+	heap  []qitem
+	arena arena
+	seq   uint64
+
+	limit     uint64 // deliver records with time <= limit
+	roundMark uint64 // newest time queued when the previous round ended
+	maxTime   uint64 // newest time queued so far
+	lastOut   uint64 // time of the last delivered record
+	maxBytes  int64
+
+	overflows  int64
+	outOfOrder int64
+
+	relChunk int32 // 1 + chunk of the record delivered last, 0 for none
+	relN     int
+}
+
+func (q *queue) push(time uint64, attr int32, rec []byte) {
+	if q.lastOut > time {
+		q.outOfOrder++
+	}
+	if q.maxBytes > 0 && q.arena.bytes+int64(len(rec)) > q.maxBytes && len(q.heap) > 0 {
+		q.overflows++
+		// Deliver the older half (perf's OE_FLUSH__HALF).
+		first := q.heap[0].time
+		q.limit = max(q.limit, first+(q.maxTime-first)/2)
+		q.roundMark = q.limit
+	}
+	c, off := q.arena.alloc(rec)
+	q.up(qitem{time: time, seq: q.seq, chunk: c, off: int32(off), n: int32(len(rec)), attr: attr})
+	q.seq++
+	if time > q.maxTime {
+		q.maxTime = time
+	}
+}
+
+// finishedRound applies a FINISHED_ROUND: deliver up to the newest time seen
+// at the previous round.
+func (q *queue) finishedRound() {
+	q.limit = max(q.limit, q.roundMark)
+	q.roundMark = q.maxTime
+}
+
+// flushAll makes everything deliverable (end of input).
+func (q *queue) flushAll() { q.limit = math.MaxUint64 }
+
+// next removes the next deliverable record and returns it and its attr
+// index; ok is false when none may be delivered yet. The bytes stay valid
+// until the following call.
+func (q *queue) next() (rec []byte, attr int32, ok bool) {
+	if q.relChunk > 0 {
+		q.arena.release(q.relChunk-1, q.relN)
+		q.relChunk = 0
+	}
+	if len(q.heap) == 0 || q.heap[0].time > q.limit {
+		return nil, 0, false
+	}
+	it := q.heap[0]
+	q.pop()
+	q.lastOut = it.time
+	q.relChunk, q.relN = it.chunk+1, int(it.n)
+	buf := q.arena.chunks[it.chunk].buf
+	return buf[it.off : it.off+it.n : it.off+it.n], it.attr, true
+}
+
+func (q *queue) up(k qitem) {
+	h := append(q.heap, k)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !k.less(&h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = k
+	q.heap = h
+}
+
+func (q *queue) pop() {
+	h := q.heap
+	n := len(h) - 1
+	last := h[n]
+	h = h[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if r := l + 1; r < n && h[r].less(&h[l]) {
+			c = r
+		}
+		if !h[c].less(&last) {
+			break
+		}
+		h[i] = h[c]
+		i = c
+	}
+	if n > 0 {
+		h[i] = last
+	}
+	q.heap = h
+}
