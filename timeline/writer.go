@@ -67,6 +67,7 @@ func (d *dict) index(s string) int32 {
 // place: a failed write never leaves a partial output.
 type Writer struct {
 	path, format string
+	compression  string
 	batchRows    int
 	mem          memory.Allocator
 
@@ -74,13 +75,13 @@ type Writer struct {
 	spill       *ipc.Writer
 	spillSchema *arrow.Schema
 
-	ts        *array.Int64Builder
-	event     *array.Int32Builder
-	builders  [NumCols]array.Builder
-	fields    *array.StringBuilder
-	callchain *array.ListBuilder
-	chainVals *array.Uint64Builder
-	rows      int
+	// cur is the batch being filled; full batches go to the spill
+	// goroutine (spillLoop) over toSpill and come back over free, so
+	// encoding the next batch overlaps compressing and writing this one.
+	cur     *batch
+	toSpill chan *batch
+	free    chan *batch
+	spilled chan error
 
 	eventDict dict
 	dicts     [NumCols]*dict
@@ -94,6 +95,11 @@ type Writer struct {
 type WriterOptions struct {
 	Format    string // FormatArrow or FormatParquet; "" picks by file name
 	BatchRows int    // rows per batch; 0 = DefaultBatchRows
+	// Compression of an Arrow IPC file's buffers: "" or "none" (every
+	// Arrow reader opens it), "lz4" or "zstd" (smaller; pyarrow, polars
+	// and arrow-rs read them, arrow-js only with a codec registered).
+	// Parquet is always zstd.
+	Compression string
 }
 
 // Create starts a timeline file at path.
@@ -107,7 +113,12 @@ func Create(path string, opt WriterOptions) (*Writer, error) {
 	if opt.BatchRows <= 0 {
 		opt.BatchRows = DefaultBatchRows
 	}
-	w := &Writer{path: path, format: opt.Format, batchRows: opt.BatchRows, mem: memory.NewGoAllocator(), sum: newSummarizer()}
+	switch opt.Compression {
+	case "", "none", "lz4", "zstd":
+	default:
+		return nil, fmt.Errorf("unknown compression %q (want none, lz4 or zstd)", opt.Compression)
+	}
+	w := &Writer{path: path, format: opt.Format, compression: opt.Compression, batchRows: opt.BatchRows, mem: memory.NewGoAllocator(), sum: newSummarizer()}
 	w.eventDict.idx = map[string]int32{}
 	w.spillSchema = buildSchema(nil, spillType, arrow.PrimitiveTypes.Int32)
 	f, err := os.CreateTemp("", "replay-spill-*.arrows")
@@ -118,19 +129,36 @@ func Create(path string, opt WriterOptions) (*Writer, error) {
 	// process whatever happens.
 	os.Remove(f.Name())
 	w.spillFile = f
-	w.spill = ipc.NewWriter(f, ipc.WithSchema(w.spillSchema), ipc.WithAllocator(w.mem))
-	w.ts = array.NewInt64Builder(w.mem)
-	w.event = array.NewInt32Builder(w.mem)
+	// LZ4 because most columns of most rows are null: the spill shrinks
+	// several-fold for little CPU, and it is read back once.
+	w.spill = ipc.NewWriter(f, ipc.WithSchema(w.spillSchema), ipc.WithAllocator(w.mem), ipc.WithLZ4())
 	for c := Col(0); c < NumCols; c++ {
-		w.builders[c] = array.NewBuilder(w.mem, spillType(cols[c].typ))
 		if cols[c].typ == tString {
 			w.dicts[c] = &dict{idx: map[string]int32{}}
 		}
 	}
-	w.fields = array.NewStringBuilder(w.mem)
-	w.callchain = array.NewListBuilder(w.mem, arrow.PrimitiveTypes.Uint64)
-	w.chainVals = w.callchain.ValueBuilder().(*array.Uint64Builder)
+	w.cur = newBatch(w.batchRows)
+	w.toSpill, w.free, w.spilled = make(chan *batch), make(chan *batch, 1), make(chan error, 1)
+	w.free <- newBatch(w.batchRows)
+	go w.spillLoop()
 	return w, nil
+}
+
+// spillLoop writes full batches to the spill stream in the background and
+// hands them back for reuse. It reports the first error on spilled when
+// toSpill closes.
+func (w *Writer) spillLoop() {
+	var err error
+	for b := range w.toSpill {
+		if err == nil {
+			rec := b.record(w.spillSchema)
+			err = w.spill.Write(rec)
+			rec.Release()
+		}
+		b.reset()
+		w.free <- b
+	}
+	w.spilled <- err
 }
 
 // Write appends one event. Events must come in time order (ties in any
@@ -143,67 +171,32 @@ func (w *Writer) Write(e *Event) error {
 		return errors.New("timeline: event without a name")
 	}
 	w.sum.add(e)
-	w.ts.Append(e.Time)
-	w.event.Append(w.eventDict.index(e.Name))
-	for c := Col(0); c < NumCols; c++ {
-		b := w.builders[c]
-		if e.Has&(1<<c) == 0 {
-			b.AppendNull()
-			continue
-		}
-		v := e.ints[c]
-		switch cols[c].typ {
-		case tString:
-			b.(*array.Int32Builder).Append(w.dicts[c].index(e.strs[c]))
-		case tInt32:
-			b.(*array.Int32Builder).Append(int32(v))
-		case tInt64:
-			b.(*array.Int64Builder).Append(v)
-		case tUint64:
-			b.(*array.Uint64Builder).Append(uint64(v))
-		case tUint8:
-			b.(*array.Uint8Builder).Append(uint8(v))
-		case tBool:
-			b.(*array.BooleanBuilder).Append(v != 0)
-		}
-	}
-	if len(e.Fields) == 0 {
-		w.fields.AppendNull()
-	} else {
-		w.jsonBuf = appendFieldsJSON(w.jsonBuf[:0], e.Fields)
-		w.fields.BinaryBuilder.Append(w.jsonBuf)
-	}
-	if len(e.Callchain) == 0 {
-		w.callchain.AppendNull()
-	} else {
-		w.callchain.Append(true)
-		w.chainVals.AppendValues(e.Callchain, nil)
-	}
-	w.rows++
-	if w.rows >= w.batchRows {
-		return w.flush()
+	w.cur.add(e, w.eventDict.index(e.Name), &w.dicts, &w.jsonBuf)
+	if w.cur.n >= w.batchRows {
+		w.flush()
 	}
 	return nil
 }
 
-func (w *Writer) flush() error {
-	if w.rows == 0 {
+// flush hands the current batch to the spill goroutine. Errors surface
+// at Close.
+func (w *Writer) flush() {
+	if w.cur.n == 0 {
+		return
+	}
+	w.toSpill <- w.cur
+	w.cur = <-w.free
+}
+
+// finishSpill flushes the last batch and waits for the spill goroutine.
+func (w *Writer) finishSpill() error {
+	if w.toSpill == nil {
 		return nil
 	}
-	arrs := make([]arrow.Array, 0, NumCols+4)
-	arrs = append(arrs, w.ts.NewArray(), w.event.NewArray())
-	for c := Col(0); c < NumCols; c++ {
-		arrs = append(arrs, w.builders[c].NewArray())
-	}
-	arrs = append(arrs, w.fields.NewArray(), w.callchain.NewArray())
-	rec := array.NewRecordBatch(w.spillSchema, arrs, int64(w.rows))
-	for _, a := range arrs {
-		a.Release()
-	}
-	err := w.spill.Write(rec)
-	rec.Release()
-	w.rows = 0
-	if err != nil {
+	w.flush()
+	close(w.toSpill)
+	w.toSpill = nil
+	if err := <-w.spilled; err != nil {
 		return fmt.Errorf("timeline spill: %w", err)
 	}
 	return nil
@@ -215,6 +208,7 @@ func (w *Writer) Abort() {
 		return
 	}
 	w.closed = true
+	w.finishSpill()
 	w.spill.Close()
 	w.spillFile.Close()
 }
@@ -227,7 +221,7 @@ func (w *Writer) Close(meta *Meta) (err error) {
 		return errors.New("timeline: close after close")
 	}
 	defer w.Abort()
-	if err := w.flush(); err != nil {
+	if err := w.finishSpill(); err != nil {
 		return err
 	}
 	if err := w.spill.Close(); err != nil {
@@ -265,9 +259,8 @@ func (w *Writer) Close(meta *Meta) (err error) {
 	if err = w.rewrite(struct{ io.Writer }{tmp}, schema); err != nil {
 		return err
 	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
+	// No fsync: the rename is what makes a failed or killed run leave no
+	// partial file; durability across power loss is the filesystem's.
 	if err = tmp.Close(); err != nil {
 		return err
 	}
@@ -291,7 +284,14 @@ func (w *Writer) newSink(out io.Writer, schema *arrow.Schema) (recordSink, error
 		)
 		return pqarrow.NewFileWriter(schema, out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	}
-	return ipc.NewFileWriter(out, ipc.WithSchema(schema), ipc.WithAllocator(w.mem))
+	opts := []ipc.Option{ipc.WithSchema(schema), ipc.WithAllocator(w.mem)}
+	switch w.compression {
+	case "lz4":
+		opts = append(opts, ipc.WithLZ4())
+	case "zstd":
+		opts = append(opts, ipc.WithZstd())
+	}
+	return ipc.NewFileWriter(out, opts...)
 }
 
 func (w *Writer) rewrite(out io.Writer, schema *arrow.Schema) error {

@@ -18,6 +18,16 @@ func flagsFirst(app *cli.App, args []string) []string {
 	cmds := app.Commands
 	var cur *cli.Command
 	i := 1
+	// Global flags come before the command name.
+	for i < len(args) && len(args[i]) > 1 && args[i][0] == '-' && args[i] != "--" {
+		out = append(out, args[i])
+		name := strings.TrimLeft(args[i], "-")
+		i++
+		if !strings.Contains(name, "=") && flagTakesValue(app.Flags, name) && i < len(args) {
+			out = append(out, args[i])
+			i++
+		}
+	}
 	// Descend through (sub)command names given before any other token.
 	for i < len(args) {
 		next := findCommand(cmds, args[i])
@@ -68,7 +78,11 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 // takesValue reports whether the command's flag called name reads the next
 // token as its value (every flag but booleans and help).
 func takesValue(c *cli.Command, name string) bool {
-	for _, f := range c.Flags {
+	return flagTakesValue(c.Flags, name)
+}
+
+func flagTakesValue(flags []cli.Flag, name string) bool {
+	for _, f := range flags {
 		for _, n := range f.Names() {
 			if n == name {
 				_, isBool := f.(*cli.BoolFlag)

@@ -15,6 +15,7 @@ func TestFlagsFirst(t *testing.T) {
 		{[]string{"replay", "ingest", "--", "-odd-name"}, []string{"replay", "ingest", "--", "-odd-name"}},
 		{[]string{"replay", "nosuch", "a", "-o", "b"}, []string{"replay", "nosuch", "a", "-o", "b"}},
 		{[]string{"replay"}, []string{"replay"}},
+		{[]string{"replay", "--cpuprofile", "p", "ingest", "t", "-o", "x"}, []string{"replay", "--cpuprofile", "p", "ingest", "-o", "x", "t"}},
 	}
 	for _, tc := range cases {
 		if got := flagsFirst(app, tc.in); !reflect.DeepEqual(got, tc.want) {

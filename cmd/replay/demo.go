@@ -9,6 +9,7 @@ import (
 
 	"github.com/schedreplay/replay/analysis"
 	"github.com/schedreplay/replay/fixtures"
+	"github.com/schedreplay/replay/timeline"
 )
 
 func demoCommand() *cli.Command {
@@ -34,7 +35,7 @@ func demoCommand() *cli.Command {
 			}
 			w := c.App.Writer
 			fmt.Fprintf(w, "$ replay ingest %s -o %s\n", fixtures.DemoTraceName, out)
-			meta, err := runIngest(trace, out, "", "", false)
+			meta, err := runIngest(trace, out, timeline.WriterOptions{}, "", false)
 			if err != nil {
 				return err
 			}

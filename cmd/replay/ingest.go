@@ -26,6 +26,7 @@ func ingestCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "replay.arrow", Usage: "timeline file to write"},
 			&cli.StringFlag{Name: "format", Usage: "arrow or parquet (default: from the output name)"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress on stderr: auto (when a terminal), always, never"},
+			&cli.StringFlag{Name: "compress", Value: "none", Usage: "Arrow IPC buffer compression: none (any Arrow reader), lz4 or zstd (smaller; pyarrow and polars read them)"},
 			&cli.StringFlag{Name: "topology", Aliases: []string{"t"}, Usage: "store this machine description instead of (or completing) the trace's: " + model.SpecUsage()},
 		},
 		Action: func(c *cli.Context) error {
@@ -44,7 +45,12 @@ func ingestCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			meta, err := runIngest(in, c.String("output"), format, c.String("topology"), show)
+			switch c.String("compress") {
+			case "none", "lz4", "zstd":
+			default:
+				return usagef("--compress %q: want none, lz4 or zstd", c.String("compress"))
+			}
+			meta, err := runIngest(in, c.String("output"), timeline.WriterOptions{Format: format, Compression: c.String("compress")}, c.String("topology"), show)
 			if err != nil {
 				return err
 			}
@@ -70,7 +76,7 @@ func wantProgress(mode string) (bool, error) {
 
 // runIngest streams the trace at in into a timeline file at out. On any
 // error the output is not created (the writer renames a finished temp file).
-func runIngest(in, out, format, topoSpec string, progress bool) (*timeline.Meta, error) {
+func runIngest(in, out string, opt timeline.WriterOptions, topoSpec string, progress bool) (*timeline.Meta, error) {
 	r, err := ingest.Open(in)
 	if err != nil {
 		return nil, err
@@ -83,7 +89,7 @@ func runIngest(in, out, format, topoSpec string, progress bool) (*timeline.Meta,
 			return nil, err
 		}
 	}
-	w, err := timeline.Create(out, timeline.WriterOptions{Format: format})
+	w, err := timeline.Create(out, opt)
 	if err != nil {
 		return nil, err
 	}

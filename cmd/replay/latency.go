@@ -18,7 +18,7 @@ func latencyCommand() *cli.Command {
 		Usage: "wakeup latency, per-task delays (as perf sched), CPU time, idle while runnable, migrations",
 		Description: "wakeup_latency is perf sched timehist's \"sch delay\" (first wakeup to switch-in) over all switch-ins;\n" +
 			"tasks are perf sched latency's per-thread delays (--task-delays chooses perf 6.1's or 6.7's definition).\n" +
-			"Domain levels come from the trace's topology or --topology. Definitions: analysis/README.md.",
+			"Domain levels come from the trace's topology or --topology. Definitions: docs/latency.md.",
 		Flags: []cli.Flag{
 			inputFlag(),
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table, json or csv"},

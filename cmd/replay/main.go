@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/urfave/cli/v2"
 )
@@ -35,6 +36,27 @@ func newApp() *cli.App {
 			"   replay demo                 # all of it on a bundled real trace",
 		Commands:        commands(),
 		HideHelpCommand: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile of the run to this file (for developers)"},
+		},
+		Before: func(c *cli.Context) error {
+			if p := c.String("cpuprofile"); p != "" {
+				f, err := os.Create(p)
+				if err != nil {
+					return err
+				}
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		After: func(c *cli.Context) error {
+			if c.String("cpuprofile") != "" {
+				pprof.StopCPUProfile()
+			}
+			return nil
+		},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
 			return usageError{err}
 		},

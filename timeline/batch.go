@@ -1,0 +1,218 @@
+package timeline
+
+import (
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// batch holds one record batch's columns in plain Go slices. Appending a
+// row is a store per column; arrow builders cost several times more per
+// value, which dominated ingest. Null slots hold zero so output bytes do not
+// depend on earlier batches. A batch is turned into arrow arrays that share
+// its memory (record), written, and then reused.
+type batch struct {
+	n      int
+	ts     []int64
+	event  []int32
+	cols   [NumCols]colBuf
+	fields varBuf
+	chain  listBuf
+}
+
+type colBuf struct {
+	i32   []int32 // tString (dictionary index), tInt32
+	i64   []int64 // tInt64, tUint64 (bits)
+	u8    []uint8 // tUint8, tBool (0/1, packed at record time)
+	valid []byte
+	nulls int
+}
+
+type varBuf struct {
+	offsets []int32
+	data    []byte
+	valid   []byte
+	nulls   int
+}
+
+type listBuf struct {
+	offsets []int32
+	values  []uint64
+	valid   []byte
+	nulls   int
+}
+
+func newBatch(capRows int) *batch {
+	b := &batch{ts: make([]int64, 0, capRows), event: make([]int32, 0, capRows)}
+	vb := (capRows + 7) / 8
+	for c := range b.cols {
+		cb := &b.cols[c]
+		switch cols[c].typ {
+		case tString, tInt32:
+			cb.i32 = make([]int32, 0, capRows)
+		case tInt64, tUint64:
+			cb.i64 = make([]int64, 0, capRows)
+		case tUint8, tBool:
+			cb.u8 = make([]uint8, 0, capRows)
+		}
+		cb.valid = make([]byte, vb)
+	}
+	b.fields = varBuf{offsets: make([]int32, 1, capRows+1), valid: make([]byte, vb)}
+	b.chain = listBuf{offsets: make([]int32, 1, capRows+1), valid: make([]byte, vb)}
+	return b
+}
+
+func (b *batch) reset() {
+	b.n = 0
+	b.ts, b.event = b.ts[:0], b.event[:0]
+	for c := range b.cols {
+		cb := &b.cols[c]
+		cb.i32, cb.i64, cb.u8 = cb.i32[:0], cb.i64[:0], cb.u8[:0]
+		clear(cb.valid)
+		cb.nulls = 0
+	}
+	b.fields.offsets, b.fields.data, b.fields.nulls = b.fields.offsets[:1], b.fields.data[:0], 0
+	clear(b.fields.valid)
+	b.chain.offsets, b.chain.values, b.chain.nulls = b.chain.offsets[:1], b.chain.values[:0], 0
+	clear(b.chain.valid)
+}
+
+// grow makes room for row index i in the validity bitmaps.
+func growBits(v []byte, i int) []byte {
+	if i>>3 < len(v) {
+		return v
+	}
+	return append(v, make([]byte, len(v)+1)...)
+}
+
+func setBit(v []byte, i int) { v[i>>3] |= 1 << (uint(i) & 7) }
+
+// add appends e as a row; dict indexes strings.
+func (b *batch) add(e *Event, eventIdx int32, dicts *[NumCols]*dict, jsonBuf *[]byte) {
+	i := b.n
+	b.ts = append(b.ts, e.Time)
+	b.event = append(b.event, eventIdx)
+	for c := Col(0); c < NumCols; c++ {
+		cb := &b.cols[c]
+		cb.valid = growBits(cb.valid, i)
+		set := e.Has&(1<<c) != 0
+		v := e.ints[c]
+		if set {
+			setBit(cb.valid, i)
+		} else {
+			cb.nulls++
+			v = 0
+		}
+		switch cols[c].typ {
+		case tString:
+			var idx int32
+			if set {
+				idx = dicts[c].index(e.strs[c])
+			}
+			cb.i32 = append(cb.i32, idx)
+		case tInt32:
+			cb.i32 = append(cb.i32, int32(v))
+		case tInt64, tUint64:
+			cb.i64 = append(cb.i64, v)
+		case tUint8:
+			cb.u8 = append(cb.u8, uint8(v))
+		case tBool:
+			var x uint8
+			if v != 0 {
+				x = 1
+			}
+			cb.u8 = append(cb.u8, x)
+		}
+	}
+	f := &b.fields
+	f.valid = growBits(f.valid, i)
+	if len(e.Fields) == 0 {
+		f.nulls++
+	} else {
+		setBit(f.valid, i)
+		*jsonBuf = appendFieldsJSON((*jsonBuf)[:0], e.Fields)
+		f.data = append(f.data, *jsonBuf...)
+	}
+	f.offsets = append(f.offsets, int32(len(f.data)))
+	l := &b.chain
+	l.valid = growBits(l.valid, i)
+	if len(e.Callchain) == 0 {
+		l.nulls++
+	} else {
+		setBit(l.valid, i)
+		l.values = append(l.values, e.Callchain...)
+	}
+	l.offsets = append(l.offsets, int32(len(l.values)))
+	b.n++
+}
+
+func bytesOf[T any](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(z)))
+}
+
+func buf(b []byte) *memory.Buffer { return memory.NewBufferBytes(b) }
+
+func validBuf(v []byte, n, nulls int) *memory.Buffer {
+	if nulls == 0 {
+		return nil
+	}
+	return buf(v[:(n+7)/8])
+}
+
+// packBools turns 0/1 bytes into an Arrow bit-packed buffer.
+func packBools(u []uint8) []byte {
+	out := make([]byte, (len(u)+7)/8)
+	for i, x := range u {
+		if x != 0 {
+			setBit(out, i)
+		}
+	}
+	return out
+}
+
+// record wraps the batch's memory as arrow arrays in spill layout (string
+// columns as int32 indices). The batch must not change until the record
+// has been written.
+func (b *batch) record(schema *arrow.Schema) arrow.RecordBatch {
+	n := b.n
+	arrs := make([]arrow.Array, 0, NumCols+4)
+	mk := func(t arrow.DataType, bufs []*memory.Buffer, nulls int, children []arrow.ArrayData) {
+		d := array.NewData(t, n, bufs, children, nulls, 0)
+		arrs = append(arrs, array.MakeFromData(d))
+		d.Release()
+	}
+	mk(arrow.PrimitiveTypes.Int64, []*memory.Buffer{nil, buf(bytesOf(b.ts))}, 0, nil)
+	mk(arrow.PrimitiveTypes.Int32, []*memory.Buffer{nil, buf(bytesOf(b.event))}, 0, nil)
+	for c := Col(0); c < NumCols; c++ {
+		cb := &b.cols[c]
+		var data []byte
+		switch cols[c].typ {
+		case tString, tInt32:
+			data = bytesOf(cb.i32)
+		case tInt64, tUint64:
+			data = bytesOf(cb.i64)
+		case tUint8:
+			data = cb.u8
+		case tBool:
+			data = packBools(cb.u8)
+		}
+		mk(spillType(cols[c].typ), []*memory.Buffer{validBuf(cb.valid, n, cb.nulls), buf(data)}, cb.nulls, nil)
+	}
+	f := &b.fields
+	mk(arrow.BinaryTypes.String, []*memory.Buffer{validBuf(f.valid, n, f.nulls), buf(bytesOf(f.offsets)), buf(f.data)}, f.nulls, nil)
+	l := &b.chain
+	vals := array.NewData(arrow.PrimitiveTypes.Uint64, len(l.values), []*memory.Buffer{nil, buf(bytesOf(l.values))}, nil, 0, 0)
+	mk(arrow.ListOf(arrow.PrimitiveTypes.Uint64), []*memory.Buffer{validBuf(l.valid, n, l.nulls), buf(bytesOf(l.offsets))}, l.nulls, []arrow.ArrayData{vals})
+	vals.Release()
+	rec := array.NewRecordBatch(schema, arrs, int64(n))
+	for _, a := range arrs {
+		a.Release()
+	}
+	return rec
+}
