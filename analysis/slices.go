@@ -2,13 +2,13 @@ package analysis
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/schedreplay/replay/internal/atomicfile"
 )
 
 // Slice is one run slice: a task's time on a CPU from a switch-in to the
@@ -78,12 +78,12 @@ var SliceSchema = arrow.NewSchema([]arrow.Field{
 // sliceBatchRows is how many slices go in one record batch.
 const sliceBatchRows = 64 * 1024
 
-// SliceFile writes run slices to an Arrow IPC file. It writes under a
-// temporary name and renames on Close, so a failed run leaves no partial
-// file; Abort removes the temporary file.
+// SliceFile writes run slices to an Arrow IPC file. The file appears at
+// its path only when Close succeeds (internal/atomicfile): a failed or
+// killed run leaves nothing.
 type SliceFile struct {
 	path string
-	f    *os.File
+	f    *atomicfile.File
 	w    *ipc.FileWriter
 	b    *array.RecordBuilder
 	n    int
@@ -91,15 +91,14 @@ type SliceFile struct {
 
 // CreateSliceFile starts a slice file at path.
 func CreateSliceFile(path string) (*SliceFile, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, err
 	}
 	mem := memory.NewGoAllocator()
 	w, err := ipc.NewFileWriter(f, ipc.WithSchema(SliceSchema), ipc.WithAllocator(mem))
 	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
+		f.Abort()
 		return nil, err
 	}
 	return &SliceFile{path: path, f: f, w: w, b: array.NewRecordBuilder(mem, SliceSchema)}, nil
@@ -168,20 +167,12 @@ func (s *SliceFile) Close() error {
 		err = e
 	}
 	s.b.Release()
-	if e := s.f.Sync(); err == nil {
-		err = e
-	}
-	if e := s.f.Close(); err == nil {
-		err = e
-	}
 	if err == nil {
-		err = os.Chmod(s.f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(s.f.Name(), s.path)
+		err = s.f.Commit()
+	} else {
+		s.f.Abort()
 	}
 	if err != nil {
-		os.Remove(s.f.Name())
 		return fmt.Errorf("%s: %w", s.path, err)
 	}
 	return nil
@@ -191,6 +182,5 @@ func (s *SliceFile) Close() error {
 func (s *SliceFile) Abort() {
 	s.w.Close()
 	s.b.Release()
-	s.f.Close()
-	os.Remove(s.f.Name())
+	s.f.Abort()
 }

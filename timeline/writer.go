@@ -18,6 +18,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/schedreplay/replay/internal/atomicfile"
 )
 
 // Output formats.
@@ -241,33 +243,20 @@ func (w *Writer) Close(meta *Meta) (err error) {
 	md := arrow.NewMetadata(keys, vals)
 	schema := buildSchema(&md, arrowType, dictType)
 
-	dir := filepath.Dir(w.path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(w.path)+".tmp-*")
+	out, err := atomicfile.Create(w.path)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = w.spillFile.Seek(0, io.SeekStart); err != nil {
+	if _, err := w.spillFile.Seek(0, io.SeekStart); err != nil {
+		out.Abort()
 		return err
 	}
-	// Hide tmp's Close from the sinks (pqarrow closes what it writes to).
-	if err = w.rewrite(struct{ io.Writer }{tmp}, schema); err != nil {
+	// Hide out's Close from the sinks (pqarrow closes what it writes to).
+	if err := w.rewrite(struct{ io.Writer }{out}, schema); err != nil {
+		out.Abort()
 		return err
 	}
-	// No fsync: the rename is what makes a failed or killed run leave no
-	// partial file; durability across power loss is the filesystem's.
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), w.path)
+	return out.Commit()
 }
 
 type recordSink interface {

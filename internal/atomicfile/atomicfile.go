@@ -1,0 +1,100 @@
+// Package atomicfile writes an output file so that it appears complete or
+// not at all: a failed, interrupted or killed run leaves neither a partial
+// file at the path nor a temporary file beside it.
+//
+// On Linux the data goes to an unnamed O_TMPFILE inode in the target
+// directory, which the kernel discards if the process dies; Commit links it
+// in under a temporary name and renames that over the path. Elsewhere (or
+// where the filesystem lacks O_TMPFILE) it falls back to a named temporary
+// file that Abort removes: then only SIGKILL can leave a temp file behind.
+package atomicfile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// File is an output file being written.
+type File struct {
+	*os.File
+	path  string
+	named bool // fallback: os.File has a visible temporary name
+	done  bool
+}
+
+// Create starts writing path.
+func Create(path string) (*File, error) {
+	dir := filepath.Dir(path)
+	if f, err := openTmpfile(dir); err == nil {
+		return &File{File: f, path: path}, nil
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	return &File{File: f, path: path, named: true}, nil
+}
+
+// Commit closes the file and puts it at its path, replacing what was there.
+func (f *File) Commit() error {
+	if f.done {
+		return fmt.Errorf("%s: already committed or aborted", f.path)
+	}
+	f.done = true
+	if err := f.File.Chmod(0o644); err != nil {
+		f.abort()
+		return err
+	}
+	if f.named {
+		if err := f.File.Close(); err != nil {
+			os.Remove(f.File.Name())
+			return err
+		}
+		if err := os.Rename(f.File.Name(), f.path); err != nil {
+			os.Remove(f.File.Name())
+			return err
+		}
+		return nil
+	}
+	// Link the unnamed inode under a fresh temporary name (linkat refuses
+	// to replace), then rename it into place atomically.
+	tmp := ""
+	var err error
+	for i := 0; i < 100; i++ {
+		tmp = filepath.Join(filepath.Dir(f.path), "."+filepath.Base(f.path)+".tmp-"+strconv.Itoa(os.Getpid())+"-"+strconv.Itoa(i))
+		if err = linkTmpfile(f.File, tmp); !os.IsExist(err) {
+			break
+		}
+	}
+	closeErr := f.File.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.path, err)
+	}
+	if closeErr != nil {
+		os.Remove(tmp)
+		return closeErr
+	}
+	if err := os.Rename(tmp, f.path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// Abort discards the file; the path is untouched. Safe after Commit.
+func (f *File) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	f.abort()
+}
+
+func (f *File) abort() {
+	f.File.Close()
+	if f.named {
+		os.Remove(f.File.Name())
+	}
+}
