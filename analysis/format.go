@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"text/tabwriter"
+
+	"github.com/schedreplay/replay/internal/textsafe"
 )
 
 // Groupings of the per-item part of the output (--by).
@@ -214,9 +216,9 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 
 func taskLabel(t TaskStats) string {
 	if t.Merged > 1 {
-		return fmt.Sprintf("%s:(%d)", t.Comm, t.Merged)
+		return fmt.Sprintf("%s:(%d)", textsafe.Terminal(t.Comm), t.Merged)
 	}
-	return fmt.Sprintf("%s:%d", t.Comm, t.TID)
+	return fmt.Sprintf("%s:%d", textsafe.Terminal(t.Comm), t.TID)
 }
 
 func levelList(names []string, v []int64, total int64, f func(int64, int) string) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/internal/textsafe"
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 )
@@ -75,7 +76,10 @@ func writeInfoJSON(w io.Writer, m *timeline.Meta) error {
 
 func writeInfoText(w io.Writer, path string, m *timeline.Meta) {
 	s, src := m.Summary, m.Source
-	p := func(k, format string, a ...any) { fmt.Fprintf(w, "%-10s %s\n", k+":", fmt.Sprintf(format, a...)) }
+	// Everything printed may come from the trace: make it terminal-safe.
+	p := func(k, format string, a ...any) {
+		fmt.Fprintf(w, "%-10s %s\n", k+":", textsafe.Terminal(fmt.Sprintf(format, a...)))
+	}
 	p("file", "%s", path)
 	var host []string
 	for _, x := range []struct{ k, v string }{{"host", src.Hostname}, {"kernel", src.OSRelease}, {"arch", src.Arch}, {"perf", src.PerfVersion}} {
@@ -95,7 +99,7 @@ func writeInfoText(w io.Writer, path string, m *timeline.Meta) {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		fmt.Fprintf(w, "  %-28s %10d\n", k, s.EventsByKind[k])
+		fmt.Fprintf(w, "  %-28s %10d\n", textsafe.Terminal(k), s.EventsByKind[k])
 	}
 	p("cpus", "%s (%d)", model.FormatCPUList(s.CPUs), len(s.CPUs))
 	p("tasks", "%d", s.Tasks)
