@@ -303,14 +303,52 @@ func (w *Writer) rewrite(out io.Writer, schema *arrow.Schema) error {
 	if err != nil {
 		return err
 	}
-	rd, err := ipc.NewReader(w.spillFile, ipc.WithAllocator(w.mem))
-	if err != nil {
-		sink.Close()
-		return fmt.Errorf("timeline spill: %w", err)
+	// Read (and decompress) the spill in one goroutine while this one
+	// encodes and writes: the two halves of the rewrite overlap.
+	type spilled struct {
+		rec arrow.RecordBatch
+		err error
 	}
-	defer rd.Release()
-	for rd.Next() {
-		rec := rd.RecordBatch()
+	recs := make(chan spilled, 2)
+	stop := make(chan struct{})
+	// On return, stop the reader first, then release what it had queued
+	// (defers run last-registered first).
+	defer func() {
+		for s := range recs {
+			if s.rec != nil {
+				s.rec.Release()
+			}
+		}
+	}()
+	defer close(stop)
+	go func() {
+		defer close(recs)
+		rd, err := ipc.NewReader(w.spillFile, ipc.WithAllocator(w.mem))
+		if err != nil {
+			recs <- spilled{err: err}
+			return
+		}
+		defer rd.Release()
+		for rd.Next() {
+			rec := rd.RecordBatch()
+			rec.Retain()
+			select {
+			case recs <- spilled{rec: rec}:
+			case <-stop:
+				rec.Release()
+				return
+			}
+		}
+		if err := rd.Err(); err != nil && !errors.Is(err, io.EOF) {
+			recs <- spilled{err: err}
+		}
+	}()
+	for s := range recs {
+		if s.err != nil {
+			sink.Close()
+			return fmt.Errorf("timeline spill: %w", s.err)
+		}
+		rec := s.rec
 		arrs := make([]arrow.Array, rec.NumCols())
 		var owned []arrow.Array
 		for i := range arrs {
@@ -333,6 +371,7 @@ func (w *Writer) rewrite(out io.Writer, schema *arrow.Schema) error {
 		out := array.NewRecordBatch(schema, arrs, rec.NumRows())
 		err := sink.Write(out)
 		out.Release()
+		rec.Release()
 		for _, a := range owned {
 			a.Release()
 		}
@@ -340,10 +379,6 @@ func (w *Writer) rewrite(out io.Writer, schema *arrow.Schema) error {
 			sink.Close()
 			return err
 		}
-	}
-	if err := rd.Err(); err != nil && !errors.Is(err, io.EOF) {
-		sink.Close()
-		return fmt.Errorf("timeline spill: %w", err)
 	}
 	return sink.Close()
 }
