@@ -16,6 +16,7 @@ import (
 
 	"github.com/schedreplay/replay/ingest/ftrace"
 	"github.com/schedreplay/replay/ingest/perfdata"
+	"github.com/schedreplay/replay/ingest/perfetto"
 	"github.com/schedreplay/replay/ingest/perfscript"
 	"github.com/schedreplay/replay/ingest/tracedat"
 	"github.com/schedreplay/replay/timeline"
@@ -61,6 +62,8 @@ func Open(path string) (timeline.EventReader, error) {
 		return perfdata.Open(path)
 	case tracedat.IsTraceDat(head):
 		return tracedat.Open(path)
+	case perfetto.Sniff(head):
+		return perfetto.Open(path)
 	case bytes.HasPrefix(head, gzipMagic), bytes.HasPrefix(head, zstdMagic):
 		f, err := os.Open(path)
 		if err != nil {
@@ -97,7 +100,7 @@ func openText(rc io.ReadCloser, head []byte, name string) (timeline.EventReader,
 		}
 		return &closing{EventReader: r, c: rc}, nil
 	}
-	return nil, fmt.Errorf("%s: offset 0: %w (first bytes %q; replay reads perf.data, trace-cmd trace.dat v6/v7, ftrace text (tracefs trace, trace-cmd report), perf script text, gzip or zstd of any of them, and timeline files it wrote)", name, ErrUnknownFormat, printable(head))
+	return nil, fmt.Errorf("%s: offset 0: %w (first bytes %q; replay reads perf.data, trace-cmd trace.dat v6/v7, ftrace text (tracefs trace, trace-cmd report), perf script text, Perfetto protobuf traces, gzip or zstd of any of them, and timeline files it wrote)", name, ErrUnknownFormat, printable(head))
 }
 
 // openStream sniffs a sequential stream and opens the reader for it. It
@@ -130,6 +133,13 @@ func openStream(rc io.ReadCloser, name string, depth int) (r timeline.EventReade
 	}
 	if head, err = peek(br, sniffLen, name); err != nil {
 		return nil, err
+	}
+	if perfetto.Sniff(head) {
+		pr, err := perfetto.NewReader(in, name)
+		if err != nil {
+			return nil, err
+		}
+		return &closing{EventReader: pr, c: in}, nil
 	}
 	return openText(in, head, name)
 }
