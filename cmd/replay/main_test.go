@@ -111,6 +111,16 @@ func TestNotebooksReadTimelines(t *testing.T) {
 			files = append(files, out)
 		}
 	}
+	// The run-slice table of `replay latency --slices` is an Arrow file too.
+	slices := filepath.Join(dir, "slices.arrow")
+	if r := run(t, dir, "latency", "-i", fixturePerfData(t)[0], "--slices", slices); r.code != 0 {
+		t.Fatalf("latency --slices: exit %d: %s", r.code, r.stderr)
+	}
+	for _, res := range runNotebookCheck(t, tool, []string{"--quiet", "--expect-columns", "cpu,tid,comm,start_ns,end_ns,run_ns,sch_delay_ns"}, []string{slices}) {
+		if !res.OK {
+			t.Errorf("%s: notebook-check failed: %v", res.Path, res.Problems)
+		}
+	}
 	var arrows, parquets []string
 	for _, f := range files {
 		if strings.HasSuffix(f, ".parquet") {
