@@ -25,6 +25,7 @@ type keeps struct {
 	flags   bool // flags column: common_flags, common_preempt_count
 	tgid    bool // TGID column (the binary has none: checked present, then ignored)
 	plugin  bool // trace-cmd sched_switch plugin: prev_state bits 0-7 only
+	relUS   bool // tracefs latency-format: µs since an unknown time_start
 	comment string
 }
 
@@ -43,6 +44,7 @@ var textCases = []struct {
 	{"guestA-schbench.report.txt.gz", "guestA-schbench.v7zstd.dat", keeps{usec: true, plugin: true}},
 	{"guestA-schbench.report-N.txt.gz", "guestA-schbench.v7zstd.dat", keeps{usec: true}},
 	{"tracecmd_report_latency_noplugins.txt.gz", "recorded.v7zstd.dat", keeps{usec: true, flags: true}},
+	{"tracefs_trace_latency.txt", "recorded.v7zstd.dat", keeps{relUS: true, flags: true}},
 	// Other guests of the same kernel, from the shared folder (skipped
 	// when absent): trace-cmd report default against the trace.dat.
 	{shared + "guest-B-1s4c2t/schbench.trace.dat.report.txt.gz", shared + "guest-B-1s4c2t/schbench.trace.dat", keeps{usec: true, plugin: true}},
@@ -97,12 +99,25 @@ func TestTextEqualsTraceDat(t *testing.T) {
 				sd = tracefmt.StateDecoderForKernel(br.Meta().Source.OSRelease)
 			}
 			n, bad := 0, 0
+			// latency-format: text µs = round((ns - start) / 1000) for one
+			// unknown start; each row bounds start to [lo, hi).
+			lo, hi := int64(-1<<62), int64(1<<62)
 			for br.Next() {
 				if !tr.Next() {
 					t.Fatalf("text ended (%v) after %d rows; binary has %s", tr.Err(), n, rowString(br.Event(), nil))
 				}
 				want := expected(br.Event(), tc.k, sd)
 				got := tr.Event()
+				if tc.k.relUS {
+					// ns - 1000*us - 500 <= start < ns - 1000*us + 500
+					d := br.Event().Time - got.Time
+					lo, hi = max(lo, d-500), min(hi, d+500)
+					if lo >= hi {
+						t.Errorf("row %d: %d µs does not fit one time_start for all rows (binary %d ns)", n, got.Time/1000, br.Event().Time)
+						lo, hi = d-500, d+500
+					}
+					want.Time = got.Time
+				}
 				if tc.k.tgid && got.Kind != timeline.Lost && !got.IsSet(timeline.CommonTGID) && got.Int(timeline.CommonPID) != 0 {
 					t.Errorf("row %d: tgid column not read: %s", n, rowString(got, nil))
 				}
@@ -128,6 +143,13 @@ func TestTextEqualsTraceDat(t *testing.T) {
 			}
 			if bad > 0 {
 				t.Errorf("%d of %d rows differ", bad, n)
+			}
+			if tc.k.relUS {
+				if got := tr.Meta().Source.Extra["time_base"]; !strings.Contains(got, "time_start") {
+					t.Errorf("time base not stated: %q", got)
+				}
+				t.Logf("%d rows equal; times = round((ns - time_start)/1000) µs for time_start in [%d, %d)", n, lo, hi)
+				return
 			}
 			t.Logf("%d rows equal", n)
 		})

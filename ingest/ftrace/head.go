@@ -5,7 +5,8 @@ import "strings"
 // head is the part of an event line before the event's fields.
 type head struct {
 	comm, pid, tgid, cpu, flags, sec, frac, event, body string
-	latency                                             bool // trace-cmd report -l: comm cut to 8 characters
+	latency                                             bool // trace-cmd report -l, latency-format: comm cut to 8 characters
+	relUS                                               bool // latency-format: sec is µs since the buffer's time_start
 }
 
 func isDigits(s string) bool {
@@ -172,4 +173,65 @@ func (h *head) event_(s string) bool {
 	}
 	h.body = strings.TrimLeft(h.body, " \t")
 	return true
+}
+
+// latencyMarks are the delay marks of the latency format (kernel
+// trace_find_mark: '+' over 10 µs to the next event, '!' 100 µs, '#' 1 ms,
+// '*' 10 ms, '@' 100 ms, '$' 1 s, ' ' otherwise).
+const latencyMarks = " +!#*@$"
+
+// parseLatFmtHead reads a line of tracefs options/latency-format output
+// (kernel trace_print_lat_context without options/verbose): the comm cut to
+// 8 characters and right-aligned, "-pid" left-aligned in 7, the CPU in 3
+// with the irq-info flags glued to it, then the time since the buffer's
+// time_start: " %4lldus%c: " (µs rounded from ns, then the delay mark) or
+// " %4lld: " for clocks not counting ns. For example
+// "stress-n-4411      1d.h1. 23970us : sched_stat_runtime: comm=...".
+func parseLatFmtHead(line string) (h head, ok bool) {
+	from := 0
+	for from < len(line) {
+		i := strings.IndexByte(line[from:], ':')
+		if i < 0 {
+			return h, false
+		}
+		i += from
+		from = i + 1
+		if i+1 < len(line) && line[i+1] != ' ' {
+			continue
+		}
+		end, us := i, false
+		if end >= 3 && line[end-3:end-1] == "us" && strings.IndexByte(latencyMarks, line[end-1]) >= 0 {
+			end, us = end-3, true
+		}
+		k := end
+		for k > 0 && line[k-1] >= '0' && line[k-1] <= '9' {
+			k--
+		}
+		if k == end || k == 0 || line[k-1] != ' ' {
+			continue
+		}
+		ts := line[k:end]
+		left := strings.TrimRight(line[:k], " ")
+		sp := strings.LastIndexAny(left, " \t")
+		if sp < 0 {
+			return h, false
+		}
+		cf := left[sp+1:]
+		n := 0
+		for n < len(cf) && cf[n] >= '0' && cf[n] <= '9' {
+			n++
+		}
+		if n == 0 || len(cf)-n < 4 || len(cf)-n > 5 {
+			return h, false
+		}
+		left = strings.TrimRight(left[:sp], " \t")
+		d := strings.LastIndexByte(left, '-')
+		if d < 0 || !isDigits(left[d+1:]) {
+			return h, false
+		}
+		h.comm, h.pid, h.cpu, h.flags = strings.TrimLeft(left[:d], " \t"), left[d+1:], cf[:n], cf[n:]
+		h.sec, h.relUS, h.latency = ts, us, true
+		return h, h.event_(line[i+1:])
+	}
+	return h, false
 }

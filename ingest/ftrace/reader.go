@@ -16,8 +16,15 @@
 //   - prev_state_raw is rebuilt from the letters with the ≥ 4.14 bit layout
 //     unless the kernel release is known.
 //
-// tracefs options/latency-format (relative times) and options/raw (no
-// field values) are refused with a clear error.
+// tracefs options/latency-format text is read too: its times are µs since
+// the ring buffer was reset (the kernel's time_start, which the text does
+// not give), so rows keep that base instead of the trace clock, and comms
+// are cut to 8 characters (restored as for report -l). Its verbose form
+// (options/verbose) is not read.
+//
+// tracefs options/raw text is refused with a clear error: its lines hold
+// the event type id and the entry's bytes in hex, decodable only with the
+// event format files, which the text does not carry.
 package ftrace
 
 import (
@@ -53,6 +60,8 @@ var (
 	bufRE  = regexp.MustCompile(`^##### CPU (\d+) buffer started ####`)
 	ncpuRE = regexp.MustCompile(`#P:(\d+)`)
 	entRE  = regexp.MustCompile(`entries-in-buffer/entries-written: (\d+)/(\d+)`)
+	// latency-format header: "# latency: 0 us, #403/403, CPU#0 | (M:...".
+	latEntRE = regexp.MustCompile(`^# latency: \d+ us, #(\d+)/(\d+),`)
 )
 
 // Sniff reports whether head (the first bytes of the input) is ftrace
@@ -99,6 +108,7 @@ type Reader struct {
 	emitted    int64 // latest time returned
 	outOfOrder int
 	full       map[int32]string // pid -> name from event fields (latency format)
+	latfmt     bool             // tracefs options/latency-format header seen
 }
 
 type pendingLost struct {
@@ -266,8 +276,28 @@ func (r *Reader) header(line string) {
 			r.meta.Summary.Lost.Add(-1, "tracefs: entries-written exceeds entries-in-buffer (overwritten)", written-in)
 		}
 	}
-	if strings.Contains(line, "latency trace v") {
-		r.err = fmt.Errorf("%s: line %d: options/latency-format text is not supported (times relative to the buffer start, names cut to 8 characters); turn latency-format off", r.name, r.line)
+	if strings.Contains(line, " latency trace v") {
+		// options/latency-format: event lines change shape (see
+		// parseLatFmtHead) and times count from the buffer's start.
+		r.latfmt = true
+		r.meta.Source.Format = "ftrace text (latency-format)"
+		if r.meta.Source.Extra == nil {
+			r.meta.Source.Extra = map[string]string{}
+		}
+		r.meta.Source.Extra["time_base"] = "latency-format: µs since the ring buffer was reset (time_start), not the trace clock"
+		if i := strings.Index(line, " latency trace v"); i > 2 {
+			r.meta.Source.Extra["tracer"] = strings.TrimSpace(line[1:i])
+		}
+		if i := strings.Index(line, " on "); i >= 0 && r.meta.Source.OSRelease == "" {
+			r.meta.Source.OSRelease = strings.TrimSpace(line[i+4:])
+		}
+	}
+	if m := latEntRE.FindStringSubmatch(line); m != nil && r.latfmt {
+		in, _ := strconv.ParseUint(m[1], 10, 64)
+		written, _ := strconv.ParseUint(m[2], 10, 64)
+		if written > in {
+			r.meta.Summary.Lost.Add(-1, "tracefs: entries-written exceeds entries-in-buffer (overwritten)", written-in)
+		}
 	}
 }
 
@@ -289,10 +319,16 @@ func (r *Reader) parseError(msg string) {
 func (r *Reader) Errors() int { return r.nerr }
 
 func (r *Reader) event(line string) {
-	h, ok := parseHead(line)
+	var h head
+	var ok bool
+	if r.latfmt {
+		h, ok = parseLatFmtHead(line)
+	} else {
+		h, ok = parseHead(line)
+	}
 	if !ok {
 		if isRawLine(line) {
-			r.err = fmt.Errorf("%s: line %d: options/raw text (\"pid cpu ts type: id\") cannot be read without the event formats; record it without options/raw", r.name, r.line)
+			r.err = fmt.Errorf("%s: line %d: options/raw text (\"pid cpu ts type: id\" and hex fields) names no event or field, and the text carries no event formats to decode it with; read the default text (options/raw off) or a trace.dat of the same buffer (trace-cmd extract) instead", r.name, r.line)
 			return
 		}
 		r.parseError(fmt.Sprintf("expected \"comm-pid [cpu] timestamp: event: fields\", got %q", clip(line)))
@@ -306,6 +342,10 @@ func (r *Reader) event(line string) {
 		return
 	}
 	ts, ok := parseTS(h.sec, h.frac)
+	if ok && h.relUS {
+		ok = ts <= (1<<62)/1000
+		ts *= 1000
+	}
 	if !ok {
 		r.parseError(fmt.Sprintf("timestamp %s.%s out of range", h.sec, h.frac))
 		return

@@ -165,12 +165,14 @@ func TestBadInput(t *testing.T) {
 	if e := r.Meta().Source.Extra["parse_error_2"]; !strings.Contains(e, "line 4") || !strings.Contains(e, "pid") {
 		t.Errorf("second error %q", e)
 	}
-	for _, f := range []string{"tracefs_trace_latency.txt", "tracefs_trace_raw.txt"} {
-		r := openText(t, filepath.Join(textDir, f))
+	{
+		r := openText(t, filepath.Join(textDir, "tracefs_trace_raw.txt"))
+		n := 0
 		for r.Next() {
+			n++
 		}
-		if r.Err() == nil || !strings.Contains(r.Err().Error(), "not") {
-			t.Errorf("%s: want a clear error, got %v", f, r.Err())
+		if n != 0 || r.Err() == nil || !strings.Contains(r.Err().Error(), "line 13: options/raw") || !strings.Contains(r.Err().Error(), "trace.dat") {
+			t.Errorf("options/raw: want a clear error at the first event line, got %d rows, %v", n, r.Err())
 		}
 	}
 	long := "            bash-1  [000] d..2.   1.000001: x: a=" + strings.Repeat("y", MaxLineBytes) + "\n"
@@ -251,7 +253,7 @@ func TestSniff(t *testing.T) {
 // FuzzReader feeds mutated text (seeds: the fixtures' first lines and
 // the line variants) to the reader.
 func FuzzReader(f *testing.F) {
-	for _, name := range []string{"tracefs_trace_default.txt", "tracefs_trace_record_tgid.txt", "tracefs_trace_noirqinfo.txt", "tracecmd_report_default.txt", "tracecmd_report_raw.txt", "tracecmd_report_noplugins.txt"} {
+	for _, name := range []string{"tracefs_trace_default.txt", "tracefs_trace_record_tgid.txt", "tracefs_trace_noirqinfo.txt", "tracecmd_report_default.txt", "tracecmd_report_raw.txt", "tracecmd_report_noplugins.txt", "tracefs_trace_latency.txt"} {
 		b, err := os.ReadFile(filepath.Join(textDir, name))
 		if err != nil {
 			f.Fatal(err)
@@ -329,5 +331,41 @@ func BenchmarkHackbench(b *testing.B) {
 		r := openText(b, filepath.Join(textDir, "guestA-hackbench.ftrace.txt.gz"))
 		for r.Next() {
 		}
+	}
+}
+
+// TestLatencyFormatLines covers options/latency-format lines: delay marks,
+// 4- and 5-character flags, comms cut to 8 with spaces and dashes, times
+// past 9999 µs, clocks not in ns (no "us"), and names restored from fields.
+func TestLatencyFormatLines(t *testing.T) {
+	text := `# tracer: nop
+#
+# nop latency trace v1.1.5 on 4.19.0
+# --------------------------------------------------------------------
+# latency: 0 us, #5/7, CPU#0 | (M:desktop VP:0, KP:0, SP:0 HP:0 #P:4)
+#
+  <idle>-0       3d.h1    7us+: sched_waking: comm=my thread pid=77 prio=120 target_cpu=003
+my threa-77      3d..2   17us!: sched_switch: prev_comm=my thread-x prev_pid=77 prev_prio=120 prev_state=R+ ==> next_comm=kworker/3:1 next_pid=9 next_prio=120
+kworker/-9       3dN.2. 123456us$: sched_stat_runtime: comm=kworker/3:1 pid=9 runtime=5 [ns]
+ a b-c-12        2...1. 1234567: sched_process_free: comm=a b-c pid=12 prio=120
+`
+	evs, r := readString(t, text)
+	if r.Err() != nil || r.Errors() != 0 || len(evs) != 4 {
+		t.Fatalf("rows %d errors %d %v err %v", len(evs), r.Errors(), r.Meta().Source.Extra, r.Err())
+	}
+	want := []string{
+		`7000 sched_waking cpu=3 common_pid=0 common_comm="swapper" common_flags=9 common_preempt_count=1`,
+		`17000 sched_switch cpu=3 common_pid=77 common_comm="my thread-x" common_flags=1 common_preempt_count=2`,
+		`1234567 sched_process_free cpu=2 common_pid=12 common_comm="a b-c" common_flags=0 common_preempt_count=1`, // clock not in ns: no "us"
+		`123456000 sched_stat_runtime cpu=3 common_pid=9 common_comm="kworker/3:1" common_flags=37 common_preempt_count=2`,
+	}
+	for i, w := range want {
+		if g := rowString(&evs[i], nil); !strings.HasPrefix(g, w) {
+			t.Errorf("row %d:\n got  %s\n want %s...", i, g, w)
+		}
+	}
+	m := r.Meta()
+	if m.Source.NrCPUs != 4 || m.Summary.Lost.Events != 2 || m.Source.OSRelease != "4.19.0" || !strings.Contains(m.Source.Extra["time_base"], "time_start") {
+		t.Errorf("meta: cpus %d lost %d release %q extra %v", m.Source.NrCPUs, m.Summary.Lost.Events, m.Source.OSRelease, m.Source.Extra)
 	}
 }

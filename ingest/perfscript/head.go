@@ -2,6 +2,11 @@ package perfscript
 
 import "strings"
 
+// sidebandPrefix starts the side-band lines perf script prints for
+// non-sample records: "PERF_RECORD_COMM exec: sh:13086/13086",
+// "PERF_RECORD_FORK(pid:tid):(ppid:ptid)", "PERF_RECORD_LOST lost 54"...
+const sidebandPrefix = "PERF_RECORD_"
+
 type head struct {
 	comm, pid, tid, cpu, sec, frac, event, body string
 }
@@ -75,6 +80,11 @@ func parseHead(line string) (h head, ok bool) {
 		}
 		h.sec, h.frac = ts[:dot], ts[dot+1:]
 		rest := strings.TrimLeft(line[i+1:], " \t")
+		if strings.HasPrefix(rest, sidebandPrefix) {
+			// --show-task-events, --show-lost-events, --show-switch-events
+			h.event, h.body = sidebandPrefix, rest
+			return h, true
+		}
 		// optional period
 		if tok, after, found := strings.Cut(rest, " "); found && isDigits(tok) {
 			rest = strings.TrimLeft(after, " \t")

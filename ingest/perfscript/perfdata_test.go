@@ -1,7 +1,10 @@
 package perfscript
 
 import (
+	"compress/gzip"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/schedreplay/replay/ingest/perfdata"
@@ -64,6 +67,86 @@ func TestSameAsPerfData(t *testing.T) {
 			if i != len(text) || bad > 0 {
 				t.Errorf("%d perf.data rows, %d text rows, %d differ", i, len(text), bad)
 			}
+		})
+	}
+}
+
+// TestScriptWithSideBand: the perf.data fixtures' own `perf script --ns -F
+// comm,tid,pid,cpu,time,event,trace --show-task-events --show-lost-events
+// --show-switch-events` texts (fixtures/perf/*.script.txt.gz) give the
+// perf.data reader's rows one for one, side-band records included
+// (perf:comm, perf:fork, perf:exit, lost), except what the text does not
+// print: common_flags/common_preempt_count, which event a PERF_RECORD_LOST
+// belongs to, and PERF_RECORD_LOST_SAMPLES (perf 6.1 prints no line).
+func TestScriptWithSideBand(t *testing.T) {
+	scripts, _ := filepath.Glob("../../fixtures/perf/*.data.script.txt.gz")
+	if len(scripts) == 0 {
+		t.Fatal("no fixtures/perf/*.script.txt.gz")
+	}
+	for _, script := range scripts {
+		t.Run(filepath.Base(script), func(t *testing.T) {
+			f, err := os.Open(script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := NewReader(zr, script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr, err := perfdata.Open(strings.TrimSuffix(script, ".script.txt.gz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pr.Close()
+			n, bad := 0, 0
+			for pr.Next() {
+				if pr.Event().Kind == timeline.Lost && pr.Event().Fields[0].Str == "PERF_RECORD_LOST_SAMPLES" {
+					continue // perf script (6.1) prints no LOST_SAMPLES line
+				}
+				if !tr.Next() {
+					t.Fatalf("text ended after %d rows (%v); perf.data has %s", n, tr.Err(), rowString(pr.Event()))
+				}
+				var want timeline.Event
+				want.CopyFrom(pr.Event())
+				want.Unset(timeline.CommonFlags)
+				want.Unset(timeline.CommonPreemptCount)
+				if want.Kind == timeline.Lost {
+					fs := want.Fields[:0]
+					for _, f := range want.Fields {
+						if f.Name != "event" {
+							fs = append(fs, f)
+						}
+					}
+					want.Fields = fs
+				}
+				if g, w := rowString(tr.Event()), rowString(&want); g != w {
+					if bad++; bad <= 10 {
+						t.Errorf("row %d:\n text      %s\n perf.data %s", n, g, w)
+					}
+				}
+				n++
+			}
+			if err := pr.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if tr.Next() {
+				t.Errorf("text has more rows: %s", rowString(tr.Event()))
+			}
+			if tr.Errors() != 0 || tr.Err() != nil {
+				t.Errorf("text: %d unparsable lines %v, err %v", tr.Errors(), tr.Meta().Source.Extra, tr.Err())
+			}
+			if pl, tl := pr.Meta().Summary.Lost.ByReason["PERF_RECORD_LOST"], tr.Meta().Summary.Lost.ByReason["PERF_RECORD_LOST"]; pl != tl {
+				t.Errorf("lost: perf.data %d, text %d", pl, tl)
+			}
+			if bad > 0 {
+				t.Errorf("%d of %d rows differ", bad, n)
+			}
+			t.Logf("%d rows equal", n)
 		})
 	}
 }

@@ -9,6 +9,14 @@
 // or multi-threaded sessions); common_flags and common_preempt_count are
 // never printed; prev_state_raw is rebuilt from the letters with the
 // ≥ 4.14 bit layout (the letters themselves are exact).
+//
+// Side-band lines (--show-task-events, --show-lost-events,
+// --show-switch-events: PERF_RECORD_COMM, FORK, EXIT, LOST, SWITCH and
+// SWITCH_CPU_WIDE) become the rows the perf.data reader makes of the same
+// records (perf:comm, perf:fork, perf:exit, lost, perf:switch); a LOST line
+// does not name the event that lost samples, and perf script prints no
+// PERF_RECORD_LOST_SAMPLES. Other side-band lines (MMAP...) are counted in
+// Meta().Summary.Dropped.
 package perfscript
 
 import (
@@ -52,7 +60,7 @@ func Sniff(head []byte) bool {
 			continue
 		}
 		lines++
-		if h, ok := parseHead(s); ok && strings.Contains(h.event, ":") {
+		if h, ok := parseHead(s); ok && (strings.Contains(h.event, ":") || h.event == sidebandPrefix) {
 			hits++
 		}
 		if lines >= 20 {
@@ -218,6 +226,13 @@ func (r *Reader) handle(line string) {
 		}
 		return
 	}
+	if event == sidebandPrefix && !r.sideband(&h, body) {
+		r.count("perf script side-band line (PERF_RECORD_*)")
+		return
+	}
+	if event == sidebandPrefix {
+		return
+	}
 	it := &row{seq: r.seq}
 	r.seq++
 	e := &it.e
@@ -333,4 +348,141 @@ func (h *rowHeap) Pop() any {
 	it := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return it
+}
+
+// sideband turns the side-band lines of --show-task-events,
+// --show-lost-events and --show-switch-events into the rows the perf.data
+// reader makes of the same records (see perfdata.Reader); false for
+// records that make no row (MMAP...). The head's task columns are the
+// record's sample_id trailer; COMM, FORK and EXIT name their tasks in the
+// body, as perf.data does.
+func (r *Reader) sideband(h *head, body string) bool {
+	ts, ok := parseTS(h.sec, h.frac)
+	if !ok {
+		r.parseError("timestamp out of range")
+		return true
+	}
+	it := &row{seq: r.seq}
+	e := &it.e
+	e.Time = ts
+	cpu := -1
+	if h.cpu != "" {
+		cpu, _ = strconv.Atoi(h.cpu)
+		e.SetInt(timeline.CPU, int64(cpu))
+	}
+	rec, rest, _ := strings.Cut(body, " ")
+	rec = strings.TrimSuffix(rec, ":")
+	bad := func() bool {
+		r.parseError(fmt.Sprintf("side-band line %q", clipLine(body)))
+		return true
+	}
+	ids := func(s string) (a, b int64, ok bool) { // "a:b" or "a/b"
+		i := strings.LastIndexAny(s, ":/")
+		if i < 0 {
+			return 0, 0, false
+		}
+		x, err1 := strconv.ParseInt(strings.TrimSpace(s[:i]), 10, 32)
+		y, err2 := strconv.ParseInt(strings.TrimSpace(s[i+1:]), 10, 32)
+		return x, y, err1 == nil && err2 == nil
+	}
+	switch {
+	case rec == "PERF_RECORD_COMM":
+		// "PERF_RECORD_COMM: name:pid/tid", "PERF_RECORD_COMM exec: name:pid/tid"
+		exec := strings.HasPrefix(rest, "exec: ")
+		if exec {
+			rest = rest[len("exec: "):]
+		}
+		c := strings.LastIndexByte(rest, ':')
+		if c < 0 {
+			return bad()
+		}
+		pid, tid, ok := ids(rest[c+1:])
+		if !ok {
+			return bad()
+		}
+		e.Name, e.Kind = "perf:comm", timeline.PerfComm
+		e.SetInt(timeline.CommonPID, tid)
+		e.SetInt(timeline.CommonTGID, pid)
+		e.SetStr(timeline.Comm, r.intern(rest[:c]))
+		if exec {
+			e.Fields = append(e.Fields, timeline.Field{Name: "exec", Kind: timeline.FieldInt, Int: 1})
+		}
+	case strings.HasPrefix(rec, "PERF_RECORD_FORK(") || strings.HasPrefix(rec, "PERF_RECORD_EXIT("):
+		// "PERF_RECORD_FORK(pid:tid):(ppid:ptid)"
+		a, b, found := strings.Cut(rec[len("PERF_RECORD_FORK("):], "):(")
+		if !found || !strings.HasSuffix(b, ")") {
+			return bad()
+		}
+		pid, tid, ok1 := ids(a)
+		ppid, ptid, ok2 := ids(b[:len(b)-1])
+		if !ok1 || !ok2 {
+			return bad()
+		}
+		if strings.HasPrefix(rec, "PERF_RECORD_FORK") {
+			e.Name, e.Kind = "perf:fork", timeline.PerfFork
+			e.SetInt(timeline.ParentPID, ptid)
+			e.SetInt(timeline.ChildPID, tid)
+			e.Fields = append(e.Fields, timeline.Field{Name: "pid", Kind: timeline.FieldInt, Int: pid},
+				timeline.Field{Name: "ppid", Kind: timeline.FieldInt, Int: ppid})
+		} else {
+			e.Name, e.Kind = "perf:exit", timeline.PerfExit
+			e.SetInt(timeline.PID, tid)
+			e.Fields = append(e.Fields, timeline.Field{Name: "tgid", Kind: timeline.FieldInt, Int: pid},
+				timeline.Field{Name: "ppid", Kind: timeline.FieldInt, Int: ppid},
+				timeline.Field{Name: "ptid", Kind: timeline.FieldInt, Int: ptid})
+		}
+	case rec == "PERF_RECORD_LOST" || rec == "PERF_RECORD_LOST_SAMPLES":
+		// "PERF_RECORD_LOST lost 54" (the text does not name the event)
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[0] != "lost" {
+			return bad()
+		}
+		n, err := strconv.ParseUint(f[1], 10, 63)
+		if err != nil {
+			return bad()
+		}
+		e.Name, e.Kind = "lost", timeline.Lost
+		e.SetInt(timeline.LostCount, int64(n))
+		e.Fields = append(e.Fields, timeline.Field{Name: "record", Kind: timeline.FieldString, Str: rec})
+		r.meta.Summary.Lost.Add(cpu, rec, n)
+	case rec == "PERF_RECORD_SWITCH" || rec == "PERF_RECORD_SWITCH_CPU_WIDE":
+		// " IN", " OUT", " OUT preempt", then for the CPU-wide form
+		// "  next pid/tid: %5d/%-5d" (or "prev")
+		out, preempt := int64(0), int64(0)
+		f := strings.Fields(rest)
+		if len(f) > 0 && f[0] == "OUT" {
+			out = 1
+			if len(f) > 1 && f[1] == "preempt" {
+				preempt = 1
+			}
+		} else if len(f) == 0 || f[0] != "IN" {
+			return bad()
+		}
+		e.Name = "perf:switch"
+		if t, err := strconv.ParseInt(h.tid, 10, 32); err == nil {
+			e.SetInt(timeline.CommonPID, t)
+		}
+		if p, err := strconv.ParseInt(h.pid, 10, 32); err == nil {
+			e.SetInt(timeline.CommonTGID, p)
+		}
+		e.Fields = append(e.Fields, timeline.Field{Name: "out", Kind: timeline.FieldInt, Int: out},
+			timeline.Field{Name: "preempt", Kind: timeline.FieldInt, Int: preempt})
+		if rec == "PERF_RECORD_SWITCH_CPU_WIDE" {
+			i := strings.Index(rest, "pid/tid:")
+			if i < 0 {
+				return bad()
+			}
+			p, t, ok := ids(strings.ReplaceAll(rest[i+len("pid/tid:"):], " ", ""))
+			if !ok {
+				return bad()
+			}
+			e.Fields = append(e.Fields, timeline.Field{Name: "next_prev_pid", Kind: timeline.FieldInt, Int: p},
+				timeline.Field{Name: "next_prev_tid", Kind: timeline.FieldInt, Int: t})
+		}
+	default:
+		return false
+	}
+	r.seq++
+	heap.Push(&r.pend, it)
+	return true
 }

@@ -149,6 +149,10 @@ func FuzzReader(f *testing.F) {
 		}
 		f.Add(b[:3000])
 	}
+	f.Add([]byte("         swapper     0/0     [000]     0.000000000: PERF_RECORD_FORK(1:1):(0:0)\n" +
+		"              sh 13086/13086 [000]   776.779223833: PERF_RECORD_COMM exec: a:b:13086/13086\n" +
+		"            perf 27774/27774 [001]   980.045984662: PERF_RECORD_LOST lost 54\n" +
+		"            perf 1/2 [001]   980.045984662: PERF_RECORD_SWITCH_CPU_WIDE OUT preempt  next pid/tid:    0/0    \n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, _ := NewReader(bytes.NewReader(b), "fuzz")
 		for r.Next() {
@@ -167,5 +171,42 @@ func BenchmarkDefault(b *testing.B) {
 		for r.Next() {
 		}
 		r.Close()
+	}
+}
+
+// TestSidebandLines: the side-band lines of --show-task-events,
+// --show-lost-events and --show-switch-events become the perf.data
+// reader's rows for the same records.
+func TestSidebandLines(t *testing.T) {
+	text := "         swapper     0/0     [000]     0.000000000: PERF_RECORD_FORK(3:4):(2:2)\n" +
+		"              sh 13086/13086 [000]   776.779223833: PERF_RECORD_COMM exec: a: b:13086/13087\n" +
+		"            perf 27774/27774 [001]   980.045984662: PERF_RECORD_LOST lost 54\n" +
+		"            perf 27774/27774 [001]   980.045984663: PERF_RECORD_EXIT(5:6):(7:8)\n" +
+		"            perf 1/2 [001]   980.045984664: PERF_RECORD_SWITCH_CPU_WIDE OUT preempt  next pid/tid:    0/0    \n" +
+		"            perf 1/2 [001]   980.045984665: PERF_RECORD_SWITCH IN \n" +
+		"            perf 1/2 [001]   980.045984666: PERF_RECORD_MMAP2 1/2: [0x1(0x2) @ 0 00:00 0 0]: r-xp /x\n"
+	r, err := NewReader(strings.NewReader(text), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`0 perf:fork cpu=0 parent_pid=2 child_pid=4 {pid k0 3 ""} {ppid k0 2 ""}`,
+		`776779223833 perf:comm cpu=0 common_pid=13087 common_tgid=13086 comm="a: b" {exec k0 1 ""}`,
+		`980045984662 lost cpu=1 lost=54 {record k2 0 "PERF_RECORD_LOST"}`,
+		`980045984663 perf:exit cpu=1 pid=6 {tgid k0 5 ""} {ppid k0 7 ""} {ptid k0 8 ""}`,
+		`980045984664 perf:switch cpu=1 common_pid=2 common_tgid=1 {out k0 1 ""} {preempt k0 1 ""} {next_prev_pid k0 0 ""} {next_prev_tid k0 0 ""}`,
+		`980045984665 perf:switch cpu=1 common_pid=2 common_tgid=1 {out k0 0 ""} {preempt k0 0 ""}`,
+	}
+	i := 0
+	for r.Next() {
+		if i < len(want) {
+			if g := rowString(r.Event()); g != want[i] {
+				t.Errorf("row %d:\n got  %s\n want %s", i, g, want[i])
+			}
+		}
+		i++
+	}
+	if i != len(want) || r.Errors() != 0 || r.Meta().Summary.Dropped["perf script side-band line (PERF_RECORD_*)"] != 1 || r.Meta().Summary.Lost.Events != 54 {
+		t.Errorf("%d rows, %d errors, meta %+v", i, r.Errors(), r.Meta().Summary)
 	}
 }

@@ -9,13 +9,25 @@ import "github.com/schedreplay/replay/timeline"
 // "swapper", as perf names the idle task. The text readers use the same
 // table for lines whose comm is "<...>", so binary and text agree.
 type CommTable struct {
-	seed    map[int]string
-	learned map[int32]string
+	// names holds the saved cmdlines (seed, never replaced) and the names
+	// learned from sched_switch, in one map: one lookup per event.
+	names map[int32]commEntry
+}
+
+type commEntry struct {
+	s    string
+	seed bool
 }
 
 // NewCommTable starts from a saved-cmdlines table (may be nil).
 func NewCommTable(seed map[int]string) *CommTable {
-	return &CommTable{seed: seed, learned: map[int32]string{}}
+	t := &CommTable{names: make(map[int32]commEntry, len(seed))}
+	for pid, s := range seed {
+		if int(int32(pid)) == pid {
+			t.names[int32(pid)] = commEntry{s: s, seed: true}
+		}
+	}
+	return t
 }
 
 // IdleComm is the common_comm of pid 0.
@@ -27,11 +39,19 @@ func (t *CommTable) Learn(e *timeline.Event) {
 		return
 	}
 	if e.IsSet(timeline.PrevPID) && e.IsSet(timeline.PrevComm) {
-		t.learned[e.Int32(timeline.PrevPID)] = e.Str(timeline.PrevComm)
+		t.learn(e.Int32(timeline.PrevPID), e.Str(timeline.PrevComm))
 	}
 	if e.IsSet(timeline.NextPID) && e.IsSet(timeline.NextComm) {
-		t.learned[e.Int32(timeline.NextPID)] = e.Str(timeline.NextComm)
+		t.learn(e.Int32(timeline.NextPID), e.Str(timeline.NextComm))
 	}
+}
+
+func (t *CommTable) learn(pid int32, s string) {
+	// Most switches repeat a known name: look up before writing.
+	if c, ok := t.names[pid]; ok && (c.seed || c.s == s) {
+		return
+	}
+	t.names[pid] = commEntry{s: s}
 }
 
 // Lookup returns the name of pid, preferring the saved cmdlines.
@@ -39,11 +59,8 @@ func (t *CommTable) Lookup(pid int32) (string, bool) {
 	if pid == 0 {
 		return IdleComm, true
 	}
-	if s, ok := t.seed[int(pid)]; ok {
-		return s, true
-	}
-	s, ok := t.learned[pid]
-	return s, ok
+	c, ok := t.names[pid]
+	return c.s, ok
 }
 
 // Fill learns from e, then sets its common_comm when common_pid is known.

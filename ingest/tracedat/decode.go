@@ -18,6 +18,7 @@ type RecordDecoder struct {
 	order    binary.ByteOrder
 	release  string // kernel release, for prev_state when a print fmt fails
 	plans    map[*tracefmt.Format]*plan
+	byID     []*plan // plans by event id, checked against the format
 	strs     map[string]string
 	strBytes int
 }
@@ -38,6 +39,7 @@ type fieldPlan struct {
 }
 
 type plan struct {
+	fm     *tracefmt.Format
 	name   string
 	kind   timeline.Kind
 	fields []fieldPlan
@@ -45,10 +47,28 @@ type plan struct {
 }
 
 func (d *RecordDecoder) planFor(fm *tracefmt.Format) *plan {
-	if p := d.plans[fm]; p != nil {
-		return p
+	// By event id first (a slice index), then by format.
+	if id := fm.ID; id >= 0 && id < len(d.byID) {
+		if p := d.byID[id]; p != nil && p.fm == fm {
+			return p
+		}
 	}
-	p := &plan{name: timeline.EventName(fm.System, fm.Name)}
+	p := d.plans[fm]
+	if p == nil {
+		p = d.newPlan(fm)
+		d.plans[fm] = p
+	}
+	if id := fm.ID; id >= 0 && id <= 0xffff {
+		if id >= len(d.byID) {
+			d.byID = append(d.byID, make([]*plan, id+1-len(d.byID))...)
+		}
+		d.byID[id] = p
+	}
+	return p
+}
+
+func (d *RecordDecoder) newPlan(fm *tracefmt.Format) *plan {
+	p := &plan{fm: fm, name: timeline.EventName(fm.System, fm.Name)}
 	p.kind = timeline.KindOf(p.name)
 	for i := range fm.Fields {
 		fl := &fm.Fields[i]
@@ -93,7 +113,6 @@ func (d *RecordDecoder) planFor(fm *tracefmt.Format) *plan {
 		}
 		p.fields = append(p.fields, fieldPlan{f: fl})
 	}
-	d.plans[fm] = p
 	return p
 }
 

@@ -682,10 +682,20 @@ func (f *file) decompress(src []byte, usize int) ([]byte, error) {
 	var zr io.Reader
 	switch f.compression {
 	case "zstd":
-		if err := f.zdec.Reset(bytes.NewReader(src)); err != nil {
+		// One call into a buffer of the announced size (accepted by the
+		// caller): no 32 KiB copy loop, no regrowth. The decoder's memory
+		// limit bounds what a lying frame can make it allocate.
+		// Start at the announced size unless that is far beyond what src
+		// could plausibly hold (a corrupt header then costs no more than
+		// the data grows to).
+		out, err := f.zdec.DecodeAll(src, make([]byte, 0, min(usize, max(1<<20, 64*len(src)))))
+		if err != nil {
 			return nil, err
 		}
-		zr = f.zdec
+		if len(out) > usize {
+			out = out[:usize+1] // the caller reports the size mismatch
+		}
+		return out, nil
 	case "zlib":
 		r, err := zlib.NewReader(bytes.NewReader(src))
 		if err != nil {

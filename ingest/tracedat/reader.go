@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/schedreplay/replay/ingest/tracefmt"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -27,6 +28,7 @@ type Reader struct {
 	f       *file
 	closer  io.Closer
 	dec     *RecordDecoder
+	byID    []*tracefmt.Format // event id -> format (ids are small)
 	comms   *CommTable
 	meta    timeline.Meta
 	streams []*stream
@@ -86,6 +88,14 @@ func NewReader(ra io.ReaderAt, size int64, name string) (*Reader, error) {
 	}
 	r.dec = NewRecordDecoder(f.order, release)
 	r.comms = NewCommTable(f.cmdlines)
+	for id, fm := range f.byID {
+		if id >= 0 && id <= 0xffff {
+			if id >= len(r.byID) {
+				r.byID = append(r.byID, make([]*tracefmt.Format, id+1-len(r.byID))...)
+			}
+			r.byID[id] = fm
+		}
+	}
 	r.initMeta(release)
 	for _, cd := range f.cpus {
 		s, err := newStream(r, cd, lay)
@@ -183,16 +193,19 @@ func (r *Reader) Next() bool {
 				r.err, r.done = err, true
 				return false
 			}
+			// s is still at the top of the heap: sift it down in place
+			// (no Pop/Push, which box an item per event).
 			if ok {
-				heap.Push(&r.h, heapItem{s: s, order: s.idx})
+				heap.Fix(&r.h, 0)
+			} else {
+				heap.Pop(&r.h)
 			}
 		}
 		if len(r.h) == 0 {
 			r.done = true
 			return false
 		}
-		it := heap.Pop(&r.h).(heapItem)
-		s := it.s
+		s := r.h[0].s
 		r.last = s
 		if r.emit(s) {
 			return true
@@ -225,7 +238,10 @@ func (r *Reader) emit(s *stream) bool {
 		return false
 	}
 	id := int(r.f.order.Uint16(rec))
-	fm := r.f.byID[id]
+	var fm *tracefmt.Format
+	if id < len(r.byID) {
+		fm = r.byID[id]
+	}
 	if fm == nil {
 		r.drop("event id without a format description", 1)
 		return false
