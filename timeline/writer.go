@@ -276,9 +276,9 @@ func (w *Writer) newSink(out io.Writer, schema *arrow.Schema) (recordSink, error
 	opts := []ipc.Option{ipc.WithSchema(schema), ipc.WithAllocator(w.mem)}
 	switch w.compression {
 	case "lz4":
-		opts = append(opts, ipc.WithLZ4())
+		opts = append(opts, ipc.WithLZ4(), ipc.WithCompressConcurrency(2))
 	case "zstd":
-		opts = append(opts, ipc.WithZstd())
+		opts = append(opts, ipc.WithZstd(), ipc.WithCompressConcurrency(2))
 	}
 	return ipc.NewFileWriter(out, opts...)
 }
