@@ -9,6 +9,7 @@ func commands() []*cli.Command {
 		infoCommand(),
 		topologyCommand(),
 		latencyCommand(),
+		whatifCommand(),
 		exportCommand(),
 		demoCommand(),
 	}

@@ -121,6 +121,24 @@ func TestNotebooksReadTimelines(t *testing.T) {
 			t.Errorf("%s: notebook-check failed: %v", res.Path, res.Problems)
 		}
 	}
+	// So are a simulated schedule and a saved workload (replay whatif).
+	sim, wl := filepath.Join(dir, "sim.arrow"), filepath.Join(dir, "workload.arrow")
+	kin := filepath.Join(repoRoot(t), "fixtures", "kernels", "guest-D-1s8c1t", "schbench.perf.data")
+	if r := run(t, dir, "whatif", "-i", kin, "-o", sim, "--save-workload", wl); r.code != 0 {
+		t.Fatalf("whatif: exit %d: %s", r.code, r.stderr)
+	}
+	for _, res := range runNotebookCheck(t, tool, []string{"--quiet", "--expect-columns", "table"}, []string{wl}) {
+		if !res.OK {
+			t.Errorf("%s: notebook-check failed: %v", res.Path, res.Problems)
+		}
+	}
+	if r, err := timeline.Open(sim); err != nil {
+		t.Fatal(err)
+	} else {
+		metas[sim] = r.Meta()
+		r.Close()
+		files = append(files, sim)
+	}
 	var arrows, parquets []string
 	for _, f := range files {
 		if strings.HasSuffix(f, ".parquet") {

@@ -1,0 +1,717 @@
+package whatif
+
+import (
+	"sort"
+
+	"github.com/schedreplay/replay/model"
+)
+
+// sdState is the per-CPU copy of a struct sched_domain's mutable fields.
+type sdState struct {
+	sd                 *model.SchedDomain
+	groups             []*model.SchedGroup // local group first
+	balanceInterval    int64               // ms
+	lastBalance        int64               // jiffies
+	nrBalanceFailed    int
+	maxNewidleLbCost   int64 // ns
+	lastDecayMaxLbCost int64 // ns
+}
+
+// Load-balance flags (LBF_*).
+const (
+	lbfAllPinned = 1 << iota
+	lbfNeedBreak
+	lbfDstPinned
+	lbfSomePinned
+	lbfActiveLB
+)
+
+type lbRun struct {
+	LBEnv
+	st       *sdState
+	level    int
+	cpus     []bool // env->cpus
+	src      int
+	flags    int
+	loop     int
+	loopMax  int
+	loopBrk  int
+	moved    int
+	sumUtil  uint64
+	overload bool
+}
+
+// balanceInterval is get_sd_balance_interval().
+func (s *Sim) balanceInterval(st *sdState, busy bool) int64 {
+	ms := st.balanceInterval
+	if busy {
+		ms *= int64(st.sd.BusyFactor)
+	}
+	j := s.msecsToJiffies(ms)
+	if busy && s.knobs.IntervalMinusOne {
+		j--
+	}
+	if j < 1 {
+		j = 1
+	}
+	if j > s.maxLBInterval {
+		j = s.maxLBInterval
+	}
+	return j
+}
+
+// triggerLoadBalance is trigger_load_balance() from the tick.
+func (s *Sim) triggerLoadBalance(r *rq, idleAtTick bool) {
+	if len(r.sd) == 0 {
+		return
+	}
+	if s.jiffies() >= r.nextBalance {
+		idle := CPUNotIdle
+		if idleAtTick {
+			idle = CPUIdle
+		}
+		// run_rebalance_domains (same instant, after the tick).
+		s.updateBlockedAverages(r)
+		r.inBalance = true
+		s.rebalanceDomains(r, idle, MigrationSourcePeriodic)
+		r.inBalance = false
+		if r.curr == nil && r.nrRunning() > 0 {
+			s.schedule(r, "")
+		}
+	}
+	if !idleAtTick {
+		s.nohzBalancerKick(r)
+	}
+}
+
+// Migration sources for statistics.
+const (
+	MigrationSourcePeriodic = iota
+	MigrationSourceNewidle
+	MigrationSourceNohz
+)
+
+// rebalanceDomains is rebalance_domains() (§3.1).
+func (s *Sim) rebalanceDomains(r *rq, idle IdleType, source int) {
+	cont := true
+	busy := idle != CPUIdle
+	j := s.jiffies()
+	next := j + 60*int64(s.cfg.HZ)
+	for _, st := range r.sd {
+		if !cont {
+			break
+		}
+		interval := s.balanceInterval(st, busy)
+		if j >= st.lastBalance+interval {
+			moved := s.loadBalance(r, st, idle, &cont, source)
+			if moved > 0 {
+				idle = CPUNotIdle
+				if r.idle() {
+					idle = CPUIdle
+				}
+				busy = idle != CPUIdle
+			}
+			st.lastBalance = j
+			interval = s.balanceInterval(st, busy)
+		}
+		if st.lastBalance+interval < next {
+			next = st.lastBalance + interval
+		}
+	}
+	r.nextBalance = next
+	if idle == CPUIdle && next < s.nohz.nextBalance {
+		s.nohz.nextBalance = next
+	}
+}
+
+// updateBlockedAverages decays an idle CPU's blocked PELT signals to now.
+func (s *Sim) updateBlockedAverages(r *rq) { s.updateRQLoad(r) }
+
+// shouldWeBalance is should_we_balance() of v6.1 (§3.5).
+func (s *Sim) shouldWeBalance(e *lbRun) bool {
+	if !e.cpus[e.DstCPU] {
+		return false
+	}
+	if e.Idle == CPUNewlyIdle {
+		return true
+	}
+	local := e.st.groups[0]
+	for _, c := range local.BalanceMask {
+		if e.cpus[c] && s.cpus[c].idle() {
+			return c == e.DstCPU
+		}
+	}
+	return local.BalanceMask[0] == e.DstCPU
+}
+
+// loadBalance is load_balance() (§3.4). It returns the number of tasks
+// moved.
+func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source int) int {
+	sd := st.sd
+	e := &lbRun{st: st, level: sd.Level, cpus: make([]bool, s.ncpu), loopBrk: 32}
+	e.SDFlags, e.ImbalancePct, e.SpanWeight = sd.Flags, uint64(sd.ImbalancePct), sd.SpanWeight
+	e.ImbNUMANr, e.CacheNiceTries, e.NrBalanceFailed = sd.ImbNUMANr, sd.CacheNiceTries, st.nrBalanceFailed
+	e.HasParent = sd.Parent != nil
+	e.DstCPU, e.Idle = r.cpu, idle
+	for _, c := range sd.Span {
+		e.cpus[c] = true
+	}
+	s.stats.LBAttempts++
+	if !s.shouldWeBalance(e) {
+		*cont = false
+		return s.outBalanced(st, idle, false)
+	}
+	sds, bi := s.findBusiestGroup(e)
+	if sds == nil {
+		return s.outBalanced(st, idle, false)
+	}
+	busiest := s.findBusiestQueue(e, st.groups[bi])
+	if busiest < 0 {
+		return s.outBalanced(st, idle, false)
+	}
+	e.src = busiest
+	src := s.cpus[busiest]
+	moved := 0
+	if s.knobs.AllPinnedEarly {
+		e.flags |= lbfAllPinned
+	}
+	if src.nrRunning() > 1 {
+		e.flags |= lbfAllPinned
+		e.loopMax = s.cfg.NrMigrate
+		if n := src.nrRunning(); n < e.loopMax {
+			e.loopMax = n
+		}
+		for {
+			n := s.detachAttach(e, source)
+			moved += n
+			if e.flags&lbfNeedBreak != 0 {
+				e.flags &^= lbfNeedBreak
+				continue
+			}
+			break
+		}
+		if e.flags&lbfAllPinned != 0 {
+			*cont = true
+			return s.outAllPinned(st, idle)
+		}
+	}
+	if moved == 0 {
+		s.stats.LBFailed++
+		if idle != CPUNewlyIdle {
+			st.nrBalanceFailed++
+		}
+		e.NrBalanceFailed = st.nrBalanceFailed
+		if s.pol.NeedActiveBalance(&e.LBEnv) {
+			if !src.activeBalance && src.curr != nil && src.curr.allowed(r.cpu) && !src.curr.rt {
+				src.activeBalance = true
+				s.stats.ActiveBalances++
+				s.push(event{t: s.now + s.cfg.StopperLatencyNS, kind: evActive, cpu: int32(busiest), a: int32(r.cpu)})
+			}
+		}
+	} else {
+		st.nrBalanceFailed = 0
+		s.stats.LBMoved += int64(moved)
+	}
+	st.balanceInterval = int64(sd.MinInterval)
+	return moved
+}
+
+// outBalanced is the out_balanced/out_one_pinned exit: reset the failure
+// count and back the interval off (not for newidle passes).
+func (s *Sim) outBalanced(st *sdState, idle IdleType, allPinned bool) int {
+	s.stats.LBBalanced++
+	st.nrBalanceFailed = 0
+	if idle == CPUNewlyIdle {
+		return 0
+	}
+	if (allPinned && st.balanceInterval < 512) || st.balanceInterval < int64(st.sd.MaxInterval) {
+		st.balanceInterval *= 2
+	}
+	return 0
+}
+
+func (s *Sim) outAllPinned(st *sdState, idle IdleType) int { return s.outBalanced(st, idle, true) }
+
+// findBusiestGroup is find_busiest_group(): update_sd_lb_stats, the
+// policy's decision and calculate_imbalance. It returns the statistics
+// and the busiest group's index, or nil when balanced.
+func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
+	sds := &SDStats{BusiestIdx: -1}
+	child := e.st.sd.Child
+	sds.PreferSibling = child != nil && child.Flags&model.SDPreferSibling != 0
+	stats := make([]SGStats, len(e.st.groups))
+	overload := false
+	for i, g := range e.st.groups {
+		sgs := &stats[i]
+		s.updateSGLBStats(e, g, sgs, i == 0)
+		if sgs.Overload {
+			overload = true
+		}
+		if i == 0 {
+			sds.Local = sgs
+		} else if s.pol.PickBusiest(&e.LBEnv, sds, sgs) {
+			sds.Busiest, sds.BusiestIdx = sgs, i
+		}
+		sds.TotalLoad += sgs.GroupLoad
+		sds.TotalCapacity += sgs.GroupCapacity
+		e.sumUtil += sgs.GroupUtil
+	}
+	if e.st.sd.Parent == nil {
+		s.rdOverload = overload
+	}
+	s.updateIdleCPUScan(e)
+	if s.pol.Decide(&e.LBEnv, sds) != ForceBalance {
+		return nil, -1
+	}
+	s.pol.CalculateImbalance(&e.LBEnv, sds)
+	if e.Imbalance == 0 {
+		return nil, -1
+	}
+	return sds, sds.BusiestIdx
+}
+
+// updateSGLBStats is update_sg_lb_stats() (§3.6) for a symmetric machine
+// without RT/IRQ pressure (no misfit).
+func (s *Sim) updateSGLBStats(e *lbRun, g *model.SchedGroup, sgs *SGStats, local bool) {
+	for _, c := range g.Span {
+		if !e.cpus[c] {
+			continue
+		}
+		r := s.cpus[c]
+		sgs.GroupLoad += s.cpuLoad(c)
+		sgs.GroupUtil += s.cpuUtil(c)
+		sgs.GroupRunnable += s.cpuRunnable(c)
+		sgs.SumHNrRunning += uint32(r.nrCFS)
+		n := r.nrRunning()
+		sgs.SumNrRunning += uint32(n)
+		if n > 1 {
+			sgs.Overload = true
+		}
+		if n == 0 && r.idle() {
+			sgs.IdleCPUs++
+		}
+		sgs.GroupCapacity += r.capacity
+	}
+	sgs.GroupWeight = uint32(g.Weight)
+	sgs.Flags = g.Flags
+	if e.st.sd.Parent == nil || true {
+		sgs.Imbalanced = s.sgcImb[sgcKey{e.level, g.ID}]
+	}
+	sgs.GroupType = s.pol.Classify(&e.LBEnv, sgs)
+	if sgs.GroupType == GroupOverloaded && sgs.GroupCapacity > 0 {
+		sgs.AvgLoad = sgs.GroupLoad * capacityScale / sgs.GroupCapacity
+	}
+}
+
+// updateIdleCPUScan is update_idle_cpu_scan() (SIS_UTIL, v6.0): periodic
+// passes at the LLC-sized domain set the LLC's idle-scan budget from its
+// average utilisation.
+func (s *Sim) updateIdleCPUScan(e *lbRun) {
+	if !s.knobs.SISUtil || e.Idle == CPUNewlyIdle {
+		return
+	}
+	sh := s.llc[e.DstCPU]
+	if e.SpanWeight != sh.weight {
+		return
+	}
+	llcW := uint64(sh.weight)
+	x := e.sumUtil / llcW
+	pct := e.ImbalancePct
+	tmp := x * x * pct * pct / (10000 * capacityScale)
+	if tmp > capacityScale {
+		tmp = capacityScale
+	}
+	sh.nrIdleScan = int((capacityScale - tmp) * llcW / capacityScale)
+}
+
+// findBusiestQueue is find_busiest_queue() (§3.9) for symmetric machines.
+func (s *Sim) findBusiestQueue(e *lbRun, g *model.SchedGroup) int {
+	best := -1
+	var bestLoad, bestCap uint64
+	var bestUtil uint64
+	bestNr := 0
+	for _, c := range g.Span {
+		if !e.cpus[c] {
+			continue
+		}
+		r := s.cpus[c]
+		nr := r.nrCFS
+		if nr == 0 {
+			continue
+		}
+		switch e.MigrationType {
+		case MigrateLoad:
+			load := s.cpuLoad(c)
+			if nr == 1 && int64(load) > e.Imbalance {
+				continue
+			}
+			if best < 0 || load*bestCap > bestLoad*r.capacity {
+				best, bestLoad, bestCap = c, load, r.capacity
+			}
+		case MigrateUtil:
+			u := s.cpuUtil(c)
+			if nr <= 1 {
+				continue
+			}
+			if best < 0 || u > bestUtil {
+				best, bestUtil = c, u
+			}
+		case MigrateTask:
+			if best < 0 || nr > bestNr {
+				best, bestNr = c, nr
+			}
+		case MigrateMisfit:
+		}
+	}
+	return best
+}
+
+// cfsTasksTailFirst lists a rq's CFS tasks from the tail of cfs_tasks
+// (least recently picked first).
+func (s *Sim) cfsTasksTailFirst(r *rq) []*simTask {
+	ts := make([]*simTask, 0, r.nrCFS)
+	if r.curr != nil && !r.curr.rt {
+		ts = append(ts, r.curr)
+	}
+	ts = append(ts, r.tree...)
+	sort.SliceStable(ts, func(i, j int) bool { return ts[i].mru < ts[j].mru })
+	return ts
+}
+
+// canMigrateTask is can_migrate_task() (§3.10): per-CPU kthreads stay, the
+// running task stays (unless active balance), cache-hot tasks stay until
+// the domain failed more than cache_nice_tries times.
+func (s *Sim) canMigrateTask(e *lbRun, p *simTask, src *rq) bool {
+	if p.pinned >= 0 {
+		return false
+	}
+	if !p.allowed(e.DstCPU) {
+		e.flags |= lbfSomePinned
+		return false
+	}
+	e.flags &^= lbfAllPinned
+	if src.curr == p {
+		return false
+	}
+	if e.flags&lbfActiveLB != 0 {
+		return true
+	}
+	if !s.taskHot(e, p, src) || st(e).nrBalanceFailed > e.CacheNiceTries {
+		return true
+	}
+	return false
+}
+
+func st(e *lbRun) *sdState { return e.st }
+
+// taskHot is task_hot(): SMT siblings share caches; the src's next/last
+// buddy is hot when dst has tasks; otherwise hot when it ran within
+// sysctl_sched_migration_cost.
+func (s *Sim) taskHot(e *lbRun, p *simTask, src *rq) bool {
+	if p.rt {
+		return false
+	}
+	if e.SDFlags&model.SDShareCPUCapacity != 0 {
+		return false
+	}
+	if s.cpus[e.DstCPU].nrRunning() > 0 && (src.next == p || src.last == p) {
+		return true
+	}
+	if p.execStart < 0 {
+		return false
+	}
+	return s.now-p.execStart < s.cfg.MigrationCostNS
+}
+
+// detachAttach is detach_tasks() followed by attach_tasks().
+func (s *Sim) detachAttach(e *lbRun, source int) int {
+	src, dst := s.cpus[e.src], s.cpus[e.DstCPU]
+	if e.Imbalance <= 0 {
+		return 0
+	}
+	var picked []*simTask
+	cands := s.cfsTasksTailFirst(src)
+	for _, p := range cands {
+		if e.Idle != CPUNotIdle && src.nrRunning()-len(picked) <= 1 {
+			break
+		}
+		e.loop++
+		if e.loop > e.loopMax {
+			break
+		}
+		if e.loop > e.loopBrk {
+			e.loopBrk += 32
+			e.flags |= lbfNeedBreak
+			break
+		}
+		if !s.canMigrateTask(e, p, src) {
+			continue
+		}
+		dt := DetachTask{Load: p.avg.loadAvg, UtilEst: p.utilEstValue()}
+		if !s.pol.AcceptForDetach(&e.LBEnv, dt) {
+			continue
+		}
+		picked = append(picked, p)
+		if s.cfg.Preemption && e.Idle == CPUNewlyIdle {
+			break
+		}
+		if e.Imbalance <= 0 {
+			break
+		}
+	}
+	for _, p := range picked {
+		s.migrateQueued(p, src, dst, source)
+	}
+	return len(picked)
+}
+
+// migrateQueued moves a queued (not running) task between run queues:
+// detach_task + attach_task, with PELT detached/attached at once and
+// vruntime re-based.
+func (s *Sim) migrateQueued(p *simTask, src, dst *rq, source int) {
+	s.updateCurr(src)
+	s.updateTaskLoad(src, p)
+	if s.eevdf {
+		s.eevdfUpdateLag(src, p)
+	}
+	src.treeRemove(p)
+	if src.next == p {
+		src.next = nil
+	}
+	if src.last == p {
+		src.last = nil
+	}
+	src.nrCFS--
+	src.loadWeight -= p.weight
+	if src.utilEst >= p.utilEstEnq {
+		src.utilEst -= p.utilEstEnq
+	} else {
+		src.utilEst = 0
+	}
+	src.avg.detach(&p.avg, p.weight)
+	s.updateRQLoad(src)
+	if !s.eevdf {
+		p.vruntime -= src.minVruntime
+	}
+	p.execStart = -1
+	s.emitMigrate(p, src.cpu, dst.cpu, dst.cpu)
+	switch source {
+	case MigrationSourcePeriodic:
+		s.stats.MigrationsPeriodic++
+	case MigrationSourceNewidle:
+		s.stats.MigrationsNewidle++
+	case MigrationSourceNohz:
+		s.stats.MigrationsNohz++
+	default:
+		s.stats.MigrationsActive++
+	}
+	s.updateRQLoad(dst)
+	s.enqueue(dst, p, enqMigrated)
+	s.wakeupPreempt(dst, p)
+}
+
+// activeBalanceStop is active_load_balance_cpu_stop(): the stopper on the
+// busiest CPU preempts its current task and pushes one migratable task
+// (scanning from the tail of cfs_tasks) to dst.
+func (s *Sim) activeBalanceStop(busiest, dstCPU int) {
+	src := s.cpus[busiest]
+	src.activeBalance = false
+	if src.nrCFS <= 1 && src.curr == nil || src.nrRunning() < 1 {
+		return
+	}
+	dst := s.cpus[dstCPU]
+	var sd *sdState
+	for _, x := range dst.sd {
+		if inSpan(x.sd.Span, busiest) {
+			sd = x
+			break
+		}
+	}
+	if sd == nil {
+		return
+	}
+	e := &lbRun{st: sd, cpus: make([]bool, s.ncpu)}
+	e.DstCPU, e.Idle, e.flags = dstCPU, CPUIdle, lbfActiveLB
+	e.SDFlags, e.CacheNiceTries = sd.sd.Flags, sd.sd.CacheNiceTries
+	// The stopper preempts the running task, which becomes migratable.
+	if src.curr != nil && !src.curr.rt {
+		s.preemptForStopper(src)
+	}
+	for _, p := range s.cfsTasksTailFirst(src) {
+		if p == src.curr || !s.canMigrateTask(e, p, src) {
+			continue
+		}
+		sd.nrBalanceFailed = 0
+		s.migrateQueued(p, src, dst, -1)
+		break
+	}
+	if src.curr == nil && src.nrRunning() > 0 {
+		s.schedule(src, "")
+	}
+}
+
+// preemptForStopper switches the current task out in state R+ (the
+// stopper runs) and leaves the CPU to be rescheduled after the push.
+func (s *Sim) preemptForStopper(r *rq) {
+	prev := r.curr
+	s.updateCurr(r)
+	s.updateTaskLoad(r, prev)
+	prev.state = tsQueued
+	r.treeInsert(prev)
+	r.curr = nil
+	r.gen++
+	s.emitSwitch(r, prev, nil, "R")
+}
+
+// newidleBalance is newidle_balance() with the v5.16 gate (§3.2). The
+// modelled cost of each load_balance feeds max_newidle_lb_cost.
+func (s *Sim) newidleBalance(r *rq) {
+	if len(r.sd) == 0 {
+		return
+	}
+	r.idleStamp = s.now
+	sd0 := r.sd[0]
+	skip := !s.rdOverload || r.avgIdle < sd0.maxNewidleLbCost
+	if !s.knobs.NewidleGate516 {
+		skip = !s.rdOverload || r.avgIdle < s.cfg.MigrationCostNS
+	}
+	if skip {
+		s.stats.NewidleSkipped++
+		return
+	}
+	s.updateBlockedAverages(r)
+	var curCost int64
+	pulled := 0
+	for _, st := range r.sd {
+		if r.avgIdle < curCost+st.maxNewidleLbCost {
+			break
+		}
+		if st.sd.Flags&model.SDBalanceNewidle != 0 {
+			cont := true
+			n := s.loadBalance(r, st, CPUNewlyIdle, &cont, MigrationSourceNewidle)
+			pulled += n
+			cost := s.cfg.NewidleC0NS + s.cfg.NewidleC1NS*int64(st.sd.SpanWeight) + s.cfg.NewidleC2NS*int64(n)
+			if cost > st.maxNewidleLbCost {
+				st.maxNewidleLbCost = cost
+				st.lastDecayMaxLbCost = s.now
+			} else if s.now > st.lastDecayMaxLbCost+1000000000 {
+				st.maxNewidleLbCost = st.maxNewidleLbCost * 253 / 256
+				st.lastDecayMaxLbCost = s.now
+			}
+			curCost += cost
+		}
+		if pulled > 0 || r.nrRunning() > 0 {
+			break
+		}
+	}
+	if curCost > r.maxIdleBalanceCost {
+		r.maxIdleBalanceCost = curCost
+	}
+	if pulled > 0 {
+		r.idleStamp = 0
+	}
+}
+
+// noteWakeOnIdle updates avg_idle when a task is woken onto a CPU whose
+// idle_stamp is set (ttwu_do_activate).
+func (s *Sim) noteWakeOnIdle(r *rq) {
+	if r.idleStamp == 0 {
+		return
+	}
+	delta := s.now - r.idleStamp
+	r.avgIdle += (delta - r.avgIdle) / 8
+	if max := 2 * r.maxIdleBalanceCost; r.avgIdle > max {
+		r.avgIdle = max
+	}
+	r.idleStamp = 0
+}
+
+// nohzBalancerKick is nohz_balancer_kick() on a busy CPU's tick (§3.3).
+func (s *Sim) nohzBalancerKick(r *rq) {
+	if s.cfg.NoNOHZ {
+		return
+	}
+	if s.nohz.idle[r.cpu] {
+		s.nohz.idle[r.cpu] = false
+		s.nohz.nrCPUs--
+	}
+	if s.nohz.nrCPUs == 0 {
+		return
+	}
+	const (
+		kickStats   = 1
+		kickBalance = 2
+	)
+	flags := 0
+	if s.nohz.hasBlocked && s.now > s.nohz.nextBlocked {
+		flags = kickStats
+	}
+	if s.jiffies() >= s.nohz.nextBalance {
+		if r.nrRunning() >= 2 {
+			flags = kickStats | kickBalance
+		} else if llc := s.dom.CPUs[r.cpu].LLC; llc != nil {
+			busy := 0
+			for _, c := range llc.Span {
+				if !s.nohz.idle[c] {
+					busy++
+				}
+			}
+			if busy > 1 {
+				flags = kickStats | kickBalance
+			}
+		}
+	}
+	if flags == 0 {
+		return
+	}
+	if flags&kickBalance != 0 {
+		s.nohz.nextBalance = s.jiffies() + 1
+	}
+	ilb := -1
+	for c := 0; c < s.ncpu; c++ {
+		if s.nohz.idle[c] && c != r.cpu && s.cpus[c].idle() {
+			ilb = c
+			break
+		}
+	}
+	if ilb < 0 || s.nohz.kickPending[ilb] {
+		return
+	}
+	s.nohz.kickPending[ilb] = true
+	s.stats.NohzKicks++
+	s.push(event{t: s.now + s.cfg.IPILatencyNS, kind: evNohzKick, cpu: int32(ilb), a: int32(flags)})
+}
+
+// nohzIdleBalance is _nohz_idle_balance() on the kicked ILB: refresh the
+// blocked averages of idle CPUs (STATS) and run their periodic balance as
+// CPU_IDLE when due (BALANCE), from ilb+1 wrapping, ilb last.
+func (s *Sim) nohzIdleBalance(ilb, flags int) {
+	s.nohz.kickPending[ilb] = false
+	if flags&1 != 0 {
+		s.nohz.hasBlocked = false
+	}
+	j := s.jiffies()
+	next := j + 60*int64(s.cfg.HZ)
+	for k := 1; k <= s.ncpu; k++ {
+		c := (ilb + k) % s.ncpu
+		r := s.cpus[c]
+		if !s.nohz.idle[c] || !r.idle() {
+			continue
+		}
+		if flags&1 != 0 {
+			s.updateBlockedAverages(r)
+		}
+		if flags&2 != 0 && j >= r.nextBalance {
+			s.rebalanceDomains(r, CPUIdle, MigrationSourceNohz)
+		}
+		if r.nextBalance < next {
+			next = r.nextBalance
+		}
+	}
+	if flags&2 != 0 {
+		s.nohz.nextBalance = next
+	}
+	if flags&1 != 0 {
+		s.nohz.nextBlocked = s.now + 32*1000000
+	}
+}

@@ -1,0 +1,157 @@
+package whatif
+
+// EEVDF run-queue discipline (v6.6+, kernel-lb.md §5.7): per entity a
+// deadline, a slice (base_slice) and a lag; per cfs_rq the load-weighted
+// sum of (vruntime − min_vruntime) and the total weight of the queued (not
+// running) entities, from which avg_vruntime V and eligibility
+// (vruntime <= V) follow exactly in integers. Selected with
+// Config.RunQueue = "eevdf" or by a policy's Knobs.EEVDF. It replaces CFS's
+// place_entity, check_preempt_tick, check_preempt_wakeup and
+// pick_next_entity; everything else is shared. Not modelled: delayed
+// dequeue (v6.12+), custom slices, PREEMPT_SHORT, the v6.15 base slice.
+
+// avgAdd / avgSub maintain avg_vruntime/avg_load (avg_vruntime_add/sub)
+// for an entity entering or leaving the tree.
+func (r *rq) avgAdd(t *simTask) {
+	w := int64(t.weight)
+	r.avgVruntime += (t.vruntime - r.minVruntime) * w
+	r.avgLoad += w
+}
+
+func (r *rq) avgSub(t *simTask) {
+	w := int64(t.weight)
+	r.avgVruntime -= (t.vruntime - r.minVruntime) * w
+	r.avgLoad -= w
+}
+
+// currOnRQ is the running CFS entity if it is still queued (on_rq).
+func (r *rq) currOnRQ() *simTask {
+	if c := r.curr; c != nil && !c.rt && c.state == tsRunning {
+		return c
+	}
+	return nil
+}
+
+// floorDiv divides rounding towards −∞ (the kernel biases avg_vruntime so).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// avgVruntimeOf is avg_vruntime(): V, the load-weighted average vruntime
+// of the queued entities and the running one.
+func (r *rq) avgVruntimeOf() int64 {
+	avg, load := r.avgVruntime, r.avgLoad
+	if c := r.currOnRQ(); c != nil {
+		w := int64(c.weight)
+		avg += (c.vruntime - r.minVruntime) * w
+		load += w
+	}
+	if load > 0 {
+		avg = floorDiv(avg, load)
+	}
+	return r.minVruntime + avg
+}
+
+// eligible is entity_eligible(): vruntime <= V, evaluated without the
+// division.
+func (r *rq) eligible(t *simTask) bool {
+	avg, load := r.avgVruntime, r.avgLoad
+	if c := r.currOnRQ(); c != nil {
+		w := int64(c.weight)
+		avg += (c.vruntime - r.minVruntime) * w
+		load += w
+	}
+	return avg >= (t.vruntime-r.minVruntime)*load
+}
+
+// baseSliceNS is sysctl_sched_base_slice: 0.75 ms × the tunable factor.
+func (s *Sim) baseSliceNS() int64 { return s.latencyNS / 8 }
+
+func (t *simTask) vslice(ns int64) int64 { return ns * capacityScale / int64(t.weight) }
+
+// eevdfPlace is place_entity() of v6.6: the entity keeps its lag, inflated
+// so that V is unchanged by its arrival (PLACE_LAG), and gets a deadline
+// one slice (half for a new task: PLACE_DEADLINE_INITIAL) ahead.
+func (s *Sim) eevdfPlace(r *rq, t *simTask, initial bool) {
+	v := r.avgVruntimeOf()
+	lag := int64(0)
+	load := r.avgLoad
+	if c := r.currOnRQ(); c != nil {
+		load += int64(c.weight)
+	}
+	if load > 0 {
+		lag = t.vlag * (load + int64(t.weight)) / load
+	}
+	t.vruntime = v - lag
+	vs := t.vslice(s.baseSliceNS())
+	if initial {
+		vs /= 2
+	}
+	t.deadline = t.vruntime + vs
+}
+
+// eevdfUpdateLag is update_entity_lag() at dequeue: vlag = V − vruntime,
+// clamped to ± max(2 × slice, one tick) in the entity's virtual time.
+func (s *Sim) eevdfUpdateLag(r *rq, t *simTask) {
+	lim := 2 * s.baseSliceNS()
+	if s.tickNS > lim {
+		lim = s.tickNS
+	}
+	lim = t.vslice(lim)
+	// V with t still counted: on_rq is cleared only after the lag is taken.
+	avg, load := r.avgVruntime, r.avgLoad
+	if c := r.curr; c != nil && !c.rt && (c.state == tsRunning || c == t) {
+		w := int64(c.weight)
+		avg += (c.vruntime - r.minVruntime) * w
+		load += w
+	}
+	v := r.minVruntime
+	if load > 0 {
+		v += floorDiv(avg, load)
+	}
+	lag := v - t.vruntime
+	if lag > lim {
+		lag = lim
+	}
+	if lag < -lim {
+		lag = -lim
+	}
+	t.vlag = lag
+}
+
+// eevdfPick is pick_eevdf(): curr if it is eligible and still protected
+// by RUN_TO_PARITY (not past the deadline it was picked with), else the
+// eligible entity with the earliest deadline (ties: a queued entity before
+// curr, then the smaller vruntime).
+func (s *Sim) eevdfPick(r *rq) *simTask {
+	curr := r.currOnRQ()
+	if curr != nil && !r.eligible(curr) {
+		curr = nil
+	}
+	if curr != nil && curr.parity {
+		return curr
+	}
+	var best *simTask
+	for _, t := range r.tree {
+		if r.eligible(t) && (best == nil || t.deadline < best.deadline) {
+			best = t
+		}
+	}
+	// curr replaces the tree's choice only with a strictly earlier deadline.
+	if curr != nil && (best == nil || curr.deadline < best.deadline) {
+		best = curr
+	}
+	if best == nil {
+		// Rounding can leave nobody eligible: take the smallest vruntime.
+		if len(r.tree) > 0 {
+			best = r.tree[0]
+		} else {
+			best = r.currOnRQ()
+		}
+	}
+	return best
+}

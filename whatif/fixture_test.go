@@ -1,0 +1,296 @@
+package whatif
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/schedreplay/replay/analysis"
+	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/timeline"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func fixtures(t testing.TB) []string {
+	fs, _ := filepath.Glob("../fixtures/kernels/*/*.perf.data")
+	if len(fs) == 0 {
+		t.Skip("no real fixtures")
+	}
+	return fs
+}
+
+func extractFixture(t testing.TB, path string) (*Workload, *Metrics) {
+	t.Helper()
+	r, err := ingest.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w, obs, err := ExtractAndMeasure(r, r.Meta().Topology, r.Meta().Source.OSRelease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, obs
+}
+
+// Every real fixture replays with the invariants holding: run time equals
+// demand, every edge and arrival fires once (Sim.checkInvariants), no CPU
+// runs two tasks at once and time is monotonic (checker).
+func TestFixturesReplayInvariants(t *testing.T) {
+	for _, f := range fixtures(t) {
+		t.Run(filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f), func(t *testing.T) {
+			w, _ := extractFixture(t, f)
+			p, _ := LookupPolicy("v6.1")
+			for seed := uint64(0); seed < 3; seed++ {
+				cfg := DefaultConfig(p)
+				cfg.Seed = seed
+				for _, arr := range []ArrivalMode{ArrivalsRelative, ArrivalsAbsolute} {
+					cfg.Arrivals = arr
+					ch := newChecker(t)
+					if _, err := Replay(w, cfg, ch); err != nil {
+						t.Fatalf("seed %d arrivals %d: %v", seed, arr, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// The extracted workload accounts for the trace: each task's demand equals
+// the run time the analysis measures for it (its timehist run slices), and
+// extraction is deterministic. The one exception is the recorder itself:
+// perf pins itself to each CPU in turn at start-up (it is the prev of each
+// CPU's first sched_switch, R to migration/N), and the analysis books each
+// of those CPUs busy with it from the trace start, while the workload books
+// its time once, from where it was last seen.
+func TestExtractDemandMatchesRunTime(t *testing.T) {
+	for _, f := range fixtures(t) {
+		w, _ := extractFixture(t, f)
+		r, err := ingest.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := analysis.Run(r, analysis.Options{})
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := map[int32]int64{}
+		for _, ts := range rep.Tasks {
+			run[ts.TID] = ts.RunNS
+		}
+		for _, tk := range w.Tasks {
+			if tk.Comm == "perf" {
+				continue
+			}
+			var demand int64
+			for _, a := range tk.Activations {
+				demand += a.DemandNS
+			}
+			if d := demand - run[tk.TID]; d > 1000 || d < -1000 {
+				t.Errorf("%s: task %d (%s) demand %d, analysis run time %d", f, tk.TID, tk.Comm, demand, run[tk.TID])
+			}
+		}
+		w2, _ := extractFixture(t, f)
+		if !reflect.DeepEqual(w, w2) {
+			t.Errorf("%s: extraction not deterministic", f)
+		}
+	}
+}
+
+// --save-workload and reading it back give the same workload, and the
+// same file bytes twice.
+func TestWorkloadRoundTrip(t *testing.T) {
+	f := fixtures(t)[0]
+	w, _ := extractFixture(t, f)
+	dir := t.TempDir()
+	p1, p2 := filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow")
+	if err := SaveWorkload(p1, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveWorkload(p2, w); err != nil {
+		t.Fatal(err)
+	}
+	b1, _ := os.ReadFile(p1)
+	b2, _ := os.ReadFile(p2)
+	if !bytes.Equal(b1, b2) {
+		t.Error("workload file not byte-identical")
+	}
+	if !IsWorkloadFile(p1) || IsWorkloadFile(f) {
+		t.Error("IsWorkloadFile")
+	}
+	w2, err := LoadWorkload(p1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(w.Tasks, w2.Tasks) || !reflect.DeepEqual(w.Edges, w2.Edges) || !reflect.DeepEqual(w.IdleWakeNS, w2.IdleWakeNS) ||
+		!reflect.DeepEqual(w.PreemptWakeNS, w2.PreemptWakeNS) ||
+		w.StartNS != w2.StartNS || w.EndNS != w2.EndNS || w.Kernel != w2.Kernel || !reflect.DeepEqual(w.Topology, w2.Topology) {
+		t.Error("workload changed through save/load")
+	}
+	// Replaying the file read back gives the same simulated schedule.
+	p, _ := LookupPolicy("v6.1")
+	cfg := DefaultConfig(p)
+	s1, s2 := filepath.Join(dir, "s1.arrow"), filepath.Join(dir, "s2.arrow")
+	if _, err := ReplayToFile(s1, w, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReplayToFile(s2, w2, cfg); err != nil {
+		t.Fatal(err)
+	}
+	b1, _ = os.ReadFile(s1)
+	b2, _ = os.ReadFile(s2)
+	if !bytes.Equal(b1, b2) {
+		t.Error("replay of the saved workload differs from the replay of the extracted one")
+	}
+}
+
+func TestPinnedCPUOf(t *testing.T) {
+	for comm, want := range map[string]int32{
+		"ksoftirqd/3": 3, "migration/12": 12, "kworker/5:1": 5, "kworker/5:1H": 5, "kworker/u16:0": -1,
+		"kworker/3:0-events": 3, "cpuhp/0": 0, "schbench-worker": -1, "rcu_preempt": -1, "foo/3": -1,
+	} {
+		if got := PinnedCPUOf(comm); got != want {
+			t.Errorf("PinnedCPUOf(%q) = %d, want %d", comm, got, want)
+		}
+	}
+}
+
+// Same input, policy and seed give a byte-identical simulated timeline.
+func TestDeterministicOutput(t *testing.T) {
+	f := fixtures(t)[0]
+	w, _ := extractFixture(t, f)
+	p, _ := LookupPolicy("v6.1")
+	cfg := DefaultConfig(p)
+	cfg.Seed = 7
+	dir := t.TempDir()
+	var files [2][]byte
+	for i := range files {
+		path := filepath.Join(dir, fmt.Sprintf("sim%d.arrow", i))
+		if _, err := ReplayToFile(path, w, cfg); err != nil {
+			t.Fatal(err)
+		}
+		files[i], _ = os.ReadFile(path)
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Error("simulated timeline differs between two identical runs")
+	}
+	// The file is an ordinary timeline.
+	r, err := timeline.Open(filepath.Join(dir, "sim0.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Meta().Source.Format != "replay whatif" || r.Meta().Source.Extra["policy"] != "v6.1" || r.Meta().Topology == nil {
+		t.Errorf("meta %+v", r.Meta().Source)
+	}
+}
+
+// digestSink hashes the simulated events.
+type digestSink struct {
+	h interface {
+		Write([]byte) (int, error)
+		Sum([]byte) []byte
+	}
+	n int
+}
+
+func (d *digestSink) Emit(e *timeline.Event) error {
+	d.n++
+	fmt.Fprintf(d.h, "%d %s", e.Time, e.Name)
+	for c := timeline.Col(0); c < timeline.NumCols; c++ {
+		if e.IsSet(c) {
+			if c.IsString() {
+				fmt.Fprintf(d.h, " %s=%s", c.Name(), e.Str(c))
+			} else {
+				fmt.Fprintf(d.h, " %s=%d", c.Name(), e.Int(c))
+			}
+		}
+	}
+	d.h.Write([]byte{'\n'})
+	return nil
+}
+
+type golden struct {
+	Fixture      string   `json:"fixture"`
+	Policy       string   `json:"policy"`
+	Seed         uint64   `json:"seed"`
+	Events       int      `json:"events"`
+	EventsSHA256 string   `json:"events_sha256"`
+	Metrics      *Metrics `json:"metrics"`
+	Stats        *Stats   `json:"stats"`
+}
+
+// Golden simulated output for the small real fixture guest-D schbench:
+// the metrics, the replay statistics and a hash of every simulated event.
+// Run with -update after an intended change and review the diff.
+func TestGoldenGuestD(t *testing.T) {
+	f := "../fixtures/kernels/guest-D-1s8c1t/schbench.perf.data"
+	if _, err := os.Stat(f); err != nil {
+		t.Skip(err)
+	}
+	w, _ := extractFixture(t, f)
+	p, _ := LookupPolicy("v6.1")
+	cfg := DefaultConfig(p)
+	d := &digestSink{h: sha256.New()}
+	res, err := Replay(w, cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := golden{Fixture: "guest-D-1s8c1t/schbench.perf.data", Policy: "v6.1", Events: d.n,
+		EventsSHA256: hex.EncodeToString(d.h.Sum(nil)), Metrics: res.Metrics, Stats: res.Stats}
+	got, _ := json.MarshalIndent(g, "", "  ")
+	got = append(got, '\n')
+	path := "testdata/golden_guest-D_schbench_v6.1.json"
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("simulated output differs from %s (run with -update if intended):\n%s", path, got)
+	}
+}
+
+// BenchmarkReplay measures simulated scheduler events per second on one
+// core for the largest real fixture.
+func BenchmarkReplay(b *testing.B) {
+	fs := fixtures(b)
+	var big string
+	var bigSize int64
+	for _, f := range fs {
+		if st, err := os.Stat(f); err == nil && st.Size() > bigSize {
+			big, bigSize = f, st.Size()
+		}
+	}
+	w, _ := extractFixture(b, big)
+	p, _ := LookupPolicy("v6.1")
+	cfg := DefaultConfig(p)
+	var events int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, err := New(w, cfg, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := s.Run()
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += st.Events
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}

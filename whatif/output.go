@@ -1,0 +1,156 @@
+package whatif
+
+import "github.com/schedreplay/replay/timeline"
+
+// Sink receives the simulated schedule as timeline events, in time order.
+// The event is reused between calls.
+type Sink interface {
+	Emit(e *timeline.Event) error
+}
+
+type discard struct{}
+
+func (discard) Emit(*timeline.Event) error { return nil }
+
+// Tee sends each event to several sinks.
+type Tee []Sink
+
+func (t Tee) Emit(e *timeline.Event) error {
+	for _, s := range t {
+		if err := s.Emit(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Sim) emit(e *timeline.Event) {
+	if s.err != nil {
+		return
+	}
+	if err := s.out.Emit(e); err != nil {
+		s.err = err
+	}
+}
+
+func (s *Sim) newEvent(kind timeline.Kind, cpu int, commonPID int32) *timeline.Event {
+	e := &s.ev
+	e.Reset()
+	e.Time = s.now
+	e.Kind = kind
+	e.Name = kind.String()
+	e.SetInt(timeline.CPU, int64(cpu))
+	e.SetInt(timeline.CommonPID, int64(commonPID))
+	return e
+}
+
+func tidOf(t *simTask) int32 {
+	if t == nil {
+		return 0
+	}
+	return t.w.TID
+}
+
+func commOf(t *simTask, cpu int) string {
+	if t == nil {
+		return "swapper/" + itoa(cpu)
+	}
+	return t.w.Comm
+}
+
+func prioOf(t *simTask) int64 {
+	if t == nil {
+		return 120
+	}
+	return int64(t.w.Prio)
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
+
+// emitSwitch writes sched_switch (nil = the idle task).
+func (s *Sim) emitSwitch(r *rq, prev, next *simTask, prevState string) {
+	if prev == nil {
+		prevState = "R"
+	}
+	if prevState == "" {
+		prevState = "R"
+	}
+	e := s.newEvent(timeline.SchedSwitch, r.cpu, tidOf(prev))
+	e.SetStr(timeline.CommonComm, commOf(prev, r.cpu))
+	e.SetStr(timeline.PrevComm, commOf(prev, r.cpu))
+	e.SetInt(timeline.PrevPID, int64(tidOf(prev)))
+	e.SetInt(timeline.PrevPrio, prioOf(prev))
+	e.SetStr(timeline.PrevState, prevState)
+	e.SetStr(timeline.NextComm, commOf(next, r.cpu))
+	e.SetInt(timeline.NextPID, int64(tidOf(next)))
+	e.SetInt(timeline.NextPrio, prioOf(next))
+	s.emit(e)
+}
+
+// emitWaking writes sched_waking on the waker's CPU (common_pid 0 for an
+// interrupt or timer arrival).
+func (s *Sim) emitWaking(t, waker *simTask, cpu, target int) {
+	e := s.newEvent(timeline.SchedWaking, cpu, tidOf(waker))
+	e.SetStr(timeline.CommonComm, commOf(waker, cpu))
+	e.SetStr(timeline.Comm, t.w.Comm)
+	e.SetInt(timeline.PID, int64(t.w.TID))
+	e.SetInt(timeline.Prio, int64(t.w.Prio))
+	e.SetInt(timeline.TargetCPU, int64(target))
+	s.emit(e)
+}
+
+// emitMigrate writes sched_migrate_task.
+func (s *Sim) emitMigrate(t *simTask, from, to, cpu int) {
+	e := s.newEvent(timeline.SchedMigrateTask, cpu, 0)
+	e.SetStr(timeline.Comm, t.w.Comm)
+	e.SetInt(timeline.PID, int64(t.w.TID))
+	e.SetInt(timeline.Prio, int64(t.w.Prio))
+	e.SetInt(timeline.OrigCPU, int64(from))
+	e.SetInt(timeline.DestCPU, int64(to))
+	s.emit(e)
+}
+
+// emitFork writes sched_process_fork and sched_wakeup_new.
+func (s *Sim) emitFork(r *rq, parent, child *simTask, target int) {
+	e := s.newEvent(timeline.SchedProcessFork, r.cpu, parent.w.TID)
+	e.SetStr(timeline.CommonComm, parent.w.Comm)
+	e.SetStr(timeline.ParentComm, parent.w.Comm)
+	e.SetInt(timeline.ParentPID, int64(parent.w.TID))
+	e.SetStr(timeline.ChildComm, child.w.Comm)
+	e.SetInt(timeline.ChildPID, int64(child.w.TID))
+	s.emit(e)
+	e = s.newEvent(timeline.SchedWakeupNew, r.cpu, parent.w.TID)
+	e.SetStr(timeline.CommonComm, parent.w.Comm)
+	e.SetStr(timeline.Comm, child.w.Comm)
+	e.SetInt(timeline.PID, int64(child.w.TID))
+	e.SetInt(timeline.Prio, int64(child.w.Prio))
+	e.SetInt(timeline.TargetCPU, int64(target))
+	s.emit(e)
+}
+
+// emitExit writes sched_process_exit.
+func (s *Sim) emitExit(r *rq, t *simTask) {
+	e := s.newEvent(timeline.SchedProcessExit, r.cpu, t.w.TID)
+	e.SetStr(timeline.CommonComm, t.w.Comm)
+	e.SetStr(timeline.Comm, t.w.Comm)
+	e.SetInt(timeline.PID, int64(t.w.TID))
+	e.SetInt(timeline.Prio, int64(t.w.Prio))
+	s.emit(e)
+}
+
+// TimelineSink writes the schedule to a timeline file.
+type TimelineSink struct{ W *timeline.Writer }
+
+func (t TimelineSink) Emit(e *timeline.Event) error { return t.W.Write(e) }

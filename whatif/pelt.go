@@ -1,0 +1,192 @@
+package whatif
+
+import "math"
+
+// PELT (kernel/sched/pelt.c): per-entity load tracking, written from the
+// description in kernel-lb.md §2.1 with the kernel's integer scheme so the
+// replay is bit-reproducible on every platform: time in 1024-ns units,
+// 1024-unit periods, a 32-entry table of y^n (y^32 = 1/2) scaled by 2^32,
+// three-segment accumulation and the divider LOAD_AVG_MAX - 1024 +
+// period_contrib.
+const (
+	loadAvgPeriod  = 32
+	loadAvgMax     = 47742
+	peltMinDivider = loadAvgMax - 1024
+	capacityShift  = 10
+	capacityScale  = 1 << capacityShift
+)
+
+// yInv[n] = floor(2^32 * y^n) for y = 2^(-1/32): runnable_avg_yN_inv.
+var yInv = func() [loadAvgPeriod]uint64 {
+	var t [loadAvgPeriod]uint64
+	for i := range t {
+		t[i] = uint64(math.Floor(math.Pow(0.5, float64(i)/loadAvgPeriod) * (1 << 32)))
+	}
+	t[0] = 0xffffffff
+	return t
+}()
+
+// decayLoad is decay_load(): val × y^n.
+func decayLoad(val uint64, n uint64) uint64 {
+	if n > loadAvgPeriod*63 {
+		return 0
+	}
+	if n >= loadAvgPeriod {
+		val >>= n / loadAvgPeriod
+		n %= loadAvgPeriod
+	}
+	hi, lo := mul64(val, yInv[n])
+	return hi<<32 | lo>>32
+}
+
+// mul64 returns the 128-bit product as (high 64 bits, low 64 bits).
+func mul64(a, b uint64) (uint64, uint64) {
+	const mask32 = 1<<32 - 1
+	a0, a1 := a&mask32, a>>32
+	b0, b1 := b&mask32, b>>32
+	w0 := a0 * b0
+	t := a1*b0 + w0>>32
+	w1 := t & mask32
+	w2 := t >> 32
+	w1 += a0 * b1
+	hi := a1*b1 + w2 + w1>>32
+	return hi, a * b
+}
+
+// avg is struct sched_avg.
+type avg struct {
+	lastUpdate    int64
+	periodContrib uint64
+	loadSum       uint64
+	runnableSum   uint64
+	utilSum       uint64
+	loadAvg       uint64
+	runnableAvg   uint64
+	utilAvg       uint64
+}
+
+func (sa *avg) divider() uint64 { return peltMinDivider + sa.periodContrib }
+
+// update is ___update_load_sum + ___update_load_avg: advance the sums to
+// now with inputs (load, runnable, running) constant since the last
+// update; refresh the averages (load scaled by weight) when a period
+// boundary was crossed. It reports whether the averages changed.
+func (sa *avg) update(now int64, load, runnable uint64, running bool, weight uint64) bool {
+	delta := now - sa.lastUpdate
+	if delta < 0 {
+		sa.lastUpdate = now
+		return false
+	}
+	d := uint64(delta) >> 10
+	if d == 0 {
+		return false
+	}
+	sa.lastUpdate += int64(d << 10)
+	if load == 0 {
+		runnable, running = 0, false
+	}
+	contrib := d
+	d += sa.periodContrib
+	periods := d / 1024
+	if periods > 0 {
+		sa.loadSum = decayLoad(sa.loadSum, periods)
+		sa.runnableSum = decayLoad(sa.runnableSum, periods)
+		sa.utilSum = decayLoad(sa.utilSum, periods)
+		d %= 1024
+		if load != 0 {
+			c1 := decayLoad(1024-sa.periodContrib, periods)
+			c2 := loadAvgMax - decayLoad(loadAvgMax, periods) - 1024
+			contrib = c1 + c2 + d
+		}
+	}
+	sa.periodContrib = d
+	if load != 0 {
+		sa.loadSum += load * contrib
+	}
+	if runnable != 0 {
+		sa.runnableSum += runnable * contrib << capacityShift
+	}
+	if running {
+		sa.utilSum += contrib << capacityShift
+	}
+	if periods == 0 {
+		return false
+	}
+	div := sa.divider()
+	sa.loadAvg = weight * sa.loadSum / div
+	sa.runnableAvg = sa.runnableSum / div
+	sa.utilAvg = sa.utilSum / div
+	return true
+}
+
+// attach adds an entity's averages to a cfs_rq's (attach_entity_load_avg:
+// the entity is aligned to the cfs_rq's clock and its sums rebuilt from its
+// averages with the cfs_rq's divider).
+func (rq *avg) attach(se *avg, weight uint64) {
+	se.lastUpdate = rq.lastUpdate
+	se.periodContrib = rq.periodContrib
+	div := se.divider()
+	se.utilSum = se.utilAvg * div
+	se.runnableSum = se.runnableAvg * div
+	se.loadSum = 0
+	if weight > 0 {
+		se.loadSum = se.loadAvg * div / weight
+	}
+	rq.utilAvg += se.utilAvg
+	rq.utilSum += se.utilSum
+	rq.runnableAvg += se.runnableAvg
+	rq.runnableSum += se.runnableSum
+	rq.loadAvg += se.loadAvg
+	rq.loadSum += se.loadSum * weight
+}
+
+// detach removes an entity's averages (detach_entity_load_avg /
+// remove_entity_load_avg), clamping at zero and keeping the sums
+// consistent with the averages as the kernel does.
+func (rq *avg) detach(se *avg, weight uint64) {
+	sub := func(a *uint64, v uint64) {
+		if *a < v {
+			*a = 0
+		} else {
+			*a -= v
+		}
+	}
+	sub(&rq.utilAvg, se.utilAvg)
+	sub(&rq.utilSum, se.utilSum)
+	if rq.utilSum < rq.utilAvg*peltMinDivider {
+		rq.utilSum = rq.utilAvg * peltMinDivider
+	}
+	sub(&rq.runnableAvg, se.runnableAvg)
+	sub(&rq.runnableSum, se.runnableSum)
+	if rq.runnableSum < rq.runnableAvg*peltMinDivider {
+		rq.runnableSum = rq.runnableAvg * peltMinDivider
+	}
+	sub(&rq.loadAvg, se.loadAvg)
+	sub(&rq.loadSum, se.loadSum*weight)
+	if rq.loadSum < rq.loadAvg*peltMinDivider {
+		rq.loadSum = rq.loadAvg * peltMinDivider
+	}
+}
+
+// niceToWeight is sched_prio_to_weight (kernel/sched/core.c), indexed by
+// nice+20: 1024 at nice 0, about ×1.25 per step.
+var niceToWeight = [40]uint64{
+	88761, 71755, 56483, 46273, 36291,
+	29154, 23254, 18705, 14949, 11916,
+	9548, 7620, 6100, 4904, 3906,
+	3121, 2501, 1991, 1586, 1277,
+	1024, 820, 655, 526, 423,
+	335, 272, 215, 172, 137,
+	110, 87, 70, 56, 45,
+	36, 29, 23, 18, 15,
+}
+
+func weightOfNice(n int) uint64 {
+	if n < -20 {
+		n = -20
+	}
+	if n > 19 {
+		n = 19
+	}
+	return niceToWeight[n+20]
+}

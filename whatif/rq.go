@@ -1,0 +1,668 @@
+package whatif
+
+// rq is struct rq with its cfs_rq (one level: no cgroups) and a FIFO of
+// real-time tasks (SCHED_FIFO above CFS; per-CPU kthreads only).
+type rq struct {
+	cpu  int
+	curr *simTask
+	// tree holds the queued, not running, CFS tasks ordered by
+	// (vruntime, enqueue order): the rb-tree's in-order walk.
+	tree        []*simTask
+	rtq         []*simTask
+	nrCFS       int    // cfs.h_nr_running (incl. a running CFS curr)
+	loadWeight  uint64 // cfs_rq->load.weight
+	minVruntime int64
+	next, last  *simTask // CFS buddies
+	// EEVDF: Σ (vruntime − min_vruntime) × weight and Σ weight over the
+	// queued, not running, entities (avg_vruntime, avg_load).
+	avgVruntime, avgLoad int64
+	avg                  avg // cfs_rq PELT
+	utilEst              uint64
+	mruSeq               int64
+	capacity             uint64
+
+	currStart int64 // exec_start of curr
+	gen       uint32
+	waking    bool // idle exit in progress (still idle)
+	idleGen   uint32
+	idleSince int64
+
+	// Balancing state.
+	sd                 []*sdState
+	nextBalance        int64 // jiffies
+	idleStamp          int64
+	avgIdle            int64
+	maxIdleBalanceCost int64
+	tickOn             bool
+	tickArmed          bool
+	activeBalance      bool
+	// inBalance: the CPU itself is in schedule() or its own softirq
+	// balance, awake: work it pulls runs without an idle exit.
+	inBalance      bool
+	reschedPending bool
+}
+
+func (s *Sim) newRQ(c int) *rq {
+	r := &rq{cpu: c, capacity: capacityScale, avgIdle: 2 * s.cfg.MigrationCostNS, maxIdleBalanceCost: s.cfg.MigrationCostNS}
+	if c < len(s.dom.CPUs) {
+		for _, sd := range s.dom.CPUs[c].Domains {
+			r.sd = append(r.sd, &sdState{sd: sd, balanceInterval: int64(sd.BalanceInterval), groups: sd.Groups()})
+		}
+	}
+	if s.cfg.Topology != nil || s.w.Topology != nil {
+		topo := s.cfg.Topology
+		if topo == nil {
+			topo = s.w.Topology
+		}
+		if c < len(topo.CPUs) && topo.CPUs[c].Capacity > 0 {
+			r.capacity = uint64(topo.CPUs[c].Capacity)
+		}
+	}
+	return r
+}
+
+// nrRunning is rq->nr_running (all classes, running included).
+func (r *rq) nrRunning() int { return r.nrCFS + len(r.rtq) + b2i(r.curr != nil && r.curr.rt) }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// idle is idle_cpu(): running the idle task with nothing queued.
+func (r *rq) idle() bool { return r.curr == nil && r.nrRunning() == 0 }
+
+// Enqueue flags.
+const (
+	enqWakeup = iota
+	enqNew
+	enqMigrated // load-balance attach
+	enqStart
+)
+
+// updateCurr is update_curr(): charge the running task for the time since
+// it was last charged (sum_exec_runtime, vruntime, demand progress) and
+// advance min_vruntime.
+func (s *Sim) updateCurr(r *rq) {
+	t := r.curr
+	if t == nil {
+		return
+	}
+	dt := s.now - r.currStart
+	if dt <= 0 {
+		return
+	}
+	if int(t.cpu) != r.cpu || t.state != tsRunning {
+		s.fail("task %d charged on cpu %d but is on cpu %d state %d", t.w.TID, r.cpu, t.cpu, t.state)
+	}
+	r.currStart = s.now
+	t.execStart = s.now
+	t.charged += dt
+	t.sumExec += dt
+	inc := dt * int64(r.capacity) / capacityScale
+	a := &t.w.Activations[t.act]
+	if t.progress+inc > a.DemandNS {
+		inc = a.DemandNS - t.progress
+	}
+	t.progress += inc
+	t.runTime += inc
+	if !t.rt {
+		t.vruntime += dt * capacityScale / int64(t.weight)
+		if s.eevdf && t.vruntime >= t.deadline {
+			// update_deadline: a new request; the parity protection ends.
+			t.deadline = t.vruntime + t.vslice(s.baseSliceNS())
+			t.parity = false
+		}
+		s.updateMinVruntime(r)
+	}
+}
+
+func (s *Sim) updateMinVruntime(r *rq) {
+	v := r.minVruntime
+	cur := r.currOnRQ() != nil
+	if cur {
+		v = r.curr.vruntime
+	}
+	if len(r.tree) > 0 {
+		l := r.tree[0].vruntime
+		if !cur || l < v {
+			v = l
+		}
+	}
+	if v > r.minVruntime {
+		// avg_vruntime_update: the sums are relative to min_vruntime.
+		r.avgVruntime -= r.avgLoad * (v - r.minVruntime)
+		r.minVruntime = v
+	}
+}
+
+// updateRQLoad is update_cfs_rq_load_avg on the cfs_rq's own inputs.
+func (s *Sim) updateRQLoad(r *rq) {
+	running := r.curr != nil && !r.curr.rt
+	r.avg.update(s.now, r.loadWeight, uint64(r.nrCFS), running, 1)
+}
+
+// updateTaskLoad is update_load_avg() of a CFS entity on its cfs_rq.
+func (s *Sim) updateTaskLoad(r *rq, t *simTask) {
+	if t.rt {
+		return
+	}
+	onrq := t.state == tsQueued || t.state == tsRunning
+	var l uint64
+	if onrq {
+		l = 1
+	}
+	t.avg.update(s.now, l, l, r.curr == t, t.weight)
+	s.updateRQLoad(r)
+}
+
+func (t *simTask) utilEstValue() uint64 {
+	if t.utilEst > t.avg.utilAvg {
+		return t.utilEst
+	}
+	return t.avg.utilAvg
+}
+
+// treeInsert keeps tree ordered by vruntime (ties: after equal keys, as
+// the rb-tree inserts to the right).
+func (r *rq) treeInsert(t *simTask) {
+	i := len(r.tree)
+	for i > 0 && r.tree[i-1].vruntime > t.vruntime {
+		i--
+	}
+	r.tree = append(r.tree, nil)
+	copy(r.tree[i+1:], r.tree[i:])
+	r.tree[i] = t
+	r.avgAdd(t)
+}
+
+func (r *rq) treeRemove(t *simTask) {
+	for i, x := range r.tree {
+		if x == t {
+			r.avgSub(t)
+			r.tree = append(r.tree[:i], r.tree[i+1:]...)
+			return
+		}
+	}
+}
+
+// schedPeriod and schedSlice are __sched_period and sched_slice (CFS).
+func (s *Sim) schedPeriod(n int) int64 {
+	if n > 8 {
+		return int64(n) * s.minGranNS
+	}
+	return s.latencyNS
+}
+
+func (s *Sim) schedSlice(r *rq, t *simTask, onRQ bool) int64 {
+	n := r.nrCFS
+	w := r.loadWeight
+	if !onRQ {
+		n++
+		w += t.weight
+	}
+	if w == 0 {
+		return s.schedPeriod(n)
+	}
+	return s.schedPeriod(n) * int64(t.weight) / int64(w)
+}
+
+// enqueue is enqueue_task_fair (enqueue_entity, place_entity) or the RT
+// enqueue.
+func (s *Sim) enqueue(r *rq, t *simTask, flag int) {
+	t.cpu = int32(r.cpu)
+	if t.rt {
+		t.state = tsQueued
+		r.rtq = append(r.rtq, t)
+		return
+	}
+	s.updateCurr(r)
+	s.updateRQLoad(r)
+	if s.eevdf {
+		if flag != enqWakeup {
+			r.avg.attach(&t.avg, t.weight)
+		} else {
+			t.avg.update(s.now, 0, 0, false, t.weight)
+		}
+		s.eevdfPlace(r, t, flag == enqNew || flag == enqStart)
+	}
+	switch {
+	case s.eevdf:
+	case flag == enqWakeup:
+		// Sleeper credit: at most half a latency period behind
+		// min_vruntime (GENTLE_FAIR_SLEEPERS).
+		v := r.minVruntime - s.latencyNS/2
+		if t.vruntime < v {
+			t.vruntime = v
+		}
+		t.avg.update(s.now, 0, 0, false, t.weight)
+	case flag == enqNew:
+		// START_DEBIT: one virtual slice after min_vruntime, and not
+		// before the parent's (relative) vruntime.
+		rel := t.vruntime
+		t.vruntime = r.minVruntime + s.schedSlice(r, t, false)*capacityScale/int64(t.weight)
+		if rel+r.minVruntime > t.vruntime {
+			t.vruntime = rel + r.minVruntime
+		}
+		r.avg.attach(&t.avg, t.weight)
+	case flag == enqMigrated:
+		t.vruntime += r.minVruntime
+		r.avg.attach(&t.avg, t.weight)
+	case flag == enqStart:
+		t.vruntime = r.minVruntime
+		r.avg.attach(&t.avg, t.weight)
+	}
+	t.state = tsQueued
+	r.nrCFS++
+	r.loadWeight += t.weight
+	t.utilEstEnq = t.utilEstValue()
+	r.utilEst += t.utilEstEnq
+	r.treeInsert(t)
+	s.updateTaskLoad(r, t)
+	if r.nrRunning() >= 2 {
+		s.rdOverload = true
+	}
+}
+
+// dequeue is dequeue_task_fair; sleep applies util_est's update
+// (util_est_update) as the task blocks.
+func (s *Sim) dequeue(r *rq, t *simTask, sleep bool) {
+	if t.rt {
+		for i, x := range r.rtq {
+			if x == t {
+				r.rtq = append(r.rtq[:i], r.rtq[i+1:]...)
+				break
+			}
+		}
+		return
+	}
+	s.updateCurr(r)
+	s.updateTaskLoad(r, t)
+	if s.eevdf {
+		s.eevdfUpdateLag(r, t)
+	}
+	if r.curr != t {
+		r.treeRemove(t)
+	}
+	if r.next == t {
+		r.next = nil
+	}
+	if r.last == t {
+		r.last = nil
+	}
+	r.nrCFS--
+	r.loadWeight -= t.weight
+	if r.utilEst >= t.utilEstEnq {
+		r.utilEst -= t.utilEstEnq
+	} else {
+		r.utilEst = 0
+	}
+	if sleep {
+		// util_est: jump up at once, else move a quarter of the way down
+		// unless within 1% or the task was starved of CPU.
+		d := t.avg.utilAvg
+		switch {
+		case t.utilEst <= d:
+			t.utilEst = d
+		case t.utilEst-d < capacityScale/100:
+		case d+capacityScale/100 < t.avg.runnableAvg:
+		default:
+			t.utilEst -= (t.utilEst - d) / 4
+		}
+	}
+	s.updateRQLoad(r)
+	s.updateMinVruntime(r)
+}
+
+// migrateSleeping moves a sleeping task's signals and vruntime from src to
+// dst (migrate_task_rq_fair: vruntime made relative to src's min_vruntime;
+// PELT removed from src; attached at the enqueue on dst).
+func (s *Sim) migrateSleeping(t *simTask, src, dst *rq) {
+	if t.rt {
+		return
+	}
+	s.updateRQLoad(src)
+	t.avg.update(s.now, 0, 0, false, t.weight)
+	src.avg.detach(&t.avg, t.weight)
+	if !s.eevdf {
+		t.vruntime -= src.minVruntime
+		t.vruntime += dst.minVruntime
+	}
+	dst.avg.update(s.now, dst.loadWeight, uint64(dst.nrCFS), dst.curr != nil && !dst.curr.rt, 1)
+	dst.avg.attach(&t.avg, t.weight)
+	t.execStart = -1
+}
+
+// armProgress schedules the running task's next milestone: its next edge
+// or the end of its demand.
+func (s *Sim) armProgress(r *rq) {
+	t := r.curr
+	r.gen++
+	r.reschedPending = false
+	if t == nil {
+		return
+	}
+	a := &t.w.Activations[t.act]
+	m := a.DemandNS
+	if t.nextEdge < a.EdgeHi {
+		if o := s.w.Edges[t.nextEdge].OffsetNS; o < m {
+			m = o
+		}
+	}
+	rem := m - t.progress
+	if rem < 0 {
+		rem = 0
+	}
+	dt := (rem*capacityScale + int64(r.capacity) - 1) / int64(r.capacity)
+	s.push(event{t: s.now + dt, kind: evProgress, cpu: int32(r.cpu), gen: r.gen})
+}
+
+// pickNext is pick_next_task: RT first, then pick_next_entity (leftmost,
+// or the last/next buddy when not more than a wakeup granularity ahead).
+func (s *Sim) pickNext(r *rq) *simTask {
+	if len(r.rtq) > 0 {
+		return r.rtq[0]
+	}
+	if len(r.tree) == 0 {
+		return nil
+	}
+	if s.eevdf {
+		return s.eevdfPick(r)
+	}
+	left := r.tree[0]
+	se := left
+	if r.last != nil && r.last.state == tsQueued && s.wakeupPreemptEntity(r.last, left) < 1 {
+		se = r.last
+	}
+	if r.next != nil && r.next.state == tsQueued && s.wakeupPreemptEntity(r.next, left) < 1 {
+		se = r.next
+	}
+	if se == r.next {
+		r.next = nil
+	}
+	if se == r.last {
+		r.last = nil
+	}
+	return se
+}
+
+// wakeupPreemptEntity is wakeup_preempt_entity(curr, se): 1 if curr is
+// more than se's wakeup granularity ahead, -1 if not ahead at all.
+func (s *Sim) wakeupPreemptEntity(curr, se *simTask) int {
+	vdiff := curr.vruntime - se.vruntime
+	if vdiff <= 0 {
+		return -1
+	}
+	gran := s.wakeupGranNS * capacityScale / int64(se.weight)
+	if vdiff > gran {
+		return 1
+	}
+	return 0
+}
+
+// schedule is __schedule(): put the previous task back (if still
+// runnable), pick the next, newly-idle balance when there is none, and
+// switch. prevState is the sched_switch prev_state of a task leaving the
+// CPU ("" when the previous task stays runnable: "R", a preemption at the return to user space, as 6.1 prints it).
+func (s *Sim) schedule(r *rq, prevState string) {
+	prev := r.curr
+	if prev != nil {
+		s.updateCurr(r)
+		if prev.state == tsRunning {
+			// put_prev_entity: back into the tree.
+			s.updateTaskLoad(r, prev)
+			prev.state = tsQueued
+			if prev.rt {
+				r.rtq = append([]*simTask{prev}, r.rtq...)
+			} else {
+				r.treeInsert(prev)
+			}
+		}
+	}
+	next := s.pickNext(r)
+	if next == nil {
+		r.curr = nil
+		r.inBalance = true
+		s.newidleBalance(r)
+		r.inBalance = false
+		next = s.pickNext(r)
+	}
+	if next == nil {
+		r.curr = nil
+		r.gen++
+		if prev != nil {
+			s.emitSwitch(r, prev, nil, prevState)
+		}
+		s.enterIdle(r)
+		return
+	}
+	if prev != next {
+		r.curr = prev
+		s.switchTo(r, next, prevState)
+	} else {
+		// Same task again: take it out of the queue.
+		s.takeCurr(r, next)
+		s.armProgress(r)
+	}
+}
+
+func (s *Sim) takeCurr(r *rq, t *simTask) {
+	if t.rt {
+		for i, x := range r.rtq {
+			if x == t {
+				r.rtq = append(r.rtq[:i], r.rtq[i+1:]...)
+				break
+			}
+		}
+	} else {
+		r.treeRemove(t)
+	}
+	t.state = tsRunning
+	r.curr = t
+	r.currStart = s.now
+	t.prevSumExec = t.sumExec
+}
+
+// switchTo makes t current on r (set_next_entity), emitting sched_switch.
+func (s *Sim) switchTo(r *rq, t *simTask, prevState string) {
+	prev := r.curr
+	wasIdle := prev == nil
+	if prev == t {
+		return
+	}
+	if prev != nil && prev.state == tsRunning {
+		s.fail("switchTo: previous task %d still running", prev.w.TID)
+	}
+	s.takeCurr(r, t)
+	t.parity = true
+	r.mruSeq++
+	t.mru = r.mruSeq
+	t.execStart = s.now
+	t.ranOn = true
+	s.updateTaskLoad(r, t)
+	if wasIdle {
+		s.emitSwitch(r, nil, t, "")
+	} else {
+		s.emitSwitch(r, prev, t, prevState)
+	}
+	if wasIdle {
+		s.startTick(r)
+	}
+	s.armProgress(r)
+}
+
+// wakeupPreempt is check_preempt_curr after an enqueue: an idle CPU is
+// kicked (after the idle-exit delay), a running CFS task is preempted by
+// an RT task, or by a CFS wakee more than wakeup_gran behind it
+// (check_preempt_wakeup, which also marks the wakee as next buddy).
+func (s *Sim) wakeupPreempt(r *rq, t *simTask) {
+	if r.curr == nil {
+		s.kickIdle(r)
+		return
+	}
+	curr := r.curr
+	if curr == t {
+		return
+	}
+	if t.rt {
+		if !curr.rt {
+			s.preempt(r)
+		}
+		return
+	}
+	if curr.rt {
+		return
+	}
+	s.updateCurr(r)
+	if s.eevdf {
+		// check_preempt_wakeup_fair: preempt iff the wakee is what
+		// pick_eevdf would run now.
+		if s.eevdfPick(r) == t {
+			s.reschedLater(r)
+		}
+		return
+	}
+	if s.wakeupPreemptEntity(curr, t) == 1 {
+		r.next = t
+		if r.nrCFS >= 8 {
+			r.last = curr
+		}
+		s.reschedLater(r)
+	}
+}
+
+func (s *Sim) preempt(r *rq) { s.schedule(r, "R") }
+
+// reschedLater is resched_curr() for a wakeup preemption: the switch
+// happens after a delay drawn from the trace's own wakeup-to-preemption
+// delays (IPI, return to user space), or at once without them.
+func (s *Sim) reschedLater(r *rq) {
+	d := int64(0)
+	if s.cfg.IdleWake && len(s.w.PreemptWakeNS) > 0 {
+		d = s.w.PreemptWakeNS[s.rand()%uint64(len(s.w.PreemptWakeNS))]
+	}
+	if d <= 0 {
+		s.preempt(r)
+		return
+	}
+	if r.reschedPending {
+		return
+	}
+	r.reschedPending = true
+	s.push(event{t: s.now + d, kind: evResched, cpu: int32(r.cpu), gen: r.gen})
+}
+
+// kickIdle: the idle CPU r got work. Without the idle-exit model it runs
+// at once; otherwise after a delay drawn from the trace's own
+// wakeup-to-run delays on idle CPUs.
+func (s *Sim) kickIdle(r *rq) {
+	if r.waking || r.inBalance {
+		return
+	}
+	d := s.cfg.FixedIdleWakeNS
+	if d <= 0 && s.cfg.IdleWake && len(s.w.IdleWakeNS) > 0 {
+		d = s.w.IdleWakeNS[s.rand()%uint64(len(s.w.IdleWakeNS))]
+	}
+	if d <= 0 {
+		s.schedule(r, "")
+		return
+	}
+	r.waking = true
+	r.idleGen++
+	s.push(event{t: s.now + d, kind: evIdleExit, cpu: int32(r.cpu), gen: r.idleGen})
+}
+
+// enterIdle: the CPU runs its idle task. It records idle_stamp (done by
+// newidle balance), updates has_idle_cores and, under NOHZ, stops its tick
+// and joins nohz.idle_cpus_mask.
+func (s *Sim) enterIdle(r *rq) {
+	r.idleSince = s.now
+	s.updateRQLoad(r)
+	if s.dom != nil && s.smtActive() {
+		all := true
+		for _, c := range s.smtSiblings(r.cpu) {
+			if !s.cpus[c].idle() {
+				all = false
+				break
+			}
+		}
+		if all {
+			s.llc[r.cpu].hasIdleCores = true
+		}
+	}
+	if !s.cfg.NoNOHZ {
+		r.tickOn = false
+		if !s.nohz.idle[r.cpu] {
+			s.nohz.idle[r.cpu] = true
+			s.nohz.nrCPUs++
+			s.nohz.hasBlocked = true
+		}
+	}
+}
+
+// startTick restarts a CPU's tick at the next jiffy boundary.
+func (s *Sim) startTick(r *rq) {
+	r.tickOn = true
+	if r.tickArmed {
+		return
+	}
+	r.tickArmed = true
+	next := (s.now/s.tickNS + 1) * s.tickNS
+	s.push(event{t: next, cls: 1, kind: evTick, cpu: int32(r.cpu)})
+}
+
+// tick is scheduler_tick(): charge the current task, PELT, the CFS slice
+// check (check_preempt_tick), then trigger_load_balance.
+func (s *Sim) tick(r *rq) {
+	r.tickArmed = false
+	if !r.tickOn && !s.cfg.NoNOHZ {
+		return
+	}
+	idleAtTick := r.curr == nil && r.nrRunning() == 0
+	if r.curr != nil {
+		s.updateCurr(r)
+		s.updateTaskLoad(r, r.curr)
+		if !r.curr.rt && r.nrCFS > 1 {
+			if s.eevdf {
+				// The deadline check is in update_curr; a new request with
+				// others queued reschedules.
+				if !r.curr.parity && s.eevdfPick(r) != r.curr {
+					s.preempt(r)
+				}
+			} else {
+				s.checkPreemptTick(r)
+			}
+		}
+	} else {
+		s.updateRQLoad(r)
+	}
+	s.triggerLoadBalance(r, idleAtTick)
+	if r.curr == nil && r.nrRunning() == 0 && !s.cfg.NoNOHZ {
+		r.tickOn = false
+		return
+	}
+	r.tickArmed = true
+	s.push(event{t: s.now + s.tickNS, cls: 1, kind: evTick, cpu: int32(r.cpu)})
+}
+
+// checkPreemptTick is check_preempt_tick(): the slice is used up, or the
+// task leads the leftmost by more than a slice after min_granularity.
+func (s *Sim) checkPreemptTick(r *rq) {
+	curr := r.curr
+	ideal := s.schedSlice(r, curr, true)
+	ran := curr.sumExec - curr.prevSumExec
+	if ran > ideal {
+		r.next, r.last = nil, nil
+		s.preempt(r)
+		return
+	}
+	if ran < s.minGranNS || len(r.tree) == 0 {
+		return
+	}
+	d := curr.vruntime - r.tree[0].vruntime
+	if d > ideal {
+		s.preempt(r)
+	}
+}

@@ -1,0 +1,387 @@
+package whatif
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/timeline"
+)
+
+// checker is a Sink that verifies, on every replay, what must hold of any
+// schedule: time never goes backwards, and no CPU runs two tasks at once
+// (each sched_switch switches out the task the CPU was running, and no
+// task is switched in on two CPUs at the same time). It also records the
+// run slices and wakeups for the scenario assertions.
+type checker struct {
+	t       testing.TB
+	last    int64
+	cur     map[int64]int64 // cpu -> tid
+	on      map[int64]int64 // tid -> cpu
+	since   map[int64]int64
+	runs    []run
+	wakings []timeline.Event
+	migr    int
+	fails   int
+}
+
+type run struct {
+	tid, cpu   int64
+	start, end int64
+}
+
+func newChecker(t testing.TB) *checker {
+	return &checker{t: t, cur: map[int64]int64{}, on: map[int64]int64{}, since: map[int64]int64{}, last: -1 << 62}
+}
+
+func (c *checker) failf(format string, a ...any) {
+	c.fails++
+	if c.fails < 10 {
+		c.t.Errorf(format, a...)
+	}
+}
+
+func (c *checker) Emit(e *timeline.Event) error {
+	if e.Time < c.last {
+		c.failf("time went backwards: %d after %d", e.Time, c.last)
+	}
+	c.last = e.Time
+	switch e.Kind {
+	case timeline.SchedSwitch:
+		cpu := e.Int(timeline.CPU)
+		prev, next := e.Int(timeline.PrevPID), e.Int(timeline.NextPID)
+		if cur, ok := c.cur[cpu]; ok && cur != prev {
+			c.failf("cpu %d switched out %d at %d but was running %d", cpu, prev, e.Time, cur)
+		}
+		if prev != 0 {
+			c.runs = append(c.runs, run{prev, cpu, c.since[cpu], e.Time})
+			delete(c.on, prev)
+		}
+		if next != 0 {
+			if other, ok := c.on[next]; ok {
+				c.failf("task %d switched in on cpu %d at %d while running on cpu %d", next, cpu, e.Time, other)
+			}
+			c.on[next] = cpu
+		}
+		c.cur[cpu] = next
+		c.since[cpu] = e.Time
+	case timeline.SchedWaking:
+		c.wakings = append(c.wakings, *e)
+	case timeline.SchedMigrateTask:
+		c.migr++
+	}
+	return nil
+}
+
+// build makes a workload by hand on a topology spec.
+type builder struct {
+	w *Workload
+}
+
+func newBuilder(t testing.TB, spec string) *builder {
+	topo, err := model.ParseSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Start at 1 s: the analysis takes time-0 rows for perf's synthesized
+	// records.
+	return &builder{w: &Workload{StartNS: t0, Topology: topo, Kernel: "6.1.0"}}
+}
+
+// task adds a task; acts are its demands (ns); cause of the first.
+func (b *builder) task(comm string, prio int32, cpu int32, running bool, first Cause, demands ...int64) int32 {
+	t := Task{TID: int32(100 + len(b.w.Tasks)), PID: 100, Comm: comm, Prio: prio, Pinned: PinnedCPUOf(comm), StartCPU: cpu, StartRunning: running}
+	for i, d := range demands {
+		c := CauseWake
+		if i == 0 {
+			c = first
+		}
+		t.Activations = append(t.Activations, Activation{DemandNS: d, Cause: c, End: EndSleep, EndState: "S", CPU: cpu})
+	}
+	b.w.Tasks = append(b.w.Tasks, t)
+	return int32(len(b.w.Tasks) - 1)
+}
+
+// edge adds a wakeup; the first one for an activation caused by a wakeup
+// is its cause, later ones are redundant (the wakee is already runnable).
+func (b *builder) edge(waker, wakerAct int32, off int64, wakee, wakeeAct int32) {
+	causal := b.w.Tasks[wakee].Activations[wakeeAct].Cause == CauseWake
+	for _, e := range b.w.Edges {
+		if e.Wakee == wakee && e.WakeeAct == wakeeAct && e.Causal {
+			causal = false
+		}
+	}
+	b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeWake, Causal: causal, Waker: waker, WakerAct: wakerAct, OffsetNS: off, Wakee: wakee, WakeeAct: wakeeAct})
+}
+
+func (b *builder) done(t testing.TB) *Workload {
+	if err := b.w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	b.w.index()
+	return b.w
+}
+
+func testConfig() Config {
+	p, _ := LookupPolicy("v6.1")
+	c := DefaultConfig(p)
+	c.IdleWake = false // immediate idle exit: answers worked out without machine noise
+	return c
+}
+
+func replayChecked(t *testing.T, w *Workload, cfg Config) (*Result, *checker) {
+	t.Helper()
+	ch := newChecker(t)
+	res, err := Replay(w, cfg, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, ch
+}
+
+const (
+	ms = int64(1000000)
+	t0 = 1000 * ms
+)
+
+// Two tasks ping-pong on 2 CPUs: A (running on CPU 0) runs 1 ms and wakes
+// B, then blocks; B runs 1 ms and wakes A; 10 rounds. By hand: A's wakeup
+// of B (prev CPU 1, idle) is not affine: wake_affine_idle returns prev
+// because it is idle, and select_idle_sibling keeps the idle target; the
+// same for B waking A. So nobody migrates, every wakeup runs at once
+// (latency 0 with no idle-exit delay), the chain is serial: makespan
+// 20 ms, CPU time 20 ms, idle 2×20 − 20 = 20 ms.
+func TestPingPong(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	const n = 10
+	da := make([]int64, n)
+	db := make([]int64, n)
+	for i := range da {
+		da[i], db[i] = ms, ms
+	}
+	a := b.task("ping", 120, 0, true, CauseStart, da...)
+	bb := b.task("pong", 120, 1, false, CauseWake, db...)
+	for i := int32(0); i < n; i++ {
+		b.edge(a, i, ms, bb, i)
+		if i+1 < n {
+			b.edge(bb, i, ms, a, i+1)
+		}
+	}
+	w := b.done(t)
+	res, ch := replayChecked(t, w, testConfig())
+	m := res.Metrics
+	if m.MakespanNS != 20*ms || m.CPUTimeNS != 20*ms || m.IdleNS != 20*ms {
+		t.Errorf("makespan %d cpu %d idle %d, want 20/20/20 ms", m.MakespanNS, m.CPUTimeNS, m.IdleNS)
+	}
+	if ch.migr != 0 || m.Migrations != 0 {
+		t.Errorf("migrations %d, want 0", ch.migr)
+	}
+	if m.WakeupCount != 2*n-1 || m.WakeupMaxNS != 0 {
+		t.Errorf("wakeups %d max %d, want %d wakeups of latency 0", m.WakeupCount, m.WakeupMaxNS, 2*n-1)
+	}
+	for _, r := range ch.runs {
+		want := int64(0)
+		if r.tid == int64(w.Tasks[bb].TID) {
+			want = 1
+		}
+		if r.cpu != want {
+			t.Errorf("task %d ran on cpu %d, want %d", r.tid, r.cpu, want)
+		}
+	}
+}
+
+// Four CPU hogs (200 ms each) start queued on CPU 0 of a 4-core LLC. By
+// hand (v6.1, HZ 250): at the first tick (4 ms) CPU 0 has 4 tasks, so
+// nohz_balancer_kick kicks the first idle CPU (1) as ILB, which runs
+// rebalance_domains for the idle CPUs from ilb+1, the ILB last: 2, 3, 1
+// (CPU_IDLE, their next_balance is due). MC is an LLC domain: busiest
+// overloaded, local has spare, single-CPU groups -> migrate_task,
+// imbalance (nr_busiest − nr_local) >> 1: CPU 2 pulls (4−0)>>1 = 2 from
+// CPU 0 (CPU_IDLE passes take up to the imbalance), CPU 3 pulls
+// (2−0)>>1 = 1 from CPU 0 or 2 (both have 2), CPU 1 pulls 1 from the one
+// left with 2. So 4 migrations and one task per CPU from 4 ms + the IPI
+// latency (2 µs); each task then runs alone, so the makespan is below
+// 4 ms + 200 ms + 4 ms (the time shared on CPU 0 before the spread is
+// made up after it).
+func TestHogsSpread(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=4,threads=1")
+	for i := 0; i < 4; i++ {
+		b.task(fmt.Sprintf("hog%d", i), 120, 0, i == 0, CauseStart, 200*ms)
+	}
+	w := b.done(t)
+	res, ch := replayChecked(t, w, testConfig())
+	if ch.migr != 4 {
+		t.Errorf("migrations %d, want 4", ch.migr)
+	}
+	if res.Stats.MigrationsNohz != 4 {
+		t.Errorf("nohz-balance migrations %d, want 4 (stats %+v)", res.Stats.MigrationsNohz, res.Stats)
+	}
+	first := map[int64]int64{}
+	for _, r := range ch.runs {
+		if _, ok := first[r.cpu]; !ok && r.cpu != 0 {
+			first[r.cpu] = r.start
+		}
+	}
+	for c := int64(1); c < 4; c++ {
+		if first[c] != t0+4*ms+2000 {
+			t.Errorf("cpu %d first ran at %d, want at the first tick + IPI (%d)", c, first[c], t0+4*ms+2000)
+		}
+	}
+	// After the spread (by 4 ms + 2 µs) each CPU runs one task.
+	spread := t0 + 4*ms + 2000
+	busy := map[int64]int64{}
+	for _, r := range ch.runs {
+		if r.end > spread {
+			if prev, ok := busy[r.cpu]; ok && prev != r.tid {
+				t.Errorf("cpu %d ran %d and %d after the spread", r.cpu, prev, r.tid)
+			}
+			busy[r.cpu] = r.tid
+		}
+	}
+	if len(busy) != 4 {
+		t.Errorf("%d CPUs busy after the spread, want 4", len(busy))
+	}
+	if res.Metrics.MakespanNS > 208*ms {
+		t.Errorf("makespan %d ns, want <= 208 ms", res.Metrics.MakespanNS)
+	}
+}
+
+// A per-CPU kthread (kworker/1:0, pinned by its name) and a hog share
+// CPU 1 while CPU 0 is idle. By hand: the balancer may only move the hog:
+// the kthread is rejected by can_migrate_task (kthread_is_per_cpu), the
+// hog while it runs; when the kthread runs, the hog is queued and
+// movable. So the kthread runs only on CPU 1, the hog ends on CPU 0, and
+// each runs exactly its demand.
+func TestPinnedStays(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	hog := b.task("hog", 120, 1, true, CauseStart, 100*ms)
+	kw := b.task("kworker/1:0", 120, 1, false, CauseStart, 50*ms)
+	w := b.done(t)
+	res, ch := replayChecked(t, w, testConfig())
+	hogCPU0 := false
+	for _, r := range ch.runs {
+		if r.tid == int64(w.Tasks[kw].TID) && r.cpu != 1 {
+			t.Errorf("pinned kworker/1:0 ran on cpu %d", r.cpu)
+		}
+		if r.tid == int64(w.Tasks[hog].TID) && r.cpu == 0 {
+			hogCPU0 = true
+		}
+	}
+	if !hogCPU0 {
+		t.Errorf("the hog never moved to the idle CPU 0 (stats %+v)", res.Stats)
+	}
+}
+
+// SMT: 3 cores × 2 threads (CPUs 0-1, 2-3, 4-5). Hogs run on CPUs 0 and
+// 2; W (prev CPU 0) is woken by a timer at 1 ms. By hand: target = prev
+// = 0 is busy; prev == target; recent_used_cpu is 0; the LLC has an idle
+// core (CPUs 4 and 5 went idle with their sibling idle), so
+// select_idle_cpu scans cores from target+1: core {0,1} is not idle
+// (remember CPU 1 as fallback), core {2,3} is not, core {4,5} is: W runs
+// on CPU 4, not on the idle siblings 1 or 3.
+func TestSMTIdleCore(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=3,threads=2")
+	b.task("hogA", 120, 0, true, CauseStart, 10*ms)
+	b.task("hogB", 120, 2, true, CauseStart, 10*ms)
+	wt := b.task("w", 120, 0, false, CauseArrival, ms)
+	b.w.Tasks[wt].Activations[0].ReleaseNS = t0 + ms
+	w := b.done(t)
+	_, ch := replayChecked(t, w, testConfig())
+	if len(ch.wakings) != 1 {
+		t.Fatalf("%d wakings, want 1", len(ch.wakings))
+	}
+	if got := ch.wakings[0].Int(timeline.TargetCPU); got != 4 {
+		t.Errorf("W placed on cpu %d, want 4 (the idle core)", got)
+	}
+}
+
+// A wakee woken twice before it runs: on one CPU, X (2 ms) wakes W (nice
+// 19) at 0.5 ms and again at 0.6 ms. By hand: W (weight 15) cannot
+// preempt X (wakeup_gran × 1024/15 is far beyond any vruntime lead), so it
+// waits until X blocks at 2 ms. The second wakeup finds W runnable and is
+// a no-op (no sched_waking, as try_to_wake_up of a queued task). W runs
+// once, its latency is from the first wakeup: 1.5 ms; both edges fired
+// exactly once.
+func TestWokenTwice(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	x := b.task("x", 120, 0, true, CauseStart, 2*ms)
+	wt := b.task("w", 139, 0, false, CauseWake, ms)
+	b.edge(x, 0, ms/2, wt, 0)
+	b.edge(x, 0, ms*6/10, wt, 0)
+	w := b.done(t)
+	res, ch := replayChecked(t, w, testConfig())
+	if len(ch.wakings) != 1 {
+		t.Errorf("%d sched_waking, want 1", len(ch.wakings))
+	}
+	if res.Stats.EdgesFired != 2 || res.Stats.EdgesRedundant != 1 {
+		t.Errorf("edges fired %d redundant %d, want 2 and 1", res.Stats.EdgesFired, res.Stats.EdgesRedundant)
+	}
+	if res.Metrics.WakeupCount != 1 || res.Metrics.WakeupMaxNS != 1500000 {
+		t.Errorf("wakeups %d latency %d, want 1 of 1.5 ms", res.Metrics.WakeupCount, res.Metrics.WakeupMaxNS)
+	}
+}
+
+// A wakeup that arrives before the wakee blocked is not lost: the wakee
+// continues into its next activation without sleeping.
+func TestWakeBeforeSleep(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	x := b.task("x", 120, 0, true, CauseStart, ms)
+	y := b.task("y", 120, 1, true, CauseStart, 5*ms, 3*ms)
+	b.edge(x, 0, ms/2, y, 1)
+	w := b.done(t)
+	res, _ := replayChecked(t, w, testConfig())
+	if res.Stats.ContinuedWithoutSleep != 1 || res.Metrics.MakespanNS != 8*ms {
+		t.Errorf("continued %d makespan %d, want 1 and 8 ms", res.Stats.ContinuedWithoutSleep, res.Metrics.MakespanNS)
+	}
+}
+
+// Two CPU hogs on one CPU with HZ 1000. By hand: CFS (1 CPU: latency
+// 6 ms, min_granularity 0.75 ms) gives each a 3 ms slice, detected at a
+// tick only when exceeded: check_preempt_tick switches at the 4th tick, so
+// every run slice but the last is 4 ms. EEVDF (base_slice 0.75 ms): at the
+// first tick the running task's vruntime (1 ms) passed its deadline, so it
+// gets a new request and pick_eevdf chooses the other, eligible (vruntime
+// 0 <= V = 0.5 ms); at the next tick both have vruntime 1 ms = V and
+// deadline 1.75 ms, and on a tie pick_eevdf keeps the queued entity over
+// curr (curr wins only with a strictly earlier deadline); so it alternates:
+// every run slice but the last is 1 ms.
+func TestCFSvsEEVDFSlices(t *testing.T) {
+	for _, c := range []struct {
+		rq    string
+		slice int64
+	}{{"cfs", 4 * ms}, {"eevdf", ms}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		b.task("a", 120, 0, true, CauseStart, 20*ms)
+		b.task("b", 120, 0, false, CauseStart, 20*ms)
+		w := b.done(t)
+		cfg := testConfig()
+		cfg.HZ = 1000
+		cfg.RunQueue = c.rq
+		_, ch := replayChecked(t, w, cfg)
+		n := 0
+		for i, r := range ch.runs {
+			if i >= len(ch.runs)-2 {
+				break // the tail, once one task is done
+			}
+			n++
+			if r.end-r.start != c.slice {
+				t.Errorf("%s: run slice %d of task %d is %d ns, want %d", c.rq, i, r.tid, r.end-r.start, c.slice)
+			}
+		}
+		if n < 5 {
+			t.Errorf("%s: only %d run slices", c.rq, n)
+		}
+	}
+}
+
+// The EEVDF discipline keeps every invariant on the real fixtures too.
+func TestEEVDFFixtures(t *testing.T) {
+	for _, f := range fixtures(t) {
+		w, _ := extractFixture(t, f)
+		cfg := DefaultConfig(PolicyV61{})
+		cfg.RunQueue = "eevdf"
+		if _, err := Replay(w, cfg, newChecker(t)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

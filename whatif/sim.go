@@ -1,0 +1,762 @@
+package whatif
+
+import (
+	"fmt"
+
+	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/timeline"
+)
+
+// ArrivalMode says when an activation started from interrupt, timer or
+// idle context is replayed.
+type ArrivalMode int
+
+const (
+	// ArrivalsRelative (default): the recorded sleep length after the task
+	// blocked in the replay (a timer armed when the task slept).
+	ArrivalsRelative ArrivalMode = iota
+	// ArrivalsAbsolute: at the recorded time (an external event), or at
+	// once if the task is still busy then.
+	ArrivalsAbsolute
+)
+
+// Config are the simulator's knobs. Numeric zero values take the defaults
+// documented on each field; DefaultConfig also turns on IdleWake and
+// Preemption, the configuration `replay whatif` uses.
+type Config struct {
+	Policy Policy
+	// Kernel is the release whose domain rules and tunables apply.
+	Kernel string
+	// HZ is CONFIG_HZ (Debian's 6.1 amd64 kernel: 250).
+	HZ int
+	// Seed drives the only random choice: the idle-exit delay sampled from
+	// the trace's own observed distribution.
+	Seed     uint64
+	Arrivals ArrivalMode
+	// MigrationCostNS is sysctl_sched_migration_cost (500 µs).
+	MigrationCostNS int64
+	// NrMigrate is sysctl_sched_nr_migrate (32).
+	NrMigrate int
+	// Preemption: CONFIG_PREEMPTION (PREEMPT_DYNAMIC kernels): a newly idle
+	// pass pulls at most one task.
+	Preemption bool
+	// NewidleCost: cost of one load_balance at a domain, c0 + c1 × span +
+	// c2 × moved (ns); feeds max_newidle_lb_cost (§8.6).
+	NewidleC0NS, NewidleC1NS, NewidleC2NS int64
+	// IdleWake: wakeups onto an idle CPU take a delay sampled from the
+	// workload's observed idle-wake delays (idle exit, IPI, vCPU
+	// scheduling); false = immediate.
+	IdleWake bool
+	// FixedIdleWakeNS, when > 0, replaces the sampled delay.
+	FixedIdleWakeNS int64
+	// NoNOHZ keeps idle CPUs ticking (nohz=off); default is NOHZ_IDLE.
+	NoNOHZ bool
+	// StopperLatencyNS delays active balance (5 µs); IPILatencyNS delays
+	// nohz kicks (2 µs).
+	StopperLatencyNS, IPILatencyNS int64
+	// RunQueue selects the per-CPU discipline: "" (the policy's),
+	// "cfs" or "eevdf".
+	RunQueue string
+	// Topology overrides the workload's.
+	Topology *model.Topology
+	// MaxEvents aborts a runaway simulation (0: 1<<34).
+	MaxEvents int64
+}
+
+// withDefaults fills the zero fields of c.
+func (c Config) withDefaults() Config {
+	if c.HZ == 0 {
+		c.HZ = 250
+	}
+	if c.MigrationCostNS == 0 {
+		c.MigrationCostNS = 500000
+	}
+	if c.NrMigrate == 0 {
+		c.NrMigrate = 32
+	}
+	if c.NewidleC0NS == 0 {
+		c.NewidleC0NS = 1000
+	}
+	if c.NewidleC1NS == 0 {
+		c.NewidleC1NS = 50
+	}
+	if c.NewidleC2NS == 0 {
+		c.NewidleC2NS = 2000
+	}
+	if c.StopperLatencyNS == 0 {
+		c.StopperLatencyNS = 5000
+	}
+	if c.IPILatencyNS == 0 {
+		c.IPILatencyNS = 2000
+	}
+	if c.MaxEvents == 0 {
+		c.MaxEvents = 1 << 34
+	}
+	return c
+}
+
+// DefaultConfig is the configuration `replay whatif` uses for a policy.
+func DefaultConfig(p Policy) Config {
+	return Config{Policy: p, IdleWake: true, Preemption: true}.withDefaults()
+}
+
+// Event kinds of the discrete-event engine (§8.2).
+const (
+	evProgress = iota // the running task reaches its next milestone
+	evArrival         // an interrupt/timer wakeup
+	evIdleExit        // an idle CPU that was sent work starts running it
+	evActive          // the stopper of an active balance
+	evNohzKick        // the nohz idle balancer was kicked
+	evResched         // a wakeup preemption takes effect
+	evTick            // scheduler tick (ordered after the others at an instant, by CPU)
+)
+
+type event struct {
+	t    int64
+	cls  uint8 // 0 regular, 1 tick
+	cpu  int32
+	seq  uint64
+	kind uint8
+	a, b int32
+	gen  uint32
+}
+
+// eventQueue is a binary min-heap of events ordered by (time, class,
+// CPU for ticks, insertion sequence): a total order, so the replay is
+// deterministic. Typed (no container/heap boxing) for speed.
+type eventQueue []event
+
+func (q eventQueue) less(i, j int) bool {
+	a, b := &q[i], &q[j]
+	if a.t != b.t {
+		return a.t < b.t
+	}
+	if a.cls != b.cls {
+		return a.cls < b.cls
+	}
+	if a.cls == 1 && a.cpu != b.cpu {
+		return a.cpu < b.cpu
+	}
+	return a.seq < b.seq
+}
+
+func (q *eventQueue) push(e event) {
+	*q = append(*q, e)
+	h := *q
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *eventQueue) pop() event {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
+}
+
+// Task states in the replay.
+type tstate uint8
+
+const (
+	tsNotStarted tstate = iota
+	tsSleeping
+	tsQueued
+	tsRunning
+	tsDead
+)
+
+// simTask is a task_struct + sched_entity of the replay.
+type simTask struct {
+	id     int32
+	w      *Task
+	weight uint64
+	rt     bool
+	pinned int32
+
+	state    tstate
+	act      int32  // current (or last) activation
+	trig     []bool // per activation: its wakeup (causal edge or arrival) has fired
+	progress int64  // demand done in the current activation (ns at capacity 1024)
+	nextEdge int32  // next edge of the current activation to fire
+	done     bool   // current activation's demand complete
+	cpu      int32  // task_cpu
+	ranOn    bool   // has run in the replay (for cache-hot)
+
+	vruntime    int64
+	deadline    int64 // EEVDF
+	vlag        int64 // EEVDF lag at the last dequeue
+	parity      bool  // EEVDF RUN_TO_PARITY: picked and deadline not yet passed
+	sumExec     int64
+	prevSumExec int64
+	execStart   int64 // last time it started running (task_hot); -1 after migration
+	avg         avg
+	utilEst     uint64
+	utilEstEnq  uint64 // what enqueue added to the cfs_rq util_est
+
+	wakeeFlips    uint32
+	wakeeFlipTS   int64
+	lastWakee     int32
+	recentUsedCPU int32
+
+	mru     int64 // position in cfs_tasks (higher = more recently picked)
+	runTime int64 // total simulated run time (invariant check)
+	charged int64 // wall time charged while current (= runTime at capacity 1024)
+}
+
+func (t *simTask) allowed(cpu int) bool { return t.pinned < 0 || int(t.pinned) == cpu }
+
+// Sim is one replay of a workload under a policy.
+type Sim struct {
+	cfg    Config
+	pol    Policy
+	knobs  Knobs
+	w      *Workload
+	dom    *model.Domains
+	ncpu   int
+	cpus   []*rq
+	tasks  []*simTask
+	q      eventQueue
+	seq    uint64
+	now    int64
+	tickNS int64
+	rng    uint64
+
+	// Tunables scaled by 1 + ilog2(min(ncpu, 8)) (sched_update_scaling).
+	latencyNS, minGranNS, wakeupGranNS int64
+	maxLBInterval                      int64 // jiffies
+
+	rdOverload bool
+	nohz       nohzState
+	sgcImb     map[sgcKey]bool
+	llc        []*llcShared
+
+	out      Sink
+	stats    Stats
+	fired    []uint8 // per edge: times fired
+	arrivals []int32 // per (task, activation): times its arrival fired; flattened via actBase
+	actBase  []int32
+	events   int64
+	err      error
+	ev       timeline.Event
+
+	eevdf       bool
+	scratchSkip []int
+	smtOn       bool
+	smtSib      [][]int
+}
+
+type sgcKey struct{ level, id int }
+
+type llcShared struct {
+	hasIdleCores bool
+	nrIdleScan   int
+	weight       int
+}
+
+type nohzState struct {
+	idle        []bool
+	nrCPUs      int
+	hasBlocked  bool
+	nextBalance int64 // jiffies
+	nextBlocked int64 // ns
+	kickPending []bool
+}
+
+// Stats are the replay's own counters (kernel-lb.md §8.8).
+type Stats struct {
+	Events                int64 `json:"events"`
+	MigrationsWakeup      int64 `json:"migrations_wakeup"`
+	MigrationsFork        int64 `json:"migrations_fork"`
+	MigrationsPeriodic    int64 `json:"migrations_periodic"`
+	MigrationsNewidle     int64 `json:"migrations_newidle"`
+	MigrationsNohz        int64 `json:"migrations_nohz"`
+	MigrationsActive      int64 `json:"migrations_active"`
+	LBAttempts            int64 `json:"lb_count"`
+	LBBalanced            int64 `json:"lb_balanced"`
+	LBFailed              int64 `json:"lb_failed"`
+	LBMoved               int64 `json:"lb_gained"`
+	NewidleSkipped        int64 `json:"newidle_skipped"`
+	ActiveBalances        int64 `json:"active_balances"`
+	NohzKicks             int64 `json:"nohz_kicks"`
+	EdgesFired            int64 `json:"edges_fired"`
+	EdgesRedundant        int64 `json:"edges_redundant"`
+	EdgesPending          int64 `json:"edges_pending"`
+	Arrivals              int64 `json:"arrivals"`
+	ContinuedWithoutSleep int64 `json:"continued_without_sleep"`
+	EndNS                 int64 `json:"end_ns"`
+}
+
+// New prepares a replay of w.
+func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Policy == nil {
+		return nil, fmt.Errorf("whatif: no policy")
+	}
+	topo := cfg.Topology
+	if topo == nil {
+		topo = w.Topology
+	}
+	if topo == nil {
+		return nil, fmt.Errorf("whatif: the workload has no CPU topology; give one with --topology")
+	}
+	kernel := cfg.Kernel
+	if kernel == "" {
+		kernel = w.Kernel
+	}
+	d, err := model.BuildDomains(topo, kernel)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sim{cfg: cfg, pol: cfg.Policy, knobs: cfg.Policy.Knobs(), w: w, dom: d, ncpu: d.NrCPUs, out: out, sgcImb: map[sgcKey]bool{}}
+	switch cfg.RunQueue {
+	case "":
+		s.eevdf = s.knobs.EEVDF
+	case "cfs":
+	case "eevdf":
+		s.eevdf = true
+	default:
+		return nil, fmt.Errorf("whatif: run queue discipline %q: want cfs or eevdf", cfg.RunQueue)
+	}
+	if s.out == nil {
+		s.out = discard{}
+	}
+	for _, t := range w.Tasks {
+		for _, a := range t.Activations {
+			if a.CPU >= int32(s.ncpu) {
+				return nil, fmt.Errorf("whatif: the workload uses CPU %d but the topology has %d CPUs", a.CPU, s.ncpu)
+			}
+		}
+		if t.StartCPU >= int32(s.ncpu) || t.Pinned >= int32(s.ncpu) {
+			return nil, fmt.Errorf("whatif: task %d (%s) uses a CPU beyond the topology's %d", t.TID, t.Comm, s.ncpu)
+		}
+	}
+	s.tickNS = 1000000000 / int64(cfg.HZ)
+	f := int64(1)
+	n := s.ncpu
+	if n > 8 {
+		n = 8
+	}
+	for n > 1 {
+		f++
+		n >>= 1
+	}
+	s.latencyNS, s.minGranNS, s.wakeupGranNS = 6000000*f, 750000*f, 1000000*f
+	s.maxLBInterval = int64(cfg.HZ) * int64(s.ncpu) / 10
+	if s.maxLBInterval < 1 {
+		s.maxLBInterval = 1
+	}
+	s.rng = cfg.Seed*0x9e3779b97f4a7c15 + 0x2545f4914f6cdd1d
+	s.nohz.idle = make([]bool, s.ncpu)
+	s.nohz.kickPending = make([]bool, s.ncpu)
+	s.llc = make([]*llcShared, s.ncpu)
+	llcByID := map[int]*llcShared{}
+	for c := 0; c < s.ncpu; c++ {
+		cd := &d.CPUs[c]
+		sh := llcByID[cd.LLCID]
+		if sh == nil {
+			sh = &llcShared{weight: cd.LLCSize, nrIdleScan: cd.LLCSize}
+			llcByID[cd.LLCID] = sh
+		}
+		s.llc[c] = sh
+	}
+	s.cpus = make([]*rq, s.ncpu)
+	for c := 0; c < s.ncpu; c++ {
+		s.cpus[c] = s.newRQ(c)
+	}
+	s.tasks = make([]*simTask, len(w.Tasks))
+	s.actBase = make([]int32, len(w.Tasks)+1)
+	for i := range w.Tasks {
+		t := &w.Tasks[i]
+		st := &simTask{id: int32(i), w: t, rt: t.RT(), pinned: t.Pinned, act: -1, cpu: t.StartCPU, trig: make([]bool, len(t.Activations)),
+			lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1}
+		st.weight = weightOfNice(t.Nice())
+		if st.rt {
+			st.weight = weightOfNice(-20)
+		}
+		if st.pinned >= 0 {
+			st.cpu = st.pinned
+		}
+		s.tasks[i] = st
+		s.actBase[i+1] = s.actBase[i] + int32(len(t.Activations))
+	}
+	s.fired = make([]uint8, len(w.Edges))
+	s.arrivals = make([]int32, s.actBase[len(w.Tasks)])
+	return s, nil
+}
+
+func (s *Sim) push(e event) {
+	s.seq++
+	e.seq = s.seq
+	s.q.push(e)
+}
+
+// rand returns the next number of a SplitMix64 stream (deterministic).
+func (s *Sim) rand() uint64 {
+	s.rng += 0x9e3779b97f4a7c15
+	z := s.rng
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func (s *Sim) jiffies() int64 { return s.now / s.tickNS }
+
+// msecsToJiffies rounds up, as the kernel's does.
+func (s *Sim) msecsToJiffies(ms int64) int64 {
+	return (ms*int64(s.cfg.HZ) + 999) / 1000
+}
+
+// Run replays the workload to the end: every activation's demand run,
+// every edge fired. It returns the replay's statistics.
+func (s *Sim) Run() (*Stats, error) {
+	s.now = s.w.StartNS
+	// Tasks running or runnable at the trace start, on the CPU they were on.
+	for _, t := range s.tasks {
+		if len(t.w.Activations) == 0 {
+			continue
+		}
+		a0 := &t.w.Activations[0]
+		switch a0.Cause {
+		case CauseStart:
+			t.trig[0] = true
+			t.act = 0
+			r := s.cpus[t.cpu]
+			t.avg.lastUpdate = s.now
+			// A task already running has been for a while: start its
+			// signals at its weight/1024 ("heavy until proven otherwise").
+			t.avg.loadAvg, t.avg.utilAvg, t.avg.runnableAvg = t.weight, capacityScale/2, capacityScale/2
+			s.enqueue(r, t, enqStart)
+			if t.w.StartRunning && r.curr == nil {
+				s.switchTo(r, t, "")
+			}
+		case CauseArrival:
+			s.push(event{t: a0.ReleaseNS, kind: evArrival, a: t.id, b: 0})
+		}
+	}
+	for _, r := range s.cpus {
+		if r.curr == nil && r.nrRunning() > 0 {
+			s.schedule(r, "")
+		}
+		if r.curr == nil {
+			s.enterIdle(r)
+		}
+	}
+	for len(s.q) > 0 {
+		e := s.q.pop()
+		if e.t < s.now {
+			return nil, fmt.Errorf("whatif: internal error: time went backwards (%d < %d)", e.t, s.now)
+		}
+		s.now = e.t
+		s.events++
+		if s.events > s.cfg.MaxEvents {
+			return nil, fmt.Errorf("whatif: more than %d events; the replay does not terminate", s.cfg.MaxEvents)
+		}
+		switch e.kind {
+		case evProgress:
+			r := s.cpus[e.cpu]
+			if e.gen == r.gen && r.curr != nil {
+				s.progress(r)
+			}
+		case evArrival:
+			s.arrivals[s.actBase[e.a]+e.b]++
+			s.stats.Arrivals++
+			s.wake(s.tasks[e.a], e.b, nil, -1)
+		case evIdleExit:
+			r := s.cpus[e.cpu]
+			if e.gen == r.idleGen && r.waking {
+				r.waking = false
+				if r.curr == nil {
+					s.schedule(r, "")
+				}
+			}
+		case evResched:
+			r := s.cpus[e.cpu]
+			if e.gen == r.gen && r.reschedPending && r.curr != nil {
+				r.reschedPending = false
+				s.preempt(r)
+			}
+		case evActive:
+			s.activeBalanceStop(int(e.cpu), int(e.a))
+		case evNohzKick:
+			s.nohzIdleBalance(int(e.cpu), int(e.a))
+		case evTick:
+			s.tick(s.cpus[e.cpu])
+		}
+		if s.err != nil {
+			return nil, s.err
+		}
+	}
+	s.stats.Events = s.events
+	s.stats.EndNS = s.now
+	return &s.stats, s.checkInvariants()
+}
+
+// progress handles the running task reaching a milestone: fire the edges
+// due at its progress point, then end the activation if its demand is done.
+func (s *Sim) progress(r *rq) {
+	t := r.curr
+	s.updateCurr(r)
+	s.fireDue(r, t)
+	if r.curr != t {
+		return
+	}
+	a := &t.w.Activations[t.act]
+	if t.progress >= a.DemandNS && t.nextEdge >= a.EdgeHi {
+		s.endActivation(r, t)
+		return
+	}
+	s.armProgress(r)
+}
+
+// fireDue fires the current activation's edges whose offset has been
+// reached, in order, stopping if the task is preempted by one of them.
+func (s *Sim) fireDue(r *rq, t *simTask) {
+	for r.curr == t {
+		a := &t.w.Activations[t.act]
+		if t.nextEdge >= a.EdgeHi {
+			return
+		}
+		e := &s.w.Edges[t.nextEdge]
+		if e.OffsetNS > t.progress {
+			return
+		}
+		idx := t.nextEdge
+		t.nextEdge++
+		s.fired[idx]++
+		s.stats.EdgesFired++
+		wakee := s.tasks[e.Wakee]
+		if !e.Causal {
+			// A wakeup of a task that was already runnable in the trace:
+			// try_to_wake_up finds nothing to do.
+			s.stats.EdgesRedundant++
+			continue
+		}
+		if e.Kind == EdgeFork {
+			s.fork(r, t, wakee)
+		} else {
+			s.wake(wakee, e.WakeeAct, t, r.cpu)
+		}
+	}
+}
+
+// endActivation: the task's demand for this activation is done. It
+// blocks (dequeue with DEQUEUE_SLEEP, then schedule()), exits, or, when
+// a wakeup for its next activation already arrived, continues at once.
+func (s *Sim) endActivation(r *rq, t *simTask) {
+	a := &t.w.Activations[t.act]
+	next := t.act + 1
+	hasNext := int(next) < len(t.w.Activations)
+	if a.End == EndExit {
+		t.state = tsDead
+		s.dequeue(r, t, true)
+		r.avg.detach(&t.avg, t.weight)
+		s.emitExit(r, t)
+		s.schedule(r, "X")
+		return
+	}
+	if hasNext && t.trig[next] {
+		// Its wakeup (a causal edge: arrivals are only scheduled once the
+		// previous activation ended) came while it still ran.
+		s.stats.ContinuedWithoutSleep++
+		s.startActivation(t, next)
+		s.armProgress(r)
+		return
+	}
+	t.state = tsSleeping
+	s.dequeue(r, t, true)
+	if hasNext && t.w.Activations[next].Cause == CauseArrival {
+		s.scheduleArrival(t, next)
+	}
+	st := a.EndState
+	if st == "" || st[0] == 'R' {
+		st = "S"
+	}
+	s.schedule(r, st)
+}
+
+func (s *Sim) scheduleArrival(t *simTask, k int32) {
+	a := &t.w.Activations[k]
+	at := s.now + a.SleepNS
+	if s.cfg.Arrivals == ArrivalsAbsolute || a.SleepNS <= 0 && k == 0 {
+		at = a.ReleaseNS
+	}
+	if at < s.now {
+		at = s.now
+	}
+	s.push(event{t: at, kind: evArrival, a: t.id, b: k})
+}
+
+func (s *Sim) startActivation(t *simTask, k int32) {
+	t.act = k
+	t.progress = 0
+	t.nextEdge = t.w.Activations[k].EdgeLo
+}
+
+// wake is try_to_wake_up() for activation k of t, from waker (nil: an
+// interrupt, timer or idle-context arrival) running on wakerCPU. Each
+// activation has exactly one such wakeup (its cause in the trace); if it
+// comes before t finished activation k-1 (the replay ran the waker
+// faster), it is pending: t continues into k without sleeping, as a task
+// finding its wake condition already true does.
+func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) {
+	if int(k) >= len(t.trig) || t.trig[k] || t.state == tsDead {
+		s.stats.EdgesRedundant++
+		return
+	}
+	t.trig[k] = true
+	if !(t.state == tsSleeping && t.act == k-1) && !(t.state == tsNotStarted && k == 0) {
+		s.stats.EdgesPending++
+		return
+	}
+	s.startActivation(t, t.act+1)
+	prev := int(t.cpu)
+	cpu := prev
+	src := wakerCPU
+	if waker != nil {
+		s.recordWakee(waker, t)
+	} else {
+		// A timer or interrupt: it fires where the task slept.
+		src = prev
+	}
+	switch {
+	case t.pinned >= 0:
+		cpu = int(t.pinned)
+	case t.rt:
+		cpu = prev
+	default:
+		cpu = s.selectTaskRqFair(t, prev, src, waker, false)
+	}
+	s.emitWaking(t, waker, src, cpu)
+	r := s.cpus[cpu]
+	if cpu != prev {
+		s.migrateSleeping(t, s.cpus[prev], r)
+		s.stats.MigrationsWakeup++
+		s.emitMigrate(t, prev, cpu, src)
+	}
+	s.enqueue(r, t, enqWakeup)
+	s.noteWakeOnIdle(r)
+	s.wakeupPreempt(r, t)
+}
+
+// fork is wake_up_new_task() for child, started by parent running on r.
+func (s *Sim) fork(r *rq, parent, child *simTask) {
+	if child.state != tsNotStarted || child.trig[0] {
+		s.stats.EdgesRedundant++
+		return
+	}
+	child.trig[0] = true
+	s.startActivation(child, 0)
+	s.updateCurr(r)
+	cpu := r.cpu
+	if child.pinned >= 0 {
+		cpu = int(child.pinned)
+	} else if !child.rt {
+		child.cpu = int32(r.cpu)
+		cpu = s.selectTaskRqFair(child, r.cpu, r.cpu, parent, true)
+	}
+	child.cpu = int32(cpu)
+	// task_fork_fair: the child starts from the parent's vruntime,
+	// relative to the parent's queue.
+	child.vruntime = parent.vruntime - r.minVruntime
+	child.vlag = 0
+	s.initTaskPELT(child, s.cpus[cpu])
+	s.emitFork(r, parent, child, cpu)
+	if cpu != r.cpu {
+		s.stats.MigrationsFork++
+		s.emitMigrate(child, r.cpu, cpu, r.cpu)
+	}
+	dst := s.cpus[cpu]
+	s.enqueue(dst, child, enqNew)
+	s.wakeupPreempt(dst, child)
+}
+
+// initTaskPELT is init_entity_runnable_average + post_init_entity_util_avg
+// (§2.4): full load, util half of the spare capacity of the CPU (scaled by
+// the task's share of its load).
+func (s *Sim) initTaskPELT(t *simTask, r *rq) {
+	t.avg = avg{lastUpdate: s.now}
+	t.avg.loadAvg = t.weight
+	u := r.avg.utilAvg
+	capc := uint64(capacityScale)
+	var ua uint64
+	if u < capc {
+		half := (capc - u) / 2
+		if u != 0 {
+			ua = u * t.weight / (r.avg.loadAvg + 1)
+			if ua > half {
+				ua = half
+			}
+		} else {
+			ua = half
+		}
+	}
+	t.avg.utilAvg = ua
+	t.avg.runnableAvg = ua
+}
+
+// checkInvariants verifies what every replay must satisfy: each task ran
+// exactly its demand, every edge and arrival fired once, every activation
+// ran.
+func (s *Sim) checkInvariants() error {
+	for i, n := range s.fired {
+		if n != 1 {
+			e := s.w.Edges[i]
+			return fmt.Errorf("whatif invariant: edge %d (%s %d->%d) fired %d times", i, e.Kind, s.w.Tasks[e.Waker].TID, s.w.Tasks[e.Wakee].TID, n)
+		}
+	}
+	for ti, t := range s.tasks {
+		var demand int64
+		for k, a := range t.w.Activations {
+			demand += a.DemandNS
+			want := int32(0)
+			if a.Cause == CauseArrival {
+				want = 1
+			}
+			if got := s.arrivals[s.actBase[ti]+int32(k)]; got != want {
+				return fmt.Errorf("whatif invariant: task %d activation %d: arrival fired %d times, want %d", t.w.TID, k, got, want)
+			}
+		}
+		if len(t.w.Activations) > 0 && int(t.act) != len(t.w.Activations)-1 {
+			return fmt.Errorf("whatif invariant: task %d (%s) reached activation %d of %d", t.w.TID, t.w.Comm, t.act, len(t.w.Activations))
+		}
+		if t.runTime != demand {
+			return fmt.Errorf("whatif invariant: task %d (%s) ran %d ns, its demand is %d ns", t.w.TID, t.w.Comm, t.runTime, demand)
+		}
+		if t.state == tsRunning || t.state == tsQueued {
+			return fmt.Errorf("whatif invariant: task %d still runnable at the end", t.w.TID)
+		}
+	}
+	return nil
+}
+
+func (s *Sim) fail(format string, a ...any) {
+	if s.err == nil {
+		s.err = fmt.Errorf("whatif: internal error at %d ns: "+format, append([]any{s.now}, a...)...)
+	}
+}

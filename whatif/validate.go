@@ -1,0 +1,293 @@
+package whatif
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/schedreplay/replay/analysis"
+	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/timeline"
+)
+
+// Metrics are what fidelity compares; the JSON keys are the issue's.
+type Metrics struct {
+	WakeupP50NS         int64 `json:"wakeup_p50_ns"`
+	WakeupP95NS         int64 `json:"wakeup_p95_ns"`
+	WakeupP99NS         int64 `json:"wakeup_p99_ns"`
+	WakeupP999NS        int64 `json:"wakeup_p999_ns"`
+	WakeupMaxNS         int64 `json:"wakeup_max_ns"`
+	IdleNS              int64 `json:"idle_ns"`
+	IdleWhileRunnableNS int64 `json:"idle_while_runnable_ns"`
+	Migrations          int64 `json:"migrations"`
+	InvoluntarySwitches int64 `json:"involuntary_switches"`
+	MakespanNS          int64 `json:"makespan_ns"`
+	CPUTimeNS           int64 `json:"cpu_time_ns"`
+	// Per level (not part of the issue's flat METRICS; reported beside).
+	IdleWhileRunnableByLevel map[string]int64 `json:"idle_while_runnable_by_level,omitempty"`
+	MigrationsByLevel        map[string]int64 `json:"migrations_by_level,omitempty"`
+	WakeupCount              int64            `json:"wakeup_count"`
+
+	latencies []int64
+}
+
+// metricKeys are the keys of rel_error, in report order.
+var metricKeys = []string{"wakeup_p50_ns", "wakeup_p95_ns", "wakeup_p99_ns", "wakeup_p999_ns", "wakeup_max_ns",
+	"idle_ns", "idle_while_runnable_ns", "migrations", "involuntary_switches", "makespan_ns", "cpu_time_ns"}
+
+func (m *Metrics) value(k string) int64 {
+	switch k {
+	case "wakeup_p50_ns":
+		return m.WakeupP50NS
+	case "wakeup_p95_ns":
+		return m.WakeupP95NS
+	case "wakeup_p99_ns":
+		return m.WakeupP99NS
+	case "wakeup_p999_ns":
+		return m.WakeupP999NS
+	case "wakeup_max_ns":
+		return m.WakeupMaxNS
+	case "idle_ns":
+		return m.IdleNS
+	case "idle_while_runnable_ns":
+		return m.IdleWhileRunnableNS
+	case "migrations":
+		return m.Migrations
+	case "involuntary_switches":
+		return m.InvoluntarySwitches
+	case "makespan_ns":
+		return m.MakespanNS
+	case "cpu_time_ns":
+		return m.CPUTimeNS
+	}
+	return 0
+}
+
+// Measurer runs the analysis on a stream of events (observed or
+// simulated) and keeps the wakeup latencies for the KS distance.
+type Measurer struct {
+	a    *analysis.Analyzer
+	lats []int64
+}
+
+type latSink struct{ m *Measurer }
+
+func (l latSink) WriteSlice(s *analysis.Slice) error {
+	if s.Wakeup >= 0 && !s.Idle && s.Start >= 0 && !s.SpansLoss {
+		l.m.lats = append(l.m.lats, s.SchDelay)
+	}
+	return nil
+}
+
+// NewMeasurer prepares the analysis with the machine's domain levels.
+func NewMeasurer(d *model.Domains, ncpu int) *Measurer {
+	m := &Measurer{}
+	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: true, Slices: latSink{m}}
+	if d != nil {
+		opts.Levels = analysis.FromDomains(d)
+	}
+	m.a = analysis.New(opts)
+	return m
+}
+
+// Emit feeds one event (Measurer is a Sink).
+func (m *Measurer) Emit(e *timeline.Event) error { return m.a.Add(e) }
+
+// Finish computes the metrics.
+func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
+	rep, err := m.a.Finish()
+	if err != nil {
+		return nil, nil, err
+	}
+	mt := &Metrics{
+		WakeupP50NS: rep.WakeupLatency.P50NS, WakeupP95NS: rep.WakeupLatency.P95NS, WakeupP99NS: rep.WakeupLatency.P99NS,
+		WakeupP999NS: rep.WakeupLatency.P999NS, WakeupMaxNS: rep.WakeupLatency.MaxNS, WakeupCount: rep.WakeupLatency.Count,
+		IdleWhileRunnableNS: rep.IdleWhileRunnableTotal, Migrations: rep.MigrationsTotal,
+		InvoluntarySwitches: rep.InvoluntarySwitches, MakespanNS: rep.EndNS - rep.StartNS,
+	}
+	for _, c := range rep.CPUs {
+		mt.IdleNS += c.IdleNS
+		mt.CPUTimeNS += c.BusyNS
+	}
+	if len(rep.Levels) > 0 {
+		mt.IdleWhileRunnableByLevel = map[string]int64{}
+		mt.MigrationsByLevel = map[string]int64{}
+		for i, l := range rep.Levels {
+			mt.IdleWhileRunnableByLevel[l] = rep.IdleWhileRunnable[i]
+			mt.MigrationsByLevel[l] = rep.Migrations[i]
+		}
+	}
+	sort.Slice(m.lats, func(i, j int) bool { return m.lats[i] < m.lats[j] })
+	mt.latencies = m.lats
+	return mt, rep, nil
+}
+
+// KS is the two-sample Kolmogorov–Smirnov distance between sorted samples.
+func KS(a, b []int64) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		if len(a) == len(b) {
+			return 0
+		}
+		return 1
+	}
+	i, j := 0, 0
+	d := 0.0
+	for i < len(a) && j < len(b) {
+		x := a[i]
+		if b[j] < x {
+			x = b[j]
+		}
+		for i < len(a) && a[i] == x {
+			i++
+		}
+		for j < len(b) && b[j] == x {
+			j++
+		}
+		if v := math.Abs(float64(i)/float64(len(a)) - float64(j)/float64(len(b))); v > d {
+			d = v
+		}
+	}
+	return d
+}
+
+// Fidelity is the comparison `replay whatif --validate` reports.
+type Fidelity struct {
+	Policy    string             `json:"policy"`
+	Observed  *Metrics           `json:"observed"`
+	Simulated *Metrics           `json:"simulated"`
+	RelError  map[string]float64 `json:"rel_error"`
+	KS        float64            `json:"ks"`
+	// Goals are the issue's targets and whether each holds.
+	Goals []Goal `json:"goals"`
+	Stats *Stats `json:"replay_stats"`
+}
+
+// Goal is one fidelity target.
+type Goal struct {
+	Metric string  `json:"metric"`
+	Limit  float64 `json:"limit"`
+	Value  float64 `json:"value"`
+	Met    bool    `json:"met"`
+}
+
+// Compare builds the fidelity report. rel_error is (sim − obs) / obs,
+// rounded to 4 decimals; 0 when both are 0 and 1 when only the observed
+// value is 0. Goals are the issue's targets: |rel_error| of p50 and p95
+// within 0.15, of p99 within 0.25, and the idle-time difference within 5 %
+// of the observed total CPU time (idle + busy).
+func Compare(policy string, obs, sim *Metrics, st *Stats) *Fidelity {
+	f := &Fidelity{Policy: policy, Observed: obs, Simulated: sim, RelError: map[string]float64{}, Stats: st}
+	for _, k := range metricKeys {
+		o, s := obs.value(k), sim.value(k)
+		switch {
+		case o == 0 && s == 0:
+			f.RelError[k] = 0
+		case o == 0:
+			f.RelError[k] = 1
+		default:
+			f.RelError[k] = round4(float64(s-o) / float64(o))
+		}
+	}
+	f.KS = round4(KS(obs.latencies, sim.latencies))
+	total := float64(obs.IdleNS + obs.CPUTimeNS)
+	idleErr := 0.0
+	if total > 0 {
+		idleErr = math.Abs(float64(sim.IdleNS-obs.IdleNS)) / total
+	}
+	add := func(m string, lim, v float64) {
+		f.Goals = append(f.Goals, Goal{Metric: m, Limit: lim, Value: round4(v), Met: v <= lim})
+	}
+	add("wakeup_p50_ns", 0.15, math.Abs(f.RelError["wakeup_p50_ns"]))
+	add("wakeup_p95_ns", 0.15, math.Abs(f.RelError["wakeup_p95_ns"]))
+	add("wakeup_p99_ns", 0.25, math.Abs(f.RelError["wakeup_p99_ns"]))
+	add("idle_ns/total_cpu_time", 0.05, idleErr)
+	return f
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// WriteTable prints the fidelity report for people.
+func (f *Fidelity) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "fidelity of policy %s (simulated vs observed)\n", f.Policy)
+	fmt.Fprintf(&b, "%-24s %16s %16s %10s\n", "metric", "observed", "simulated", "rel_error")
+	for _, k := range metricKeys {
+		fmt.Fprintf(&b, "%-24s %16d %16d %+10.4f\n", k, f.Observed.value(k), f.Simulated.value(k), f.RelError[k])
+	}
+	fmt.Fprintf(&b, "%-24s %16d %16d\n", "wakeups", f.Observed.WakeupCount, f.Simulated.WakeupCount)
+	var lv []string
+	for l := range f.Observed.MigrationsByLevel {
+		lv = append(lv, l)
+	}
+	sort.Strings(lv)
+	for _, l := range lv {
+		fmt.Fprintf(&b, "%-24s %16d %16d\n", "migrations."+l, f.Observed.MigrationsByLevel[l], f.Simulated.MigrationsByLevel[l])
+	}
+	for _, l := range lv {
+		fmt.Fprintf(&b, "%-24s %16d %16d\n", "idle_while_runnable."+l, f.Observed.IdleWhileRunnableByLevel[l], f.Simulated.IdleWhileRunnableByLevel[l])
+	}
+	fmt.Fprintf(&b, "KS distance of wakeup latency: %.4f\n", f.KS)
+	for _, g := range f.Goals {
+		v := "MET"
+		if !g.Met {
+			v = "MISSED"
+		}
+		fmt.Fprintf(&b, "goal %-24s <= %.2f: %.4f %s\n", g.Metric, g.Limit, g.Value, v)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// teeReader feeds every event it reads to a Measurer.
+type teeReader struct {
+	timeline.EventReader
+	m   *Measurer
+	err error
+}
+
+func (t *teeReader) Next() bool {
+	if !t.EventReader.Next() {
+		return false
+	}
+	if err := t.m.Emit(t.EventReader.Event()); err != nil && t.err == nil {
+		t.err = err
+	}
+	return true
+}
+
+func (t *teeReader) Err() error {
+	if t.err != nil {
+		return t.err
+	}
+	return t.EventReader.Err()
+}
+
+// ExtractAndMeasure reads a trace once, building the workload and the
+// observed metrics (with domains built from topo under kernel).
+func ExtractAndMeasure(r timeline.EventReader, topo *model.Topology, kernel string) (*Workload, *Metrics, error) {
+	var d *model.Domains
+	ncpu := 0
+	if topo != nil {
+		var err error
+		if d, err = model.BuildDomains(topo, kernel); err != nil {
+			return nil, nil, err
+		}
+		ncpu = d.NrCPUs
+	}
+	m := NewMeasurer(d, ncpu)
+	t := &teeReader{EventReader: r, m: m}
+	w, err := Extract(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t.err != nil {
+		return nil, nil, t.err
+	}
+	obs, _, err := m.Finish()
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, obs, nil
+}

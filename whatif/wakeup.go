@@ -1,0 +1,454 @@
+package whatif
+
+import "github.com/schedreplay/replay/model"
+
+// cpuLoad is cpu_load(): the cfs_rq's load_avg as stored (blocked load
+// included, not decayed at read time: staleness is part of the model).
+func (s *Sim) cpuLoad(c int) uint64 { return s.cpus[c].avg.loadAvg }
+
+// cpuRunnable is cpu_runnable().
+func (s *Sim) cpuRunnable(c int) uint64 { return s.cpus[c].avg.runnableAvg }
+
+// cpuUtil is cpu_util_cfs(): max(util_avg, util_est) capped at capacity.
+func (s *Sim) cpuUtil(c int) uint64 {
+	r := s.cpus[c]
+	u := r.avg.utilAvg
+	if r.utilEst > u {
+		u = r.utilEst
+	}
+	if u > r.capacity {
+		u = r.capacity
+	}
+	return u
+}
+
+// availableIdle is available_idle_cpu(): idle and (no vCPU preemption
+// model) not preempted; a CPU with an idle exit in flight is not idle.
+func (s *Sim) availableIdle(c int) bool {
+	r := s.cpus[c]
+	return r.idle() && !r.waking
+}
+
+func (s *Sim) domains(c int) []*model.SchedDomain { return s.dom.CPUs[c].Domains }
+
+func (s *Sim) cpusShareCache(a, b int) bool { return s.dom.CPUs[a].LLCID == s.dom.CPUs[b].LLCID }
+
+// smtActive is sched_smt_active(): some CPU has an SMT sibling.
+func (s *Sim) smtActive() bool {
+	s.initSMT()
+	return s.smtOn
+}
+
+// smtSiblings is cpu_smt_mask(c) (the CPU itself included).
+func (s *Sim) smtSiblings(c int) []int {
+	s.initSMT()
+	return s.smtSib[c]
+}
+
+func (s *Sim) initSMT() {
+	if s.smtSib != nil {
+		return
+	}
+	s.smtSib = make([][]int, s.ncpu)
+	for c := 0; c < s.ncpu; c++ {
+		s.smtSib[c] = []int{c}
+		for _, sd := range s.domains(c) {
+			if sd.Flags&model.SDShareCPUCapacity != 0 {
+				s.smtSib[c] = sd.Span
+				break
+			}
+		}
+		if len(s.smtSib[c]) > 1 {
+			s.smtOn = true
+		}
+	}
+}
+
+func inSpan(span []int, c int) bool {
+	for _, x := range span {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// recordWakee is record_wakee() on the waker (wakee_flips, decayed each
+// second).
+func (s *Sim) recordWakee(w, p *simTask) {
+	j := s.jiffies()
+	if j > w.wakeeFlipTS+int64(s.cfg.HZ) {
+		w.wakeeFlips >>= 1
+		w.wakeeFlipTS = j
+	}
+	if w.lastWakee != p.id {
+		w.lastWakee = p.id
+		w.wakeeFlips++
+	}
+}
+
+// wakeWide is wake_wide(): a one-to-many waker whose wakees also flip.
+func (s *Sim) wakeWide(waker, p *simTask, wakerCPU int) bool {
+	master, slave := waker.wakeeFlips, p.wakeeFlips
+	factor := uint32(s.dom.CPUs[wakerCPU].LLCSize)
+	if master < slave {
+		master, slave = slave, master
+	}
+	return !(slave < factor || master < slave*factor)
+}
+
+// selectTaskRqFair is select_task_rq_fair() (§5.2): the affine fast path
+// (wake_affine then select_idle_sibling within the target's LLC) for
+// wakeups, the find_idlest_cpu slow path for forks. waker nil: an
+// interrupt/timer wakeup on cpu.
+func (s *Sim) selectTaskRqFair(p *simTask, prev, cpu int, waker *simTask, fork bool) int {
+	newCPU := prev
+	wantAffine := false
+	flag := model.SDBalanceWake
+	if fork {
+		flag = model.SDBalanceFork
+		newCPU = cpu
+	} else {
+		wide := waker != nil && s.wakeWide(waker, p, cpu)
+		wantAffine = !wide && p.allowed(cpu)
+	}
+	var slow *model.SchedDomain
+	for _, sd := range s.domains(cpu) {
+		if wantAffine && sd.Flags&model.SDWakeAffine != 0 && inSpan(sd.Span, prev) {
+			if cpu != prev {
+				newCPU = s.wakeAffine(sd, p, cpu, prev, waker)
+			}
+			slow = nil
+			break
+		}
+		if sd.Flags&flag != 0 {
+			slow = sd
+		} else if !wantAffine {
+			break
+		}
+	}
+	if slow != nil {
+		return s.findIdlestCPU(slow, p, cpu, prev, flag)
+	}
+	if fork {
+		return newCPU
+	}
+	return s.selectIdleSibling(p, prev, newCPU, waker, cpu)
+}
+
+// wakeAffine is wake_affine(): wake_affine_idle, then wake_affine_weight.
+// WF_SYNC is not in the trace, so wakeups are replayed without it.
+func (s *Sim) wakeAffine(sd *model.SchedDomain, p *simTask, this, prev int, waker *simTask) int {
+	target := -1
+	if s.availableIdle(this) && s.cpusShareCache(this, prev) {
+		if s.availableIdle(prev) {
+			target = prev
+		} else {
+			target = this
+		}
+	} else if s.availableIdle(prev) {
+		target = prev
+	}
+	if target < 0 {
+		// wake_affine_weight without sync.
+		taskLoad := p.avg.loadAvg
+		thisEff := int64(s.cpuLoad(this)) + int64(taskLoad)
+		thisEff *= 100 * int64(s.cpus[prev].capacity)
+		prevEff := int64(s.cpuLoad(prev)) - int64(taskLoad)
+		if prevEff < 0 {
+			prevEff = 0
+		}
+		prevEff *= (100 + int64(sd.ImbalancePct-100)/2) * int64(s.cpus[this].capacity)
+		if thisEff < prevEff {
+			target = this
+		}
+	}
+	if target == this {
+		return this
+	}
+	return prev
+}
+
+// selectIdleSibling is select_idle_sibling() of v6.1 (§5.4): target, prev
+// and recent_used_cpu fast checks, then the LLC scan (idle core when
+// has_idle_cores, else an idle CPU within SIS_UTIL's budget), else target.
+func (s *Sim) selectIdleSibling(p *simTask, prev, target int, waker *simTask, wakerCPU int) int {
+	if s.availableIdle(target) && p.allowed(target) {
+		return target
+	}
+	if prev != target && s.cpusShareCache(prev, target) && s.availableIdle(prev) && p.allowed(prev) {
+		return prev
+	}
+	// A per-CPU kthread waker (IO completion) stacks the wakee on its CPU.
+	if waker != nil && waker.pinned >= 0 && prev == wakerCPU && s.cpus[prev].nrRunning() <= 1 {
+		return prev
+	}
+	r := int(p.recentUsedCPU)
+	p.recentUsedCPU = int32(prev)
+	if r != prev && r != target && r >= 0 && r < s.ncpu && s.cpusShareCache(r, target) && s.availableIdle(r) && p.allowed(r) {
+		return r
+	}
+	sd := s.dom.CPUs[target].LLC
+	if sd == nil {
+		return target
+	}
+	hasIdleCore := false
+	if s.smtActive() {
+		hasIdleCore = s.llc[target].hasIdleCores
+		if !hasIdleCore && s.cpusShareCache(prev, target) {
+			for _, c := range s.smtSiblings(prev) {
+				if c != prev && inSpan(sd.Span, c) && p.allowed(c) && s.availableIdle(c) {
+					return c
+				}
+			}
+		}
+	}
+	if i := s.selectIdleCPU(p, sd, hasIdleCore, target); i >= 0 {
+		return i
+	}
+	return target
+}
+
+// selectIdleCPU is select_idle_cpu(): one pass over the LLC from
+// target+1, wrapping.
+func (s *Sim) selectIdleCPU(p *simTask, sd *model.SchedDomain, hasIdleCore bool, target int) int {
+	nr := 1 << 30
+	if s.knobs.SISUtil {
+		// v6.0 SIS_UTIL: an overloaded LLC is not scanned at all, even
+		// for an idle core; the budget is only consumed by the idle-CPU
+		// scan.
+		nr = s.llc[target].nrIdleScan + 1
+		if nr == 1 {
+			return -1
+		}
+	}
+	span := sd.Span
+	start := 0
+	for i, c := range span {
+		if c > target {
+			start = i
+			break
+		}
+		if i == len(span)-1 {
+			start = 0
+		}
+	}
+	skip := s.scratchSkip[:0]
+	idleCPU := -1
+	for k := 0; k < len(span); k++ {
+		c := span[(start+k)%len(span)]
+		if !p.allowed(c) || containsInt(skip, c) {
+			continue
+		}
+		if hasIdleCore {
+			sib := s.smtSiblings(c)
+			all := true
+			for _, x := range sib {
+				skip = append(skip, x)
+				if !s.availableIdle(x) {
+					all = false
+				} else if idleCPU < 0 && p.allowed(x) {
+					idleCPU = x
+				}
+			}
+			if all {
+				return c
+			}
+			continue
+		}
+		nr--
+		if nr <= 0 {
+			return -1
+		}
+		if s.availableIdle(c) {
+			return c
+		}
+	}
+	if hasIdleCore {
+		s.llc[target].hasIdleCores = false
+	}
+	return idleCPU
+}
+
+// wakeupStats are find_idlest_group's per-group statistics (without the
+// forking task, which is not queued yet).
+type wakeupStats struct {
+	load, util, nr, idle, weight, capacity uint64
+	typ                                    GroupType
+	avgLoad                                uint64
+}
+
+// findIdlestCPU is find_idlest_cpu() (§5.5): descend from sd picking the
+// idlest group and its idlest CPU at each level with the flag.
+func (s *Sim) findIdlestCPU(sd *model.SchedDomain, p *simTask, cpu, prev int, flag model.SDFlags) int {
+	for sd != nil {
+		if sd.Flags&flag == 0 {
+			sd = sd.Child
+			continue
+		}
+		g := s.findIdlestGroup(sd, p, cpu)
+		if g == nil {
+			sd = sd.Child
+			continue
+		}
+		nc := s.findIdlestGroupCPU(g, p, cpu)
+		if nc == cpu {
+			sd = sd.Child
+			continue
+		}
+		cpu = nc
+		w := sd.SpanWeight
+		sd = nil
+		for _, x := range s.domains(cpu) {
+			if x.SpanWeight >= w {
+				break
+			}
+			if x.Flags&flag != 0 {
+				sd = x
+			}
+		}
+	}
+	return cpu
+}
+
+func (s *Sim) groupWakeupStats(g *model.SchedGroup, pct uint64) *wakeupStats {
+	ws := &wakeupStats{weight: uint64(g.Weight)}
+	var runnable uint64
+	for _, c := range g.Span {
+		ws.load += s.cpuLoad(c)
+		ws.util += s.cpuUtil(c)
+		runnable += s.cpuRunnable(c)
+		ws.nr += uint64(s.cpus[c].nrRunning())
+		ws.capacity += s.cpus[c].capacity
+		if s.cpus[c].idle() {
+			ws.idle++
+		}
+	}
+	sgs := &SGStats{GroupCapacity: ws.capacity, GroupUtil: ws.util, GroupRunnable: runnable,
+		SumNrRunning: uint32(ws.nr), GroupWeight: uint32(ws.weight)}
+	env := &LBEnv{ImbalancePct: pct}
+	ws.typ = s.pol.Classify(env, sgs)
+	if ws.typ == GroupFullyBusy || ws.typ == GroupOverloaded {
+		ws.avgLoad = ws.load * capacityScale / ws.capacity
+	}
+	return ws
+}
+
+// findIdlestGroup is find_idlest_group() for symmetric machines.
+func (s *Sim) findIdlestGroup(sd *model.SchedDomain, p *simTask, cpu int) *model.SchedGroup {
+	pct := uint64(sd.ImbalancePct)
+	var idlest, local *model.SchedGroup
+	var is, ls *wakeupStats
+	for _, g := range sd.Groups() {
+		allowed := false
+		for _, c := range g.Span {
+			if p.allowed(c) {
+				allowed = true
+				break
+			}
+		}
+		if !allowed {
+			continue
+		}
+		ws := s.groupWakeupStats(g, pct)
+		if inSpan(g.Span, cpu) {
+			local, ls = g, ws
+			continue
+		}
+		if idlest == nil || s.updatePickIdlest(is, ws) {
+			idlest, is = g, ws
+		}
+	}
+	if idlest == nil {
+		return nil
+	}
+	if local == nil {
+		return idlest
+	}
+	if ls.typ < is.typ {
+		return nil
+	}
+	if ls.typ > is.typ {
+		return idlest
+	}
+	switch ls.typ {
+	case GroupOverloaded, GroupFullyBusy:
+		imb := uint64(capacityScale) * (pct - 100) / 100
+		if sd.Flags&model.SDNUMA != 0 && is.avgLoad+imb >= ls.avgLoad {
+			return nil
+		}
+		if is.avgLoad >= ls.avgLoad+imb {
+			return nil
+		}
+		if 100*ls.avgLoad <= pct*is.avgLoad {
+			return nil
+		}
+	case GroupHasSpare:
+		if sd.Flags&model.SDNUMA != 0 {
+			// NUMA allowance (v6.0): stay while the local node has room.
+			if int(ls.nr)+1 <= sd.ImbNUMANr {
+				return nil
+			}
+		}
+		if ls.idle >= is.idle {
+			return nil
+		}
+	}
+	return idlest
+}
+
+func (s *Sim) updatePickIdlest(idlest, ws *wakeupStats) bool {
+	if ws.typ < idlest.typ {
+		return true
+	}
+	if ws.typ > idlest.typ {
+		return false
+	}
+	switch ws.typ {
+	case GroupOverloaded, GroupFullyBusy:
+		return ws.avgLoad < idlest.avgLoad
+	case GroupHasSpare:
+		if ws.idle > idlest.idle {
+			return true
+		}
+		return ws.idle == idlest.idle && ws.util < idlest.util
+	}
+	return false
+}
+
+// findIdlestGroupCPU is find_idlest_group_cpu(): without cpuidle states
+// (the traced VMs), the most recently idled CPU; else the least loaded.
+func (s *Sim) findIdlestGroupCPU(g *model.SchedGroup, p *simTask, cpu int) int {
+	if len(g.Span) == 1 {
+		return g.Span[0]
+	}
+	best, latest := -1, int64(-1)
+	least, leastLoad := cpu, ^uint64(0)
+	for _, c := range g.Span {
+		if !p.allowed(c) {
+			continue
+		}
+		if s.availableIdle(c) {
+			if st := s.cpus[c].idleStamp; st > latest || best < 0 {
+				best, latest = c, st
+			}
+		} else if best < 0 {
+			if l := s.cpuLoad(c); l < leastLoad {
+				least, leastLoad = c, l
+			}
+		}
+	}
+	if best >= 0 {
+		return best
+	}
+	return least
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

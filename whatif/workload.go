@@ -1,0 +1,701 @@
+// Package whatif replays the workload a scheduler trace shows through a
+// discrete-event model of the Linux scheduler (CFS run queues, PELT,
+// select_task_rq_fair wakeup placement, periodic/newly-idle/nohz load
+// balancing with a swappable calculate_imbalance policy) and writes the
+// simulated schedule as a timeline, so the same analysis measures observed
+// and simulated schedules. The design follows
+// ../shared/design/kernel-lb.md; README.md in this directory says what is
+// modelled and what is not.
+package whatif
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/timeline"
+)
+
+// Cause says what started an activation.
+type Cause uint8
+
+const (
+	// CauseStart: the task was running or runnable when the trace began.
+	CauseStart Cause = iota
+	// CauseFork: the first activation of a task forked in the trace
+	// (sched_wakeup_new); started by a fork edge.
+	CauseFork
+	// CauseWake: woken by another task (a wake edge at the waker's
+	// progress point; causal).
+	CauseWake
+	// CauseArrival: woken from interrupt, softirq (timers) or idle context,
+	// or by nobody the trace shows: replayed as an arrival.
+	CauseArrival
+)
+
+var causeNames = []string{"start", "fork", "wake", "arrival"}
+
+func (c Cause) String() string { return causeNames[c] }
+
+// End says how an activation ended.
+type End uint8
+
+const (
+	// EndSleep: switched out blocked (S, D, I, ...).
+	EndSleep End = iota
+	// EndExit: the task exited.
+	EndExit
+	// EndTraceEnd: the trace ended while the activation was running or
+	// runnable.
+	EndTraceEnd
+)
+
+var endNames = []string{"sleep", "exit", "trace_end"}
+
+func (e End) String() string { return endNames[e] }
+
+// EdgeKind distinguishes wake edges.
+type EdgeKind uint8
+
+const (
+	// EdgeWake is a task-to-task wakeup (sched_waking from task context).
+	EdgeWake EdgeKind = iota
+	// EdgeFork is a fork (sched_wakeup_new): the parent starts the child.
+	EdgeFork
+)
+
+var edgeKindNames = []string{"wake", "fork"}
+
+func (k EdgeKind) String() string { return edgeKindNames[k] }
+
+// Task is one thread of the workload.
+type Task struct {
+	TID, PID int32
+	Comm     string
+	// Prio is the kernel prio (120 = nice 0; below 100: real-time).
+	Prio int32
+	// Pinned is the CPU a per-CPU kernel thread is bound to, -1 if the
+	// task may run anywhere. Inferred from the name (see PinnedCPUOf).
+	Pinned int32
+	// StartCPU is where the task was first seen: the CPU it ran or was
+	// queued on at the start of the trace, the target_cpu of its first
+	// wakeup (its previous CPU is not in the trace), or for a forked task
+	// the parent's CPU.
+	StartCPU int32
+	// Forked is true when the trace shows the task's creation.
+	Forked bool
+	// StartRunning: the task was running on StartCPU when the trace
+	// began (its first activation has CauseStart); otherwise a CauseStart
+	// activation was queued there.
+	StartRunning bool
+	Activations  []Activation
+}
+
+// Nice is the nice value from Prio (0 for real-time tasks, which the model
+// treats as SCHED_FIFO).
+func (t *Task) Nice() int { return niceOf(t.Prio) }
+
+// RT reports a real-time task (prio < 100).
+func (t *Task) RT() bool { return t.Prio < 100 }
+
+func niceOf(prio int32) int {
+	if prio < 100 || prio > 139 {
+		return 0
+	}
+	return int(prio) - 120
+}
+
+// Activation is one stretch of a task between becoming runnable and
+// blocking: preemptions (switch-out in state R/R+) do not end it.
+type Activation struct {
+	// DemandNS is the CPU time it ran, scaled to capacity 1024
+	// (run time × capacity_orig / 1024 of each CPU it ran on).
+	DemandNS int64
+	Cause    Cause
+	// ReleaseNS is when it became runnable in the trace (the wakeup, the
+	// fork, or the trace start).
+	ReleaseNS int64
+	// SleepNS is the time from the previous activation's end (block) to
+	// ReleaseNS; 0 for the first activation.
+	SleepNS int64
+	End     End
+	// EndState is the prev_state letters of the blocking switch-out.
+	EndState string
+	// CPU is where it first ran in the trace (-1 if it never ran).
+	CPU int32
+	// EdgeLo, EdgeHi index Workload.Edges issued during this activation
+	// (sorted by offset).
+	EdgeLo, EdgeHi int32
+}
+
+// Edge is a wakeup or fork issued by a task at a point of its own progress
+// (Offset ns of CPU demand into its activation WakerAct). When the waker
+// reaches that point in the replay the edge fires: if Wakee is blocked
+// before activation WakeeAct it starts it; if it already started it the
+// edge is redundant (a second wakeup of a runnable task, as in the
+// kernel); if the wakee has not yet blocked, the wakeup is pending and the
+// wakee continues without sleeping.
+type Edge struct {
+	Kind EdgeKind
+	// Causal: this wakeup started activation WakeeAct (the first wakeup
+	// after the wakee blocked). Other edges woke a task already runnable
+	// and do nothing in the replay.
+	Causal           bool
+	Waker, WakerAct  int32 // task index, activation index
+	OffsetNS         int64
+	Wakee, WakeeAct  int32
+	TimeNS           int64 // when it happened in the trace
+	WakerCPU, Target int32 // the CPU it fired on and the target_cpu the kernel chose
+}
+
+// Workload is what a trace shows about the work, independent of where and
+// when the scheduler ran it.
+type Workload struct {
+	StartNS, EndNS int64
+	Tasks          []Task
+	// Edges sorted by (Waker, WakerAct, OffsetNS, TimeNS).
+	Edges []Edge
+	// IdleWakeNS are the observed delays from a wakeup to the switch-in
+	// when the target CPU was idle (the idle-exit and IPI latency of the
+	// machine), sorted; the simulator samples from them.
+	IdleWakeNS []int64
+	// PreemptWakeNS are the observed delays from a wakeup to the switch-in
+	// that preempted the target CPU's running task (R+): the resched
+	// latency (IPI, return to user) the simulator applies to wakeup
+	// preemption; sorted.
+	PreemptWakeNS []int64
+	Topology      *model.Topology
+	Kernel        string
+	Source        string
+}
+
+// PinnedCPUOf infers that a task is a per-CPU kernel thread from its name,
+// the only evidence a trace gives (it does not record affinity): the
+// threads the kernel creates per CPU are named "<kind>/<cpu>" (ksoftirqd/3,
+// migration/3, cpuhp/3, rcuc/3, ...) and bound workqueue workers
+// "kworker/<cpu>:<id>[H]" (unbound ones are kworker/u<pool>:<id>). It
+// returns that CPU or -1.
+func PinnedCPUOf(comm string) int32 {
+	kind, rest, ok := strings.Cut(comm, "/")
+	if !ok {
+		return -1
+	}
+	switch kind {
+	case "kworker":
+		cpu, _, ok := strings.Cut(rest, ":")
+		if !ok {
+			return -1
+		}
+		return atoiCPU(cpu)
+	case "ksoftirqd", "migration", "cpuhp", "idle_inject", "watchdog", "rcuc", "ktimers", "ktimersoftd", "posixcputmr":
+		return atoiCPU(rest)
+	}
+	return -1
+}
+
+func atoiCPU(s string) int32 {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 8191 || s == "" || s[0] == '+' {
+		return -1
+	}
+	return int32(n)
+}
+
+// trace_entry common_flags bits (include/linux/trace_events.h, v6.1).
+const (
+	flagHardIRQ = 0x08
+	flagSoftIRQ = 0x10
+	flagNMI     = 0x40
+)
+
+type extState uint8
+
+const (
+	stUnseen extState = iota
+	stSleeping
+	stRunnable
+	stRunning
+	stDead
+)
+
+type extTask struct {
+	idx      int32
+	state    extState
+	runStart int64
+	runCPU   int32
+	blockAt  int64
+	exiting  bool
+	seenPrio bool
+	lastSeen int64 // last switch-out runnable or wakeup
+}
+
+type pendWake struct {
+	at   int64
+	curr int32
+	cpu  int32
+	seq  int64
+}
+
+type extractor struct {
+	w        *Workload
+	byTID    map[int32]*extTask
+	cur      []int32 // per CPU: tid running (-1 unknown)
+	curSince []int64 // per CPU: since when (for idle-wake measurement)
+	capOf    []int64
+	waking   bool // the trace has sched_waking: ignore sched_wakeup
+	pendIdle map[int32]pendWake
+	switches []int64
+	pendBusy map[int32]pendWake
+	edges    []Edge
+	comms    map[int32]string
+}
+
+// Extract reads a timeline's events and builds the workload. Per-CPU
+// state follows sched_switch; wakeups are sched_waking (sched_wakeup when
+// the trace lacks sched_waking) and sched_wakeup_new; sched_process_exit
+// marks exits. Kernel-chosen placement (sched_migrate_task, target_cpu) is
+// not part of the workload. The result is deterministic.
+func Extract(r timeline.EventReader) (*Workload, error) {
+	m := r.Meta()
+	w := &Workload{StartNS: -1}
+	if m != nil {
+		w.Topology = m.Topology
+		w.Kernel = m.Source.OSRelease
+		w.Source = m.Source.Path
+	}
+	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{}}
+	if m != nil {
+		for _, ev := range m.Source.Events {
+			if strings.HasSuffix(ev, "sched_waking") {
+				x.waking = true
+			}
+		}
+	}
+	if w.Topology != nil {
+		for _, c := range w.Topology.CPUs {
+			x.growCPU(int32(c.ID))
+			if c.Capacity > 0 {
+				x.capOf[c.ID] = int64(c.Capacity)
+			}
+		}
+	}
+	for r.Next() {
+		e := r.Event()
+		if e.Time == 0 && (e.Kind == timeline.PerfComm || e.Kind == timeline.PerfFork || e.Kind == timeline.KindOther) {
+			if e.Kind == timeline.PerfComm {
+				x.comms[e.Int32(timeline.CommonPID)] = e.Str(timeline.Comm)
+			}
+			continue
+		}
+		// The trace spans its tracepoint events, as the analysis takes it:
+		// perf's side-band records and lost rows aside.
+		if e.Time != 0 && e.Kind != timeline.Lost && !strings.HasPrefix(e.Name, "perf:") {
+			if w.StartNS < 0 {
+				w.StartNS = e.Time
+			}
+			if e.Time > w.EndNS {
+				w.EndNS = e.Time
+			}
+		}
+		switch e.Kind {
+		case timeline.SchedSwitch, timeline.SchedWaking, timeline.SchedWakeup, timeline.SchedWakeupNew, timeline.SchedProcessExit, timeline.SchedProcessFork, timeline.SchedMigrateTask:
+		default:
+			continue
+		}
+		if !e.IsSet(timeline.CPU) {
+			continue
+		}
+		c := e.Int32(timeline.CPU)
+		x.growCPU(c)
+		switch e.Kind {
+		case timeline.SchedSwitch:
+			x.onSwitch(e, c)
+		case timeline.SchedWaking:
+			x.waking = true
+			x.onWake(e, c, false)
+		case timeline.SchedWakeup:
+			if !x.waking {
+				x.onWake(e, c, false)
+			}
+		case timeline.SchedWakeupNew:
+			x.onWake(e, c, true)
+		case timeline.SchedProcessExit:
+			if t := x.byTID[e.Int32(timeline.PID)]; t != nil {
+				t.exiting = true
+			} else if t := x.byTID[e.Int32(timeline.CommonPID)]; t != nil {
+				t.exiting = true
+			}
+		case timeline.SchedProcessFork:
+			x.comms[e.Int32(timeline.ChildPID)] = e.Str(timeline.ChildComm)
+		}
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	if w.StartNS < 0 {
+		return nil, fmt.Errorf("whatif: the trace has no scheduler events (sched_switch, sched_waking)")
+	}
+	x.finish()
+	if err := w.Validate(); err != nil {
+		return nil, fmt.Errorf("whatif: internal error extracting the workload: %w", err)
+	}
+	return w, nil
+}
+
+func (x *extractor) growCPU(c int32) {
+	for int(c) >= len(x.cur) {
+		x.cur = append(x.cur, -1)
+		x.curSince = append(x.curSince, -1)
+		x.switches = append(x.switches, 0)
+		x.capOf = append(x.capOf, 1024)
+	}
+}
+
+// task returns the extraction state of tid, creating the task.
+func (x *extractor) task(tid int32, comm string, prio int32, cpu int32) *extTask {
+	t := x.byTID[tid]
+	if t == nil {
+		t = &extTask{idx: int32(len(x.w.Tasks)), runCPU: -1}
+		x.byTID[tid] = t
+		x.w.Tasks = append(x.w.Tasks, Task{TID: tid, PID: -1, Comm: comm, Prio: prio, Pinned: -1, StartCPU: cpu})
+	}
+	wt := &x.w.Tasks[t.idx]
+	if comm != "" {
+		wt.Comm = comm
+	}
+	if !t.seenPrio && prio > 0 {
+		wt.Prio, t.seenPrio = prio, true
+	}
+	if wt.StartCPU < 0 {
+		wt.StartCPU = cpu
+	}
+	return t
+}
+
+func (x *extractor) act(t *extTask) *Activation {
+	as := x.w.Tasks[t.idx].Activations
+	if len(as) == 0 {
+		return nil
+	}
+	return &as[len(as)-1]
+}
+
+func (x *extractor) newAct(t *extTask, cause Cause, at int64) *Activation {
+	wt := &x.w.Tasks[t.idx]
+	sleep := int64(0)
+	if len(wt.Activations) > 0 && t.blockAt > 0 {
+		sleep = at - t.blockAt
+	}
+	wt.Activations = append(wt.Activations, Activation{Cause: cause, ReleaseNS: at, SleepNS: sleep, CPU: -1, End: EndTraceEnd})
+	return &wt.Activations[len(wt.Activations)-1]
+}
+
+// accrue books the run time since runStart into the open activation.
+func (x *extractor) accrue(t *extTask, now int64) {
+	if t.state != stRunning {
+		return
+	}
+	a := x.act(t)
+	if a == nil {
+		return
+	}
+	capc := int64(1024)
+	if t.runCPU >= 0 && int(t.runCPU) < len(x.capOf) {
+		capc = x.capOf[t.runCPU]
+	}
+	a.DemandNS += (now - t.runStart) * capc / 1024
+	t.runStart = now
+}
+
+func (x *extractor) onSwitch(e *timeline.Event, c int32) {
+	now := e.Time
+	prev, next := e.Int32(timeline.PrevPID), e.Int32(timeline.NextPID)
+	if prev != 0 {
+		t := x.task(prev, e.Str(timeline.PrevComm), e.Int32(timeline.PrevPrio), c)
+		if t.state != stRunning {
+			// Running since before the trace (its first switch on this
+			// CPU) or since a switch-in the trace lost.
+			if x.act(t) == nil || t.state == stSleeping || t.state == stUnseen {
+				if x.act(t) == nil {
+					x.newAct(t, CauseStart, x.w.StartNS)
+					x.w.Tasks[t.idx].StartRunning = true
+					x.w.Tasks[t.idx].StartCPU = c
+				} else {
+					x.newAct(t, CauseArrival, x.w.StartNS)
+				}
+			}
+			// Since the trace start, or since it was last seen switched
+			// out or woken (a switch-in the trace lost, or perf's own
+			// start-up hops between CPUs).
+			since := x.w.StartNS
+			if t.lastSeen > since {
+				since = t.lastSeen
+			}
+			t.state, t.runStart, t.runCPU = stRunning, since, c
+			if x.act(t).CPU < 0 {
+				x.act(t).CPU = c
+			}
+		}
+		x.accrue(t, now)
+		st := e.Str(timeline.PrevState)
+		a := x.act(t)
+		switch {
+		case strings.HasPrefix(st, "R"):
+			t.state = stRunnable
+			t.lastSeen = now
+		case t.exiting || strings.HasPrefix(st, "X") || strings.HasPrefix(st, "Z"):
+			a.End, a.EndState = EndExit, st
+			t.state = stDead
+		default:
+			a.End, a.EndState = EndSleep, st
+			t.state, t.blockAt = stSleeping, now
+		}
+	}
+	if next != 0 {
+		t := x.task(next, e.Str(timeline.NextComm), e.Int32(timeline.NextPrio), c)
+		switch t.state {
+		case stUnseen:
+			x.newAct(t, CauseStart, x.w.StartNS)
+		case stSleeping, stDead:
+			// Switched in without a wakeup the trace shows.
+			x.newAct(t, CauseArrival, now)
+		}
+		t.state, t.runStart, t.runCPU = stRunning, now, c
+		if a := x.act(t); a.CPU < 0 {
+			a.CPU = c
+		}
+		if pw, ok := x.pendIdle[next]; ok {
+			// The idle target CPU's first switch since the wakeup, to the
+			// wakee: the machine's idle-exit delay (later or elsewhere is a
+			// scheduling delay, which the model produces itself).
+			if prev == 0 && c == pw.cpu && x.switches[c] == pw.seq {
+				x.w.IdleWakeNS = append(x.w.IdleWakeNS, now-pw.at)
+			}
+			delete(x.pendIdle, next)
+		}
+		if pb, ok := x.pendBusy[next]; ok {
+			// A wakeup preemption: the task running at the wakeup is
+			// switched out runnable for the wakee on the target CPU, with
+			// no switch in between, within a tick (a longer wait is a
+			// slice expiry, which the model times itself).
+			if prev == pb.curr && c == pb.cpu && x.switches[c] == pb.seq && strings.HasPrefix(e.Str(timeline.PrevState), "R") && now-pb.at < 4000000 {
+				x.w.PreemptWakeNS = append(x.w.PreemptWakeNS, now-pb.at)
+			}
+			delete(x.pendBusy, next)
+		}
+	}
+	x.cur[c] = next
+	x.curSince[c] = now
+	x.switches[c]++
+}
+
+func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
+	now := e.Time
+	wakee := e.Int32(timeline.PID)
+	if wakee == 0 {
+		return
+	}
+	target := e.Int32(timeline.TargetCPU)
+	if !e.IsSet(timeline.TargetCPU) {
+		target = c
+	}
+	t := x.task(wakee, e.Str(timeline.Comm), e.Int32(timeline.Prio), target)
+	wakerTID := e.Int32(timeline.CommonPID)
+	irq := e.Int(timeline.CommonFlags)&(flagHardIRQ|flagSoftIRQ|flagNMI) != 0
+	var waker *extTask
+	if wakerTID != 0 && !irq && wakerTID != wakee {
+		waker = x.byTID[wakerTID]
+		if waker == nil || waker.state != stRunning || waker.runCPU != c {
+			// The waker is running here; make it so if the trace has not
+			// shown its switch-in yet (it ran since before the trace).
+			if waker == nil || waker.state == stUnseen {
+				waker = x.task(wakerTID, e.Str(timeline.CommonComm), 0, c)
+				x.newAct(waker, CauseStart, x.w.StartNS)
+				x.w.Tasks[waker.idx].StartRunning = true
+				x.w.Tasks[waker.idx].StartCPU = c
+				waker.state, waker.runStart, waker.runCPU = stRunning, x.w.StartNS, c
+				x.act(waker).CPU = c
+			} else {
+				waker = nil // inconsistent: treat as an arrival
+			}
+		}
+	}
+	var act int32
+	causal := false
+	switch t.state {
+	case stSleeping, stUnseen, stDead:
+		cause := CauseArrival
+		if isNew {
+			cause = CauseFork
+			x.w.Tasks[t.idx].Forked = true
+			if waker != nil {
+				x.w.Tasks[t.idx].StartCPU = c
+			}
+		} else if waker != nil {
+			cause = CauseWake
+		}
+		if isNew && waker == nil {
+			cause = CauseArrival
+		}
+		x.newAct(t, cause, now)
+		t.state = stRunnable
+		t.lastSeen = now
+		causal = true
+		act = int32(len(x.w.Tasks[t.idx].Activations) - 1)
+		if x.cur[target] == 0 {
+			x.pendIdle[wakee] = pendWake{now, 0, target, x.switches[target]}
+		} else if x.cur[target] > 0 {
+			x.pendBusy[wakee] = pendWake{now, x.cur[target], target, x.switches[target]}
+		}
+	default:
+		act = int32(len(x.w.Tasks[t.idx].Activations) - 1)
+	}
+	if waker == nil {
+		return
+	}
+	x.accrue(waker, now)
+	wa := x.act(waker)
+	kind := EdgeWake
+	if isNew {
+		kind = EdgeFork
+	}
+	x.edges = append(x.edges, Edge{Kind: kind, Causal: causal, Waker: waker.idx, WakerAct: int32(len(x.w.Tasks[waker.idx].Activations) - 1),
+		OffsetNS: wa.DemandNS, Wakee: t.idx, WakeeAct: act, TimeNS: now, WakerCPU: c, Target: target})
+}
+
+func (x *extractor) finish() {
+	w := x.w
+	for _, t := range x.byTID {
+		x.accrue(t, w.EndNS)
+	}
+	for i := range w.Tasks {
+		wt := &w.Tasks[i]
+		if c, ok := x.comms[wt.TID]; ok && wt.Comm == "" {
+			wt.Comm = c
+		}
+		wt.Pinned = PinnedCPUOf(wt.Comm)
+		if wt.StartCPU < 0 {
+			wt.StartCPU = 0
+		}
+	}
+	// Drop tasks that never ran nor were woken (nothing to replay), keeping
+	// indices dense.
+	keep := make([]int32, len(w.Tasks))
+	var tasks []Task
+	for i := range w.Tasks {
+		if len(w.Tasks[i].Activations) == 0 {
+			keep[i] = -1
+			continue
+		}
+		keep[i] = int32(len(tasks))
+		tasks = append(tasks, w.Tasks[i])
+	}
+	w.Tasks = tasks
+	var edges []Edge
+	for _, e := range x.edges {
+		if keep[e.Waker] < 0 || keep[e.Wakee] < 0 {
+			continue
+		}
+		e.Waker, e.Wakee = keep[e.Waker], keep[e.Wakee]
+		edges = append(edges, e)
+	}
+	w.Edges = edges
+	sort.Slice(w.IdleWakeNS, func(i, j int) bool { return w.IdleWakeNS[i] < w.IdleWakeNS[j] })
+	sort.Slice(w.PreemptWakeNS, func(i, j int) bool { return w.PreemptWakeNS[i] < w.PreemptWakeNS[j] })
+	w.index()
+}
+
+// index sorts the edges and sets each activation's edge range.
+func (w *Workload) index() {
+	sort.SliceStable(w.Edges, func(i, j int) bool {
+		a, b := &w.Edges[i], &w.Edges[j]
+		if a.Waker != b.Waker {
+			return a.Waker < b.Waker
+		}
+		if a.WakerAct != b.WakerAct {
+			return a.WakerAct < b.WakerAct
+		}
+		if a.OffsetNS != b.OffsetNS {
+			return a.OffsetNS < b.OffsetNS
+		}
+		return a.TimeNS < b.TimeNS
+	})
+	for i := range w.Tasks {
+		for j := range w.Tasks[i].Activations {
+			w.Tasks[i].Activations[j].EdgeLo, w.Tasks[i].Activations[j].EdgeHi = 0, 0
+		}
+	}
+	for i := 0; i < len(w.Edges); {
+		e := w.Edges[i]
+		j := i
+		for j < len(w.Edges) && w.Edges[j].Waker == e.Waker && w.Edges[j].WakerAct == e.WakerAct {
+			j++
+		}
+		a := &w.Tasks[e.Waker].Activations[e.WakerAct]
+		a.EdgeLo, a.EdgeHi = int32(i), int32(j)
+		i = j
+	}
+}
+
+// Validate checks the workload's internal references (a file read back may
+// come from elsewhere).
+func (w *Workload) Validate() error {
+	n := int32(len(w.Tasks))
+	for i, e := range w.Edges {
+		if e.Waker < 0 || e.Waker >= n || e.Wakee < 0 || e.Wakee >= n {
+			return fmt.Errorf("workload edge %d: task index out of range", i)
+		}
+		if e.WakerAct < 0 || int(e.WakerAct) >= len(w.Tasks[e.Waker].Activations) {
+			return fmt.Errorf("workload edge %d: waker activation %d out of range", i, e.WakerAct)
+		}
+		if e.WakeeAct < 0 || int(e.WakeeAct) >= len(w.Tasks[e.Wakee].Activations) {
+			return fmt.Errorf("workload edge %d: wakee activation %d out of range", i, e.WakeeAct)
+		}
+		if e.OffsetNS < 0 || e.OffsetNS > w.Tasks[e.Waker].Activations[e.WakerAct].DemandNS {
+			return fmt.Errorf("workload edge %d: offset %d outside the waker's demand", i, e.OffsetNS)
+		}
+	}
+	causes := make([][]int, len(w.Tasks))
+	for i := range w.Tasks {
+		causes[i] = make([]int, len(w.Tasks[i].Activations))
+	}
+	for _, e := range w.Edges {
+		if e.Causal {
+			causes[e.Wakee][e.WakeeAct]++
+		}
+	}
+	for i := range w.Tasks {
+		for j, a := range w.Tasks[i].Activations {
+			if a.DemandNS < 0 {
+				return fmt.Errorf("workload task %d activation %d: negative demand", i, j)
+			}
+			want := 0
+			if a.Cause == CauseWake || a.Cause == CauseFork {
+				want = 1
+			}
+			if causes[i][j] != want {
+				return fmt.Errorf("workload task %d activation %d (cause %s): %d causal edges, want %d", i, j, a.Cause, causes[i][j], want)
+			}
+			if j > 0 && (a.Cause == CauseStart || a.Cause == CauseFork) {
+				return fmt.Errorf("workload task %d activation %d: cause %s is only valid for the first activation", i, j, a.Cause)
+			}
+		}
+	}
+	return nil
+}
+
+// Stats summarises the workload for people.
+func (w *Workload) Stats() (tasks, acts, edges, arrivals int, demand int64) {
+	for i := range w.Tasks {
+		for _, a := range w.Tasks[i].Activations {
+			acts++
+			demand += a.DemandNS
+			if a.Cause == CauseArrival {
+				arrivals++
+			}
+		}
+	}
+	return len(w.Tasks), acts, len(w.Edges), arrivals, demand
+}

@@ -1,0 +1,306 @@
+package whatif
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/schedreplay/replay/internal/atomicfile"
+	"github.com/schedreplay/replay/model"
+)
+
+// WorkloadVersion is the "replay_workload" schema metadata value.
+const WorkloadVersion = "1"
+
+// The workload file is one Arrow IPC file holding four tables in one
+// schema, told apart by the `table` column ("task", "activation", "edge",
+// "idle_wake", "preempt_wake"); each table uses its own columns and leaves the others
+// null. Rows of a table are in index order: task rows by task index,
+// activation rows by (task, activation), edge rows in Workload.Edges
+// order. README.md documents the columns.
+var wlCols = []struct {
+	name string
+	str  bool
+}{
+	{"table", true},
+	{"task", false}, {"tid", false}, {"pid", false}, {"comm", true}, {"prio", false},
+	{"pinned_cpu", false}, {"start_cpu", false}, {"forked", false}, {"start_running", false},
+	{"activation", false}, {"demand_ns", false}, {"cause", true}, {"release_ns", false},
+	{"sleep_ns", false}, {"end", true}, {"end_state", true}, {"cpu", false},
+	{"kind", true}, {"causal", false}, {"waker", false}, {"waker_activation", false}, {"offset_ns", false},
+	{"wakee", false}, {"wakee_activation", false}, {"time_ns", false}, {"waker_cpu", false}, {"target_cpu", false},
+	{"idle_wake_ns", false}, {"preempt_wake_ns", false},
+}
+
+func wlSchema(md *arrow.Metadata) *arrow.Schema {
+	fs := make([]arrow.Field, len(wlCols))
+	for i, c := range wlCols {
+		var t arrow.DataType = arrow.PrimitiveTypes.Int64
+		if c.str {
+			t = arrow.BinaryTypes.String
+		}
+		fs[i] = arrow.Field{Name: c.name, Type: t, Nullable: i > 0}
+	}
+	return arrow.NewSchema(fs, md)
+}
+
+type wlRow map[string]any
+
+// SaveWorkload writes w to path (written under a temporary name, then
+// renamed). The same workload gives byte-identical files.
+func SaveWorkload(path string, w *Workload) (err error) {
+	md := map[string]string{
+		"replay_workload": WorkloadVersion,
+		"start_ns":        strconv.FormatInt(w.StartNS, 10),
+		"end_ns":          strconv.FormatInt(w.EndNS, 10),
+		"kernel":          w.Kernel,
+		"source":          w.Source,
+	}
+	if w.Topology != nil {
+		b, err := json.Marshal(w.Topology)
+		if err != nil {
+			return err
+		}
+		md["topology"] = string(b)
+	}
+	keys := []string{"replay_workload", "start_ns", "end_ns", "kernel", "source"}
+	if _, ok := md["topology"]; ok {
+		keys = append(keys, "topology")
+	}
+	vals := make([]string, len(keys))
+	for i, k := range keys {
+		vals[i] = md[k]
+	}
+	meta := arrow.NewMetadata(keys, vals)
+	schema := wlSchema(&meta)
+	mem := memory.NewGoAllocator()
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	idx := map[string]int{}
+	for i, c := range wlCols {
+		idx[c.name] = i
+	}
+	add := func(r wlRow) {
+		for i, c := range wlCols {
+			v, ok := r[c.name]
+			fb := b.Field(i)
+			if !ok {
+				fb.AppendNull()
+				continue
+			}
+			if c.str {
+				fb.(*array.StringBuilder).Append(v.(string))
+				continue
+			}
+			var n int64
+			switch x := v.(type) {
+			case int:
+				n = int64(x)
+			case int32:
+				n = int64(x)
+			case int64:
+				n = x
+			case bool:
+				if x {
+					n = 1
+				}
+			}
+			fb.(*array.Int64Builder).Append(n)
+		}
+	}
+	for i, t := range w.Tasks {
+		add(wlRow{"table": "task", "task": i, "tid": t.TID, "pid": t.PID, "comm": t.Comm, "prio": t.Prio,
+			"pinned_cpu": t.Pinned, "start_cpu": t.StartCPU, "forked": t.Forked, "start_running": t.StartRunning})
+		for j, a := range t.Activations {
+			add(wlRow{"table": "activation", "task": i, "activation": j, "demand_ns": a.DemandNS, "cause": a.Cause.String(),
+				"release_ns": a.ReleaseNS, "sleep_ns": a.SleepNS, "end": a.End.String(), "end_state": a.EndState, "cpu": a.CPU})
+		}
+	}
+	for _, e := range w.Edges {
+		add(wlRow{"table": "edge", "kind": e.Kind.String(), "causal": e.Causal, "waker": e.Waker, "waker_activation": e.WakerAct, "offset_ns": e.OffsetNS,
+			"wakee": e.Wakee, "wakee_activation": e.WakeeAct, "time_ns": e.TimeNS, "waker_cpu": e.WakerCPU, "target_cpu": e.Target})
+	}
+	for _, d := range w.IdleWakeNS {
+		add(wlRow{"table": "idle_wake", "idle_wake_ns": d})
+	}
+	for _, d := range w.PreemptWakeNS {
+		add(wlRow{"table": "preempt_wake", "preempt_wake_ns": d})
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+
+	out, err := atomicfile.Create(path)
+	if err != nil {
+		return err
+	}
+	fw, err := ipc.NewFileWriter(out, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err == nil {
+		err = fw.Write(rec)
+		if cerr := fw.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		out.Abort()
+		return err
+	}
+	return out.Commit()
+}
+
+// IsWorkloadFile reports whether path is an Arrow file SaveWorkload wrote.
+func IsWorkloadFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 6)
+	if n, _ := f.Read(head); n < 6 || !bytes.Equal(head, []byte("ARROW1")) {
+		return false
+	}
+	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(memory.NewGoAllocator()))
+	if err != nil {
+		return false
+	}
+	defer fr.Close()
+	md := fr.Schema().Metadata()
+	return md.FindKey("replay_workload") >= 0
+}
+
+// LoadWorkload reads a file SaveWorkload wrote (or any Arrow file with
+// the same columns, e.g. written by a notebook or a synthetic generator).
+func LoadWorkload(path string) (*Workload, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(memory.NewGoAllocator()))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer fr.Close()
+	sch := fr.Schema()
+	md := sch.Metadata()
+	get := func(k string) string {
+		if i := md.FindKey(k); i >= 0 {
+			return md.Values()[i]
+		}
+		return ""
+	}
+	if get("replay_workload") != WorkloadVersion {
+		return nil, fmt.Errorf("%s: not a replay workload file (schema metadata replay_workload=%q, want %q)", path, get("replay_workload"), WorkloadVersion)
+	}
+	w := &Workload{Kernel: get("kernel"), Source: get("source")}
+	w.StartNS, _ = strconv.ParseInt(get("start_ns"), 10, 64)
+	w.EndNS, _ = strconv.ParseInt(get("end_ns"), 10, 64)
+	if s := get("topology"); s != "" {
+		w.Topology = &model.Topology{}
+		if err := json.Unmarshal([]byte(s), w.Topology); err != nil {
+			return nil, fmt.Errorf("%s: topology metadata: %w", path, err)
+		}
+	}
+	colIdx := map[string]int{}
+	for i, fd := range sch.Fields() {
+		colIdx[fd.Name] = i
+	}
+	for _, c := range wlCols {
+		if _, ok := colIdx[c.name]; !ok {
+			return nil, fmt.Errorf("%s: workload column %q missing", path, c.name)
+		}
+	}
+	parseCause := func(s string) (Cause, error) {
+		for i, n := range causeNames {
+			if n == s {
+				return Cause(i), nil
+			}
+		}
+		return 0, fmt.Errorf("unknown cause %q", s)
+	}
+	parseEnd := func(s string) (End, error) {
+		for i, n := range endNames {
+			if n == s {
+				return End(i), nil
+			}
+		}
+		return 0, fmt.Errorf("unknown end %q", s)
+	}
+	for ri := 0; ri < fr.NumRecords(); ri++ {
+		rec, err := fr.RecordBatch(ri)
+		if err != nil {
+			return nil, err
+		}
+		col := func(name string) arrow.Array { return rec.Column(colIdx[name]) }
+		str := func(name string, i int) string {
+			a, ok := col(name).(*array.String)
+			if !ok || a.IsNull(i) {
+				return ""
+			}
+			return a.Value(i)
+		}
+		num := func(name string, i int) int64 {
+			a, ok := col(name).(*array.Int64)
+			if !ok || a.IsNull(i) {
+				return 0
+			}
+			return a.Value(i)
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			switch str("table", i) {
+			case "task":
+				if int(num("task", i)) != len(w.Tasks) {
+					return nil, fmt.Errorf("%s: task rows out of order at row %d", path, i)
+				}
+				w.Tasks = append(w.Tasks, Task{TID: int32(num("tid", i)), PID: int32(num("pid", i)), Comm: str("comm", i),
+					Prio: int32(num("prio", i)), Pinned: int32(num("pinned_cpu", i)), StartCPU: int32(num("start_cpu", i)), Forked: num("forked", i) != 0,
+					StartRunning: num("start_running", i) != 0})
+			case "activation":
+				ti := int(num("task", i))
+				if ti < 0 || ti >= len(w.Tasks) || int(num("activation", i)) != len(w.Tasks[ti].Activations) {
+					return nil, fmt.Errorf("%s: activation row %d out of order", path, i)
+				}
+				c, err := parseCause(str("cause", i))
+				if err != nil {
+					return nil, fmt.Errorf("%s: row %d: %w", path, i, err)
+				}
+				e, err := parseEnd(str("end", i))
+				if err != nil {
+					return nil, fmt.Errorf("%s: row %d: %w", path, i, err)
+				}
+				w.Tasks[ti].Activations = append(w.Tasks[ti].Activations, Activation{DemandNS: num("demand_ns", i), Cause: c,
+					ReleaseNS: num("release_ns", i), SleepNS: num("sleep_ns", i), End: e, EndState: str("end_state", i), CPU: int32(num("cpu", i))})
+			case "edge":
+				k := EdgeWake
+				switch str("kind", i) {
+				case "wake":
+				case "fork":
+					k = EdgeFork
+				default:
+					return nil, fmt.Errorf("%s: row %d: unknown edge kind %q", path, i, str("kind", i))
+				}
+				w.Edges = append(w.Edges, Edge{Kind: k, Causal: num("causal", i) != 0, Waker: int32(num("waker", i)), WakerAct: int32(num("waker_activation", i)),
+					OffsetNS: num("offset_ns", i), Wakee: int32(num("wakee", i)), WakeeAct: int32(num("wakee_activation", i)),
+					TimeNS: num("time_ns", i), WakerCPU: int32(num("waker_cpu", i)), Target: int32(num("target_cpu", i))})
+			case "idle_wake":
+				w.IdleWakeNS = append(w.IdleWakeNS, num("idle_wake_ns", i))
+			case "preempt_wake":
+				w.PreemptWakeNS = append(w.PreemptWakeNS, num("preempt_wake_ns", i))
+			default:
+				return nil, fmt.Errorf("%s: row %d: unknown table %q", path, i, str("table", i))
+			}
+		}
+		rec.Release()
+	}
+	if err := w.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	w.index()
+	return w, nil
+}
