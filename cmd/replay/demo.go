@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/schedreplay/replay/analysis"
 	"github.com/schedreplay/replay/fixtures"
 	"github.com/schedreplay/replay/timeline"
+	"github.com/schedreplay/replay/whatif"
 )
 
 func demoCommand() *cli.Command {
@@ -61,7 +63,38 @@ func demoCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return rep.WriteTable(w, analysis.ByComm)
+			if err := rep.WriteTable(w, analysis.ByComm); err != nil {
+				return err
+			}
+
+			fmt.Fprintf(w, "\n$ replay whatif -i %s --validate\n", out)
+			return demoValidate(w, out, meta)
 		},
 	}
+}
+
+// demoValidate replays the trace under the policy of its kernel and prints
+// how close the simulation comes to what the trace shows.
+func demoValidate(w io.Writer, path string, meta *timeline.Meta) error {
+	r, err := openInput(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	kernel := meta.Source.OSRelease
+	wl, obs, err := whatif.ExtractAndMeasure(r, meta.Topology, kernel)
+	if err != nil {
+		return err
+	}
+	pol, err := whatif.PolicyForKernel(kernel)
+	if err != nil {
+		return err
+	}
+	cfg := whatif.DefaultConfig(pol)
+	cfg.Topology, cfg.Kernel = meta.Topology, kernel
+	res, err := whatif.Replay(wl, cfg, nil)
+	if err != nil {
+		return err
+	}
+	return whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats).WriteTable(w)
 }
