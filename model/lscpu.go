@@ -65,6 +65,9 @@ func ParseLscpu(r io.Reader) (*Topology, error) {
 		h = strings.TrimSpace(h)
 		if strings.Contains(h, ":") {
 			for j, n := range strings.Split(h, ":") {
+				if !isCacheName(n) {
+					return nil, fmt.Errorf("lscpu -p: header cache column %q: %q is not a cache name (want names like L1d:L1i:L2:L3)", h, n)
+				}
 				caches = append(caches, cacheCol{i, j, n})
 			}
 			continue
@@ -243,7 +246,7 @@ func ParseLscpu(r io.Reader) (*Topology, error) {
 			t.NrCPUsOnline++
 		}
 	}
-	return t, t.Validate()
+	return validated(t)
 }
 
 func isCacheName(h string) bool {

@@ -72,7 +72,7 @@ func ParseSpec(spec string) (*Topology, error) {
 	if err := applyModifiers(t, mods); err != nil {
 		return nil, err
 	}
-	return t, t.Validate()
+	return validated(t)
 }
 
 // Resolve returns the topology to use: the one the spec describes, or the
@@ -116,7 +116,7 @@ func Resolve(spec string, fromTrace *Topology) (*Topology, error) {
 	if err := applyModifiers(t, mods); err != nil {
 		return nil, err
 	}
-	return t, t.Validate()
+	return validated(t)
 }
 
 // normalize returns a copy of t with CPUs indexed by id, NrCPUs covering

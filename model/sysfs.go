@@ -488,7 +488,7 @@ func topologyFromSysfs(f sysfsFiles, source string) (*Topology, error) {
 			t.NrCPUsOnline++
 		}
 	}
-	return t, t.Validate()
+	return validated(t)
 }
 
 // parseCPUMask parses a sysfs hex bitmap ("ff,ffffffff", most significant

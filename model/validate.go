@@ -435,3 +435,12 @@ func (t *Topology) machine() *machine {
 	}
 	return m
 }
+
+// validated returns t if it is valid, else only the error: callers never
+// get a topology that failed validation.
+func validated(t *Topology) (*Topology, error) {
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
