@@ -28,9 +28,7 @@
 package ftrace
 
 import (
-	"bufio"
 	"bytes"
-	"container/heap"
 	"fmt"
 	"io"
 	"os"
@@ -39,12 +37,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/schedreplay/replay/ingest/internal/reorder"
 	"github.com/schedreplay/replay/ingest/tracedat"
 	"github.com/schedreplay/replay/timeline"
 )
-
-// MaxLineBytes bounds one text line; longer lines are an error.
-const MaxLineBytes = 1 << 20
 
 // reorderWindow is how many rows are held to restore time order when the
 // text is not globally sorted (per-CPU files concatenated); tracefs and
@@ -89,23 +85,21 @@ func Sniff(head []byte) bool {
 // Reader streams the events of ftrace text.
 type Reader struct {
 	name   string
-	sc     *bufio.Reader
+	lines  *Lines
 	closer io.Closer
 	line   int
 	body   *BodyParser
 	comms  *tracedat.CommTable
 	meta   timeline.Meta
 
-	pend    rowHeap // reorder window
-	seq     uint64
-	lastTS  map[int]int64 // per CPU, for lost markers at EOF
+	pend    reorder.Window[*row] // restores time order within reorderWindow rows
+	lastTS  map[int]int64        // per CPU, for lost markers at EOF
 	lostFor map[int]pendingLost
 	ev      timeline.Event
 	err     error
 	eof     bool
 	nerr    int
 
-	emitted    int64 // latest time returned
 	outOfOrder int
 	full       map[int32]string // pid -> name from event fields (latency format)
 	latfmt     bool             // tracefs options/latency-format header seen
@@ -134,7 +128,7 @@ func Open(path string) (*Reader, error) {
 
 // NewReader reads text from rd; name is used in errors and the metadata.
 func NewReader(rd io.Reader, name string) (*Reader, error) {
-	r := &Reader{name: name, sc: bufio.NewReaderSize(rd, 1<<16), comms: tracedat.NewCommTable(nil),
+	r := &Reader{name: name, lines: NewLines(rd, name), pend: reorder.Window[*row]{Limit: reorderWindow}, comms: tracedat.NewCommTable(nil),
 		lastTS: map[int]int64{}, lostFor: map[int]pendingLost{}}
 	r.meta.Source.Format = "ftrace text"
 	r.meta.Source.Path = name
@@ -145,28 +139,9 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 
 // readLine returns the next line without its newline; ok is false at EOF.
 func (r *Reader) readLine() (string, bool, error) {
-	var buf []byte
-	for {
-		chunk, err := r.sc.ReadSlice('\n')
-		if len(buf)+len(chunk) > MaxLineBytes {
-			return "", false, fmt.Errorf("%s: line %d: longer than %d bytes", r.name, r.line+1, MaxLineBytes)
-		}
-		buf = append(buf, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err == io.EOF {
-			if len(buf) == 0 {
-				return "", false, nil
-			}
-			err = nil
-		}
-		if err != nil {
-			return "", false, fmt.Errorf("%s: line %d: %w", r.name, r.line+1, err)
-		}
-		r.line++
-		return strings.TrimRight(string(buf), "\r\n"), true, nil
-	}
+	line, ok, err := r.lines.Next()
+	r.line = r.lines.N
+	return line, ok, err
 }
 
 // Next advances to the next event.
@@ -175,9 +150,9 @@ func (r *Reader) Next() bool {
 		if r.err != nil {
 			return false
 		}
-		if len(r.pend) > 0 && (r.eof || len(r.pend) > reorderWindow) {
-			it := heap.Pop(&r.pend).(*row)
-			if it.e.Time < r.emitted {
+		if r.pend.Len() > 0 && (r.eof || r.pend.Full()) {
+			it, late := r.pend.Pop()
+			if late {
 				// Disorder wider than the window (e.g. per-CPU files
 				// concatenated): counted, since rows should be in order.
 				r.outOfOrder++
@@ -186,7 +161,6 @@ func (r *Reader) Next() bool {
 				}
 				r.meta.Source.Extra["rows_out_of_time_order"] = strconv.Itoa(r.outOfOrder)
 			}
-			r.emitted = max(r.emitted, it.e.Time)
 			if it.cut {
 				r.uncut(&it.e)
 			}
@@ -404,16 +378,13 @@ func (r *Reader) event(line string) {
 		r.pushLost(cpu, ts, pl)
 	}
 	r.lastTS[cpu] = ts
-	it.seq = r.seq
-	r.seq++
-	heap.Push(&r.pend, it)
+	r.pend.Push(it.e.Time, it)
 }
 
 // pushLost queues a lost row just before the event that follows the marker.
 func (r *Reader) pushLost(cpu int, ts int64, pl pendingLost) {
 	// The lost row sorts before the event pushed after it (same time).
-	it := &row{seq: r.seq}
-	r.seq++
+	it := &row{}
 	e := &it.e
 	e.Time, e.Name, e.Kind = ts, "lost", timeline.Lost
 	e.SetInt(timeline.CPU, int64(cpu))
@@ -422,7 +393,7 @@ func (r *Reader) pushLost(cpu int, ts int64, pl pendingLost) {
 		e.Fields = append(e.Fields, timeline.Field{Name: "reason", Kind: timeline.FieldString, Str: "count not stored"})
 	}
 	r.meta.Summary.Lost.Add(cpu, pl.reason, pl.n)
-	heap.Push(&r.pend, it)
+	r.pend.Push(it.e.Time, it)
 }
 
 // flushLost places markers not followed by any event at the last time of
@@ -584,7 +555,6 @@ var _ timeline.EventReader = (*Reader)(nil)
 
 type row struct {
 	e   timeline.Event
-	seq uint64
 	cut bool // common_comm cut to 8 characters (trace-cmd report -l)
 }
 
@@ -607,25 +577,6 @@ func (r *Reader) uncut(e *timeline.Event) {
 	if s, ok := r.full[e.Int32(timeline.CommonPID)]; ok && len(s) > len(c) && strings.HasPrefix(s, c) {
 		e.SetStr(timeline.CommonComm, s)
 	}
-}
-
-// rowHeap orders held rows by time, then by input order.
-type rowHeap []*row
-
-func (h rowHeap) Len() int { return len(h) }
-func (h rowHeap) Less(i, j int) bool {
-	if h[i].e.Time != h[j].e.Time {
-		return h[i].e.Time < h[j].e.Time
-	}
-	return h[i].seq < h[j].seq
-}
-func (h rowHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *rowHeap) Push(x any)   { *h = append(*h, x.(*row)) }
-func (h *rowHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return it
 }
 
 // matchIf runs re only on lines with the given prefix (most lines are

@@ -20,9 +20,7 @@
 package perfscript
 
 import (
-	"bufio"
 	"bytes"
-	"container/heap"
 	"fmt"
 	"io"
 	"os"
@@ -31,11 +29,12 @@ import (
 	"strings"
 
 	"github.com/schedreplay/replay/ingest/ftrace"
+	"github.com/schedreplay/replay/ingest/internal/reorder"
 	"github.com/schedreplay/replay/timeline"
 )
 
 // MaxLineBytes bounds one text line.
-const MaxLineBytes = 1 << 20
+const MaxLineBytes = ftrace.MaxLineBytes
 
 const (
 	reorderWindow  = 4096
@@ -73,19 +72,17 @@ func Sniff(head []byte) bool {
 // Reader streams the events of perf script text.
 type Reader struct {
 	name   string
-	br     *bufio.Reader
+	lines  *ftrace.Lines
 	closer io.Closer
 	line   int
 	body   *ftrace.BodyParser
 	meta   timeline.Meta
-	pend   rowHeap
-	seq    uint64
+	pend   reorder.Window[*row] // restores time order within reorderWindow rows
 	ev     timeline.Event
 	err    error
 	eof    bool
 	nerr   int
 
-	emitted    int64 // latest time returned
 	outOfOrder int
 	strs       map[string]string
 }
@@ -107,7 +104,7 @@ func Open(path string) (*Reader, error) {
 
 // NewReader reads perf script text from rd; name is used in errors.
 func NewReader(rd io.Reader, name string) (*Reader, error) {
-	r := &Reader{name: name, br: bufio.NewReaderSize(rd, 1<<16), body: ftrace.NewBodyParser(""), strs: map[string]string{}}
+	r := &Reader{name: name, lines: ftrace.NewLines(rd, name), pend: reorder.Window[*row]{Limit: reorderWindow}, body: ftrace.NewBodyParser(""), strs: map[string]string{}}
 	r.meta.Source.Format = "perf script text"
 	r.meta.Source.Path = name
 	r.meta.Source.ClockID = -1
@@ -115,28 +112,9 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 }
 
 func (r *Reader) readLine() (string, bool, error) {
-	var buf []byte
-	for {
-		chunk, err := r.br.ReadSlice('\n')
-		if len(buf)+len(chunk) > MaxLineBytes {
-			return "", false, fmt.Errorf("%s: line %d: longer than %d bytes", r.name, r.line+1, MaxLineBytes)
-		}
-		buf = append(buf, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err == io.EOF {
-			if len(buf) == 0 {
-				return "", false, nil
-			}
-			err = nil
-		}
-		if err != nil {
-			return "", false, fmt.Errorf("%s: line %d: %w", r.name, r.line+1, err)
-		}
-		r.line++
-		return strings.TrimRight(string(buf), "\r\n"), true, nil
-	}
+	line, ok, err := r.lines.Next()
+	r.line = r.lines.N
+	return line, ok, err
 }
 
 // Next advances to the next event.
@@ -145,9 +123,9 @@ func (r *Reader) Next() bool {
 		if r.err != nil {
 			return false
 		}
-		if len(r.pend) > 0 && (r.eof || len(r.pend) > reorderWindow) {
-			it := heap.Pop(&r.pend).(*row)
-			if it.e.Time < r.emitted {
+		if r.pend.Len() > 0 && (r.eof || r.pend.Full()) {
+			it, late := r.pend.Pop()
+			if late {
 				// Disorder wider than the window (e.g. per-CPU files
 				// concatenated): counted, since rows should be in order.
 				r.outOfOrder++
@@ -156,7 +134,6 @@ func (r *Reader) Next() bool {
 				}
 				r.meta.Source.Extra["rows_out_of_time_order"] = strconv.Itoa(r.outOfOrder)
 			}
-			r.emitted = max(r.emitted, it.e.Time)
 			r.ev.CopyFrom(&it.e)
 			return true
 		}
@@ -233,8 +210,7 @@ func (r *Reader) handle(line string) {
 	if event == sidebandPrefix {
 		return
 	}
-	it := &row{seq: r.seq}
-	r.seq++
+	it := &row{}
 	e := &it.e
 	ts, ok := parseTS(sec, frac)
 	if !ok {
@@ -275,7 +251,7 @@ func (r *Reader) handle(line string) {
 		r.parseError(event + ": " + err.Error())
 		return
 	}
-	heap.Push(&r.pend, it)
+	r.pend.Push(it.e.Time, it)
 }
 
 func clipLine(s string) string {
@@ -326,28 +302,7 @@ func (r *Reader) Close() error {
 var _ timeline.EventReader = (*Reader)(nil)
 
 type row struct {
-	e   timeline.Event
-	seq uint64
-}
-
-// rowHeap restores time order within a window (perf script sorts its
-// output, so this is normally a pass-through), ties in input order.
-type rowHeap []*row
-
-func (h rowHeap) Len() int { return len(h) }
-func (h rowHeap) Less(i, j int) bool {
-	if h[i].e.Time != h[j].e.Time {
-		return h[i].e.Time < h[j].e.Time
-	}
-	return h[i].seq < h[j].seq
-}
-func (h rowHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *rowHeap) Push(x any)   { *h = append(*h, x.(*row)) }
-func (h *rowHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return it
+	e timeline.Event
 }
 
 // sideband turns the side-band lines of --show-task-events,
@@ -362,7 +317,7 @@ func (r *Reader) sideband(h *head, body string) bool {
 		r.parseError("timestamp out of range")
 		return true
 	}
-	it := &row{seq: r.seq}
+	it := &row{}
 	e := &it.e
 	e.Time = ts
 	cpu := -1
@@ -482,7 +437,6 @@ func (r *Reader) sideband(h *head, body string) bool {
 	default:
 		return false
 	}
-	r.seq++
-	heap.Push(&r.pend, it)
+	r.pend.Push(it.e.Time, it)
 	return true
 }
