@@ -47,17 +47,33 @@ var (
 // any format compressed; formats that need random access (trace.dat,
 // file-mode perf.data) are spooled to a temporary file first.
 // Input compressed with gzip or zstd is decompressed transparently.
+//
+// Every raw trace goes through timeline.Checked, the checks no single
+// reader can make (duplicates, time reversals, switch mismatches); a
+// timeline file was checked when it was written.
 func Open(path string) (timeline.EventReader, error) {
-	if path == "-" {
-		return openStream(io.NopCloser(os.Stdin), "stdin", 0)
+	var head []byte
+	if path != "-" {
+		var err error
+		if head, err = readHead(path); err != nil {
+			return nil, err
+		}
+		if timeline.IsTimelineFile(head) {
+			return timeline.Open(path)
+		}
 	}
-	head, err := readHead(path)
+	r, err := openRaw(path, head)
 	if err != nil {
 		return nil, err
 	}
+	return timeline.Checked(r), nil
+}
+
+func openRaw(path string, head []byte) (timeline.EventReader, error) {
+	if path == "-" {
+		return openStream(io.NopCloser(os.Stdin), "stdin", 0)
+	}
 	switch {
-	case timeline.IsTimelineFile(head):
-		return timeline.Open(path)
 	case perfdata.IsPerfData(head):
 		return perfdata.Open(path)
 	case tracedat.IsTraceDat(head):

@@ -85,6 +85,9 @@ type Summary struct {
 	// Dropped counts records the reader could not use, by reason
 	// (e.g. "record before first attr", "trailing garbage").
 	Dropped map[string]int64 `json:"dropped,omitempty"`
+	// Anomalies are damage found by the common checks every input goes
+	// through (Checked): duplicates, time reversals, switch mismatches.
+	Anomalies map[string]Anomaly `json:"anomalies,omitempty"`
 }
 
 // Meta is everything a timeline file says about itself.
@@ -214,7 +217,7 @@ func Summarize(r EventReader) (*Meta, error) {
 	}
 	m := *r.Meta()
 	s := z.summary()
-	s.Lost, s.Dropped = m.Summary.Lost, m.Summary.Dropped
+	s.Lost, s.Dropped, s.Anomalies = m.Summary.Lost, m.Summary.Dropped, m.Summary.Anomalies
 	m.Summary = s
 	return &m, nil
 }

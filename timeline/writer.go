@@ -234,7 +234,7 @@ func (w *Writer) Close(meta *Meta) (err error) {
 		m = *meta
 	}
 	s := w.sum.summary()
-	s.Lost, s.Dropped = m.Summary.Lost, m.Summary.Dropped
+	s.Lost, s.Dropped, s.Anomalies = m.Summary.Lost, m.Summary.Dropped, m.Summary.Anomalies
 	m.Summary = s
 	keys, vals, err := m.encode()
 	if err != nil {

@@ -120,6 +120,17 @@ func writeInfoText(w io.Writer, path string, m *timeline.Meta) {
 			fmt.Fprintf(w, "  %-28s %10d\n", k, s.Dropped[k])
 		}
 	}
+	if len(s.Anomalies) > 0 {
+		var n int64
+		for _, a := range s.Anomalies {
+			n += a.Count
+		}
+		p("anomalies", "%d", n)
+		for _, k := range sortedKeys(s.Anomalies) {
+			a := s.Anomalies[k]
+			fmt.Fprintf(w, "  %s: %d (first: %s)\n", k, a.Count, strings.Join(a.First, ", "))
+		}
+	}
 	if t := m.Topology; t != nil {
 		p("topology", "%d CPUs, %d NUMA nodes, %d caches (from %s)", t.NrCPUs, len(t.Nodes), len(t.Caches), t.Source)
 	} else {

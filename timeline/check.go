@@ -1,0 +1,143 @@
+package timeline
+
+import "fmt"
+
+// Anomaly is a kind of damage a checked stream showed: how often, and
+// where it was first seen (row numbers of the stream, 0-based, and times),
+// so a user can find it in the trace.
+type Anomaly struct {
+	Count int64    `json:"count"`
+	First []string `json:"first,omitempty"` // "row N at T ns", up to maxAnomalyExamples
+}
+
+const maxAnomalyExamples = 5
+
+// Reasons a Checked stream reports.
+const (
+	AnomalyDuplicate     = "event identical to the previous one on its CPU (kept)"
+	AnomalyTimeBackwards = "time went backwards (kept, in file order)"
+	AnomalySwitchFrom    = "sched_switch from a task that was not running on that CPU (kept)"
+)
+
+// Checked wraps a stream and checks what no reader can see alone, the
+// same way for every format: an event identical to the previous event on
+// its CPU is counted (a duplicated record; kept, since perf itself writes
+// some, e.g. two synthesized COMM records for an exec, and perf script
+// shows both), a time earlier than one already
+// returned is kept but counted (the reader's reorder window was too small,
+// or the clock jumped), and a sched_switch whose prev_pid is not the task
+// the CPU's previous sched_switch put on it is counted (a lost switch, or a
+// trace that starts mid-run: the analysis treats it as the true state).
+// Counts and first positions go to Meta().Summary.Anomalies.
+func Checked(r EventReader) EventReader {
+	return &checked{r: r, last: map[int32]*Event{}, current: map[int32]int32{}}
+}
+
+type checked struct {
+	r        EventReader
+	row      int64
+	lastTime int64
+	started  bool
+	last     map[int32]*Event // previous event per CPU
+	current  map[int32]int32  // task put on each CPU by its last sched_switch
+	anom     map[string]*Anomaly
+	meta     Meta
+}
+
+func (c *checked) note(reason string, row int64, e *Event) {
+	if c.anom == nil {
+		c.anom = map[string]*Anomaly{}
+	}
+	a := c.anom[reason]
+	if a == nil {
+		a = &Anomaly{}
+		c.anom[reason] = a
+	}
+	a.Count++
+	if len(a.First) < maxAnomalyExamples {
+		a.First = append(a.First, fmt.Sprintf("row %d at %d ns", row, e.Time))
+	}
+}
+
+func (c *checked) Next() bool {
+	for c.r.Next() {
+		e := c.r.Event()
+		row := c.row
+		c.row++
+		if e.IsSet(CPU) {
+			cpu := e.Int32(CPU)
+			p := c.last[cpu]
+			if p != nil && sameEvent(p, e) {
+				c.note(AnomalyDuplicate, row, e)
+			}
+			if p == nil {
+				p = &Event{}
+				c.last[cpu] = p
+			}
+			p.CopyFrom(e)
+			if e.Kind == SchedSwitch && e.IsSet(PrevPID) && e.IsSet(NextPID) {
+				if cur, ok := c.current[cpu]; ok && cur != e.Int32(PrevPID) {
+					c.note(AnomalySwitchFrom, row, e)
+				}
+				c.current[cpu] = e.Int32(NextPID)
+			}
+		}
+		// Time 0 marks records synthesized before the trace started.
+		if e.Time != 0 {
+			if c.started && e.Time < c.lastTime {
+				c.note(AnomalyTimeBackwards, row, e)
+			} else {
+				c.lastTime, c.started = e.Time, true
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// sameEvent reports whether two events are the same record: same time,
+// name, columns and fields.
+func sameEvent(a, b *Event) bool {
+	if a.Time != b.Time || a.Name != b.Name || a.Has != b.Has || len(a.Fields) != len(b.Fields) || len(a.Callchain) != len(b.Callchain) {
+		return false
+	}
+	for col := Col(0); col < NumCols; col++ {
+		if a.Has&(1<<col) != 0 && (a.ints[col] != b.ints[col] || a.strs[col] != b.strs[col]) {
+			return false
+		}
+	}
+	for i := range a.Fields {
+		fa, fb := &a.Fields[i], &b.Fields[i]
+		if fa.Name != fb.Name || fa.Kind != fb.Kind || fa.Int != fb.Int || fa.Str != fb.Str || len(fa.Ints) != len(fb.Ints) || string(fa.Bytes) != string(fb.Bytes) {
+			return false
+		}
+		for j := range fa.Ints {
+			if fa.Ints[j] != fb.Ints[j] {
+				return false
+			}
+		}
+	}
+	for i := range a.Callchain {
+		if a.Callchain[i] != b.Callchain[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *checked) Event() *Event { return c.r.Event() }
+func (c *checked) Err() error    { return c.r.Err() }
+func (c *checked) Close() error  { return c.r.Close() }
+
+// Meta is the wrapped stream's metadata with the anomalies found so far.
+func (c *checked) Meta() *Meta {
+	c.meta = *c.r.Meta()
+	if len(c.anom) > 0 {
+		m := make(map[string]Anomaly, len(c.anom))
+		for k, v := range c.anom {
+			m[k] = *v
+		}
+		c.meta.Summary.Anomalies = m
+	}
+	return &c.meta
+}

@@ -1,0 +1,58 @@
+package timeline
+
+import (
+	"reflect"
+	"testing"
+)
+
+// sliceReader serves fixed events.
+type sliceReader struct {
+	evs []Event
+	i   int
+	m   Meta
+}
+
+func (s *sliceReader) Next() bool    { s.i++; return s.i <= len(s.evs) }
+func (s *sliceReader) Event() *Event { return &s.evs[s.i-1] }
+func (s *sliceReader) Err() error    { return nil }
+func (s *sliceReader) Meta() *Meta   { return &s.m }
+func (s *sliceReader) Close() error  { return nil }
+
+func sw(t int64, cpu, prev, next int) Event {
+	var e Event
+	e.Time, e.Name, e.Kind = t, "sched_switch", SchedSwitch
+	e.SetInt(CPU, int64(cpu))
+	e.SetInt(PrevPID, int64(prev))
+	e.SetInt(NextPID, int64(next))
+	return e
+}
+
+func TestChecked(t *testing.T) {
+	in := []Event{
+		sw(100, 0, 0, 10),
+		sw(100, 0, 0, 10), // duplicate of row 0: kept, counted
+		sw(200, 1, 0, 20),
+		sw(300, 0, 10, 30),
+		sw(250, 1, 20, 0),  // earlier than row 3: kept, counted
+		sw(400, 0, 99, 10), // CPU 0 runs 30, not 99: kept, counted
+		sw(500, 0, 10, 0),
+	}
+	r := Checked(&sliceReader{evs: in})
+	var times []int64
+	for r.Next() {
+		times = append(times, r.Event().Time)
+	}
+	if want := []int64{100, 100, 200, 300, 250, 400, 500}; !reflect.DeepEqual(times, want) {
+		t.Errorf("times %v, want %v", times, want)
+	}
+	got := r.Meta().Summary.Anomalies
+	want := map[string]Anomaly{
+		AnomalyDuplicate:     {Count: 1, First: []string{"row 1 at 100 ns"}},
+		AnomalyTimeBackwards: {Count: 1, First: []string{"row 4 at 250 ns"}},
+		// Row 1 repeats row 0's switch to 10 from 0 while 10 runs.
+		AnomalySwitchFrom: {Count: 2, First: []string{"row 1 at 100 ns", "row 5 at 400 ns"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("anomalies %+v\nwant %+v", got, want)
+	}
+}
