@@ -119,6 +119,27 @@ type task struct {
 	rq      uint8
 	rqCPU   int32
 	counted bool
+
+	// initial is the task's state when the trace began, inferred from its
+	// first scheduling event (a trace that starts mid-run, such as a
+	// flight-recorder one, meets tasks in every state).
+	initial uint8
+}
+
+// Inferred initial states (task.initial).
+const (
+	initUnknown  uint8 = iota
+	initRunning        // first seen switched out: it was running
+	initRunnable       // first seen switched in without a wakeup: it was waiting
+	initSleeping       // first seen woken
+	initNew            // created in the trace (sched_wakeup_new)
+)
+
+// meet records t's initial state from its first scheduling event.
+func meet(t *task, state uint8) {
+	if t != nil && t.initial == initUnknown {
+		t.initial = state
+	}
 }
 
 // latTask is perf sched latency's per-thread record: the state of the last
@@ -350,6 +371,8 @@ func (a *Analyzer) onSwitch(e *timeline.Event) {
 			next.comm = e.Str(timeline.NextComm)
 		}
 	}
+	meet(prev, initRunning)
+	meet(next, initRunnable)
 	runnable := switchedOutRunnable(e)
 
 	// CPU time: before the first switch the CPU ran prev since the trace began.
@@ -542,6 +565,11 @@ func (a *Analyzer) onWakeup(e *timeline.Event, timehist, latency bool) {
 	t := a.task(pid)
 	if e.IsSet(timeline.Comm) {
 		t.comm = e.Str(timeline.Comm)
+	}
+	if e.Kind == timeline.SchedWakeupNew {
+		meet(t, initNew)
+	} else {
+		meet(t, initSleeping)
 	}
 	now := e.Time
 	if !timehist && !latency {

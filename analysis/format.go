@@ -127,6 +127,12 @@ func (r *Report) JSON(by string) any {
 	o.add("idle_while_runnable_ns", perLevel(r.Levels, r.IdleWhileRunnable, r.IdleWhileRunnableTotal))
 	o.add("migrations", perLevel(r.Levels, r.Migrations, r.MigrationsTotal))
 	o.add("involuntary_switches", r.InvoluntarySwitches)
+	var init kv
+	init.add("running", r.InitialStates.Running)
+	init.add("runnable", r.InitialStates.Runnable)
+	init.add("sleeping", r.InitialStates.Sleeping)
+	init.add("created", r.InitialStates.Created)
+	o.add("initial_states", init)
 	o.add("migrations_source", r.MigrationsSource)
 	o.add("run_migrations", perLevel(r.Levels, r.RunMigrations, r.RunMigrationsTotal))
 	o.add("start_ns", r.StartNS)
@@ -167,6 +173,9 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 		fmt.Fprintf(bw, "  not counted: %d with lost events in their window, %d still waiting at the end\n", d.SpanningLoss, d.Unfinished)
 	}
 	fmt.Fprintf(bw, "Involuntary switches (switched out runnable): %d\n", r.InvoluntarySwitches)
+	is := r.InitialStates
+	fmt.Fprintf(bw, "Tasks at trace start (inferred from their first scheduling event): running %d, runnable %d, sleeping %d; created in the trace %d\n",
+		is.Running, is.Runnable, is.Sleeping, is.Created)
 	fmt.Fprintf(bw, "Migrations (%s): %s\n", r.MigrationsSource, levelList(r.Levels, r.Migrations, r.MigrationsTotal, strconv.FormatInt))
 	fmt.Fprintf(bw, "Idle while runnable, ms: %s\n", levelList(r.Levels, r.IdleWhileRunnable, r.IdleWhileRunnableTotal,
 		func(v int64, _ int) string { return ms(v) }))

@@ -52,6 +52,19 @@ type Report struct {
 	Slices int64
 	// TaskDelays is the perf version whose definition Tasks follow.
 	TaskDelays PerfLatency
+	// InitialStates counts the tasks by the state they were in when the
+	// trace began, inferred from each one's first scheduling event:
+	// running (first switched out), runnable (first switched in with no
+	// wakeup seen: its wait is unknown and not counted as latency),
+	// sleeping (first woken), and created in the trace. A trace recorded
+	// from a process's start has few of the first two; a flight-recorder
+	// trace many.
+	InitialStates InitialStates
+}
+
+// InitialStates are counts of tasks by inferred state at the trace start.
+type InitialStates struct {
+	Running, Runnable, Sleeping, Created int64
 }
 
 // LatencyDist summarises latencies with exact order statistics.
@@ -189,6 +202,18 @@ func (a *Analyzer) Finish() (*Report, error) {
 	r.TaskDelaysSpanningLoss = a.latSpanning
 
 	for _, t := range a.tasks {
+		if t.tid != 0 {
+			switch t.initial {
+			case initRunning:
+				r.InitialStates.Running++
+			case initRunnable:
+				r.InitialStates.Runnable++
+			case initSleeping:
+				r.InitialStates.Sleeping++
+			case initNew:
+				r.InitialStates.Created++
+			}
+		}
 		if t.tid == 0 || (!t.lat.has && t.runNS == 0) {
 			continue
 		}
