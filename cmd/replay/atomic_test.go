@@ -15,15 +15,25 @@ import (
 // either nothing or the complete timeline in its output directory, never a
 // partial or temporary file.
 func TestKilledIngestLeavesNothing(t *testing.T) {
+	in := filepath.Join(repoRoot(t), "fixtures", "kernels", "guest-A-2s2c2t-2numa", "hackbench.perf.data")
+	testKilled(t, func(out string) []string { return []string{"ingest", "--progress=never", in, "-o", out} })
+}
+
+// Likewise a what-if replay writing its simulated timeline.
+func TestKilledWhatifLeavesNothing(t *testing.T) {
+	in := filepath.Join(repoRoot(t), "fixtures", "kernels", "guest-A-2s2c2t-2numa", "hackbench.perf.data")
+	testKilled(t, func(out string) []string { return []string{"whatif", "-i", in, "-o", out} })
+}
+
+func testKilled(t *testing.T, args func(out string) []string) {
 	if testing.Short() {
 		t.Skip("kills processes at many moments")
 	}
-	in := filepath.Join(repoRoot(t), "fixtures", "kernels", "guest-A-2s2c2t-2numa", "hackbench.perf.data")
 	killed, finished := 0, 0
 	for i := 0; i < 12; i++ {
 		dir := t.TempDir()
 		out := filepath.Join(dir, "out.arrow")
-		cmd := exec.Command(replayBin, "ingest", "--progress=never", in, "-o", out)
+		cmd := exec.Command(replayBin, args(out)...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
