@@ -244,6 +244,12 @@ func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
 	for i, g := range e.st.groups {
 		sgs := &stats[i]
 		s.updateSGLBStats(e, g, sgs, i == 0)
+		if s.hook != nil {
+			if i == 0 {
+				sds.Local = sgs
+			}
+			s.hook.AdjustGroup(&e.LBEnv, sds, sgs, i == 0)
+		}
 		if sgs.Overload {
 			overload = true
 		}
@@ -294,6 +300,14 @@ func (s *Sim) updateSGLBStats(e *lbRun, g *model.SchedGroup, sgs *SGStats, local
 	}
 	sgs.GroupWeight = uint32(g.Weight)
 	sgs.Flags = g.Flags
+	sgs.Cores = uint32(g.Cores)
+	if s.knobs.RunnableLoad {
+		for _, c := range g.Span {
+			if e.cpus[c] {
+				sgs.RunnableLoad += s.runnableLoad(s.cpus[c])
+			}
+		}
+	}
 	if e.st.sd.Parent == nil || true {
 		sgs.Imbalanced = s.sgcImb[sgcKey{e.level, g.ID}]
 	}
@@ -714,4 +728,17 @@ func (s *Sim) nohzIdleBalance(ilb, flags int) {
 	if flags&1 != 0 {
 		s.nohz.nextBlocked = s.now + 32*1000000
 	}
+}
+
+// runnableLoad is v5.4's cfs_rq runnable_load_avg: the load_avg of the
+// queued CFS tasks (running one included), as last updated.
+func (s *Sim) runnableLoad(r *rq) uint64 {
+	var l uint64
+	if r.curr != nil && !r.curr.rt {
+		l += r.curr.avg.loadAvg
+	}
+	for _, p := range r.tree {
+		l += p.avg.loadAvg
+	}
+	return l
 }

@@ -71,6 +71,14 @@ type SGStats struct {
 	Overload   bool
 	// Flags are the group's flags (the child domain's, sg->flags).
 	Flags model.SDFlags
+	// Cores is the number of SMT cores in the group (sg->cores, v6.6+).
+	Cores uint32
+	// RunnableLoad is Σ over the group's CPUs of the load_avg of their
+	// queued CFS tasks: v5.4's runnable_load_avg. Filled only for
+	// policies whose Knobs ask for it (RunnableLoad).
+	RunnableLoad uint64
+	// LoadPerTask is v5.4's load_per_task (legacy policies only).
+	LoadPerTask uint64
 }
 
 // SDStats is struct sd_lb_stats.
@@ -166,6 +174,27 @@ type Knobs struct {
 	AllPinnedEarly bool
 	// EEVDF: the per-CPU discipline is EEVDF (v6.6+) instead of CFS.
 	EEVDF bool
+	// ImbalancePctDefault and BusyFactor, when non-zero, replace sd_init's
+	// imbalance_pct for domains that are neither SMT nor LLC (125 up to
+	// v5.9, 117 from v5.10) and busy_factor (32 / 16) of the kernel whose
+	// domains are built: they changed together with the policies.
+	ImbalancePctDefault, BusyFactor int
+	// RunnableLoad asks the engine to fill SGStats.RunnableLoad (v5.4's
+	// runnable_load_avg, for legacy policies).
+	RunnableLoad bool
+}
+
+// GroupStatsHook is implemented by policies that look at the domain's
+// statistics while update_sd_lb_stats gathers them: legacy's
+// prefer-sibling demotion (a non-local group is re-classified against
+// the local group's statistics) and v6.6's group_smt_balance (set only on
+// the load-balance path, never for wakeup statistics). The engine calls
+// AdjustGroup for every group right after update_sg_lb_stats (and
+// Classify), before update_sd_pick_busiest; the local group comes first,
+// so sds.Local is set when a non-local group is adjusted. A policy that
+// changes sgs.GroupType to overloaded sets sgs.AvgLoad itself.
+type GroupStatsHook interface {
+	AdjustGroup(env *LBEnv, sds *SDStats, sgs *SGStats, local bool)
 }
 
 var policies = map[string]func() Policy{}
@@ -193,16 +222,53 @@ func LookupPolicy(name string) (Policy, error) {
 	return f(), nil
 }
 
+// kernelRanges maps kernel releases to the policy whose range holds them
+// (kernel-lb.md §4.0), newest first: the first entry whose lower bound
+// the release reaches.
+var kernelRanges = []struct {
+	major, minor int
+	policy       string
+}{
+	{6, 10, "latest"}, {6, 4, "v6.6"}, {5, 18, "v6.1"}, {5, 11, "numa-float"},
+	{5, 10, "llc-nr-running"}, {5, 7, "runnable-avg"}, {5, 6, "rework-numa2"},
+	{5, 5, "rework"}, {4, 15, "legacy"}, {4, 0, "legacy-presibfix"},
+}
+
 // PolicyForKernel picks the policy modelling a kernel release: the one
-// whose range holds it. Only v6.1 (v5.18–v6.3) exists so far; other
-// releases get an error naming what exists.
+// whose range holds it (legacy from v4.15, where the prefer-sibling
+// "+1" rule is taken to have landed [unverified, kernel-lb.md §9.2];
+// legacy-presibfix for older v4.x). Releases before v4.0 get an error.
 func PolicyForKernel(release string) (Policy, error) {
 	kv, err := model.ParseKernelVersion(release)
 	if err != nil {
 		return nil, err
 	}
-	if kv.AtLeast(5, 18) && !kv.AtLeast(6, 4) {
-		return LookupPolicy("v6.1")
+	for _, r := range kernelRanges {
+		if kv.AtLeast(r.major, r.minor) {
+			if _, ok := policies[r.policy]; ok {
+				return LookupPolicy(r.policy)
+			}
+			break
+		}
 	}
-	return nil, fmt.Errorf("no policy models kernel %s yet (known: %s; v6.1 covers v5.18–v6.3); choose one with --policy", release, strings.Join(PolicyNames(), ", "))
+	return nil, fmt.Errorf("no policy models kernel %s (known: %s); choose one with --policy", release, strings.Join(PolicyNames(), ", "))
+}
+
+// applyDomainKnobs overrides sd_init's version-dependent tunables with a
+// policy's (Knobs.ImbalancePctDefault, Knobs.BusyFactor). Zero knobs
+// leave the domains as the kernel's rules built them.
+func applyDomainKnobs(d *model.Domains, k Knobs) {
+	if k.ImbalancePctDefault == 0 && k.BusyFactor == 0 {
+		return
+	}
+	for _, cd := range d.CPUs {
+		for _, sd := range cd.Domains {
+			if k.BusyFactor != 0 {
+				sd.BusyFactor = k.BusyFactor
+			}
+			if k.ImbalancePctDefault != 0 && sd.Flags&(model.SDShareCPUCapacity|model.SDShareLLC) == 0 {
+				sd.ImbalancePct = k.ImbalancePctDefault
+			}
+		}
+	}
 }

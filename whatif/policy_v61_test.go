@@ -162,8 +162,14 @@ func TestPolicyRegistry(t *testing.T) {
 	if p, err := PolicyForKernel("6.1.0-57-amd64"); err != nil || p.Name() != "v6.1" {
 		t.Errorf("PolicyForKernel(6.1) = %v, %v", p, err)
 	}
-	if _, err := PolicyForKernel("5.4.0"); err == nil {
-		t.Error("5.4 has no policy yet; want an error")
+	for rel, want := range map[string]string{"5.4.0": "legacy", "4.9.0": "legacy-presibfix", "5.5.1": "rework", "5.6": "rework-numa2",
+		"5.8.0": "runnable-avg", "5.10.0": "llc-nr-running", "5.15.0": "numa-float", "6.6.0": "v6.6", "6.12.0": "latest"} {
+		if p, err := PolicyForKernel(rel); err != nil || p.Name() != want {
+			t.Errorf("PolicyForKernel(%s) = %v, %v; want %s", rel, p, err, want)
+		}
+	}
+	if _, err := PolicyForKernel("3.10.0"); err == nil {
+		t.Error("3.10 has no policy; want an error")
 	}
 	if _, err := LookupPolicy("nope"); err == nil {
 		t.Error("want an error for an unknown policy")

@@ -236,6 +236,7 @@ type Sim struct {
 	cfg    Config
 	pol    Policy
 	knobs  Knobs
+	hook   GroupStatsHook
 	w      *Workload
 	dom    *model.Domains
 	ncpu   int
@@ -334,6 +335,8 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 		return nil, err
 	}
 	s := &Sim{cfg: cfg, pol: cfg.Policy, knobs: cfg.Policy.Knobs(), w: w, dom: d, ncpu: d.NrCPUs, out: out, sgcImb: map[sgcKey]bool{}}
+	s.hook, _ = cfg.Policy.(GroupStatsHook)
+	applyDomainKnobs(d, s.knobs)
 	switch cfg.RunQueue {
 	case "":
 		s.eevdf = s.knobs.EEVDF

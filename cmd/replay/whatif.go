@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
 	"github.com/schedreplay/replay/model"
@@ -22,12 +25,21 @@ func whatifCommand() *cli.Command {
 		Name:  "whatif",
 		Usage: "replay a trace's workload through a model of the Linux scheduler under a load-balancer policy",
 		Description: "The input is a trace/timeline (its workload is extracted) or a workload file written by --save-workload.\n" +
+			"With several --policy values (or --baseline, or --runs), each policy and the baseline replay the workload with the same\n" +
+			"--runs seeds and each metric's delta against the baseline is reported with a 95% paired t interval over the seeds.\n" +
 			"--validate replays under the policy matching the trace's kernel and compares simulated with observed\n" +
 			"(wakeup latency percentiles, idle, idle while runnable, migrations, involuntary switches, makespan, KS distance).\n" +
 			"Same input, policy and seed give byte-identical output. What is modelled: whatif/README.md.",
 		Flags: []cli.Flag{
 			inputFlag(),
-			&cli.StringFlag{Name: "policy", Aliases: []string{"p"}, Usage: "load-balancer policy (default: the one matching the kernel); known: " + fmt.Sprint(whatif.PolicyNames())},
+			&cli.StringSliceFlag{Name: "policy", Aliases: []string{"p"}, Usage: "load-balancer policy (default: the one matching the kernel); repeat (or comma-separate) to compare policies against --baseline; known: " + fmt.Sprint(whatif.PolicyNames())},
+			&cli.StringFlag{Name: "baseline", Usage: "policy the others are compared with (default: the one matching the trace's kernel); implies a comparison"},
+			&cli.IntFlag{Name: "runs", Aliases: []string{"seeds"}, Value: 10, Usage: "comparison: replays per policy, with seeds derived from --seed (same seeds for every policy)"},
+			&cli.StringFlag{Name: "numa-rule", Usage: "replace the policies' NUMA imbalance allowance: " + strings.Join(whatif.NumaRuleNames(), ", ")},
+			&cli.StringSliceFlag{Name: "revert", Usage: "take an upstream change out of each --policy (not the baseline); implies a comparison: " + commitIDs()},
+			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "comparison progress on stderr: auto (when a terminal), always, never"},
+			&cli.BoolFlag{Name: "list-policies", Usage: "list the policies (name, kernels and commits, switchable commits, NUMA rule) and exit; --format json"},
+			&cli.StringSliceFlag{Name: "apply", Usage: "add an upstream change to each --policy (not the baseline); implies a comparison"},
 			&cli.StringFlag{Name: "topology", Aliases: []string{"t"}, Usage: "the machine, when the trace has no topology or to replay on another: " + model.SpecUsage()},
 			&cli.StringFlag{Name: "kernel", Usage: "kernel release whose domain rules and policy apply (default: the trace's)"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of the replay's noise (idle-exit and resched delays drawn from the trace's own)"},
@@ -49,6 +61,9 @@ func runWhatif(c *cli.Context) error {
 	format := c.String("format")
 	if format != "table" && format != "json" {
 		return usagef("--format %q: want table or json", format)
+	}
+	if c.Bool("list-policies") {
+		return listPolicies(c.App.Writer, format)
 	}
 	arr, err := whatif.ParseArrivals(c.String("arrivals"))
 	if err != nil {
@@ -97,12 +112,62 @@ func runWhatif(c *cli.Context) error {
 			return err
 		}
 	}
-	var pol whatif.Policy
-	if name := c.String("policy"); name != "" {
-		if pol, err = whatif.LookupPolicy(name); err != nil {
-			return usagef("%v", err)
+	numaRule := -1
+	if r := c.String("numa-rule"); r != "" {
+		nr, ok := whatif.ParseNumaRule(r)
+		if !ok {
+			return usagef("--numa-rule %q: want one of %s", r, strings.Join(whatif.NumaRuleNames(), ", "))
 		}
-	} else if pol, err = whatif.PolicyForKernel(kernel); err != nil {
+		numaRule = int(nr)
+	}
+	revert, apply := c.StringSlice("revert"), c.StringSlice("apply")
+	lookupBase := func(name string) (whatif.Policy, error) {
+		var p whatif.Policy
+		var err error
+		if name == "" {
+			if p, err = whatif.PolicyForKernel(kernel); err != nil {
+				return nil, err
+			}
+		} else if p, err = whatif.LookupPolicy(name); err != nil {
+			return nil, usagef("%v", err)
+		}
+		if numaRule >= 0 {
+			q, ok := whatif.WithNumaRule(p, whatif.NumaRule(numaRule))
+			if !ok {
+				return nil, usagef("--numa-rule: policy %s has no NUMA allowance knob", p.Name())
+			}
+			p = q
+		}
+		return p, nil
+	}
+	lookup := func(name string) (whatif.Policy, error) {
+		p, err := lookupBase(name)
+		if err != nil {
+			return nil, err
+		}
+		if p, err = whatif.WithCommits(p, revert, apply); err != nil {
+			return nil, usagef("%v", err)
+		}
+		return p, nil
+	}
+	var names []string
+	for _, n := range c.StringSlice("policy") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	if len(names) > 1 || c.IsSet("baseline") || c.IsSet("runs") || c.IsSet("seeds") || len(revert) > 0 || len(apply) > 0 {
+		if c.Bool("validate") || c.String("output") != "" {
+			return usagef("a policy comparison takes neither --validate nor -o")
+		}
+		return runCompare(c, w, kernel, topo, arr, names, lookupBase, lookup, format)
+	}
+	name := ""
+	if len(names) == 1 {
+		name = names[0]
+	}
+	pol, err := lookup(name)
+	if err != nil {
 		return err
 	}
 	if p := c.String("save-workload"); p != "" {
@@ -184,4 +249,117 @@ func printLevels(w io.Writer, m map[string]int64, f func(int64) string) {
 		fmt.Fprint(w, ")")
 	}
 	fmt.Fprintln(w)
+}
+
+// runCompare is `replay whatif --policy A --policy B [--baseline P] [--runs
+// N]`: the baseline and each policy replay w with the same N seeds;
+// whatif.ComparePolicies computes the deltas and intervals.
+func runCompare(c *cli.Context, w *whatif.Workload, kernel string, topo *model.Topology, arr whatif.ArrivalMode,
+	names []string, lookupBase, lookup func(string) (whatif.Policy, error), format string) error {
+	base, err := lookupBase(c.String("baseline"))
+	if err != nil {
+		return err
+	}
+	var pols []whatif.Policy
+	seen := map[string]bool{}
+	for _, n := range names {
+		p, err := lookup(n)
+		if err != nil {
+			return err
+		}
+		if seen[p.Name()] {
+			continue
+		}
+		seen[p.Name()] = true
+		pols = append(pols, p)
+	}
+	if len(pols) == 0 {
+		// The baseline against itself, or with --revert/--apply the
+		// baseline changed against the baseline.
+		p, err := lookup(c.String("baseline"))
+		if err != nil {
+			return err
+		}
+		pols = []whatif.Policy{p}
+	}
+	if c.Int("runs") < 2 {
+		return usagef("--runs %d: a comparison needs at least 2", c.Int("runs"))
+	}
+	cfg := whatif.DefaultConfig(base)
+	cfg.Arrivals, cfg.Topology, cfg.Kernel = arr, topo, kernel
+	switch rq := c.String("runqueue"); rq {
+	case "", "cfs", "eevdf":
+		cfg.RunQueue = rq
+	default:
+		return usagef("--runqueue %q: want cfs or eevdf", rq)
+	}
+	show, err := wantProgress(c.String("progress"))
+	if err != nil {
+		return err
+	}
+	pc := whatif.PolicyCompareConfig{Base: cfg, Baseline: base, Policies: pols, Runs: c.Int("runs"), Seed: c.Uint64("seed")}
+	var bar *progressbar.ProgressBar
+	if show {
+		bar = progressbar.NewOptions(len(pols)*c.Int("runs")+c.Int("runs"),
+			progressbar.OptionSetWriter(c.App.ErrWriter),
+			progressbar.OptionSetDescription("replaying"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish())
+		pc.Progress = func(done, total int) { _ = bar.Set(done) }
+	}
+	cmp, err := whatif.ComparePolicies(w, pc)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return writeJSON(c.App.Writer, cmp)
+	}
+	return cmp.WriteTable(c.App.Writer)
+}
+
+func commitIDs() string {
+	var ids []string
+	for _, ci := range whatif.Commits() {
+		ids = append(ids, ci.ID+" ("+ci.Kernel+")")
+	}
+	return strings.Join(ids, ", ")
+}
+
+// listPolicies is `replay whatif --list-policies`.
+func listPolicies(w io.Writer, format string) error {
+	type row struct {
+		Name       string   `json:"name"`
+		Kernels    string   `json:"kernels"`
+		Switchable []string `json:"switchable_commits"`
+		NumaRule   string   `json:"numa_rule,omitempty"`
+	}
+	var rows []row
+	for _, n := range whatif.PolicyNames() {
+		p, err := whatif.LookupPolicy(n)
+		if err != nil {
+			return err
+		}
+		r := row{Name: n, Kernels: p.Kernels(), Switchable: whatif.PolicyCommits(p)}
+		if nr, ok := p.(whatif.NumaRuled); ok {
+			r.NumaRule = nr.NumaRule().String()
+		} else if n == "v6.1" {
+			r.NumaRule = whatif.NumaImbNrDst.String()
+		}
+		rows = append(rows, r)
+	}
+	if format == "json" {
+		return writeJSON(w, map[string]any{"policies": rows, "commits": whatif.Commits()})
+	}
+	for _, r := range rows {
+		numa := r.NumaRule
+		if numa == "" {
+			numa = "-"
+		}
+		fmt.Fprintf(w, "%-17s %s\n%-17s NUMA rule %s; switchable: %s\n", r.Name, r.Kernels, "", numa, strings.Join(r.Switchable, " "))
+	}
+	return nil
 }

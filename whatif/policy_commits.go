@@ -1,0 +1,142 @@
+package whatif
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Upstream changes that can be taken out of a policy or added to one
+// (`replay whatif --policy v6.1 --revert 16b0a7a1a0af`): each is one switch
+// of the rule set (lbRules) or of the knobs. NUMA allowance changes are
+// the separate --numa-rule knob; the legacy policies have no switches.
+type commitRule struct {
+	ID, Title, Kernel string
+	set               func(p *reworkPolicy, on bool)
+	get               func(p *reworkPolicy) bool
+}
+
+var commitRules = []commitRule{
+	{"070f5e860ee2", "sched/fair: Take into account runnable_avg to classify group", "v5.7",
+		func(p *reworkPolicy, on bool) { p.r.Runnable = on }, func(p *reworkPolicy) bool { return p.r.Runnable }},
+	{"16b0a7a1a0af", "sched/fair: Ensure tasks spreading in LLC during LB", "v5.10",
+		func(p *reworkPolicy, on bool) { p.r.LLCNrRunning = on }, func(p *reworkPolicy) bool { return p.r.LLCNrRunning }},
+	{"c5b0a7eefc70", "sched/fair: Remove sysctl_sched_migration_cost condition (newidle gate)", "v5.16",
+		func(p *reworkPolicy, on bool) { p.knobs.NewidleGate516 = on }, func(p *reworkPolicy) bool { return p.knobs.NewidleGate516 }},
+	{"70fb5ccf2ebb", "sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg", "v6.0",
+		func(p *reworkPolicy, on bool) { p.knobs.SISUtil = on }, func(p *reworkPolicy) bool { return p.knobs.SISUtil }},
+	{"91dcf1e8068e", "sched/fair: Fix imbalance overflow", "v6.4",
+		func(p *reworkPolicy, on bool) { p.r.OverflowGuard = on }, func(p *reworkPolicy) bool { return p.r.OverflowGuard }},
+	{"fee1759e4f04", "sched/fair: Determine active load balance for SMT sched groups (+ d24cb0d9113f, sibling imbalance, ad468232c3eb: one switch)", "v6.6",
+		func(p *reworkPolicy, on bool) { p.r.SMTBalance = on }, func(p *reworkPolicy) bool { return p.r.SMTBalance }},
+	{"147f3efaa241", "sched/fair: Implement an EEVDF-like scheduling policy (run queue)", "v6.6",
+		func(p *reworkPolicy, on bool) { p.knobs.EEVDF = on }, func(p *reworkPolicy) bool { return p.knobs.EEVDF }},
+	{"3af7524b1419", "sched/fair: Use all little CPUs for CPU-bound workloads (util detach relaxed)", "v6.8",
+		func(p *reworkPolicy, on bool) { p.r.UtilShrBound = on }, func(p *reworkPolicy) bool { return p.r.UtilShrBound }},
+}
+
+// CommitInfo describes a switchable upstream change.
+type CommitInfo struct {
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Kernel string `json:"kernel"`
+}
+
+// Commits lists the changes WithCommits accepts.
+func Commits() []CommitInfo {
+	out := make([]CommitInfo, len(commitRules))
+	for i, c := range commitRules {
+		out[i] = CommitInfo{c.ID, c.Title, c.Kernel}
+	}
+	return out
+}
+
+// PolicyCommits lists, for a policy built from the rule set, the
+// switchable commits it includes (nil for the legacy policies).
+func PolicyCommits(p Policy) []string {
+	rp, ok := asRules(p)
+	if !ok {
+		return nil
+	}
+	var ids []string
+	for _, c := range commitRules {
+		if c.get(rp) {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
+}
+
+func asRules(p Policy) (*reworkPolicy, bool) {
+	if _, ok := p.(PolicyV61); ok {
+		q := newV61Rules()
+		q.name, q.kernels = p.Name(), p.Kernels()
+		return q, true
+	}
+	rp, ok := p.(*reworkPolicy)
+	if !ok {
+		return nil, false
+	}
+	q := *rp
+	return &q, true
+}
+
+func findCommit(id string) (*commitRule, error) {
+	id = strings.ToLower(strings.TrimSpace(id))
+	if len(id) < 7 {
+		return nil, fmt.Errorf("commit %q: give at least 7 hex digits", id)
+	}
+	for i := range commitRules {
+		c := &commitRules[i]
+		if strings.HasPrefix(c.ID, id) || (len(id) > len(c.ID) && strings.HasPrefix(id, c.ID)) {
+			return c, nil
+		}
+	}
+	var known []string
+	for _, c := range commitRules {
+		known = append(known, c.ID)
+	}
+	sort.Strings(known)
+	return nil, fmt.Errorf("commit %s is not a switchable change (known: %s; NUMA allowance: --numa-rule)", id, strings.Join(known, ", "))
+}
+
+// WithCommits returns p with the given upstream changes taken out
+// (revert) or added (apply); the name records them ("v6.1~16b0a7a1a0af",
+// "rework+16b0a7a1a0af"). Reverting a change the policy lacks, or
+// applying one it has, is an error.
+func WithCommits(p Policy, revert, apply []string) (Policy, error) {
+	if len(revert) == 0 && len(apply) == 0 {
+		return p, nil
+	}
+	rp, ok := asRules(p)
+	if !ok {
+		return nil, fmt.Errorf("policy %s is not built from switchable commits (the legacy policies)", p.Name())
+	}
+	for _, op := range []struct {
+		ids []string
+		on  bool
+		sep string
+	}{{revert, false, "~"}, {apply, true, "+"}} {
+		for _, id := range op.ids {
+			c, err := findCommit(id)
+			if err != nil {
+				return nil, err
+			}
+			if c.get(rp) == op.on {
+				verb := "does not include"
+				if op.on {
+					verb = "already includes"
+				}
+				return nil, fmt.Errorf("policy %s %s %s (%s)", p.Name(), verb, c.ID, c.Title)
+			}
+			c.set(rp, op.on)
+			rp.name += op.sep + c.ID
+			if op.on {
+				rp.kernels += "; applied " + c.ID
+			} else {
+				rp.kernels += "; reverted " + c.ID
+			}
+		}
+	}
+	return rp, nil
+}

@@ -1,0 +1,51 @@
+package whatif
+
+// The `v6.6` policy: Linux v6.4–v6.9 (kernel-lb.md §4.7) = `v6.1`
+// (v5.18–v6.3: 0b0695f2b34a + 070f5e860ee2 + 16b0a7a1a0af + e496132ebedd +
+// the v6.0 NUMA and misfit changes) +
+//   - 91dcf1e8068e "sched/fair: Fix imbalance overflow" (v6.4): a fully
+//     busy local group at or above the busiest's or the domain's avg_load
+//     pulls nothing;
+//   - the ~v6.2 LBF_ALL_PINNED placement (set before the nr_running test);
+//   - the v6.6 SMT/cluster work (Tim Chen, Ricardo Neri): fee1759e4f04
+//     "sched/fair: Determine active load balance for SMT sched groups"
+//     (group_smt_balance: a non-local SMT group with more than one task,
+//     balanced by a dst that is not busy, is pulled one task), d24cb0d9113f
+//     "sched/topology: Record number of cores in sched group",
+//     "sched/fair: Implement prefer sibling imbalance calculation between
+//     asymmetric groups" (sibling_imbalance: equalise tasks per core, zero
+//     for a busy dst), "sched/fair: Keep a fully_busy SMT sched group as
+//     busiest", and the fix ad468232c3eb "sched/fair: Fix SMT4
+//     group_smt_balance handling" (v6.6-rc2);
+//   - the EEVDF run queue (147f3efaa241 "sched/fair: Implement an EEVDF-like
+//     scheduling policy", v6.6).
+//
+// Not modelled: should_we_balance's preference for a CPU on a fully idle
+// core (the engine's should_we_balance is v6.1's). The NUMA allowance is
+// imb-nr-dst, as in v6.1.
+func init() {
+	RegisterPolicy("v6.6", func() Policy { return newV66() })
+}
+
+func newV66() *reworkPolicy {
+	p := newV61Rules()
+	p.name = "v6.6"
+	p.kernels = "v6.4–v6.9: v6.1 + 91dcf1e8068e + fee1759e4f04, d24cb0d9113f, ad468232c3eb (SMT/cluster sibling imbalance) + EEVDF"
+	p.r.OverflowGuard = true
+	p.r.SMTBalance = true
+	p.knobs.AllPinnedEarly = true
+	p.knobs.EEVDF = true
+	return p
+}
+
+// newV61Rules is the v6.1 rule set in reworkPolicy form (PolicyV61 is the
+// registered v6.1; TestV61RulesMatchPolicyV61 keeps the two equal).
+func newV61Rules() *reworkPolicy {
+	p := newLLCNrRunning()
+	p.name = "v6.1-rules"
+	p.kernels = "v5.18–v6.3"
+	p.r.Numa = NumaImbNrDst
+	p.r.MisfitLoadSym = true
+	p.knobs = Knobs{IntervalMinusOne: true, NewidleGate516: true, SISUtil: true}
+	return p
+}
