@@ -11,6 +11,7 @@ func commands() []*cli.Command {
 		latencyCommand(),
 		whatifCommand(),
 		exportCommand(),
+		reportCommand(),
 		demoCommand(),
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/schedreplay/replay/analysis"
 	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/report"
 )
 
 // latencyCommand is `replay latency`: what the trace (or a simulated
@@ -25,6 +26,7 @@ func latencyCommand() *cli.Command {
 			&cli.StringFlag{Name: "by", Value: analysis.ByTask, Usage: "rows of the table or csv: task, comm (threads merged by name, as perf sched latency), cpu or domain"},
 			&cli.StringFlag{Name: "slices", Usage: "also write every run slice (one row per sched_switch, as perf sched timehist) to this Arrow file"},
 			&cli.StringFlag{Name: "task-delays", Value: "6.7", Usage: "the perf sched latency whose per-task delays to reproduce: 6.7 and later (counts sched_waking and waits after preemption) or 6.1 (ignores both, as perf 6.1 does)"},
+			&cli.StringFlag{Name: "plot", Usage: "also write the wakeup-latency CDF chart to this .svg or .png file"},
 			&cli.StringFlag{Name: "topology", Aliases: []string{"t"}, Usage: "the machine, when the trace has no topology or to override it: " + model.SpecUsage()},
 			&cli.StringFlag{Name: "kernel", Usage: "kernel release whose domain rules apply (default: the trace's)"},
 		},
@@ -50,6 +52,11 @@ func latencyCommand() *cli.Command {
 			default:
 				return usagef("--task-delays %q: want 6.1 or 6.7", c.String("task-delays"))
 			}
+			if p := c.String("plot"); p != "" {
+				if err := report.CheckPlotPath(p); err != nil {
+					return usagef("%v", err)
+				}
+			}
 			r, err := openInput(c.String("input"))
 			if err != nil {
 				return err
@@ -65,6 +72,11 @@ func latencyCommand() *cli.Command {
 				}
 				opts.Slices = slices
 			}
+			var lats *report.Latencies
+			if c.String("plot") != "" {
+				lats = &report.Latencies{Next: opts.Slices}
+				opts.Slices = lats
+			}
 			rep, err := analysis.Run(r, opts)
 			if slices != nil {
 				if err != nil {
@@ -75,6 +87,11 @@ func latencyCommand() *cli.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if lats != nil {
+				if err := report.WriteCDFPlot(c.String("plot"), report.Series{Name: "observed", Latencies: lats.NS}); err != nil {
+					return err
+				}
 			}
 			w := c.App.Writer
 			switch format {
