@@ -10,6 +10,7 @@ func commands() []*cli.Command {
 		topologyCommand(),
 		latencyCommand(),
 		whatifCommand(),
+		synthCommand(),
 		exportCommand(),
 		reportCommand(),
 		demoCommand(),

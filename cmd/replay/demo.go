@@ -5,13 +5,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/schedreplay/replay/analysis"
 	"github.com/schedreplay/replay/fixtures"
+	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 	"github.com/schedreplay/replay/whatif"
+	"github.com/schedreplay/replay/whatif/synth"
 )
 
 func demoCommand() *cli.Command {
@@ -68,33 +71,98 @@ func demoCommand() *cli.Command {
 			}
 
 			fmt.Fprintf(w, "\n$ replay whatif -i %s --validate\n", out)
-			return demoValidate(w, out, meta)
+			wl, cfg, err := demoValidate(w, out, meta)
+			if err != nil {
+				return err
+			}
+
+			fmt.Fprintf(w, "\n$ replay whatif -i %s --policy rework --policy llc-nr-running --runs 4\n", out)
+			if err := demoCompare(w, wl, cfg, []string{"rework", "llc-nr-running"}); err != nil {
+				return err
+			}
+
+			exp1 := []string{"schbench", "-m", "2", "-t", "4", "-s", "10000", "-c", "1000000", "-r", "10"}
+			fmt.Fprintf(w, "\n$ replay synth %s --topology hikey --seed 1 --policy rework,llc-nr-running   # EXPERIMENTS.md 1\n", strings.Join(exp1, " "))
+			return demoSynth(w, exp1, "hikey", []string{"rework", "llc-nr-running"})
 		},
 	}
 }
 
 // demoValidate replays the trace under the policy of its kernel and prints
-// how close the simulation comes to what the trace shows.
-func demoValidate(w io.Writer, path string, meta *timeline.Meta) error {
+// how close the simulation comes to what the trace shows. It returns the
+// workload and the configuration for the comparisons that follow.
+func demoValidate(w io.Writer, path string, meta *timeline.Meta) (*whatif.Workload, whatif.Config, error) {
 	r, err := openInput(path)
 	if err != nil {
-		return err
+		return nil, whatif.Config{}, err
 	}
 	defer r.Close()
 	kernel := meta.Source.OSRelease
 	wl, obs, err := whatif.ExtractAndMeasure(r, meta.Topology, kernel)
 	if err != nil {
-		return err
+		return nil, whatif.Config{}, err
 	}
 	pol, err := whatif.PolicyForKernel(kernel)
 	if err != nil {
-		return err
+		return nil, whatif.Config{}, err
 	}
 	cfg := whatif.DefaultConfig(pol)
 	cfg.Topology, cfg.Kernel = meta.Topology, kernel
 	res, err := whatif.Replay(wl, cfg, nil)
 	if err != nil {
+		return nil, whatif.Config{}, err
+	}
+	return wl, cfg, whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats).WriteTable(w)
+}
+
+// demoCompare replays the workload under other policies against the
+// traced kernel's, with confidence intervals over a few seeds.
+func demoCompare(w io.Writer, wl *whatif.Workload, cfg whatif.Config, names []string) error {
+	var pols []whatif.Policy
+	for _, n := range names {
+		p, err := whatif.LookupPolicy(n)
+		if err != nil {
+			return err
+		}
+		pols = append(pols, p)
+	}
+	cmp, err := whatif.ComparePolicies(wl, whatif.PolicyCompareConfig{Base: cfg, Baseline: cfg.Policy, Policies: pols, Runs: 4, Seed: 1})
+	if err != nil {
 		return err
 	}
-	return whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats).WriteTable(w)
+	return cmp.WriteTable(w)
+}
+
+// demoSynth generates a benchmark's workload on a preset machine and
+// prints what the benchmark reports under each policy.
+func demoSynth(w io.Writer, command []string, preset string, names []string) error {
+	g, err := synth.ParseCommand(command)
+	if err != nil {
+		return err
+	}
+	synth.SetSeed(g, 1)
+	topo, err := model.ParseSpec(preset)
+	if err != nil {
+		return err
+	}
+	res, err := g.Generate(topo)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		p, err := whatif.LookupPolicy(n)
+		if err != nil {
+			return err
+		}
+		cfg := whatif.DefaultConfig(p)
+		cfg.Topology, cfg.Seed = topo, 1
+		rep, _, err := synth.Run(res, cfg)
+		if err != nil {
+			return err
+		}
+		if err := rep.WriteText(w); err != nil {
+			return err
+		}
+	}
+	return nil
 }
