@@ -291,3 +291,7 @@ func ExtractAndMeasure(r timeline.EventReader, topo *model.Topology, kernel stri
 	}
 	return w, obs, nil
 }
+
+// Latencies returns every wakeup latency the metrics were computed from
+// (ns, sorted), for plots.
+func (m *Metrics) Latencies() []int64 { return m.latencies }

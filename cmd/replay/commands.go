@@ -10,6 +10,7 @@ func commands() []*cli.Command {
 		topologyCommand(),
 		latencyCommand(),
 		whatifCommand(),
+		policiesCommand(),
 		synthCommand(),
 		exportCommand(),
 		reportCommand(),

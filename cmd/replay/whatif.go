@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/report"
 	"github.com/schedreplay/replay/whatif"
 )
 
@@ -48,6 +49,7 @@ func whatifCommand() *cli.Command {
 			&cli.BoolFlag{Name: "validate", Usage: "compare the simulated schedule with the observed one"},
 			&cli.StringFlag{Name: "arrivals", Value: "relative", Usage: "interrupt/timer wakeups: relative (recorded sleep after the task blocks) or absolute (recorded time)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table or json"},
+			&cli.StringFlag{Name: "plot", Usage: "also write the wakeup-latency CDFs (simulated; observed with --validate; baseline and each policy, first seed, in a comparison) to this .svg or .png file"},
 			&cli.StringFlag{Name: "runqueue", Usage: "per-CPU discipline, overriding the policy's: cfs (<= v6.5) or eevdf (v6.6+)"},
 		},
 		Action: runWhatif,
@@ -57,6 +59,11 @@ func whatifCommand() *cli.Command {
 func runWhatif(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("whatif takes no arguments (use -i FILE)")
+	}
+	if p := c.String("plot"); p != "" {
+		if err := report.CheckPlotPath(p); err != nil {
+			return usagef("%v", err)
+		}
 	}
 	format := c.String("format")
 	if format != "table" && format != "json" {
@@ -194,6 +201,15 @@ func runWhatif(c *cli.Context) error {
 	} else if res, err = whatif.Replay(w, cfg, nil); err != nil {
 		return err
 	}
+	if p := c.String("plot"); p != "" {
+		series := []report.Series{{Name: pol.Name() + " (simulated)", Latencies: res.Metrics.Latencies()}}
+		if obs != nil {
+			series = append([]report.Series{{Name: "observed", Latencies: obs.Latencies()}}, series...)
+		}
+		if err := report.WriteCDFPlot(p, series...); err != nil {
+			return err
+		}
+	}
 	out := c.App.Writer
 	if obs != nil {
 		f := whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats)
@@ -315,6 +331,15 @@ func runCompare(c *cli.Context, w *whatif.Workload, kernel string, topo *model.T
 	if err != nil {
 		return err
 	}
+	if p := c.String("plot"); p != "" {
+		series := []report.Series{{Name: cmp.Baseline.Policy + " (baseline)", Latencies: cmp.Baseline.Runs[0].Latencies()}}
+		for _, r := range cmp.Results {
+			series = append(series, report.Series{Name: r.Policy, Latencies: r.Runs[0].Latencies()})
+		}
+		if err := report.WriteCDFPlot(p, series...); err != nil {
+			return err
+		}
+	}
 	if format == "json" {
 		return writeJSON(c.App.Writer, cmp)
 	}
@@ -362,4 +387,22 @@ func listPolicies(w io.Writer, format string) error {
 		fmt.Fprintf(w, "%-17s %s\n%-17s NUMA rule %s; switchable: %s\n", r.Name, r.Kernels, "", numa, strings.Join(r.Switchable, " "))
 	}
 	return nil
+}
+
+// policiesCommand is `replay policies`: the load-balancer policies the
+// replay can run, with their kernels, commits and switchable changes.
+func policiesCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "policies",
+		Usage: "list the load-balancer policies: name, kernel range and commits, what changes, switchable commits",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table or json"},
+		},
+		Action: func(c *cli.Context) error {
+			if f := c.String("format"); f != "table" && f != "json" {
+				return usagef("--format %q: want table or json", f)
+			}
+			return listPolicies(c.App.Writer, c.String("format"))
+		},
+	}
 }
