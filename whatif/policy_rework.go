@@ -465,7 +465,7 @@ func (p *reworkPolicy) CalculateImbalance(env *LBEnv, sds *SDStats) {
 // avg_load is unsigned long, so a negative difference wraps to a huge
 // value and min() picks the other term; with both negative the result is
 // huge (what 91dcf1e8068e "Fix imbalance overflow" guards against, v6.4).
-// PolicyV61 computes it signed (a negative imbalance, nothing moves).
+// PolicyV61 and the rework family share it.
 func loadImbalance(busiest, local *SGStats, sds *SDStats) int64 {
 	a := (busiest.AvgLoad - sds.AvgLoad) * busiest.GroupCapacity
 	b := (sds.AvgLoad - local.AvgLoad) * local.GroupCapacity

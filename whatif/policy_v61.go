@@ -235,12 +235,9 @@ func (PolicyV61) CalculateImbalance(env *LBEnv, sds *SDStats) {
 		sds.AvgLoad = sds.TotalLoad * capacityScale / sds.TotalCapacity
 	}
 	env.MigrationType = MigrateLoad
-	a := (int64(busiest.AvgLoad) - int64(sds.AvgLoad)) * int64(busiest.GroupCapacity)
-	b := (int64(sds.AvgLoad) - int64(local.AvgLoad)) * int64(local.GroupCapacity)
-	if b < a {
-		a = b
-	}
-	env.Imbalance = a / capacityScale
+	// Unsigned, as in v6.1: a local group busier than the domain average
+	// wraps its term to a huge value (guarded only from v6.4, 91dcf1e8068e).
+	env.Imbalance = loadImbalance(busiest, local, sds)
 }
 
 // AcceptForDetach is detach_tasks()'s acceptance by migration type with
