@@ -240,7 +240,7 @@ func TestEscaping(t *testing.T) {
 		noSim    string
 	}{
 		{"no-policy", nil, "no policy models kernel \"<i>\""},
-		{"no-topology", whatif.PolicyV61{}, "the trace has no topology"},
+		{"no-topology", mustPolicy(t, "v6.1"), "the trace has no topology"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data, err := Build(Input{Reader: hostileTrace(evil, 3), Name: "x<y>.data", Baseline: tc.baseline, NoSimulation: tc.noSim})
@@ -361,4 +361,12 @@ func TestCDFXY(t *testing.T) {
 	if xy := cdfXY(big); len(xy) > cdfPoints+2 || xy[len(xy)-1].Y != 1 {
 		t.Errorf("%d points, last %v", len(xy), xy[len(xy)-1])
 	}
+}
+
+func mustPolicy(t *testing.T, name string) whatif.Policy {
+	p, err := whatif.LookupPolicy(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -68,11 +68,6 @@ func PolicyCommits(p Policy) []string {
 }
 
 func asRules(p Policy) (*reworkPolicy, bool) {
-	if _, ok := p.(PolicyV61); ok {
-		q := newV61Rules()
-		q.name, q.kernels = p.Name(), p.Kernels()
-		return q, true
-	}
 	rp, ok := p.(*reworkPolicy)
 	if !ok {
 		return nil, false

@@ -28,8 +28,7 @@ import "github.com/schedreplay/replay/model"
 // reworkPolicy is the rule set shared by the policies from v5.5 on, each a
 // set of rule changes named by upstream commit (lbRules); the files
 // policy_rework_numa2.go ... policy_latest.go pick the rules of their
-// kernel range. (v6.1 keeps its own implementation, PolicyV61, which a test
-// checks against the v6.1 rule set here.)
+// kernel range.
 type reworkPolicy struct {
 	name, kernels string
 	r             lbRules
@@ -142,12 +141,6 @@ type NumaRuled interface {
 // name gets a "+numa=RULE" suffix), or false if p has no such knob (the
 // legacy policies). v6.1 is replaced by its rule-set form.
 func WithNumaRule(p Policy, r NumaRule) (Policy, bool) {
-	if _, ok := p.(PolicyV61); ok {
-		// The rule-set form of v6.1 (TestV61RulesMatchPolicyV61).
-		q := newV61Rules()
-		q.name, q.kernels = p.Name(), p.Kernels()
-		p = q
-	}
 	n, ok := p.(NumaRuled)
 	if !ok {
 		return p, false
@@ -465,7 +458,7 @@ func (p *reworkPolicy) CalculateImbalance(env *LBEnv, sds *SDStats) {
 // avg_load is unsigned long, so a negative difference wraps to a huge
 // value and min() picks the other term; with both negative the result is
 // huge (what 91dcf1e8068e "Fix imbalance overflow" guards against, v6.4).
-// PolicyV61 and the rework family share it.
+// Every policy from the rework on computes it this way, v6.1 included.
 func loadImbalance(busiest, local *SGStats, sds *SDStats) int64 {
 	a := (busiest.AvgLoad - sds.AvgLoad) * busiest.GroupCapacity
 	b := (sds.AvgLoad - local.AvgLoad) * local.GroupCapacity
@@ -474,6 +467,10 @@ func loadImbalance(busiest, local *SGStats, sds *SDStats) int64 {
 	}
 	return int64(a / capacityScale)
 }
+
+// numaImbalanceMin is NUMA_IMBALANCE_MIN: the tasks a NUMA domain may stay
+// imbalanced by while the destination is lightly loaded.
+const numaImbalanceMin = 2
 
 // numaAdjust applies the NUMA allowance to the unhalved task imbalance d
 // and halves it (the number of tasks to move).

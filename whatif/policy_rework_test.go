@@ -1,7 +1,6 @@
 package whatif
 
 import (
-	"math/rand"
 	"testing"
 
 	"github.com/schedreplay/replay/model"
@@ -149,48 +148,5 @@ func TestReworkDetachAndActive(t *testing.T) {
 	env = &LBEnv{MigrationType: MigrateUtil, NrBalanceFailed: 4, CacheNiceTries: 1}
 	if !p.NeedActiveBalance(env) {
 		t.Error("v5.5: a failed util imbalance escalates to active balance")
-	}
-}
-
-// The v6.1 rule set of reworkPolicy agrees exactly with PolicyV61 on random
-// statistics (both compute the migrate_load imbalance unsigned, as the
-// kernel does: see loadImbalance).
-func TestV61RulesMatchPolicyV61(t *testing.T) {
-	rng := rand.New(rand.NewSource(1))
-	a, b := PolicyV61{}, newV61Rules()
-	flags := []model.SDFlags{0, llcFlags, model.SDNUMA, smtCore}
-	forced := 0
-	for i := 0; i < 20000; i++ {
-		g := func() SGStats {
-			w := uint32(1 + rng.Intn(4))
-			nr := uint32(rng.Intn(int(2*w + 2)))
-			idle := uint32(0)
-			if nr < w {
-				idle = uint32(rng.Intn(int(w-nr) + 1))
-			}
-			return SGStats{GroupCapacity: 1024 * uint64(w), GroupWeight: w, SumNrRunning: nr, SumHNrRunning: nr, IdleCPUs: idle,
-				GroupUtil: uint64(rng.Intn(1100 * int(w))), GroupRunnable: uint64(rng.Intn(2048 * int(w))),
-				GroupLoad: uint64(rng.Intn(2048 * int(w))), Cores: w, Imbalanced: rng.Intn(20) == 0, Flags: flags[rng.Intn(4)] &^ model.SDNUMA}
-		}
-		c := lbCase{env: LBEnv{SDFlags: flags[rng.Intn(4)], ImbalancePct: 117, Idle: IdleType(rng.Intn(3)), ImbNUMANr: rng.Intn(4)},
-			local: g(), busy: g(), preferSibling: rng.Intn(2) == 0}
-		l1, b1, v1, e1 := runLB(a, c)
-		l2, b2, v2, e2 := runLB(b, c)
-		if l1.GroupType != l2.GroupType || b1.GroupType != b2.GroupType || v1 != v2 {
-			t.Fatalf("case %d %+v: v6.1 %v/%v/%v, rules %v/%v/%v", i, c, l1.GroupType, b1.GroupType, v1, l2.GroupType, b2.GroupType, v2)
-		}
-		if v1 != ForceBalance {
-			continue
-		}
-		forced++
-		if e1.MigrationType != e2.MigrationType {
-			t.Fatalf("case %d %+v: v6.1 %v, rules %v", i, c, e1.MigrationType, e2.MigrationType)
-		}
-		if e1.Imbalance != e2.Imbalance {
-			t.Fatalf("case %d %+v: v6.1 %v %d, rules %v %d", i, c, e1.MigrationType, e1.Imbalance, e2.MigrationType, e2.Imbalance)
-		}
-	}
-	if forced < 2000 {
-		t.Errorf("only %d forced passes compared", forced)
 	}
 }

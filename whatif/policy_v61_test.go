@@ -10,7 +10,7 @@ import (
 // answers worked out by hand from the kernel's rules (kernel-lb.md §4.2,
 // §4.4–4.6).
 func TestV61Decisions(t *testing.T) {
-	p := PolicyV61{}
+	p := newV61()
 	type tc struct {
 		name          string
 		env           LBEnv
@@ -92,7 +92,7 @@ func TestV61Decisions(t *testing.T) {
 // whose runnable sum exceeds 117% of capacity are not "has spare" (fully
 // busy), and with a third task the group is overloaded by runnable alone.
 func TestV61Classify(t *testing.T) {
-	p := PolicyV61{}
+	p := newV61()
 	env := &LBEnv{ImbalancePct: 117}
 	g := &SGStats{GroupCapacity: 2048, GroupWeight: 2, SumNrRunning: 2, GroupUtil: 1000, GroupRunnable: 2500}
 	if got := p.Classify(env, g); got != GroupFullyBusy {
@@ -111,7 +111,7 @@ func TestV61Classify(t *testing.T) {
 // detach_tasks' v5.10 load rule: (load >> nr_balance_failed) > imbalance
 // rejects; after two failures a 1000-load task fits a 300 imbalance.
 func TestV61DetachShrBound(t *testing.T) {
-	p := PolicyV61{}
+	p := newV61()
 	env := &LBEnv{MigrationType: MigrateLoad, Imbalance: 300}
 	if p.AcceptForDetach(env, DetachTask{Load: 1000}) {
 		t.Error("accepted with no failures")

@@ -28,24 +28,12 @@ func init() {
 }
 
 func newV66() *reworkPolicy {
-	p := newV61Rules()
+	p := newV61()
 	p.name = "v6.6"
 	p.kernels = "v6.4–v6.9: v6.1 + 91dcf1e8068e + fee1759e4f04, d24cb0d9113f, ad468232c3eb (SMT/cluster sibling imbalance) + EEVDF"
 	p.r.OverflowGuard = true
 	p.r.SMTBalance = true
 	p.knobs.AllPinnedEarly = true
 	p.knobs.EEVDF = true
-	return p
-}
-
-// newV61Rules is the v6.1 rule set in reworkPolicy form (PolicyV61 is the
-// registered v6.1; TestV61RulesMatchPolicyV61 keeps the two equal).
-func newV61Rules() *reworkPolicy {
-	p := newLLCNrRunning()
-	p.name = "v6.1-rules"
-	p.kernels = "v5.18–v6.3"
-	p.r.Numa = NumaImbNrDst
-	p.r.MisfitLoadSym = true
-	p.knobs = Knobs{IntervalMinusOne: true, NewidleGate516: true, SISUtil: true}
 	return p
 }

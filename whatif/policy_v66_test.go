@@ -58,7 +58,7 @@ func TestV66Decisions(t *testing.T) {
 	}
 	// The v6.1 rules without the overflow guard: the kernel's unsigned
 	// avg_load differences wrap, giving a huge imbalance.
-	checkLB(t, newV61Rules(), []lbCase{overflowCase(18014398509481484)})
+	checkLB(t, newV61(), []lbCase{overflowCase(18014398509481484)})
 }
 
 // overflowCase: a fully busy local group (2 tasks on 2 CPUs, load 3000:

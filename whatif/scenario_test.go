@@ -378,7 +378,7 @@ func TestCFSvsEEVDFSlices(t *testing.T) {
 func TestEEVDFFixtures(t *testing.T) {
 	for _, f := range fixtures(t) {
 		w, _ := extractFixture(t, f)
-		cfg := DefaultConfig(PolicyV61{})
+		cfg := DefaultConfig(newV61())
 		cfg.RunQueue = "eevdf"
 		if _, err := Replay(w, cfg, newChecker(t)); err != nil {
 			t.Errorf("%s: %v", f, err)
