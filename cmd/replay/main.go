@@ -31,9 +31,12 @@ func newApp() *cli.App {
 		Name:  "replay",
 		Usage: "scheduler traces to Arrow timelines, latency analysis and load-balancer what-ifs",
 		Description: "Typical use, after `perf sched record -- WORKLOAD`:\n" +
-			"   replay ingest               # perf.data -> replay.arrow\n" +
-			"   replay info -i replay.arrow # what the trace holds\n" +
-			"   replay demo                 # all of it on a bundled real trace",
+			"   replay ingest                          # perf.data -> replay.arrow\n" +
+			"   replay info                            # what the trace holds\n" +
+			"   replay latency                         # wakeup latency, as perf sched sees it\n" +
+			"   replay whatif --policy llc-nr-running  # the same workload under another balancer\n" +
+			"   replay report -o report.html           # all of it on one page\n" +
+			"   replay demo                            # the whole story on a bundled real trace",
 		Commands:        commands(),
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
