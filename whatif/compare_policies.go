@@ -1,10 +1,13 @@
 package whatif
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -55,6 +58,15 @@ type PolicyCompareConfig struct {
 	// Workers bounds the parallel replays (0: GOMAXPROCS). The result does
 	// not depend on it.
 	Workers int
+	// TimelineDir, when set, receives each policy's simulated timeline of
+	// the first seed as TimelineDir/<policy>.arrow (the baseline's too),
+	// written by ReplayToFile from the very replay the comparison
+	// measures, so notebooks see exactly what the first seed reported.
+	TimelineDir string
+	// Windows > 0 adds the bootstrap over that many time windows
+	// (windows.go) to the wakeup p95/p99 deltas, with WindowResamples
+	// resamples (0: DefaultWindowResamples).
+	Windows, WindowResamples int
 	// Progress, when set, is called after each replay with the number done
 	// and the total (from the worker goroutines, serialised).
 	Progress func(done, total int)
@@ -67,6 +79,9 @@ type PolicyMetrics struct {
 	Kernels string             `json:"kernels"`
 	Metrics map[string]float64 `json:"metrics"`
 	Runs    []*Metrics         `json:"-"`
+	// FirstStats are the first seed's replay statistics (for --validate's
+	// fidelity of that replay).
+	FirstStats *Stats `json:"-"`
 }
 
 // PolicyDelta is a policy's comparison with the baseline, per metric.
@@ -76,15 +91,37 @@ type PolicyDelta struct {
 	DeltaPct map[string]float64    `json:"delta_pct"`
 	CI95     map[string][2]float64 `json:"ci95"`
 	Verdict  map[string]string     `json:"verdict"`
+	// CI95Windows is the bootstrap-over-time-windows 95% interval of the
+	// delta (WindowMetricKeys only; with Windows > 0).
+	CI95Windows map[string][2]float64 `json:"ci95_windows,omitempty"`
 }
 
 // PolicyComparison is ComparePolicies' result.
 type PolicyComparison struct {
-	Method   string         `json:"method"`
-	Runs     int            `json:"runs"`
-	Seeds    []uint64       `json:"seeds"`
+	Method string   `json:"method"`
+	Runs   int      `json:"runs"`
+	Seeds  []uint64 `json:"seeds"`
+	// WindowMethod, Windows and WindowResamples describe CI95Windows.
+	WindowMethod    string `json:"window_method,omitempty"`
+	Windows         int    `json:"windows,omitempty"`
+	WindowResamples int    `json:"window_resamples,omitempty"`
+	// Point is the sweep's grid point (Sweep), in axis order.
+	Point []string `json:"point,omitempty"`
+	// Settings are the --set parameters, applied to the baseline and
+	// every policy alike.
+	Settings []string       `json:"settings,omitempty"`
 	Baseline PolicyMetrics  `json:"baseline"`
 	Results  []*PolicyDelta `json:"results"`
+	// Fidelity (--validate) is the baseline's first-seed replay compared
+	// with the observed schedule: how far the model is from the kernel,
+	// which the seed intervals do not cover. Set by AddFidelity.
+	Fidelity *Fidelity `json:"fidelity,omitempty"`
+}
+
+// AddFidelity compares the baseline's first-seed replay with the observed
+// metrics (whatif.Compare) and keeps the result in c.Fidelity.
+func (c *PolicyComparison) AddFidelity(observed *Metrics) {
+	c.Fidelity = Compare(c.Baseline.Policy, observed, c.Baseline.Runs[0], c.Baseline.FirstStats)
 }
 
 // CompareSeeds derives n run seeds from seed: the first n outputs of the
@@ -105,6 +142,33 @@ func CompareSeeds(seed uint64, n int) []uint64 {
 // ComparePolicies replays w under the baseline and each policy with the
 // same seeds (in parallel; the result is deterministic) and compares them.
 func ComparePolicies(w *Workload, cfg PolicyCompareConfig) (*PolicyComparison, error) {
+	jobs, err := compareJobs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	res, err := runReplays(w, jobs, cfg.Workers, cfg.Progress)
+	if err != nil {
+		return nil, err
+	}
+	return buildComparison(w, cfg, res), nil
+}
+
+// replayJob is one replay of a comparison or sweep; path, when set,
+// receives its timeline.
+type replayJob struct {
+	cfg     Config
+	path    string
+	windows bool // collect the timed latencies for the window bootstrap
+}
+
+// replayOut is one job's outcome.
+type replayOut struct {
+	res  *Result
+	lats *timedLats
+}
+
+// compareJobs are cfg's replays, policy-major (baseline first), seed-minor.
+func compareJobs(cfg PolicyCompareConfig) ([]replayJob, error) {
 	if cfg.Runs < 2 {
 		return nil, fmt.Errorf("whatif: a comparison needs at least 2 runs (seeds), got %d", cfg.Runs)
 	}
@@ -113,17 +177,30 @@ func ComparePolicies(w *Workload, cfg PolicyCompareConfig) (*PolicyComparison, e
 	}
 	pols := append([]Policy{cfg.Baseline}, cfg.Policies...)
 	seeds := CompareSeeds(cfg.Seed, cfg.Runs)
-	runs := make([][]*Metrics, len(pols))
-	for i := range runs {
-		runs[i] = make([]*Metrics, len(seeds))
+	var jobs []replayJob
+	for p := range pols {
+		for i, seed := range seeds {
+			c := cfg.Base
+			c.Policy, c.Seed = pols[p], seed
+			j := replayJob{cfg: c, windows: cfg.Windows > 0}
+			if i == 0 {
+				j.path = timelinePath(cfg.TimelineDir, pols, p)
+			}
+			jobs = append(jobs, j)
+		}
 	}
-	type job struct{ p, s int }
-	jobs := make(chan job)
-	workers := cfg.Workers
+	return jobs, nil
+}
+
+// runReplays runs the jobs on a pool of workers (0: GOMAXPROCS) and
+// returns their results in job order, so the outcome does not depend on
+// the scheduling; the first error (in completion order) is returned.
+func runReplays(w *Workload, jobs []replayJob, workers int, progress func(done, total int)) ([]replayOut, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	total := len(pols) * len(seeds)
+	out := make([]replayOut, len(jobs))
+	next := make(chan int)
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -134,37 +211,61 @@ func ComparePolicies(w *Workload, cfg PolicyCompareConfig) (*PolicyComparison, e
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range jobs {
-				c := cfg.Base
-				c.Policy, c.Seed = pols[j.p], seeds[j.s]
-				res, err := Replay(w, c, nil)
+			for i := range next {
+				j := jobs[i]
+				var o replayOut
+				var err error
+				switch {
+				case j.path != "":
+					if o.res, err = ReplayToFile(j.path, w, j.cfg); err == nil && j.windows {
+						o.lats, err = timedLatsOfFile(j.path)
+					}
+				case j.windows:
+					lc := newLatCollector()
+					if o.res, err = Replay(w, j.cfg, lc); err == nil {
+						o.lats, err = lc.finish()
+					}
+				default:
+					o.res, err = Replay(w, j.cfg, nil)
+				}
 				mu.Lock()
 				if err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("policy %s, seed %d: %w", pols[j.p].Name(), seeds[j.s], err)
+					firstErr = fmt.Errorf("policy %s, seed %d: %w", j.cfg.Policy.Name(), j.cfg.Seed, err)
 				}
-				if err == nil {
-					runs[j.p][j.s] = res.Metrics
-				}
+				out[i] = o
 				done++
-				if cfg.Progress != nil {
-					cfg.Progress(done, total)
+				if progress != nil {
+					progress(done, len(jobs))
 				}
 				mu.Unlock()
 			}
 		}()
 	}
-	for p := range pols {
-		for s := range seeds {
-			jobs <- job{p, s}
-		}
+	for i := range jobs {
+		next <- i
 	}
-	close(jobs)
+	close(next)
 	wg.Wait()
 	if firstErr != nil {
 		return nil, firstErr
 	}
+	return out, nil
+}
+
+// buildComparison computes the comparison from the results of
+// compareJobs(cfg), in that order.
+func buildComparison(w *Workload, cfg PolicyCompareConfig, res []replayOut) *PolicyComparison {
+	pols := append([]Policy{cfg.Baseline}, cfg.Policies...)
+	seeds := CompareSeeds(cfg.Seed, cfg.Runs)
+	runs := make([][]*Metrics, len(pols))
+	for i := range runs {
+		runs[i] = make([]*Metrics, len(seeds))
+		for s := range seeds {
+			runs[i][s] = res[i*len(seeds)+s].res.Metrics
+		}
+	}
 	pm := func(i int) PolicyMetrics {
-		m := PolicyMetrics{Policy: pols[i].Name(), Kernels: pols[i].Kernels(), Metrics: map[string]float64{}, Runs: runs[i]}
+		m := PolicyMetrics{Policy: pols[i].Name(), Kernels: pols[i].Kernels(), Metrics: map[string]float64{}, Runs: runs[i], FirstStats: res[i*len(seeds)].res.Stats}
 		for _, k := range CompareMetricKeys {
 			m.Metrics[k] = mean(values(runs[i], k))
 		}
@@ -189,7 +290,35 @@ func ComparePolicies(w *Workload, cfg PolicyCompareConfig) (*PolicyComparison, e
 		}
 		out.Results = append(out.Results, d)
 	}
-	return out, nil
+	if cfg.Windows > 0 {
+		addWindowCIs(w, cfg, out, res)
+	}
+	return out
+}
+
+// timelinePath is where policy i's first-seed timeline goes ("" for none):
+// a policy named as the baseline (a self-comparison) replays identically,
+// so only the baseline writes that file.
+func timelinePath(dir string, pols []Policy, i int) string {
+	if dir == "" || (i > 0 && pols[i].Name() == pols[0].Name()) {
+		return ""
+	}
+	return filepath.Join(dir, pols[i].Name()+".arrow")
+}
+
+// TimelineFiles are the files TimelineDir receives for these policies, in
+// the comparison's order (baseline first, duplicates once).
+func TimelineFiles(dir string, baseline Policy, policies []Policy) []string {
+	pols := append([]Policy{baseline}, policies...)
+	var out []string
+	seen := map[string]bool{}
+	for i := range pols {
+		if p := timelinePath(dir, pols, i); p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func values(ms []*Metrics, k string) []float64 {
@@ -272,20 +401,92 @@ func fmtMetric(k string, v float64, signed bool) string {
 // baseline and policy means, the delta with its 95% CI, and the verdict.
 func (c *PolicyComparison) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "baseline %s (%s); %d runs per policy, seeds derived from --seed\n", c.Baseline.Policy, c.Baseline.Kernels, c.Runs)
+	if len(c.Settings) > 0 {
+		fmt.Fprintf(w, "parameters (baseline and every policy alike): %s\n", strings.Join(c.Settings, " "))
+	}
 	fmt.Fprintf(w, "delta: %s\n", c.Method)
+	if c.Windows > 0 {
+		fmt.Fprintf(w, "windows CI (p95, p99): %s; %d windows, %d resamples\n", c.WindowMethod, c.Windows, c.WindowResamples)
+	}
 	for _, r := range c.Results {
 		fmt.Fprintf(w, "\n%s (%s) vs %s\n", r.Policy, r.Kernels, c.Baseline.Policy)
-		fmt.Fprintf(w, "  %-22s %16s %16s %14s %8s  %-29s %s\n", "metric", "baseline", "policy", "delta", "delta%", "95% CI", "verdict")
+		hdr := fmt.Sprintf("  %-22s %16s %16s %14s %8s  %-29s %-21s", "metric", "baseline", "policy", "delta", "delta%", "95% CI", "verdict")
+		if c.Windows > 0 {
+			hdr += " 95% CI windows"
+		}
+		fmt.Fprintln(w, strings.TrimRight(hdr, " "))
 		for _, k := range CompareMetricKeys {
 			ci := r.CI95[k]
 			pct := "-"
 			if c.Baseline.Metrics[k] != 0 {
 				pct = fmt.Sprintf("%+.1f%%", r.DeltaPct[k])
 			}
-			fmt.Fprintf(w, "  %-22s %16s %16s %14s %8s  %-29s %s\n", metricLabel(k),
+			line := fmt.Sprintf("  %-22s %16s %16s %14s %8s  %-29s %-21s", metricLabel(k),
 				fmtMetric(k, c.Baseline.Metrics[k], false), fmtMetric(k, r.Metrics[k], false), fmtMetric(k, r.Delta[k], true), pct,
 				"["+fmtMetric(k, ci[0], true)+", "+fmtMetric(k, ci[1], true)+"]", r.Verdict[k])
+			if wci, ok := r.CI95Windows[k]; ok {
+				line += " [" + fmtMetric(k, wci[0], true) + ", " + fmtMetric(k, wci[1], true) + "]"
+			}
+			fmt.Fprintln(w, strings.TrimRight(line, " "))
 		}
+	}
+	if c.Fidelity != nil {
+		fmt.Fprintf(w, "\nbaseline's first seed against the observed schedule (--validate):\n")
+		return c.Fidelity.WriteTable(w)
 	}
 	return nil
 }
+
+// CSVHeader is the header of WriteCSV: one row per policy × metric, so a
+// spreadsheet or a data frame reads the comparison without reshaping.
+var CSVHeader = []string{"policy", "metric", "baseline", "value", "delta", "delta_pct", "ci95_low", "ci95_high", "verdict", "ci95_windows_low", "ci95_windows_high"}
+
+// CSVRows are the comparison's rows under CSVHeader (numbers in full
+// precision, strconv 'f' format, no exponent; delta_pct empty when the baseline is 0).
+func (c *PolicyComparison) CSVRows() [][]string {
+	var rows [][]string
+	for _, r := range c.Results {
+		for _, k := range CompareMetricKeys {
+			pct := ""
+			if c.Baseline.Metrics[k] != 0 {
+				pct = fmtFloat(r.DeltaPct[k])
+			}
+			ci := r.CI95[k]
+			wlo, whi := "", ""
+			if wci, ok := r.CI95Windows[k]; ok {
+				wlo, whi = fmtFloat(wci[0]), fmtFloat(wci[1])
+			}
+			rows = append(rows, []string{r.Policy, k, fmtFloat(c.Baseline.Metrics[k]), fmtFloat(r.Metrics[k]), fmtFloat(r.Delta[k]), pct,
+				fmtFloat(ci[0]), fmtFloat(ci[1]), r.Verdict[k], wlo, whi})
+		}
+	}
+	if f := c.Fidelity; f != nil {
+		// Fidelity rows: metric "fidelity.<key>", baseline = observed,
+		// value = simulated (the baseline's first seed), delta and
+		// delta_pct the error.
+		for _, k := range CompareMetricKeys {
+			o, s := float64(f.Observed.value(k)), float64(f.Simulated.value(k))
+			rows = append(rows, []string{f.Policy, "fidelity." + k, fmtFloat(o), fmtFloat(s), fmtFloat(s - o), fmtFloat(100 * f.RelError[k]), "", "", "", "", ""})
+		}
+		rows = append(rows, []string{f.Policy, "fidelity.ks", "", fmtFloat(f.KS), "", "", "", "", "", "", ""})
+	}
+	return rows
+}
+
+// WriteCSV writes the comparison as RFC 4180 CSV (encoding/csv).
+func (c *PolicyComparison) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	if err := cw.WriteAll(c.CSVRows()); err != nil {
+		return err
+	}
+	return cw.Error()
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// MetricValue is m's value for a key of CompareMetricKeys (or
+// "cpu_time_ns"), for writers outside the package (CSV).
+func MetricValue(m *Metrics, k string) int64 { return m.value(k) }

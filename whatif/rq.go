@@ -540,10 +540,16 @@ func (s *Sim) preempt(r *rq) { s.schedule(r, "R") }
 // delays (IPI, return to user space), or at once without them.
 func (s *Sim) reschedLater(r *rq) {
 	d := int64(0)
-	if s.cfg.IdleWake && len(s.w.PreemptWakeNS) > 0 {
-		d = s.w.PreemptWakeNS[s.rand()%uint64(len(s.w.PreemptWakeNS))]
+	local := r.cpu+1 == s.wakerCPU1
+	if pool := s.reschedDelays(local); s.cfg.IdleWake && len(pool) > 0 {
+		d = pool[s.rand()%uint64(len(pool))]
 	}
-	if d <= 0 {
+	// A stalled vCPU takes the IPI when the host runs it again (noise.go).
+	at := s.now + d
+	if !local {
+		at = s.stallEnd(r.cpu, at)
+	}
+	if at <= s.now {
 		s.preempt(r)
 		return
 	}
@@ -551,7 +557,7 @@ func (s *Sim) reschedLater(r *rq) {
 		return
 	}
 	r.reschedPending = true
-	s.push(event{t: s.now + d, kind: evResched, cpu: int32(r.cpu), gen: r.gen})
+	s.push(event{t: at, kind: evResched, cpu: int32(r.cpu), gen: r.gen})
 }
 
 // kickIdle: the idle CPU r got work. Without the idle-exit model it runs
@@ -616,6 +622,13 @@ func (s *Sim) startTick(r *rq) {
 // tick is scheduler_tick(): charge the current task, PELT, the CFS slice
 // check (check_preempt_tick), then trigger_load_balance.
 func (s *Sim) tick(r *rq) {
+	if r.curr != nil {
+		// A busy vCPU the host has descheduled takes its tick late (noise.go).
+		if at := s.stallEnd(r.cpu, s.now); at > s.now {
+			s.push(event{t: at, cls: 1, kind: evTick, cpu: int32(r.cpu)})
+			return
+		}
+	}
 	r.tickArmed = false
 	if !r.tickOn && !s.cfg.NoNOHZ {
 		return
@@ -644,7 +657,8 @@ func (s *Sim) tick(r *rq) {
 		return
 	}
 	r.tickArmed = true
-	s.push(event{t: s.now + s.tickNS, cls: 1, kind: evTick, cpu: int32(r.cpu)})
+	// The next jiffy boundary (s.now + tickNS unless this tick was late).
+	s.push(event{t: (s.now/s.tickNS + 1) * s.tickNS, cls: 1, kind: evTick, cpu: int32(r.cpu)})
 }
 
 // checkPreemptTick is check_preempt_tick(): the slice is used up, or the

@@ -45,7 +45,8 @@ type Config struct {
 	NewidleC0NS, NewidleC1NS, NewidleC2NS int64
 	// IdleWake: wakeups onto an idle CPU take a delay sampled from the
 	// workload's observed idle-wake delays (idle exit, IPI, vCPU
-	// scheduling); false = immediate.
+	// scheduling), wakeup preemptions one from its resched delays, and
+	// busy CPUs stall as measured (noise.go); false = none of these.
 	IdleWake bool
 	// FixedIdleWakeNS, when > 0, replaces the sampled delay.
 	FixedIdleWakeNS int64
@@ -61,6 +62,8 @@ type Config struct {
 	Topology *model.Topology
 	// MaxEvents aborts a runaway simulation (0: 1<<34).
 	MaxEvents int64
+	// Params override per-domain tunables after the policy's (--set).
+	Params Params
 }
 
 // withDefaults fills the zero fields of c.
@@ -268,8 +271,14 @@ type Sim struct {
 
 	eevdf       bool
 	scratchSkip []int
+	stall       []stallProc // per CPU: vCPU stall process (noise.go)
 	smtOn       bool
 	smtSib      [][]int
+
+	// During a task wakeup: its inferred WF_SYNC, and the waker's CPU + 1
+	// (a resched there is local: no IPI, no stall).
+	syncWake  bool
+	wakerCPU1 int
 }
 
 type sgcKey struct{ level, id int }
@@ -337,6 +346,9 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	s := &Sim{cfg: cfg, pol: cfg.Policy, knobs: cfg.Policy.Knobs(), w: w, dom: d, ncpu: d.NrCPUs, out: out, sgcImb: map[sgcKey]bool{}}
 	s.hook, _ = cfg.Policy.(GroupStatsHook)
 	applyDomainKnobs(d, s.knobs)
+	if err := applyParams(d, cfg.Params); err != nil {
+		return nil, err
+	}
 	switch cfg.RunQueue {
 	case "":
 		s.eevdf = s.knobs.EEVDF
@@ -563,7 +575,9 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 		if e.Kind == EdgeFork {
 			s.fork(r, t, wakee)
 		} else {
+			s.syncWake = e.Sync
 			s.wake(wakee, e.WakeeAct, t, r.cpu)
+			s.syncWake = false
 		}
 	}
 }
@@ -664,7 +678,11 @@ func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) {
 	}
 	s.enqueue(r, t, enqWakeup)
 	s.noteWakeOnIdle(r)
+	if waker != nil {
+		s.wakerCPU1 = wakerCPU + 1
+	}
 	s.wakeupPreempt(r, t)
+	s.wakerCPU1 = 0
 }
 
 // fork is wake_up_new_task() for child, started by parent running on r.

@@ -137,22 +137,33 @@ func (s *Sim) selectTaskRqFair(p *simTask, prev, cpu int, waker *simTask, fork b
 }
 
 // wakeAffine is wake_affine(): wake_affine_idle, then wake_affine_weight.
-// WF_SYNC is not in the trace, so wakeups are replayed without it.
+// WF_SYNC (s.syncWake) is inferred from the trace (Edge.Sync).
 func (s *Sim) wakeAffine(sd *model.SchedDomain, p *simTask, this, prev int, waker *simTask) int {
 	target := -1
+	sync := s.syncWake && waker != nil
 	if s.availableIdle(this) && s.cpusShareCache(this, prev) {
 		if s.availableIdle(prev) {
 			target = prev
 		} else {
 			target = this
 		}
+	} else if sync && s.cpus[this].nrRunning() == 1 {
+		target = this
 	} else if s.availableIdle(prev) {
 		target = prev
 	}
 	if target < 0 {
-		// wake_affine_weight without sync.
+		// wake_affine_weight.
+		thisLoad := int64(s.cpuLoad(this))
+		if sync {
+			cur := int64(waker.avg.loadAvg)
+			if cur > thisLoad {
+				return this
+			}
+			thisLoad -= cur
+		}
 		taskLoad := p.avg.loadAvg
-		thisEff := int64(s.cpuLoad(this)) + int64(taskLoad)
+		thisEff := thisLoad + int64(taskLoad)
 		thisEff *= 100 * int64(s.cpus[prev].capacity)
 		prevEff := int64(s.cpuLoad(prev)) - int64(taskLoad)
 		if prevEff < 0 {

@@ -148,7 +148,15 @@ type Edge struct {
 	Wakee, WakeeAct  int32
 	TimeNS           int64 // when it happened in the trace
 	WakerCPU, Target int32 // the CPU it fired on and the target_cpu the kernel chose
+	// Sync: inferred WF_SYNC (the waker left its CPU, blocking or
+	// preempted, within syncWindowNS of this wakeup with no switch in
+	// between: what the flag asserts). The trace has no wake flags.
+	Sync bool
 }
+
+// syncWindowNS: a waker switched out this soon after its wakeup, on the
+// same CPU with no other switch between, is taken as a WF_SYNC waker.
+const syncWindowNS = 50000
 
 // Workload is what a trace shows about the work, independent of where and
 // when the scheduler ran it.
@@ -166,9 +174,16 @@ type Workload struct {
 	// latency (IPI, return to user) the simulator applies to wakeup
 	// preemption; sorted.
 	PreemptWakeNS []int64
-	Topology      *model.Topology
-	Kernel        string
-	Source        string
+	// PreemptWakeLocalNS: the same for wakeups issued on the target CPU
+	// itself (the waker is preempted: no IPI, no vCPU stall), sorted.
+	PreemptWakeLocalNS []int64
+	// Stalls is the vCPU stall model measured from the trace's tick
+	// records (noise.go); nil: none seen (bare metal, or no
+	// sched_stat_runtime events in the trace).
+	Stalls   *StallModel
+	Topology *model.Topology
+	Kernel   string
+	Source   string
 }
 
 // PinnedCPUOf infers that a task is a per-CPU kernel thread from its name,
@@ -236,10 +251,12 @@ type pendWake struct {
 	curr int32
 	cpu  int32
 	seq  int64
+	from int32 // the CPU the wakeup ran on
 }
 
 type extractor struct {
 	w        *Workload
+	stalls   *stallEstimator
 	byTID    map[int32]*extTask
 	cur      []int32 // per CPU: tid running (-1 unknown)
 	curSince []int64 // per CPU: since when (for idle-wake measurement)
@@ -248,6 +265,9 @@ type extractor struct {
 	pendIdle map[int32]pendWake
 	switches []int64
 	pendBusy map[int32]pendWake
+	// lastWake per waker tid: its last wake edge (index into edges) and
+	// where and when it fired, for the WF_SYNC inference.
+	lastWake map[int32]pendWake
 	edges    []Edge
 	comms    map[int32]string
 }
@@ -265,7 +285,9 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		w.Kernel = m.Source.OSRelease
 		w.Source = m.Source.Path
 	}
-	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{}}
+	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{},
+		lastWake: map[int32]pendWake{},
+		stalls:   newStallEstimator(4000000)} // HZ 250, the default Config.HZ
 	if m != nil {
 		for _, ev := range m.Source.Events {
 			if strings.HasSuffix(ev, "sched_waking") {
@@ -297,6 +319,17 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			}
 			if e.Time > w.EndNS {
 				w.EndNS = e.Time
+			}
+		}
+		if e.IsSet(timeline.CPU) && e.Time != 0 && !strings.HasPrefix(e.Name, "perf:") {
+			c := e.Int32(timeline.CPU)
+			switch e.Kind {
+			case timeline.SchedStatRuntime:
+				x.stalls.runtime(c, e.Time, e.Int32(timeline.PID), e.Int(timeline.CommonFlags)&flagHardIRQ != 0)
+			case timeline.SchedSwitch:
+				x.stalls.switchTo(c, e.Time, e.Int32(timeline.NextPID))
+			default:
+				x.stalls.event(c, e.Time)
 			}
 		}
 		switch e.Kind {
@@ -338,6 +371,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		return nil, fmt.Errorf("whatif: the trace has no scheduler events (sched_switch, sched_waking)")
 	}
 	x.finish()
+	w.Stalls = x.stalls.model()
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("whatif: internal error extracting the workload: %w", err)
 	}
@@ -412,6 +446,12 @@ func (x *extractor) accrue(t *extTask, now int64) {
 func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 	now := e.Time
 	prev, next := e.Int32(timeline.PrevPID), e.Int32(timeline.NextPID)
+	if lw, ok := x.lastWake[prev]; ok && prev != 0 {
+		if lw.cpu == c && lw.seq == x.switches[c] && now-lw.at <= syncWindowNS {
+			x.edges[lw.curr].Sync = true
+		}
+		delete(x.lastWake, prev)
+	}
 	if prev != 0 {
 		t := x.task(prev, e.Str(timeline.PrevComm), e.Int32(timeline.PrevPrio), c)
 		if t.state != stRunning {
@@ -481,7 +521,11 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			// no switch in between, within a tick (a longer wait is a
 			// slice expiry, which the model times itself).
 			if prev == pb.curr && c == pb.cpu && x.switches[c] == pb.seq && strings.HasPrefix(e.Str(timeline.PrevState), "R") && now-pb.at < 4000000 {
-				x.w.PreemptWakeNS = append(x.w.PreemptWakeNS, now-pb.at)
+				if pb.from == c {
+					x.w.PreemptWakeLocalNS = append(x.w.PreemptWakeLocalNS, now-pb.at)
+				} else {
+					x.w.PreemptWakeNS = append(x.w.PreemptWakeNS, now-pb.at)
+				}
 			}
 			delete(x.pendBusy, next)
 		}
@@ -501,6 +545,7 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 	if !e.IsSet(timeline.TargetCPU) {
 		target = c
 	}
+	x.growCPU(target) // a CPU with no event of its own yet
 	t := x.task(wakee, e.Str(timeline.Comm), e.Int32(timeline.Prio), target)
 	wakerTID := e.Int32(timeline.CommonPID)
 	irq := e.Int(timeline.CommonFlags)&(flagHardIRQ|flagSoftIRQ|flagNMI) != 0
@@ -545,9 +590,9 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 		causal = true
 		act = int32(len(x.w.Tasks[t.idx].Activations) - 1)
 		if x.cur[target] == 0 {
-			x.pendIdle[wakee] = pendWake{now, 0, target, x.switches[target]}
+			x.pendIdle[wakee] = pendWake{now, 0, target, x.switches[target], c}
 		} else if x.cur[target] > 0 {
-			x.pendBusy[wakee] = pendWake{now, x.cur[target], target, x.switches[target]}
+			x.pendBusy[wakee] = pendWake{now, x.cur[target], target, x.switches[target], c}
 		}
 	default:
 		act = int32(len(x.w.Tasks[t.idx].Activations) - 1)
@@ -560,6 +605,9 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 	kind := EdgeWake
 	if isNew {
 		kind = EdgeFork
+	}
+	if !isNew {
+		x.lastWake[wakerTID] = pendWake{now, int32(len(x.edges)), c, x.switches[c], c}
 	}
 	x.edges = append(x.edges, Edge{Kind: kind, Causal: causal, Waker: waker.idx, WakerAct: int32(len(x.w.Tasks[waker.idx].Activations) - 1),
 		OffsetNS: wa.DemandNS, Wakee: t.idx, WakeeAct: act, TimeNS: now, WakerCPU: c, Target: target})
@@ -604,6 +652,7 @@ func (x *extractor) finish() {
 	w.Edges = edges
 	sort.Slice(w.IdleWakeNS, func(i, j int) bool { return w.IdleWakeNS[i] < w.IdleWakeNS[j] })
 	sort.Slice(w.PreemptWakeNS, func(i, j int) bool { return w.PreemptWakeNS[i] < w.PreemptWakeNS[j] })
+	sort.Slice(w.PreemptWakeLocalNS, func(i, j int) bool { return w.PreemptWakeLocalNS[i] < w.PreemptWakeLocalNS[j] })
 	w.index()
 }
 

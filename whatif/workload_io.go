@@ -19,7 +19,7 @@ import (
 // WorkloadVersion is the "replay_workload" schema metadata value.
 const WorkloadVersion = "1"
 
-// The workload file is one Arrow IPC file holding four tables in one
+// The workload file is one Arrow IPC file holding several tables in one
 // schema, told apart by the `table` column ("task", "activation", "edge",
 // "idle_wake", "preempt_wake"); each table uses its own columns and leaves the others
 // null. Rows of a table are in index order: task rows by task index,
@@ -37,7 +37,12 @@ var wlCols = []struct {
 	{"kind", true}, {"causal", false}, {"waker", false}, {"waker_activation", false}, {"offset_ns", false},
 	{"wakee", false}, {"wakee_activation", false}, {"time_ns", false}, {"waker_cpu", false}, {"target_cpu", false},
 	{"idle_wake_ns", false}, {"preempt_wake_ns", false},
+	{"sync", false},
 }
+
+// wlOptional are columns a file may lack (added after version 1's first
+// files): read as null.
+var wlOptional = map[string]bool{"sync": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -70,9 +75,18 @@ func SaveWorkload(path string, w *Workload) (err error) {
 		}
 		md["topology"] = string(b)
 	}
+	if w.Stalls != nil {
+		b, err := json.Marshal(w.Stalls)
+		if err != nil {
+			return err
+		}
+		md["stalls"] = string(b)
+	}
 	keys := []string{"replay_workload", "start_ns", "end_ns", "kernel", "source"}
-	if _, ok := md["topology"]; ok {
-		keys = append(keys, "topology")
+	for _, k := range []string{"topology", "stalls"} {
+		if _, ok := md[k]; ok {
+			keys = append(keys, k)
+		}
 	}
 	vals := make([]string, len(keys))
 	for i, k := range keys {
@@ -125,13 +139,16 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	}
 	for _, e := range w.Edges {
 		add(wlRow{"table": "edge", "kind": e.Kind.String(), "causal": e.Causal, "waker": e.Waker, "waker_activation": e.WakerAct, "offset_ns": e.OffsetNS,
-			"wakee": e.Wakee, "wakee_activation": e.WakeeAct, "time_ns": e.TimeNS, "waker_cpu": e.WakerCPU, "target_cpu": e.Target})
+			"wakee": e.Wakee, "wakee_activation": e.WakeeAct, "time_ns": e.TimeNS, "waker_cpu": e.WakerCPU, "target_cpu": e.Target, "sync": e.Sync})
 	}
 	for _, d := range w.IdleWakeNS {
 		add(wlRow{"table": "idle_wake", "idle_wake_ns": d})
 	}
 	for _, d := range w.PreemptWakeNS {
 		add(wlRow{"table": "preempt_wake", "preempt_wake_ns": d})
+	}
+	for _, d := range w.PreemptWakeLocalNS {
+		add(wlRow{"table": "preempt_wake_local", "preempt_wake_ns": d})
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -207,12 +224,18 @@ func LoadWorkload(path string) (*Workload, error) {
 			return nil, fmt.Errorf("%s: topology metadata: %w", path, err)
 		}
 	}
+	if s := get("stalls"); s != "" {
+		w.Stalls = &StallModel{}
+		if err := json.Unmarshal([]byte(s), w.Stalls); err != nil {
+			return nil, fmt.Errorf("%s: stalls metadata: %w", path, err)
+		}
+	}
 	colIdx := map[string]int{}
 	for i, fd := range sch.Fields() {
 		colIdx[fd.Name] = i
 	}
 	for _, c := range wlCols {
-		if _, ok := colIdx[c.name]; !ok {
+		if _, ok := colIdx[c.name]; !ok && !wlOptional[c.name] {
 			return nil, fmt.Errorf("%s: workload column %q missing", path, c.name)
 		}
 	}
@@ -237,7 +260,13 @@ func LoadWorkload(path string) (*Workload, error) {
 		if err != nil {
 			return nil, err
 		}
-		col := func(name string) arrow.Array { return rec.Column(colIdx[name]) }
+		col := func(name string) arrow.Array {
+			i, ok := colIdx[name]
+			if !ok {
+				return nil
+			}
+			return rec.Column(i)
+		}
 		str := func(name string, i int) string {
 			a, ok := col(name).(*array.String)
 			if !ok || a.IsNull(i) {
@@ -287,11 +316,13 @@ func LoadWorkload(path string) (*Workload, error) {
 				}
 				w.Edges = append(w.Edges, Edge{Kind: k, Causal: num("causal", i) != 0, Waker: int32(num("waker", i)), WakerAct: int32(num("waker_activation", i)),
 					OffsetNS: num("offset_ns", i), Wakee: int32(num("wakee", i)), WakeeAct: int32(num("wakee_activation", i)),
-					TimeNS: num("time_ns", i), WakerCPU: int32(num("waker_cpu", i)), Target: int32(num("target_cpu", i))})
+					TimeNS: num("time_ns", i), WakerCPU: int32(num("waker_cpu", i)), Target: int32(num("target_cpu", i)), Sync: num("sync", i) != 0})
 			case "idle_wake":
 				w.IdleWakeNS = append(w.IdleWakeNS, num("idle_wake_ns", i))
 			case "preempt_wake":
 				w.PreemptWakeNS = append(w.PreemptWakeNS, num("preempt_wake_ns", i))
+			case "preempt_wake_local":
+				w.PreemptWakeLocalNS = append(w.PreemptWakeLocalNS, num("preempt_wake_ns", i))
 			default:
 				return nil, fmt.Errorf("%s: row %d: unknown table %q", path, i, str("table", i))
 			}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,12 +47,16 @@ func whatifCommand() *cli.Command {
 			&cli.StringFlag{Name: "topology", Aliases: []string{"t"}, Usage: "the machine, when the trace has no topology or to replay on another: " + model.SpecUsage()},
 			&cli.StringFlag{Name: "kernel", Usage: "kernel release whose domain rules and policy apply (default: the trace's)"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of the replay's noise (idle-exit and resched delays drawn from the trace's own)"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the simulated schedule as a timeline (Arrow) to this file"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the simulated schedule as a timeline (Arrow) to this file; in a comparison a directory receiving <policy>.arrow for the baseline and each policy (first seed)"},
 			&cli.StringFlag{Name: "save-workload", Usage: "write the extracted workload (tasks, activations, wake edges) as Arrow to this file"},
-			&cli.BoolFlag{Name: "validate", Usage: "compare the simulated schedule with the observed one"},
+			&cli.BoolFlag{Name: "validate", Usage: "compare the simulated schedule with the observed one (in a comparison: the baseline's first seed, JSON key fidelity)"},
 			&cli.StringFlag{Name: "arrivals", Value: "relative", Usage: "interrupt/timer wakeups: relative (recorded sleep after the task blocks) or absolute (recorded time)"},
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table or json"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table, json or csv (a comparison: one row per policy and metric)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the wakeup-latency CDFs (simulated; observed with --validate; baseline and each policy, first seed, in a comparison) to this .svg or .png file"},
+			&cli.GenericFlag{Name: "set", Value: &repeated{}, Usage: "set a scheduler parameter (repeatable), for the baseline and every policy alike: " + whatif.ParamUsage()},
+			&cli.GenericFlag{Name: "sweep", Value: &repeated{}, Usage: "run the comparison at each value (repeat for a grid): key=v1,v2,... with the --set keys; one row per point and policy; implies a comparison"},
+			&cli.IntFlag{Name: "windows", Value: whatif.DefaultWindows, Usage: "comparison: also a bootstrap over this many time windows of the trace for the wakeup p95/p99 deltas (ci95_windows; 0: off)"},
+			&cli.IntFlag{Name: "window-resamples", Value: whatif.DefaultWindowResamples, Usage: "comparison: bootstrap resamples of the time windows (fixed RNG seed)"},
 			&cli.StringFlag{Name: "runqueue", Usage: "per-CPU discipline, overriding the policy's: cfs (<= v6.5) or eevdf (v6.6+)"},
 		},
 		Action: runWhatif,
@@ -66,15 +73,38 @@ func runWhatif(c *cli.Context) error {
 		}
 	}
 	format := c.String("format")
-	if format != "table" && format != "json" {
-		return usagef("--format %q: want table or json", format)
+	if format != "table" && format != "json" && format != "csv" {
+		return usagef("--format %q: want table, json or csv", format)
 	}
 	if c.Bool("list-policies") {
+		if format == "csv" {
+			return usagef("--list-policies: --format table or json")
+		}
 		return listPolicies(c.App.Writer, format)
 	}
 	arr, err := whatif.ParseArrivals(c.String("arrivals"))
 	if err != nil {
 		return usagef("%v", err)
+	}
+	settings, err := parseSettings(repeatedValues(c, "set"))
+	if err != nil {
+		return err
+	}
+	var axes []whatif.SweepAxis
+	for _, sw := range repeatedValues(c, "sweep") {
+		a, err := whatif.ParseSweepAxis(sw)
+		if err != nil {
+			return usagef("--sweep %v", err)
+		}
+		for _, b := range axes {
+			if b.Key == a.Key {
+				return usagef("--sweep %s given twice", a.Key)
+			}
+		}
+		axes = append(axes, a)
+	}
+	if len(axes) > 0 && c.String("plot") != "" {
+		return usagef("--sweep does not take --plot (compare one point with --set)")
 	}
 	in := c.String("input")
 	spec := c.String("topology")
@@ -163,11 +193,8 @@ func runWhatif(c *cli.Context) error {
 			names = append(names, n)
 		}
 	}
-	if len(names) > 1 || c.IsSet("baseline") || c.IsSet("runs") || c.IsSet("seeds") || len(revert) > 0 || len(apply) > 0 {
-		if c.Bool("validate") || c.String("output") != "" {
-			return usagef("a policy comparison takes neither --validate nor -o")
-		}
-		return runCompare(c, w, kernel, topo, arr, names, lookupBase, lookup, format)
+	if len(names) > 1 || c.IsSet("baseline") || c.IsSet("runs") || c.IsSet("seeds") || len(revert) > 0 || len(apply) > 0 || len(axes) > 0 {
+		return runCompare(c, w, obs, kernel, topo, arr, settings, axes, names, lookupBase, lookup, format)
 	}
 	name := ""
 	if len(names) == 1 {
@@ -186,6 +213,9 @@ func runWhatif(c *cli.Context) error {
 	}
 	cfg := whatif.DefaultConfig(pol)
 	cfg.Seed, cfg.Arrivals, cfg.Topology, cfg.Kernel = c.Uint64("seed"), arr, topo, kernel
+	for _, st := range settings {
+		_ = st.Apply(&cfg) // checked by parseSettings
+	}
 	switch rq := c.String("runqueue"); rq {
 	case "", "cfs", "eevdf":
 		cfg.RunQueue = rq
@@ -216,10 +246,16 @@ func runWhatif(c *cli.Context) error {
 		if format == "json" {
 			return writeJSON(out, map[string]any{"fidelity": f})
 		}
+		if format == "csv" {
+			return writeFidelityCSV(out, f)
+		}
 		return f.WriteTable(out)
 	}
 	if format == "json" {
 		return writeJSON(out, map[string]any{"policy": pol.Name(), "metrics": res.Metrics, "replay_stats": res.Stats})
+	}
+	if format == "csv" {
+		return writeMetricsCSV(out, pol.Name(), res.Metrics)
 	}
 	return writeWhatifTable(out, pol.Name(), res)
 }
@@ -228,6 +264,46 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// csvMetricKeys are the single replay's CSV rows: the compared metrics,
+// then the CPU time and the wakeup count they come from.
+var csvMetricKeys = append(append([]string{}, whatif.CompareMetricKeys...), "cpu_time_ns", "wakeup_count")
+
+func metricCSVValue(m *whatif.Metrics, k string) string {
+	if k == "wakeup_count" {
+		return strconv.FormatInt(m.WakeupCount, 10)
+	}
+	return strconv.FormatInt(whatif.MetricValue(m, k), 10)
+}
+
+// writeMetricsCSV is a single replay as CSV (RFC 4180): policy, metric,
+// value, one row per metric.
+func writeMetricsCSV(w io.Writer, policy string, m *whatif.Metrics) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"policy", "metric", "value"})
+	for _, k := range csvMetricKeys {
+		_ = cw.Write([]string{policy, k, metricCSVValue(m, k)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeFidelityCSV is --validate as CSV: observed, simulated and the
+// relative error per metric.
+func writeFidelityCSV(w io.Writer, f *whatif.Fidelity) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"policy", "metric", "observed", "simulated", "rel_error"})
+	for _, k := range csvMetricKeys {
+		re := ""
+		if v, ok := f.RelError[k]; ok {
+			re = strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		_ = cw.Write([]string{f.Policy, k, metricCSVValue(f.Observed, k), metricCSVValue(f.Simulated, k), re})
+	}
+	_ = cw.Write([]string{f.Policy, "ks", "", "", strconv.FormatFloat(f.KS, 'f', -1, 64)})
+	cw.Flush()
+	return cw.Error()
 }
 
 func writeWhatifTable(w io.Writer, policy string, res *whatif.Result) error {
@@ -270,7 +346,7 @@ func printLevels(w io.Writer, m map[string]int64, f func(int64) string) {
 // runCompare is `replay whatif --policy A --policy B [--baseline P] [--runs
 // N]`: the baseline and each policy replay w with the same N seeds;
 // whatif.ComparePolicies computes the deltas and intervals.
-func runCompare(c *cli.Context, w *whatif.Workload, kernel string, topo *model.Topology, arr whatif.ArrivalMode,
+func runCompare(c *cli.Context, w *whatif.Workload, obs *whatif.Metrics, kernel string, topo *model.Topology, arr whatif.ArrivalMode, settings []whatif.Setting, axes []whatif.SweepAxis,
 	names []string, lookupBase, lookup func(string) (whatif.Policy, error), format string) error {
 	base, err := lookupBase(c.String("baseline"))
 	if err != nil {
@@ -303,20 +379,33 @@ func runCompare(c *cli.Context, w *whatif.Workload, kernel string, topo *model.T
 	}
 	cfg := whatif.DefaultConfig(base)
 	cfg.Arrivals, cfg.Topology, cfg.Kernel = arr, topo, kernel
+	// --set applies to the baseline and every policy alike.
+	for _, st := range settings {
+		_ = st.Apply(&cfg)
+	}
 	switch rq := c.String("runqueue"); rq {
 	case "", "cfs", "eevdf":
 		cfg.RunQueue = rq
 	default:
 		return usagef("--runqueue %q: want cfs or eevdf", rq)
 	}
+	if c.Int("windows") < 0 || c.Int("windows") == 1 || c.Int("window-resamples") < 1 {
+		return usagef("--windows %d --window-resamples %d: want 0 (off) or >= 2 windows and >= 1 resample", c.Int("windows"), c.Int("window-resamples"))
+	}
 	show, err := wantProgress(c.String("progress"))
 	if err != nil {
 		return err
 	}
-	pc := whatif.PolicyCompareConfig{Base: cfg, Baseline: base, Policies: pols, Runs: c.Int("runs"), Seed: c.Uint64("seed")}
+	pc := whatif.PolicyCompareConfig{Base: cfg, Baseline: base, Policies: pols, Runs: c.Int("runs"), Seed: c.Uint64("seed"), TimelineDir: c.String("output"),
+		Windows: c.Int("windows"), WindowResamples: c.Int("window-resamples")}
+	if dir := pc.TimelineDir; dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
 	var bar *progressbar.ProgressBar
 	if show {
-		bar = progressbar.NewOptions(len(pols)*c.Int("runs")+c.Int("runs"),
+		bar = progressbar.NewOptions(len(whatif.SweepGrid(axes))*(len(pols)+1)*c.Int("runs"),
 			progressbar.OptionSetWriter(c.App.ErrWriter),
 			progressbar.OptionSetDescription("replaying"),
 			progressbar.OptionShowCount(),
@@ -324,12 +413,49 @@ func runCompare(c *cli.Context, w *whatif.Workload, kernel string, topo *model.T
 			progressbar.OptionClearOnFinish())
 		pc.Progress = func(done, total int) { _ = bar.Set(done) }
 	}
+	if len(axes) > 0 {
+		cmps, err := whatif.Sweep(w, pc, axes)
+		if bar != nil {
+			_ = bar.Finish()
+		}
+		if err != nil {
+			return err
+		}
+		for _, cmp := range cmps {
+			for _, st := range settings {
+				cmp.Settings = append(cmp.Settings, st.String())
+			}
+			if obs != nil {
+				cmp.AddFidelity(obs)
+			}
+		}
+		if pc.TimelineDir != "" {
+			fmt.Fprintf(c.App.ErrWriter, "replay: wrote the first seed's simulated schedules to %s/<point>/<policy>.arrow\n", pc.TimelineDir)
+		}
+		switch format {
+		case "json":
+			return writeJSON(c.App.Writer, cmps)
+		case "csv":
+			return whatif.WriteSweepCSV(c.App.Writer, cmps)
+		}
+		return whatif.WriteSweepTable(c.App.Writer, cmps)
+	}
 	cmp, err := whatif.ComparePolicies(w, pc)
 	if bar != nil {
 		_ = bar.Finish()
 	}
 	if err != nil {
 		return err
+	}
+	for _, st := range settings {
+		cmp.Settings = append(cmp.Settings, st.String())
+	}
+	if obs != nil {
+		cmp.AddFidelity(obs)
+	}
+	if dir := pc.TimelineDir; dir != "" {
+		files := whatif.TimelineFiles(dir, base, pols)
+		fmt.Fprintf(c.App.ErrWriter, "replay: wrote the first seed's simulated schedules to %s\n", strings.Join(files, ", "))
 	}
 	if p := c.String("plot"); p != "" {
 		series := []report.Series{{Name: cmp.Baseline.Policy + " (baseline)", Latencies: cmp.Baseline.Runs[0].Latencies()}}
@@ -340,10 +466,41 @@ func runCompare(c *cli.Context, w *whatif.Workload, kernel string, topo *model.T
 			return err
 		}
 	}
-	if format == "json" {
+	switch format {
+	case "json":
 		return writeJSON(c.App.Writer, cmp)
+	case "csv":
+		return cmp.WriteCSV(c.App.Writer)
 	}
 	return cmp.WriteTable(c.App.Writer)
+}
+
+// repeated is a repeatable string flag whose values are kept whole (a
+// StringSliceFlag would split --sweep key=v1,v2 at the commas).
+type repeated []string
+
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+func (r *repeated) String() string     { return strings.Join(*r, " ") }
+
+func repeatedValues(c *cli.Context, name string) []string {
+	if r, ok := c.Generic(name).(*repeated); ok && r != nil {
+		return *r
+	}
+	return nil
+}
+
+// parseSettings checks every --set key=value (a usage error names the
+// valid keys).
+func parseSettings(kvs []string) ([]whatif.Setting, error) {
+	var out []whatif.Setting
+	for _, kv := range kvs {
+		st, err := whatif.ParseSetting(kv)
+		if err != nil {
+			return nil, usagef("--set %v", err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 func commitIDs() string {

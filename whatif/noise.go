@@ -1,0 +1,282 @@
+package whatif
+
+import (
+	"math"
+	"sort"
+)
+
+// vCPU stalls: the host deschedules the guest's vCPUs.
+//
+// The fixtures are 8-vCPU guests under QEMU TCG on a 2-core host. A vCPU
+// the host is not running cannot take an interrupt: a resched IPI or a
+// scheduler tick sent to it waits until the host runs it again. The guest's
+// clock is wall time, so the running task's recorded run time (the
+// workload's demand) already includes these stretches; what the replay
+// lacks is that a busy CPU does not react to a wakeup preemption or a tick
+// while it is stalled.
+//
+// Estimator (from the trace alone, so a bare-metal trace gets no stalls):
+// on a CPU running the same task without a switch, the scheduler tick calls
+// update_curr in hard-IRQ context, which the trace shows as a
+// sched_stat_runtime of the running task with the hard-IRQ flag. With the
+// tick period T (HZ 250: 4 ms) an available CPU shows these at most T apart.
+// For two consecutive tick records t_i < t_j of one uninterrupted run, the
+// tick due at t_i + T was not taken before t_j, so the vCPU did not run on
+// [max(t_i + T, last event of that CPU before t_j), t_j]: a stall, kept
+// when it is longer than a tolerance (jitter of the timer). This is a lower
+// bound of each stall (it may have begun before t_i + T, and stalls shorter
+// than the tolerance or between two on-time ticks are not seen). Over all
+// such runs, the stall fraction f = Σ stall / Σ (t_j − t_i).
+//
+// Model: each CPU alternates between available and stalled stretches; a
+// stall's length is drawn from the measured stalls, an available stretch's
+// from an exponential whose mean makes the long-run stalled fraction f
+// (mean stall × (1 − f) / f). A stall delays a wakeup preemption's
+// reschedule and the tick of a busy CPU to its end; the running task's
+// progress is wall time (its demand includes the stalls), and wakeups onto
+// idle CPUs keep their sampled idle-exit delays, which include the host's.
+// It assumes stalls independent of how many vCPUs are busy (the host shares
+// 2 cores among the busy ones: the estimate is conditional on the CPU being
+// busy, which is where it acts) and of each other across CPUs.
+type StallModel struct {
+	// TickNS is the tick period the estimator assumed.
+	TickNS int64 `json:"tick_ns"`
+	// Fraction of a busy CPU's time measured stalled (lower bound).
+	Fraction float64 `json:"fraction"`
+	// FractionByBusy[k-1] is the stalled fraction measured while k CPUs
+	// were busy (the host shares its cores among the busy vCPUs), bins
+	// with too little data merged with their neighbours (see model).
+	FractionByBusy []float64 `json:"fraction_by_busy"`
+	// StallsNS are the measured stall lengths, sorted.
+	StallsNS []int64 `json:"stalls_ns"`
+	// MeanStallNS is the mean measured stall.
+	MeanStallNS int64 `json:"mean_stall_ns"`
+	// ObservedNS is the run time the estimator saw (Σ t_j − t_i).
+	ObservedNS int64 `json:"observed_ns"`
+}
+
+// stallToleranceNS: a tick later than T + this is a missed tick.
+const stallToleranceNS = 500000
+
+// stallEstimator measures stalls from a CPU-ordered event stream.
+type stallEstimator struct {
+	tickNS   int64
+	cur      []int32 // per CPU: running tid (0 idle, -1 unknown)
+	lastTick []int64 // per CPU: last tick record of the current run, -1
+	lastEv   []int64 // per CPU: last event of any kind
+	stalls   []int64
+	observed int64
+	// per number of busy CPUs at the closing tick: Σ run, Σ stall
+	obsBy, stallBy []int64
+}
+
+func newStallEstimator(tickNS int64) *stallEstimator {
+	return &stallEstimator{tickNS: tickNS}
+}
+
+func (s *stallEstimator) grow(c int32) {
+	for int(c) >= len(s.cur) {
+		s.cur = append(s.cur, -1)
+		s.lastTick = append(s.lastTick, -1)
+		s.lastEv = append(s.lastEv, -1)
+	}
+}
+
+// event: any event on CPU c at t (the vCPU was running then).
+func (s *stallEstimator) event(c int32, t int64) {
+	s.grow(c)
+	s.lastEv[c] = t
+}
+
+// switchTo: CPU c switched to next at t.
+func (s *stallEstimator) switchTo(c int32, t int64, next int32) {
+	s.event(c, t)
+	s.cur[c], s.lastTick[c] = next, -1
+}
+
+// runtime: a sched_stat_runtime of pid on CPU c at t; hardIRQ: recorded in
+// hard-IRQ context (the tick).
+func (s *stallEstimator) runtime(c int32, t int64, pid int32, hardIRQ bool) {
+	s.grow(c)
+	if hardIRQ && pid > 0 && s.cur[c] == pid {
+		if lt := s.lastTick[c]; lt >= 0 && t > lt {
+			busy := 0
+			for _, p := range s.cur {
+				if p > 0 {
+					busy++
+				}
+			}
+			for len(s.obsBy) < busy {
+				s.obsBy, s.stallBy = append(s.obsBy, 0), append(s.stallBy, 0)
+			}
+			s.observed += t - lt
+			s.obsBy[busy-1] += t - lt
+			start := lt + s.tickNS
+			if s.lastEv[c] > start {
+				start = s.lastEv[c]
+			}
+			if t-start > stallToleranceNS {
+				s.stalls = append(s.stalls, t-start)
+				s.stallBy[busy-1] += t - start
+			}
+		}
+		s.lastTick[c] = t
+	}
+	s.lastEv[c] = t
+}
+
+// model returns the estimate, nil when no stall was seen.
+func (s *stallEstimator) model() *StallModel {
+	if len(s.stalls) == 0 || s.observed <= 0 {
+		return nil
+	}
+	m := &StallModel{TickNS: s.tickNS, ObservedNS: s.observed, StallsNS: append([]int64(nil), s.stalls...)}
+	sort.Slice(m.StallsNS, func(i, j int) bool { return m.StallsNS[i] < m.StallsNS[j] })
+	var sum int64
+	for _, d := range m.StallsNS {
+		sum += d
+	}
+	m.Fraction = float64(sum) / float64(s.observed)
+	m.MeanStallNS = sum / int64(len(m.StallsNS))
+	// Busy-count bins: consecutive k merged from k = 1 up until a group
+	// has observed at least stallMinBinTicks tick periods; a short last
+	// group joins the one before.
+	minObs := stallMinBinTicks * s.tickNS
+	type grp struct{ lo, hi int64 }
+	var groups [][2]int // [first, last] k-1
+	var acc []grp
+	for i := range s.obsBy {
+		if len(groups) == 0 || acc[len(acc)-1].lo >= minObs {
+			groups = append(groups, [2]int{i, i})
+			acc = append(acc, grp{})
+		}
+		groups[len(groups)-1][1] = i
+		acc[len(acc)-1].lo += s.obsBy[i]
+		acc[len(acc)-1].hi += s.stallBy[i]
+	}
+	if n := len(groups); n > 1 && acc[n-1].lo < minObs {
+		groups[n-2][1] = groups[n-1][1]
+		acc[n-2].lo += acc[n-1].lo
+		acc[n-2].hi += acc[n-1].hi
+		groups, acc = groups[:n-1], acc[:n-1]
+	}
+	m.FractionByBusy = make([]float64, len(s.obsBy))
+	for g, r := range groups {
+		f := 0.0
+		if acc[g].lo > 0 {
+			f = float64(acc[g].hi) / float64(acc[g].lo)
+		}
+		for k := r[0]; k <= r[1]; k++ {
+			m.FractionByBusy[k] = f
+		}
+	}
+	return m
+}
+
+// stallMinBinTicks: a busy-count bin needs this many tick periods of
+// observed run time (25 × 4 ms = 100 ms) to stand alone.
+const stallMinBinTicks = 25
+
+// fraction returns the stalled fraction with busy CPUs busy.
+func (m *StallModel) fraction(busy int) float64 {
+	if busy < 1 {
+		busy = 1
+	}
+	if len(m.FractionByBusy) == 0 {
+		return m.Fraction
+	}
+	if busy > len(m.FractionByBusy) {
+		busy = len(m.FractionByBusy)
+	}
+	return m.FractionByBusy[busy-1]
+}
+
+// stallProc is one CPU's alternating available/stalled process, generated
+// lazily from its own SplitMix64 stream (so the draws of one CPU do not
+// depend on when the others are asked).
+type stallProc struct {
+	rng        uint64
+	start, end int64 // current or next stall [start, end)
+}
+
+func (p *stallProc) rand() uint64 {
+	p.rng += 0x9e3779b97f4a7c15
+	z := p.rng
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// next draws the available stretch from `from` and the stall after it; f
+// is the stalled fraction to reproduce (0: no stall before far future).
+func (p *stallProc) next(m *StallModel, from int64, f float64) {
+	u := (float64(p.rand()>>11) + 0.5) / (1 << 53)
+	d := p.rand() % uint64(len(m.StallsNS))
+	if f <= 0 {
+		p.start, p.end = math.MaxInt64/2, math.MaxInt64/2
+		return
+	}
+	if f > 0.99 {
+		f = 0.99
+	}
+	avail := int64(-math.Log(u) * float64(m.MeanStallNS) * (1 - f) / f)
+	p.start = from + avail
+	p.end = p.start + m.StallsNS[d]
+}
+
+// stallEnd returns when CPU cpu can next act on an interrupt raised at t:
+// t, or the end of the stall t falls in. t must not decrease between calls
+// for one CPU (the engine's time is monotonic).
+func (s *Sim) stallEnd(cpu int, t int64) int64 {
+	m := s.w.Stalls
+	if m == nil || !s.cfg.IdleWake || len(m.StallsNS) == 0 {
+		return t
+	}
+	busy := 0
+	for _, r := range s.cpus {
+		if r.curr != nil {
+			busy++
+		}
+	}
+	f := m.fraction(busy)
+	if s.stall == nil {
+		s.stall = make([]stallProc, s.ncpu)
+		for c := range s.stall {
+			p := &s.stall[c]
+			p.rng = (s.cfg.Seed+1)*0xd1342543de82ef95 + uint64(c)*0x9e3779b97f4a7c15
+			p.next(m, s.w.StartNS, f)
+		}
+	}
+	p := &s.stall[cpu]
+	if p.start >= math.MaxInt64/2 && f > 0 {
+		// No stall was due at the last draw (no stalls measured at that
+		// load): draw afresh from now.
+		p.next(m, t, f)
+	}
+	for p.end <= t {
+		p.next(m, p.end, f)
+	}
+	if t >= p.start {
+		return p.end
+	}
+	return t
+}
+
+// reschedDelays is the pool the wakeup-preemption delay is drawn from: for
+// a wakeup on the target CPU itself, the trace's local delays (if any);
+// otherwise the remote ones, without those longer than the stall
+// tolerance when stalls are modelled (those waited for a descheduled vCPU,
+// which stallEnd draws itself).
+func (s *Sim) reschedDelays(local bool) []int64 {
+	if local && len(s.w.PreemptWakeLocalNS) > 0 {
+		return s.w.PreemptWakeLocalNS
+	}
+	pool := s.w.PreemptWakeNS
+	if s.w.Stalls != nil {
+		n := sort.Search(len(pool), func(i int) bool { return pool[i] > stallToleranceNS })
+		if n > 0 {
+			pool = pool[:n]
+		}
+	}
+	return pool
+}

@@ -1,0 +1,213 @@
+package whatif
+
+import (
+	"math"
+	"testing"
+
+	"github.com/schedreplay/replay/timeline"
+)
+
+type noiseReader struct {
+	evs  []timeline.Event
+	i    int
+	meta timeline.Meta
+}
+
+func (m *noiseReader) Next() bool             { m.i++; return m.i <= len(m.evs) }
+func (m *noiseReader) Event() *timeline.Event { return &m.evs[m.i-1] }
+func (m *noiseReader) Err() error             { return nil }
+func (m *noiseReader) Meta() *timeline.Meta   { return &m.meta }
+func (m *noiseReader) Close() error           { return nil }
+
+func nSwitch(t int64, cpu, prev int32, state string, next int32) timeline.Event {
+	var e timeline.Event
+	e.Time, e.Kind, e.Name = t, timeline.SchedSwitch, "sched:sched_switch"
+	e.SetInt(timeline.CPU, int64(cpu))
+	e.SetInt(timeline.PrevPID, int64(prev))
+	e.SetStr(timeline.PrevComm, "t")
+	e.SetStr(timeline.PrevState, state)
+	e.SetInt(timeline.NextPID, int64(next))
+	e.SetStr(timeline.NextComm, "t")
+	return e
+}
+
+func nRuntime(t int64, cpu, pid int32, flags int64) timeline.Event {
+	var e timeline.Event
+	e.Time, e.Kind, e.Name = t, timeline.SchedStatRuntime, "sched:sched_stat_runtime"
+	e.SetInt(timeline.CPU, int64(cpu))
+	e.SetInt(timeline.PID, int64(pid))
+	e.SetStr(timeline.Comm, "t")
+	e.SetInt(timeline.CommonFlags, flags)
+	e.SetInt(timeline.Runtime, 1)
+	return e
+}
+
+func nWaking(t int64, cpu, waker, wakee, target int32) timeline.Event {
+	var e timeline.Event
+	e.Time, e.Kind, e.Name = t, timeline.SchedWaking, "sched:sched_waking"
+	e.SetInt(timeline.CPU, int64(cpu))
+	e.SetInt(timeline.CommonPID, int64(waker))
+	e.SetInt(timeline.PID, int64(wakee))
+	e.SetStr(timeline.Comm, "t")
+	e.SetInt(timeline.TargetCPU, int64(target))
+	e.SetInt(timeline.CommonFlags, 1)
+	return e
+}
+
+const hardirq = 0x09 // IRQS_OFF | HARDIRQ, as the tick's update_curr records
+
+// The stall estimator through Extract, with the answer worked out by hand:
+// task 10 runs on CPU 0 from 1 ms (task 20 keeps CPU 1 busy), ticks
+// recorded at 4, 8, 20, 30 and 34.3 ms, a wakeup it issues at 22 ms.
+//   - 4→8: on time, no stall;
+//   - 8→20: the 12 ms tick was taken at 20: stall [12, 20] = 8 ms;
+//   - 20→30: due at 24, but the CPU was seen running at 22 (its wakeup),
+//     so the stall is [24, 30] = 6 ms;
+//   - 30→34.3: 0.3 ms late, under the 0.5 ms tolerance: none.
+//
+// A non-IRQ update_curr (40 ms, after the switch) is no tick.
+// Observed run = 4 + 12 + 10 + 4.3 = 30.3 ms; stalls 6 and 8 ms; fraction
+// 14/30.3; mean stall 7 ms; every tick closed with 2 CPUs busy, and 30.3 ms
+// is under the 100 ms bin minimum, so bins 1 and 2 are one group.
+func TestStallEstimatorByHand(t *testing.T) {
+	r := &noiseReader{evs: []timeline.Event{
+		nSwitch(500000, 1, 0, "R", 20),
+		nSwitch(1*ms, 0, 0, "R", 10),
+		nRuntime(4*ms, 0, 10, hardirq),
+		nRuntime(8*ms, 0, 10, hardirq),
+		nRuntime(20*ms, 0, 10, hardirq),
+		nWaking(22*ms, 0, 10, 30, 2),
+		nRuntime(30*ms, 0, 10, hardirq),
+		nRuntime(34*ms+300000, 0, 10, hardirq),
+		nSwitch(35*ms, 0, 10, "S", 0),
+		nRuntime(40*ms, 0, 10, 1),
+	}}
+	w, err := Extract(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := w.Stalls
+	if m == nil {
+		t.Fatal("no stall model")
+	}
+	if m.ObservedNS != 30300000 || len(m.StallsNS) != 2 || m.StallsNS[0] != 6*ms || m.StallsNS[1] != 8*ms || m.MeanStallNS != 7*ms {
+		t.Fatalf("got %+v", m)
+	}
+	want := 14.0 / 30.3
+	if math.Abs(m.Fraction-want) > 1e-9 || len(m.FractionByBusy) != 2 || math.Abs(m.FractionByBusy[0]-want) > 1e-9 || math.Abs(m.FractionByBusy[1]-want) > 1e-9 {
+		t.Fatalf("fraction %v by busy %v, want %v", m.Fraction, m.FractionByBusy, want)
+	}
+}
+
+// Busy-count bins: 30 on-time ticks (120 ms) with one CPU busy form their
+// own group (≥ 100 ms, fraction 0); then CPU 1 gets busy and CPU 0 shows
+// one 12 ms gap (stall 8 ms) with 2 busy: 12 ms is a short last group, so
+// it joins the first: both bins get 8 / 132.
+func TestStallEstimatorBins(t *testing.T) {
+	e := newStallEstimator(4 * ms)
+	e.switchTo(0, 0, 10)
+	e.switchTo(1, 0, 0)
+	for i := int64(0); i <= 30; i++ {
+		e.runtime(0, i*4*ms, 10, true)
+	}
+	e.switchTo(1, 121*ms, 20)
+	e.runtime(0, 132*ms, 10, true)
+	m := e.model()
+	if m == nil || m.ObservedNS != 132*ms || len(m.StallsNS) != 1 || m.StallsNS[0] != 8*ms {
+		t.Fatalf("got %+v", m)
+	}
+	want := 8.0 / 132
+	if len(m.FractionByBusy) != 2 || math.Abs(m.FractionByBusy[0]-want) > 1e-12 || math.Abs(m.FractionByBusy[1]-want) > 1e-12 {
+		t.Fatalf("by busy %v, want %v", m.FractionByBusy, want)
+	}
+	if m.fraction(0) != m.FractionByBusy[0] || m.fraction(9) != m.FractionByBusy[1] {
+		t.Fatal("fraction() clamps to the bins")
+	}
+
+	// With 100 ms more of on-time ticks at 2 busy, the second group
+	// stands alone: bin 1 is 0/120, bin 2 is 8/(12+100).
+	for i := int64(1); i <= 25; i++ {
+		e.runtime(0, 132*ms+i*4*ms, 10, true)
+	}
+	m = e.model()
+	if m.FractionByBusy[0] != 0 || math.Abs(m.FractionByBusy[1]-8.0/112) > 1e-12 {
+		t.Fatalf("by busy %v", m.FractionByBusy)
+	}
+}
+
+// A bare-metal CPU ticks on time: no stall model at all; a switch ends a
+// run (a gap across it is not measured), and a tick of another task than
+// the one running is not this run's.
+func TestStallEstimatorBareMetal(t *testing.T) {
+	e := newStallEstimator(4 * ms)
+	e.switchTo(0, 0, 10)
+	for i := int64(1); i <= 100; i++ {
+		e.runtime(0, i*4*ms+int64(i%3)*100000, 10, true)
+	}
+	e.switchTo(0, 401*ms, 11)
+	e.runtime(0, 420*ms, 11, true) // first tick of the new run
+	e.runtime(0, 440*ms, 12, true) // not the running task
+	if m := e.model(); m != nil {
+		t.Fatalf("bare metal: %+v", m)
+	}
+}
+
+// The sampled process reproduces the stalled fraction it was given, and
+// is the same for the same seed.
+func TestStallProcessFraction(t *testing.T) {
+	m := &StallModel{TickNS: 4 * ms, StallsNS: []int64{2 * ms, 6 * ms, 10 * ms}, MeanStallNS: 6 * ms, FractionByBusy: []float64{0.25, 0.6}}
+	w := &Workload{Stalls: m}
+	frac := func(seed uint64, busy int) float64 {
+		s := &Sim{w: w, ncpu: 2, cfg: Config{IdleWake: true, Seed: seed}}
+		s.cpus = []*rq{{cpu: 0}, {cpu: 1}}
+		if busy == 2 {
+			s.cpus[0].curr, s.cpus[1].curr = &simTask{}, &simTask{}
+		}
+		in := 0
+		const n = 200000
+		for i := int64(0); i < n; i++ {
+			if s.stallEnd(1, i*100000) > i*100000 {
+				in++
+			}
+		}
+		return float64(in) / n
+	}
+	if f := frac(1, 2); math.Abs(f-0.6) > 0.03 {
+		t.Fatalf("2 busy: stalled %.3f of the time, want 0.6", f)
+	}
+	if f := frac(1, 0); math.Abs(f-0.25) > 0.03 {
+		t.Fatalf("idle: stalled %.3f of the time, want 0.25", f)
+	}
+	if frac(7, 2) != frac(7, 2) {
+		t.Fatal("not deterministic")
+	}
+	s := &Sim{w: w, ncpu: 2, cfg: Config{IdleWake: false}}
+	if s.stallEnd(0, 5) != 5 {
+		t.Fatal("IdleWake off must disable stalls")
+	}
+}
+
+// WF_SYNC inference: task 10 wakes 20 and is switched out 30 µs later on
+// the same CPU (sync); it then wakes 30 and runs on 200 µs (not sync).
+func TestSyncInference(t *testing.T) {
+	r := &noiseReader{evs: []timeline.Event{
+		nSwitch(1*ms, 0, 0, "R", 10),
+		nSwitch(1*ms, 1, 0, "R", 40),
+		nWaking(2*ms, 0, 10, 20, 0),
+		nSwitch(2*ms+30000, 0, 10, "R", 20),
+		nSwitch(3*ms, 0, 20, "S", 10),
+		nWaking(4*ms, 0, 10, 30, 1),
+		nSwitch(4*ms+200000, 0, 10, "S", 0),
+	}}
+	w, err := Extract(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int32]bool{}
+	for _, e := range w.Edges {
+		got[w.Tasks[e.Wakee].TID] = e.Sync
+	}
+	if len(got) != 2 || !got[20] || got[30] {
+		t.Fatalf("sync by wakee: %v", got)
+	}
+}

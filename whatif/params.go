@@ -1,0 +1,211 @@
+package whatif
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schedreplay/replay/model"
+)
+
+// Scheduler parameters a user may set on a replay (`replay whatif --set
+// key=value`, `--sweep key=v1,v2`). The sysctls (migration_cost,
+// nr_migrate) and the tick rate are Config fields already; the per-domain
+// tunables (imbalance_pct, busy_factor) are Params, applied where the
+// engine builds its domains, after the policy's own sd_init values
+// (Knobs.ImbalancePctDefault/BusyFactor), so a user's value always wins —
+// as writing the kernel's per-domain debugfs/sysctl files after boot
+// would. A comparison applies the same settings to the baseline and every
+// policy: the question is how the policies differ under those parameters.
+
+// ParamKeys are the keys --set and --sweep accept, for usage messages.
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz"}
+
+// ParamLevels are the domain level names imbalance_pct/busy_factor accept
+// (as model.BuildDomains names them; the package level is PKG from v6.9,
+// DIE before), and "*" for every level.
+var ParamLevels = []string{"SMT", "CLS", "MC", "PKG", "DIE", "NODE", "NUMA", "*"}
+
+// ValidHZ are the CONFIG_HZ choices of the kernel's Kconfig.
+var ValidHZ = []int{100, 250, 300, 1000}
+
+// ParamUsage is a one-line description of the accepted settings.
+func ParamUsage() string {
+	return "imbalance_pct.LEVEL=N (N >= 100), busy_factor=N or busy_factor.LEVEL=N (N >= 1), " +
+		"migration_cost=DURATION (e.g. 500us, 0 = never cache hot), nr_migrate=N (N >= 1), hz=100|250|300|1000; " +
+		"LEVEL: " + strings.Join(ParamLevels, ", ")
+}
+
+// DomainParam is one per-domain override: Level is a domain name or "*".
+type DomainParam struct {
+	Level string `json:"level"`
+	Value int    `json:"value"`
+}
+
+// Params are the per-domain overrides of a replay (Config.Params). Each
+// list is applied in order ("*" entries first is the caller's choice;
+// Set keeps "*" before named levels so a named level wins).
+type Params struct {
+	ImbalancePct []DomainParam `json:"imbalance_pct,omitempty"`
+	BusyFactor   []DomainParam `json:"busy_factor,omitempty"`
+}
+
+// Setting is one parsed key=value.
+type Setting struct {
+	Key, Value string
+}
+
+func (s Setting) String() string { return s.Key + "=" + s.Value }
+
+// ParseSetting splits "key=value" and checks the key and value (Apply
+// cannot fail afterwards except for a level the machine lacks).
+func ParseSetting(kv string) (Setting, error) {
+	k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+	k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+	if !ok || k == "" || v == "" {
+		return Setting{}, fmt.Errorf("%q: want key=value; keys: %s", kv, ParamUsage())
+	}
+	s := Setting{Key: k, Value: v}
+	if err := s.Apply(&Config{}); err != nil {
+		return Setting{}, err
+	}
+	return s, nil
+}
+
+// Apply sets s on cfg (on a copy of its Params lists, so configurations
+// sharing a base never share state).
+func (s Setting) Apply(cfg *Config) error {
+	bad := func(want string) error {
+		return fmt.Errorf("%s: want %s", s, want)
+	}
+	posInt := func(min int) (int, error) {
+		n, err := strconv.Atoi(s.Value)
+		if err != nil || n < min {
+			return 0, bad(fmt.Sprintf("an integer >= %d", min))
+		}
+		return n, nil
+	}
+	key, level, hasLevel := strings.Cut(s.Key, ".")
+	if hasLevel && key != "imbalance_pct" && key != "busy_factor" {
+		return fmt.Errorf("%s: unknown key %q; keys: %s", s, s.Key, ParamUsage())
+	}
+	if hasLevel && !validLevel(level) {
+		return fmt.Errorf("%s: unknown domain level %q; levels: %s", s, level, strings.Join(ParamLevels, ", "))
+	}
+	switch key {
+	case "imbalance_pct":
+		if !hasLevel {
+			return fmt.Errorf("%s: imbalance_pct needs a level (imbalance_pct.MC=117, or imbalance_pct.*=N); levels: %s", s, strings.Join(ParamLevels, ", "))
+		}
+		n, err := posInt(100)
+		if err != nil {
+			return err
+		}
+		cfg.Params.ImbalancePct = addDomainParam(cfg.Params.ImbalancePct, DomainParam{level, n})
+	case "busy_factor":
+		n, err := posInt(1)
+		if err != nil {
+			return err
+		}
+		if !hasLevel {
+			level = "*"
+		}
+		cfg.Params.BusyFactor = addDomainParam(cfg.Params.BusyFactor, DomainParam{level, n})
+	case "migration_cost":
+		d, err := time.ParseDuration(s.Value)
+		if err != nil || d < 0 {
+			return bad("a duration >= 0 (e.g. 500us, 0.5ms)")
+		}
+		// Config's zero value means the default (500 µs); 1 ns is the
+		// same as 0 for task_hot and the newidle gate.
+		cfg.MigrationCostNS = max(d.Nanoseconds(), 1)
+	case "nr_migrate":
+		n, err := posInt(1)
+		if err != nil {
+			return err
+		}
+		cfg.NrMigrate = n
+	case "hz":
+		n, err := strconv.Atoi(s.Value)
+		if err != nil || !validHZ(n) {
+			return bad("one of 100, 250, 300, 1000 (CONFIG_HZ)")
+		}
+		cfg.HZ = n
+	default:
+		return fmt.Errorf("%s: unknown key %q; keys: %s", s, s.Key, ParamUsage())
+	}
+	return nil
+}
+
+// addDomainParam returns a new list with p replacing an entry of the same
+// level, "*" kept before named levels (applied first, so they win).
+func addDomainParam(l []DomainParam, p DomainParam) []DomainParam {
+	out := make([]DomainParam, 0, len(l)+1)
+	for _, q := range l {
+		if q.Level != p.Level {
+			out = append(out, q)
+		}
+	}
+	if p.Level == "*" {
+		return append([]DomainParam{p}, out...)
+	}
+	return append(out, p)
+}
+
+func validLevel(l string) bool {
+	for _, v := range ParamLevels {
+		if v == l {
+			return true
+		}
+	}
+	return false
+}
+
+func validHZ(n int) bool {
+	for _, v := range ValidHZ {
+		if v == n {
+			return true
+		}
+	}
+	return false
+}
+
+// applyParams overrides the domains' tunables with p. A named level the
+// machine does not have is an error (a typo or the wrong topology would
+// otherwise change nothing silently).
+func applyParams(d *model.Domains, p Params) error {
+	apply := func(list []DomainParam, set func(sd *model.SchedDomain, v int), what string) error {
+		for _, dp := range list {
+			found := false
+			for _, cd := range d.CPUs {
+				for _, sd := range cd.Domains {
+					if dp.Level == "*" || sd.Name == dp.Level {
+						set(sd, dp.Value)
+						found = true
+					}
+				}
+			}
+			if !found && dp.Level != "*" {
+				return fmt.Errorf("whatif: %s.%s: the machine has no %s domain (levels: %s)", what, dp.Level, dp.Level, strings.Join(domainLevelNames(d), ", "))
+			}
+		}
+		return nil
+	}
+	if err := apply(p.ImbalancePct, func(sd *model.SchedDomain, v int) { sd.ImbalancePct = v }, "imbalance_pct"); err != nil {
+		return err
+	}
+	return apply(p.BusyFactor, func(sd *model.SchedDomain, v int) { sd.BusyFactor = v }, "busy_factor")
+}
+
+// domainLevelNames are the names of the domains cpu 0 has, bottom-up.
+func domainLevelNames(d *model.Domains) []string {
+	var out []string
+	if len(d.CPUs) == 0 {
+		return out
+	}
+	for _, sd := range d.CPUs[0].Domains {
+		out = append(out, sd.Name)
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package whatif
+
+import (
+	"strings"
+	"testing"
+)
+
+// --set parsing: the keys, values and errors (which name the valid keys).
+func TestParseSetting(t *testing.T) {
+	var cfg Config
+	for _, kv := range []string{"imbalance_pct.*=130", "imbalance_pct.MC=125", "busy_factor=8", "busy_factor.NUMA=4",
+		"migration_cost=250us", "nr_migrate=8", "hz=1000", "imbalance_pct.MC=120"} {
+		s, err := ParseSetting(kv)
+		if err != nil {
+			t.Fatalf("%s: %v", kv, err)
+		}
+		if err := s.Apply(&cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cfg.MigrationCostNS != 250000 || cfg.NrMigrate != 8 || cfg.HZ != 1000 {
+		t.Errorf("config %+v", cfg)
+	}
+	// "*" first, the later MC value replaces the earlier one.
+	if got := cfg.Params.ImbalancePct; len(got) != 2 || got[0] != (DomainParam{"*", 130}) || got[1] != (DomainParam{"MC", 120}) {
+		t.Errorf("imbalance_pct %v", got)
+	}
+	if got := cfg.Params.BusyFactor; len(got) != 2 || got[0] != (DomainParam{"*", 8}) || got[1] != (DomainParam{"NUMA", 4}) {
+		t.Errorf("busy_factor %v", got)
+	}
+	s, _ := ParseSetting("migration_cost=0")
+	var c0 Config
+	_ = s.Apply(&c0)
+	if c0.MigrationCostNS != 1 {
+		t.Errorf("migration_cost=0 gives %d ns, want 1 (0 is Config's default)", c0.MigrationCostNS)
+	}
+	for kv, want := range map[string]string{
+		"imbalance_pct=117":   "needs a level",
+		"imbalance_pct.LLC=1": "unknown domain level",
+		"imbalance_pct.MC=99": ">= 100",
+		"busy_factor=0":       ">= 1",
+		"migration_cost=5":    "duration",
+		"migration_cost=-1ms": "duration",
+		"nr_migrate=x":        ">= 1",
+		"hz=200":              "CONFIG_HZ",
+		"tick=250":            "unknown key",
+		"nr_migrate.MC=3":     "unknown key",
+		"imbalance_pct.MC":    "key=value",
+		"=3":                  "key=value",
+	} {
+		_, err := ParseSetting(kv)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", kv, err, want)
+		}
+		if err != nil && strings.Contains(want, "unknown key") && !strings.Contains(err.Error(), "migration_cost=DURATION") {
+			t.Errorf("%s: error does not list the keys: %v", kv, err)
+		}
+	}
+}
+
+// imbalance_pct.MC reaches the engine's MC domains and changes the
+// decision. Hand-worked (v6.1, find_busiest_group): two overloaded MC
+// groups of 2 CPUs (capacity 2048, 3 tasks, util 2048 so overloaded under
+// both 117 and 125), group_load 2000 (local) and 2400 (busiest): avg_load
+// 2000·1024/2048 = 1000 and 1200; domain avg 4400·1024/4096 = 1100 > 1000.
+// The test "100·busiest ≤ imbalance_pct·local": 120000 ≤ 117·1000 = 117000
+// is false, so the kernel's 117 balances (migrate_load); 120000 ≤ 125000
+// is true with imbalance_pct.MC=125, so the domain counts as balanced.
+func TestParamsImbalancePctDecision(t *testing.T) {
+	w, _ := extractFixture(t, "../fixtures/kernels/guest-A-2s2c2t-2numa/schbench.perf.data")
+	mcPct := func(set ...string) int {
+		cfg := DefaultConfig(mustPolicy(t, "v6.1"))
+		for _, kv := range set {
+			s, err := ParseSetting(kv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = s.Apply(&cfg)
+		}
+		s, err := New(w, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cd := range s.Domains().CPUs {
+			for _, sd := range cd.Domains {
+				if sd.Name == "MC" {
+					return sd.ImbalancePct
+				}
+			}
+		}
+		t.Fatal("no MC domain")
+		return 0
+	}
+	decide := func(pct int) Verdict {
+		grp := func(load uint64) SGStats {
+			return SGStats{GroupCapacity: 2048, GroupWeight: 2, SumNrRunning: 3, SumHNrRunning: 3, GroupUtil: 2048, GroupRunnable: 2048, GroupLoad: load, Cores: 1}
+		}
+		_, _, v, _ := runLB(mustPolicy(t, "v6.1"), lbCase{env: LBEnv{SDFlags: llcFlags, ImbalancePct: uint64(pct), Idle: CPUNotIdle}, local: grp(2000), busy: grp(2400)})
+		return v
+	}
+	def, set := mcPct(), mcPct("imbalance_pct.MC=125")
+	if def != 117 || set != 125 {
+		t.Fatalf("MC imbalance_pct %d (default) and %d (--set), want 117 and 125", def, set)
+	}
+	if decide(def) != ForceBalance || decide(set) != Balanced {
+		t.Errorf("decisions %v (117) %v (125), want force balance, balanced", decide(def), decide(set))
+	}
+	if p := mcPct("imbalance_pct.*=140", "imbalance_pct.MC=125"); p != 125 {
+		t.Errorf("named level after *: %d, want 125", p)
+	}
+	cfg := DefaultConfig(mustPolicy(t, "v6.1"))
+	cfg.Params.ImbalancePct = []DomainParam{{"CLS", 120}}
+	if _, err := New(w, cfg, nil); err == nil || !strings.Contains(err.Error(), "no CLS domain") {
+		t.Errorf("a level the machine lacks: %v", err)
+	}
+}
