@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,9 +35,43 @@ import (
 // CompareMethod describes the interval, for reports.
 const CompareMethod = "paired t interval over seeds: delta = mean over seeds of (policy - baseline) on the same seed, 95% CI = mean ± t(0.975, n-1)·sd/√n; lower is better for every metric"
 
-// CompareMetricKeys are the compared metrics, in report order.
+// CompareMetricKeys are the compared metrics, in report order. A
+// comparison adds per-level keys after them (Keys).
 var CompareMetricKeys = []string{"wakeup_p50_ns", "wakeup_p95_ns", "wakeup_p99_ns", "wakeup_p999_ns", "wakeup_max_ns",
 	"idle_ns", "idle_while_runnable_ns", "migrations", "involuntary_switches", "makespan_ns"}
+
+// levelKeys are the per-domain-level keys the runs have
+// ("idle_while_runnable_ns.MC", "migrations.NUMA", ...), levels sorted.
+func levelKeys(runs [][]*Metrics) []string {
+	iwr, mig := map[string]bool{}, map[string]bool{}
+	for _, rs := range runs {
+		for _, m := range rs {
+			for l := range m.IdleWhileRunnableByLevel {
+				iwr[l] = true
+			}
+			for l := range m.MigrationsByLevel {
+				mig[l] = true
+			}
+		}
+	}
+	var keys []string
+	for _, l := range sortedSet(iwr) {
+		keys = append(keys, "idle_while_runnable_ns."+l)
+	}
+	for _, l := range sortedSet(mig) {
+		keys = append(keys, "migrations."+l)
+	}
+	return keys
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // Verdicts.
 const (
@@ -101,6 +136,9 @@ type PolicyComparison struct {
 	Method string   `json:"method"`
 	Runs   int      `json:"runs"`
 	Seeds  []uint64 `json:"seeds"`
+	// Keys are the compared metrics: CompareMetricKeys, then one per
+	// domain level for idle-while-runnable and migrations.
+	Keys []string `json:"metric_keys"`
 	// WindowMethod, Windows and WindowResamples describe CI95Windows.
 	WindowMethod    string `json:"window_method,omitempty"`
 	Windows         int    `json:"windows,omitempty"`
@@ -264,18 +302,19 @@ func buildComparison(w *Workload, cfg PolicyCompareConfig, res []replayOut) *Pol
 			runs[i][s] = res[i*len(seeds)+s].res.Metrics
 		}
 	}
+	keys := append(append([]string{}, CompareMetricKeys...), levelKeys(runs)...)
 	pm := func(i int) PolicyMetrics {
 		m := PolicyMetrics{Policy: pols[i].Name(), Kernels: pols[i].Kernels(), Metrics: map[string]float64{}, Runs: runs[i], FirstStats: res[i*len(seeds)].res.Stats}
-		for _, k := range CompareMetricKeys {
+		for _, k := range keys {
 			m.Metrics[k] = mean(values(runs[i], k))
 		}
 		return m
 	}
-	out := &PolicyComparison{Method: CompareMethod, Runs: cfg.Runs, Seeds: seeds, Baseline: pm(0)}
+	out := &PolicyComparison{Method: CompareMethod, Runs: cfg.Runs, Seeds: seeds, Keys: keys, Baseline: pm(0)}
 	for i := 1; i < len(pols); i++ {
 		d := &PolicyDelta{PolicyMetrics: pm(i), Delta: map[string]float64{}, DeltaPct: map[string]float64{},
 			CI95: map[string][2]float64{}, Verdict: map[string]string{}}
-		for _, k := range CompareMetricKeys {
+		for _, k := range keys {
 			b, p := values(runs[0], k), values(runs[i], k)
 			diff := make([]float64, len(b))
 			for j := range b {
@@ -382,10 +421,16 @@ func tQuantile975(df int) float64 {
 
 // metricLabel and metricIsNS format the table.
 func metricLabel(k string) string {
-	return strings.TrimSuffix(strings.ReplaceAll(strings.TrimSuffix(k, "_ns"), "_", " "), " ")
+	base, level, ok := strings.Cut(k, ".")
+	l := strings.TrimSuffix(strings.ReplaceAll(strings.TrimSuffix(base, "_ns"), "_", " "), " ")
+	if ok {
+		l += " " + level
+	}
+	return l
 }
 
 func fmtMetric(k string, v float64, signed bool) string {
+	k, _, _ = strings.Cut(k, ".") // a per-level key has its base metric's unit
 	f := "%.1f"
 	if signed {
 		f = "%+.1f"
@@ -415,7 +460,7 @@ func (c *PolicyComparison) WriteTable(w io.Writer) error {
 			hdr += " 95% CI windows"
 		}
 		fmt.Fprintln(w, strings.TrimRight(hdr, " "))
-		for _, k := range CompareMetricKeys {
+		for _, k := range c.keys() {
 			ci := r.CI95[k]
 			pct := "-"
 			if c.Baseline.Metrics[k] != 0 {
@@ -446,7 +491,7 @@ var CSVHeader = []string{"policy", "metric", "baseline", "value", "delta", "delt
 func (c *PolicyComparison) CSVRows() [][]string {
 	var rows [][]string
 	for _, r := range c.Results {
-		for _, k := range CompareMetricKeys {
+		for _, k := range c.keys() {
 			pct := ""
 			if c.Baseline.Metrics[k] != 0 {
 				pct = fmtFloat(r.DeltaPct[k])
@@ -490,3 +535,12 @@ func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 // MetricValue is m's value for a key of CompareMetricKeys (or
 // "cpu_time_ns"), for writers outside the package (CSV).
 func MetricValue(m *Metrics, k string) int64 { return m.value(k) }
+
+// keys returns the compared metrics (CompareMetricKeys for a comparison
+// built before per-level keys existed).
+func (c *PolicyComparison) keys() []string {
+	if len(c.Keys) > 0 {
+		return c.Keys
+	}
+	return CompareMetricKeys
+}

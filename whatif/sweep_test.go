@@ -85,7 +85,9 @@ func TestSweepTwoPoints(t *testing.T) {
 	if err := WriteSweepCSV(&cb, one); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(cb.String(), "\n"); n != 1+2*len(CompareMetricKeys) {
-		t.Errorf("CSV has %d lines", n)
+	// Per point and policy: the metrics plus idle-while-runnable and
+	// migrations for guest-A's three domain levels.
+	if n, want := strings.Count(cb.String(), "\n"), 1+2*(len(CompareMetricKeys)+2*3); n != want {
+		t.Errorf("CSV has %d lines, want %d", n, want)
 	}
 }

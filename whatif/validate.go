@@ -62,6 +62,13 @@ func (m *Metrics) value(k string) int64 {
 	case "cpu_time_ns":
 		return m.CPUTimeNS
 	}
+	// Per-level keys: "idle_while_runnable_ns.MC", "migrations.NUMA".
+	if lvl, ok := strings.CutPrefix(k, "idle_while_runnable_ns."); ok {
+		return m.IdleWhileRunnableByLevel[lvl]
+	}
+	if lvl, ok := strings.CutPrefix(k, "migrations."); ok {
+		return m.MigrationsByLevel[lvl]
+	}
 	return 0
 }
 

@@ -39,10 +39,22 @@ func TestWhatifCompareCSV(t *testing.T) {
 	if got := strings.Join(rows[0], ","); got != "policy,metric,baseline,value,delta,delta_pct,ci95_low,ci95_high,verdict,ci95_windows_low,ci95_windows_high" {
 		t.Fatalf("header %s", got)
 	}
-	if len(rows) != 1+2*10 {
-		t.Fatalf("%d rows, want 21", len(rows))
+	// 10 metrics plus idle-while-runnable and migrations for each of
+	// guest-A's three domain levels (SMT, MC, NUMA), per policy.
+	const perPolicy = 10 + 2*3
+	if len(rows) != 1+2*perPolicy {
+		t.Fatalf("%d rows, want %d", len(rows), 1+2*perPolicy)
 	}
-	for _, row := range rows[1:11] {
+	var level []string
+	for _, row := range rows[1 : 1+perPolicy] {
+		if strings.Contains(row[1], ".") {
+			level = append(level, row[1])
+		}
+	}
+	if want := "idle_while_runnable_ns.MC idle_while_runnable_ns.NUMA idle_while_runnable_ns.SMT migrations.MC migrations.NUMA migrations.SMT"; strings.Join(level, " ") != want {
+		t.Errorf("per-level metrics %v, want %s", level, want)
+	}
+	for _, row := range rows[1 : 1+perPolicy] {
 		if row[0] != "v6.1" || row[4] != "0" || row[6] != "0" || row[7] != "0" || row[8] != "no significant change" {
 			t.Errorf("self-comparison row %v", row)
 		}
@@ -52,8 +64,8 @@ func TestWhatifCompareCSV(t *testing.T) {
 			t.Errorf("self-comparison window columns %v", row)
 		}
 	}
-	if rows[11][0] != "rework" || rows[11][1] != "wakeup_p50_ns" {
-		t.Errorf("row 11 %v", rows[11])
+	if rows[1+perPolicy][0] != "rework" || rows[1+perPolicy][1] != "wakeup_p50_ns" {
+		t.Errorf("row %d %v", 1+perPolicy, rows[1+perPolicy])
 	}
 	r = run(t, dir, "whatif", "-i", in, "--format", "csv")
 	if r.code != 0 {
