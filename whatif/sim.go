@@ -460,7 +460,7 @@ func (s *Sim) Run() (*Stats, error) {
 		switch a0.Cause {
 		case CauseStart:
 			t.trig[0] = true
-			t.act = 0
+			s.startActivation(t, 0)
 			r := s.cpus[t.cpu]
 			t.avg.lastUpdate = s.now
 			// A task already running has been for a while: start its
@@ -558,7 +558,10 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 			return
 		}
 		e := &s.w.Edges[t.nextEdge]
-		if e.OffsetNS > t.progress {
+		// An edge past the activation's demand (a trace with lost events
+		// can record one) is due when the demand is met; waiting for its
+		// offset would re-arm progress at the same instant forever.
+		if e.OffsetNS > t.progress && t.progress < a.DemandNS {
 			return
 		}
 		idx := t.nextEdge
