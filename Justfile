@@ -16,10 +16,11 @@ test:
 race:
     go test -race ./...
 
-# Go benchmarks, then ingest vs `perf script` on a large perf.data recorded on the fly.
+# Go benchmarks, then ingest vs `perf script` and vs `trace-cmd report` on large traces recorded on the fly.
 bench:
     go test -run '^$' -bench . -benchmem ./...
     scripts/bench-ingest.sh
+    scripts/bench-tracedat.sh
 
 # Fuzz every parser for a while each (FUZZTIME=2m just fuzz for longer).
 fuzz:
