@@ -127,25 +127,9 @@ func parseLatencyHead(line string) (h head, ok bool) {
 		if dot < 0 || !isDigits(ts[:dot]) || !isDigits(ts[dot+1:]) {
 			continue
 		}
-		left := strings.TrimRight(line[:sp], " \t")
-		sp2 := strings.LastIndexAny(left, " \t")
-		if sp2 < 0 {
+		if !h.latencyPrefix(line[:sp]) {
 			return h, false
 		}
-		cf := left[sp2+1:]
-		k := 0
-		for k < len(cf) && cf[k] >= '0' && cf[k] <= '9' {
-			k++
-		}
-		if k == 0 || len(cf)-k < 4 || len(cf)-k > 5 {
-			return h, false
-		}
-		left = strings.TrimRight(left[:sp2], " \t")
-		d := strings.LastIndexByte(left, '-')
-		if d < 0 || !isDigits(left[d+1:]) {
-			return h, false
-		}
-		h.comm, h.pid, h.cpu, h.flags = strings.TrimLeft(left[:d], " \t"), left[d+1:], cf[:k], cf[k:]
 		h.sec, h.frac = ts[:dot], ts[dot+1:]
 		h.latency = true
 		return h, h.event_(line[i+1:])
@@ -211,27 +195,37 @@ func parseLatFmtHead(line string) (h head, ok bool) {
 			continue
 		}
 		ts := line[k:end]
-		left := strings.TrimRight(line[:k], " ")
-		sp := strings.LastIndexAny(left, " \t")
-		if sp < 0 {
+		if !h.latencyPrefix(line[:k]) {
 			return h, false
 		}
-		cf := left[sp+1:]
-		n := 0
-		for n < len(cf) && cf[n] >= '0' && cf[n] <= '9' {
-			n++
-		}
-		if n == 0 || len(cf)-n < 4 || len(cf)-n > 5 {
-			return h, false
-		}
-		left = strings.TrimRight(left[:sp], " \t")
-		d := strings.LastIndexByte(left, '-')
-		if d < 0 || !isDigits(left[d+1:]) {
-			return h, false
-		}
-		h.comm, h.pid, h.cpu, h.flags = strings.TrimLeft(left[:d], " \t"), left[d+1:], cf[:n], cf[n:]
 		h.sec, h.relUS, h.latency = ts, us, true
 		return h, h.event_(line[i+1:])
 	}
 	return h, false
+}
+
+// latencyPrefix parses what latency-format lines have before the time:
+// "comm-pid" then "CPU#flags" (the CPU number glued to 4 or 5 flag
+// characters), setting comm, pid, cpu and flags.
+func (h *head) latencyPrefix(left string) bool {
+	left = strings.TrimRight(left, " \t")
+	sp := strings.LastIndexAny(left, " \t")
+	if sp < 0 {
+		return false
+	}
+	cf := left[sp+1:]
+	n := 0
+	for n < len(cf) && cf[n] >= '0' && cf[n] <= '9' {
+		n++
+	}
+	if n == 0 || len(cf)-n < 4 || len(cf)-n > 5 {
+		return false
+	}
+	left = strings.TrimRight(left[:sp], " \t")
+	d := strings.LastIndexByte(left, '-')
+	if d < 0 || !isDigits(left[d+1:]) {
+		return false
+	}
+	h.comm, h.pid, h.cpu, h.flags = strings.TrimLeft(left[:d], " \t"), left[d+1:], cf[:n], cf[n:]
+	return true
 }
