@@ -406,16 +406,16 @@ func TestStartingTasksFireOwnEdges(t *testing.T) {
 	}
 }
 
-// An edge whose offset lies beyond its activation's demand (a trace with
-// lost events can record one) fires when the demand is met instead of
-// stalling the replay at that instant forever.
+// An edge whose offset lies beyond its activation's demand fires when the
+// demand is met instead of stalling the replay at that instant forever
+// (how the starting-task edge bug above showed itself on a large trace).
 func TestEdgePastDemandFires(t *testing.T) {
 	b := newBuilder(t, "sockets=1,cores=2,threads=1")
 	a := b.task("a", 120, 0, true, CauseStart, ms)
 	s := b.task("s", 120, 1, false, CauseWake, ms)
 	b.edge(a, 0, 3*ms, s, 0)
-	// Extraction builds such a workload; Validate (for files and builders)
-	// refuses it, so index it directly as extraction does.
+	// Validate (for files and builders) refuses such an edge, so index
+	// the workload directly, as a workload built in code could be.
 	w := b.w
 	w.index()
 	cfg := testConfig()

@@ -558,9 +558,11 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 			return
 		}
 		e := &s.w.Edges[t.nextEdge]
-		// An edge past the activation's demand (a trace with lost events
-		// can record one) is due when the demand is met; waiting for its
-		// offset would re-arm progress at the same instant forever.
+		// An edge past the activation's demand is due when the demand is
+		// met; waiting for its offset would re-arm progress at the same
+		// instant forever. Validate refuses such edges in files and
+		// extraction does not make them, but a workload built in code
+		// (or a wrong edge range) must not hang the replay.
 		if e.OffsetNS > t.progress && t.progress < a.DemandNS {
 			return
 		}
