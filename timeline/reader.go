@@ -53,11 +53,14 @@ type readerCols struct {
 	ts       *array.Int64
 	event    []string
 	eventIdx *array.Dictionary
-	opt      [NumCols]arrow.Array
-	strs     [NumCols][]string
-	fields   *array.String
-	chain    *array.List
-	chainVal *array.Uint64
+
+	eventCache dictCache
+	caches     [NumCols]dictCache
+	opt        [NumCols]arrow.Array
+	strs       [NumCols][]string
+	fields     *array.String
+	chain      *array.List
+	chainVal   *array.Uint64
 }
 
 // Open opens a timeline file written by Writer.
@@ -226,22 +229,34 @@ func (r *Reader) Next() bool {
 	return true
 }
 
-// dictStrings copies a dictionary column's values into Go strings once per
-// batch, so events can hold them after the batch is released.
-func dictStrings(a arrow.Array) ([]string, *array.Dictionary, error) {
+// dictStrings copies a dictionary column's values into Go strings, so
+// events can hold them after the batch is released. An IPC file has one
+// dictionary per column for every batch, so the copy is made once and
+// reused while the dictionary array is the same (cache, keyed by it).
+func dictStrings(a arrow.Array, cache *dictCache) ([]string, *array.Dictionary, error) {
 	switch d := a.(type) {
 	case *array.Dictionary:
 		vals, ok := d.Dictionary().(*array.String)
 		if !ok {
 			return nil, nil, fmt.Errorf("dictionary of %s, want utf8", d.Dictionary().DataType())
 		}
+		if cache.src == vals.Data() {
+			return cache.strs, d, nil
+		}
 		out := make([]string, vals.Len())
 		for i := range out {
 			out[i] = string([]byte(vals.Value(i)))
 		}
+		cache.src, cache.strs = vals.Data(), out
 		return out, d, nil
 	}
 	return nil, nil, fmt.Errorf("column of %s, want dictionary<int32, utf8>", a.DataType())
+}
+
+// dictCache remembers one column's copied dictionary.
+type dictCache struct {
+	src  arrow.ArrayData
+	strs []string
 }
 
 func (r *Reader) bind(rec arrow.RecordBatch) error {
@@ -258,7 +273,7 @@ func (r *Reader) bind(rec arrow.RecordBatch) error {
 	if c.ts, ok = col(colTS).(*array.Int64); !ok {
 		return fmt.Errorf("column %q is not int64", colTS)
 	}
-	ev, evIdx, err := dictStrings(col(colEvent))
+	ev, evIdx, err := dictStrings(col(colEvent), &c.eventCache)
 	if err != nil {
 		return fmt.Errorf("column %q: %v", colEvent, err)
 	}
@@ -270,7 +285,7 @@ func (r *Reader) bind(rec arrow.RecordBatch) error {
 			continue
 		}
 		if cols[k].typ == tString {
-			if c.strs[k], _, err = dictStrings(a); err != nil {
+			if c.strs[k], _, err = dictStrings(a, &c.caches[k]); err != nil {
 				return fmt.Errorf("column %q: %v", cols[k].name, err)
 			}
 			continue
