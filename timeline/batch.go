@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"math/bits"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -22,12 +23,15 @@ type batch struct {
 	chain  listBuf
 }
 
+// A column's slices have the batch's full length from the start and rows
+// are stored by index: a row touches only the columns it sets (a
+// sched_switch sets 11 of 33), and the rest stay zero and null.
 type colBuf struct {
 	i32   []int32 // tString (dictionary index), tInt32
 	i64   []int64 // tInt64, tUint64 (bits)
 	u8    []uint8 // tUint8, tBool (0/1, packed at record time)
 	valid []byte
-	nulls int
+	set   int // rows that carry a value
 }
 
 type varBuf struct {
@@ -51,11 +55,11 @@ func newBatch(capRows int) *batch {
 		cb := &b.cols[c]
 		switch cols[c].typ {
 		case tString, tInt32:
-			cb.i32 = make([]int32, 0, capRows)
+			cb.i32 = make([]int32, capRows)
 		case tInt64, tUint64:
-			cb.i64 = make([]int64, 0, capRows)
+			cb.i64 = make([]int64, capRows)
 		case tUint8, tBool:
-			cb.u8 = make([]uint8, 0, capRows)
+			cb.u8 = make([]uint8, capRows)
 		}
 		cb.valid = make([]byte, vb)
 	}
@@ -69,9 +73,14 @@ func (b *batch) reset() {
 	b.ts, b.event = b.ts[:0], b.event[:0]
 	for c := range b.cols {
 		cb := &b.cols[c]
-		cb.i32, cb.i64, cb.u8 = cb.i32[:0], cb.i64[:0], cb.u8[:0]
+		if cb.set == 0 {
+			continue // never written since the last reset: still zero
+		}
+		clear(cb.i32)
+		clear(cb.i64)
+		clear(cb.u8)
 		clear(cb.valid)
-		cb.nulls = 0
+		cb.set = 0
 	}
 	b.fields.offsets, b.fields.data, b.fields.nulls = b.fields.offsets[:1], b.fields.data[:0], 0
 	clear(b.fields.valid)
@@ -89,41 +98,31 @@ func growBits(v []byte, i int) []byte {
 
 func setBit(v []byte, i int) { v[i>>3] |= 1 << (uint(i) & 7) }
 
-// add appends e as a row; dict indexes strings.
+// add appends e as a row; dict indexes strings. The batch must have room
+// (n < its capacity).
 func (b *batch) add(e *Event, eventIdx int32, dicts *[NumCols]*dict, jsonBuf *[]byte) {
 	i := b.n
 	b.ts = append(b.ts, e.Time)
 	b.event = append(b.event, eventIdx)
-	for c := Col(0); c < NumCols; c++ {
+	for has := e.Has & (1<<NumCols - 1); has != 0; has &= has - 1 {
+		c := Col(bits.TrailingZeros64(has))
 		cb := &b.cols[c]
-		cb.valid = growBits(cb.valid, i)
-		set := e.Has&(1<<c) != 0
+		setBit(cb.valid, i)
+		cb.set++
 		v := e.ints[c]
-		if set {
-			setBit(cb.valid, i)
-		} else {
-			cb.nulls++
-			v = 0
-		}
 		switch cols[c].typ {
 		case tString:
-			var idx int32
-			if set {
-				idx = dicts[c].index(e.strs[c])
-			}
-			cb.i32 = append(cb.i32, idx)
+			cb.i32[i] = dicts[c].index(e.strs[c])
 		case tInt32:
-			cb.i32 = append(cb.i32, int32(v))
+			cb.i32[i] = int32(v)
 		case tInt64, tUint64:
-			cb.i64 = append(cb.i64, v)
+			cb.i64[i] = v
 		case tUint8:
-			cb.u8 = append(cb.u8, uint8(v))
+			cb.u8[i] = uint8(v)
 		case tBool:
-			var x uint8
 			if v != 0 {
-				x = 1
+				cb.u8[i] = 1
 			}
-			cb.u8 = append(cb.u8, x)
 		}
 	}
 	f := &b.fields
@@ -194,15 +193,16 @@ func (b *batch) record(schema *arrow.Schema) arrow.RecordBatch {
 		var data []byte
 		switch cols[c].typ {
 		case tString, tInt32:
-			data = bytesOf(cb.i32)
+			data = bytesOf(cb.i32[:n])
 		case tInt64, tUint64:
-			data = bytesOf(cb.i64)
+			data = bytesOf(cb.i64[:n])
 		case tUint8:
-			data = cb.u8
+			data = cb.u8[:n]
 		case tBool:
-			data = packBools(cb.u8)
+			data = packBools(cb.u8[:n])
 		}
-		mk(spillType(cols[c].typ), []*memory.Buffer{validBuf(cb.valid, n, cb.nulls), buf(data)}, cb.nulls, nil)
+		nulls := n - cb.set
+		mk(spillType(cols[c].typ), []*memory.Buffer{validBuf(cb.valid, n, nulls), buf(data)}, nulls, nil)
 	}
 	f := &b.fields
 	mk(arrow.BinaryTypes.String, []*memory.Buffer{validBuf(f.valid, n, f.nulls), buf(bytesOf(f.offsets)), buf(f.data)}, f.nulls, nil)

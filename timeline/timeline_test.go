@@ -50,10 +50,22 @@ func sampleEvents() []Event {
 }
 
 func TestRoundTrip(t *testing.T) {
-	for _, format := range []string{FormatArrow, FormatParquet} {
-		t.Run(format, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "t."+format)
-			w, err := Create(path, WriterOptions{Format: format, BatchRows: 3})
+	for _, tc := range []struct {
+		name string
+		opt  WriterOptions
+	}{
+		{"arrow", WriterOptions{Format: FormatArrow, BatchRows: 3}},
+		{"arrow-one-batch", WriterOptions{Format: FormatArrow}},
+		{"arrow-lz4", WriterOptions{Format: FormatArrow, BatchRows: 3, Compression: "lz4"}},
+		{"arrow-zstd", WriterOptions{Format: FormatArrow, BatchRows: 1, Compression: "zstd"}},
+		// A head too small for the schema: the body is moved behind a
+		// bigger one at Close.
+		{"arrow-regrow", WriterOptions{Format: FormatArrow, BatchRows: 3, headReserve: 8}},
+		{"parquet", WriterOptions{Format: FormatParquet, BatchRows: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t."+tc.opt.Format)
+			w, err := Create(path, tc.opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,5 +162,31 @@ func TestFieldsJSON(t *testing.T) {
 	want := `{"a":-1,"b":18446744073709551615,"c":"q\"\\\u000a\u00ff","d":"dead"}`
 	if got != want {
 		t.Errorf("got %s\nwant %s", got, want)
+	}
+}
+
+// A trace with no events still makes a valid, empty timeline.
+func TestEmptyTimeline(t *testing.T) {
+	for _, format := range []string{FormatArrow, FormatParquet} {
+		path := filepath.Join(t.TempDir(), "empty."+format)
+		w, err := Create(path, WriterOptions{Format: format})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(&Meta{Source: Source{Format: "test"}}); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		r, err := Open(path)
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		n := 0
+		for r.Next() {
+			n++
+		}
+		if err := r.Err(); err != nil || n != 0 || r.Meta().Summary.Events != 0 || r.Meta().Source.Format != "test" {
+			t.Errorf("%s: read %d events, err %v, meta %+v", format, n, err, r.Meta())
+		}
+		r.Close()
 	}
 }

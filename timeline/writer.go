@@ -46,27 +46,38 @@ func FormatForPath(path string) string {
 type dict struct {
 	idx    map[string]int32
 	values []string
+	// last is the most recent lookup (lastIdx is its index + 1, 0 for none): runs of one comm or event name are
+	// common, and comparing short strings is cheaper than hashing them.
+	last    string
+	lastIdx int32
 }
 
 func (d *dict) index(s string) int32 {
-	if i, ok := d.idx[s]; ok {
-		return i
+	if d.lastIdx > 0 && s == d.last {
+		return d.lastIdx - 1
 	}
-	i := int32(len(d.values))
-	d.idx[s] = i
-	d.values = append(d.values, s)
+	i, ok := d.idx[s]
+	if !ok {
+		i = int32(len(d.values))
+		d.idx[s] = i
+		d.values = append(d.values, s)
+	}
+	d.last, d.lastIdx = s, i+1
 	return i
 }
 
 // Writer writes a timeline file from a stream of events.
 //
-// Rows are encoded into record batches as they arrive and spilled to a
-// temporary Arrow stream, so memory stays bounded by the batch size and the
-// number of distinct strings, not by trace length. Close rewrites the spill
-// into the final file with one fixed dictionary per string column (an Arrow
-// IPC file cannot change a dictionary between batches) and the summary in
-// the schema metadata, writing to a temporary name and renaming it into
-// place: a failed write never leaves a partial output.
+// Rows are encoded into record batches as they arrive and written out in
+// the background, so memory stays bounded by the batch size and the number
+// of distinct strings, not by trace length. String columns hold indices
+// into one dictionary per column, which grows as the trace is read (an
+// Arrow IPC file cannot change a dictionary between batches); the
+// dictionaries and the summary are written at Close. An Arrow file gets
+// its batches in place as they fill (see ipcFile); Parquet, whose row
+// groups embed their dictionaries, goes through a temporary spill that
+// Close rewrites. Either way the output has a temporary name until it is
+// complete: a failed write never leaves a partial output.
 type Writer struct {
 	path, format string
 	compression  string
@@ -76,10 +87,20 @@ type Writer struct {
 	spillFile   *os.File
 	spill       *ipc.Writer
 	spillSchema *arrow.Schema
+	direct      *ipcFile // Arrow output written in place (no spill)
 
-	// cur is the batch being filled; full batches go to the spill
-	// goroutine (spillLoop) over toSpill and come back over free, so
-	// encoding the next batch overlaps compressing and writing this one.
+	// Write copies events into chunk; full chunks go to the encoder
+	// goroutine (encodeLoop) over toEnc and come back over freeChunks, so
+	// the caller's reading and decoding overlap the row encoding.
+	chunk      []Event
+	toEnc      chan []Event
+	freeChunks chan []Event
+	encoded    chan error
+
+	// cur is the batch being filled by encodeLoop; full batches go to the
+	// spill goroutine (spillLoop) over toSpill and come back over free,
+	// so encoding the next batch overlaps compressing and writing this
+	// one.
 	cur     *batch
 	toSpill chan *batch
 	free    chan *batch
@@ -102,6 +123,8 @@ type WriterOptions struct {
 	// and arrow-rs read them, arrow-js only with a codec registered).
 	// Parquet is always zstd.
 	Compression string
+
+	headReserve int64 // tests: room for the Arrow schema head (0 = default)
 }
 
 // Create starts a timeline file at path.
@@ -123,17 +146,29 @@ func Create(path string, opt WriterOptions) (*Writer, error) {
 	w := &Writer{path: path, format: opt.Format, compression: opt.Compression, batchRows: opt.BatchRows, mem: memory.NewGoAllocator(), sum: newSummarizer()}
 	w.eventDict.idx = map[string]int32{}
 	w.spillSchema = buildSchema(nil, spillType, arrow.PrimitiveTypes.Int32)
-	f, err := os.CreateTemp("", "replay-spill-*.arrows")
-	if err != nil {
-		return nil, fmt.Errorf("timeline spill: %w", err)
+	if opt.Format == FormatArrow {
+		reserve := opt.headReserve
+		if reserve <= 0 {
+			reserve = defaultHeadReserve
+		}
+		d, err := newIPCFile(path, w.mem, opt.Compression, reserve)
+		if err != nil {
+			return nil, err
+		}
+		w.direct = d
+	} else {
+		f, err := os.CreateTemp("", "replay-spill-*.arrows")
+		if err != nil {
+			return nil, fmt.Errorf("timeline spill: %w", err)
+		}
+		// The spill is private scratch: unlink it now so it vanishes
+		// with the process whatever happens.
+		os.Remove(f.Name())
+		w.spillFile = f
+		// LZ4 because most columns of most rows are null: the spill
+		// shrinks several-fold for little CPU, and it is read back once.
+		w.spill = ipc.NewWriter(f, ipc.WithSchema(w.spillSchema), ipc.WithAllocator(w.mem), ipc.WithLZ4())
 	}
-	// The spill is private scratch: unlink it now so it vanishes with the
-	// process whatever happens.
-	os.Remove(f.Name())
-	w.spillFile = f
-	// LZ4 because most columns of most rows are null: the spill shrinks
-	// several-fold for little CPU, and it is read back once.
-	w.spill = ipc.NewWriter(f, ipc.WithSchema(w.spillSchema), ipc.WithAllocator(w.mem), ipc.WithLZ4())
 	for c := Col(0); c < NumCols; c++ {
 		if cols[c].typ == tString {
 			w.dicts[c] = &dict{idx: map[string]int32{}}
@@ -142,19 +177,48 @@ func Create(path string, opt WriterOptions) (*Writer, error) {
 	w.cur = newBatch(w.batchRows)
 	w.toSpill, w.free, w.spilled = make(chan *batch), make(chan *batch, 1), make(chan error, 1)
 	w.free <- newBatch(w.batchRows)
-	go w.spillLoop()
+	go w.spillLoop(w.toSpill)
+	w.chunk = make([]Event, 0, chunkEvents)
+	w.toEnc, w.freeChunks, w.encoded = make(chan []Event), make(chan []Event, 1), make(chan error, 1)
+	w.freeChunks <- make([]Event, 0, chunkEvents)
+	go w.encodeLoop(w.toEnc)
 	return w, nil
+}
+
+// chunkEvents is how many events Write hands to the encoder at a time.
+const chunkEvents = 2048
+
+// encodeLoop turns chunks of events into batch rows and the summary, then,
+// when toEnc closes, finishes the spill. Channels are passed in: the
+// fields are cleared when they close and reports its error on encoded.
+func (w *Writer) encodeLoop(toEnc <-chan []Event) {
+	for ch := range toEnc {
+		for i := range ch {
+			e := &ch[i]
+			w.sum.add(e)
+			w.cur.add(e, w.eventDict.index(e.Name), &w.dicts, &w.jsonBuf)
+			if w.cur.n >= w.batchRows {
+				w.flush()
+			}
+		}
+		w.freeChunks <- ch[:0]
+	}
+	w.encoded <- w.finishSpill()
 }
 
 // spillLoop writes full batches to the spill stream in the background and
 // hands them back for reuse. It reports the first error on spilled when
 // toSpill closes.
-func (w *Writer) spillLoop() {
+func (w *Writer) spillLoop(toSpill <-chan *batch) {
 	var err error
-	for b := range w.toSpill {
+	for b := range toSpill {
 		if err == nil {
 			rec := b.record(w.spillSchema)
-			err = w.spill.Write(rec)
+			if w.direct != nil {
+				err = w.direct.writeBatch(rec)
+			} else {
+				err = w.spill.Write(rec)
+			}
 			rec.Release()
 		}
 		b.reset()
@@ -172,12 +236,29 @@ func (w *Writer) Write(e *Event) error {
 	if e.Name == "" {
 		return errors.New("timeline: event without a name")
 	}
-	w.sum.add(e)
-	w.cur.add(e, w.eventDict.index(e.Name), &w.dicts, &w.jsonBuf)
-	if w.cur.n >= w.batchRows {
-		w.flush()
+	n := len(w.chunk)
+	w.chunk = w.chunk[:n+1]
+	w.chunk[n].copyRow(e)
+	if n+1 == cap(w.chunk) {
+		w.toEnc <- w.chunk
+		w.chunk = <-w.freeChunks
 	}
 	return nil
+}
+
+// finishEncode hands over the last chunk and waits for the encoder, which
+// also finishes the spill.
+func (w *Writer) finishEncode() error {
+	if w.toEnc == nil {
+		return nil
+	}
+	if len(w.chunk) > 0 {
+		w.toEnc <- w.chunk
+		w.chunk = <-w.freeChunks // keeps the encoder from blocking on a full free list
+	}
+	close(w.toEnc)
+	w.toEnc = nil
+	return <-w.encoded
 }
 
 // flush hands the current batch to the spill goroutine. Errors surface
@@ -210,9 +291,15 @@ func (w *Writer) Abort() {
 		return
 	}
 	w.closed = true
-	w.finishSpill()
-	w.spill.Close()
-	w.spillFile.Close()
+	w.finishEncode()
+	if w.direct != nil {
+		w.direct.abort()
+		w.direct = nil
+	}
+	if w.spill != nil {
+		w.spill.Close()
+		w.spillFile.Close()
+	}
 }
 
 // Close finishes the file. meta supplies the source, topology, and the
@@ -223,11 +310,13 @@ func (w *Writer) Close(meta *Meta) (err error) {
 		return errors.New("timeline: close after close")
 	}
 	defer w.Abort()
-	if err := w.finishSpill(); err != nil {
+	if err := w.finishEncode(); err != nil {
 		return err
 	}
-	if err := w.spill.Close(); err != nil {
-		return fmt.Errorf("timeline spill: %w", err)
+	if w.spill != nil {
+		if err := w.spill.Close(); err != nil {
+			return fmt.Errorf("timeline spill: %w", err)
+		}
 	}
 	m := Meta{}
 	if meta != nil {
@@ -242,6 +331,9 @@ func (w *Writer) Close(meta *Meta) (err error) {
 	}
 	md := arrow.NewMetadata(keys, vals)
 	schema := buildSchema(&md, arrowType, dictType)
+	if w.direct != nil {
+		return w.finishDirect(schema)
+	}
 
 	out, err := atomicfile.Create(w.path)
 	if err != nil {
@@ -257,6 +349,32 @@ func (w *Writer) Close(meta *Meta) (err error) {
 		return err
 	}
 	return out.Commit()
+}
+
+// finishDirect completes an Arrow file written in place.
+func (w *Writer) finishDirect(schema *arrow.Schema) error {
+	dicts := []arrow.Array{finalDict(&w.eventDict, w.mem)}
+	for c := Col(0); c < NumCols; c++ {
+		if w.dicts[c] != nil {
+			dicts = append(dicts, finalDict(w.dicts[c], w.mem))
+		}
+	}
+	defer func() {
+		for _, d := range dicts {
+			d.Release()
+		}
+	}()
+	err := w.direct.finish(schema, dicts)
+	w.direct = nil // finish committed or discarded the file
+	return err
+}
+
+// finalDict is a string column's dictionary as an Arrow array.
+func finalDict(d *dict, mem memory.Allocator) arrow.Array {
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	b.AppendValues(d.values, nil)
+	return b.NewArray()
 }
 
 type recordSink interface {
@@ -284,18 +402,12 @@ func (w *Writer) newSink(out io.Writer, schema *arrow.Schema) (recordSink, error
 }
 
 func (w *Writer) rewrite(out io.Writer, schema *arrow.Schema) error {
-	finalDict := func(d *dict) arrow.Array {
-		b := array.NewStringBuilder(w.mem)
-		defer b.Release()
-		b.AppendValues(d.values, nil)
-		return b.NewArray()
-	}
 	var dictArrs [NumCols]arrow.Array
-	eventDict := finalDict(&w.eventDict)
+	eventDict := finalDict(&w.eventDict, w.mem)
 	defer eventDict.Release()
 	for c := Col(0); c < NumCols; c++ {
 		if w.dicts[c] != nil {
-			dictArrs[c] = finalDict(w.dicts[c])
+			dictArrs[c] = finalDict(w.dicts[c], w.mem)
 			defer dictArrs[c].Release()
 		}
 	}

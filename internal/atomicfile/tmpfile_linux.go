@@ -8,7 +8,9 @@ import (
 )
 
 func openTmpfile(dir string) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	// Read-write: a writer may read back what it wrote (the timeline
+	// writer copies its body behind a bigger head).
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, err
 	}
