@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 
@@ -58,9 +59,9 @@ func wlSchema(md *arrow.Metadata) *arrow.Schema {
 
 type wlRow map[string]any
 
-// SaveWorkload writes w to path (written under a temporary name, then
-// renamed). The same workload gives byte-identical files.
-func SaveWorkload(path string, w *Workload) (err error) {
+// wlMetadata is the schema metadata of a workload file: w's header
+// fields (not its tasks, activations or edges).
+func wlMetadata(w *Workload) (arrow.Metadata, error) {
 	md := map[string]string{
 		"replay_workload": WorkloadVersion,
 		"start_ns":        strconv.FormatInt(w.StartNS, 10),
@@ -71,14 +72,14 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	if w.Topology != nil {
 		b, err := json.Marshal(w.Topology)
 		if err != nil {
-			return err
+			return arrow.Metadata{}, err
 		}
 		md["topology"] = string(b)
 	}
 	if w.Stalls != nil {
 		b, err := json.Marshal(w.Stalls)
 		if err != nil {
-			return err
+			return arrow.Metadata{}, err
 		}
 		md["stalls"] = string(b)
 	}
@@ -92,7 +93,44 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	for i, k := range keys {
 		vals[i] = md[k]
 	}
-	meta := arrow.NewMetadata(keys, vals)
+	return arrow.NewMetadata(keys, vals), nil
+}
+
+// writeWorkloadFile writes the one record batch of a workload file to
+// path (under a temporary name, then renamed).
+// wrap, if not nil, wraps the file's writer.
+func writeWorkloadFile(path string, schema *arrow.Schema, mem memory.Allocator, rec arrow.RecordBatch, wrap func(io.Writer) io.Writer) error {
+	out, err := atomicfile.Create(path)
+	if err != nil {
+		return err
+	}
+	var ow io.Writer = out
+	if wrap != nil {
+		ow = wrap(out)
+	}
+	fw, err := ipc.NewFileWriter(ow, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err == nil {
+		err = fw.Write(rec)
+		if cerr := fw.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		out.Abort()
+		return err
+	}
+	return out.Commit()
+}
+
+// SaveWorkload writes w to path (written under a temporary name, then
+// renamed). The same workload gives byte-identical files; a
+// WorkloadWriter given the same workload piece by piece writes the same
+// bytes.
+func SaveWorkload(path string, w *Workload) (err error) {
+	meta, err := wlMetadata(w)
+	if err != nil {
+		return err
+	}
 	schema := wlSchema(&meta)
 	mem := memory.NewGoAllocator()
 	b := array.NewRecordBuilder(mem, schema)
@@ -152,23 +190,7 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-
-	out, err := atomicfile.Create(path)
-	if err != nil {
-		return err
-	}
-	fw, err := ipc.NewFileWriter(out, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	if err == nil {
-		err = fw.Write(rec)
-		if cerr := fw.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		out.Abort()
-		return err
-	}
-	return out.Commit()
+	return writeWorkloadFile(path, schema, mem, rec, nil)
 }
 
 // IsWorkloadFile reports whether path is an Arrow file SaveWorkload wrote.

@@ -100,21 +100,38 @@ func runSynth(c *cli.Context, sp synth.Spec) error {
 			policies = append(policies, p)
 		}
 	}
-	res, err := g.Generate(topo)
-	if err != nil {
-		return usagef("%v", err)
-	}
-	if us := c.Int64("idle-exit-us"); us < 0 || us > 1e6 {
+	us := c.Int64("idle-exit-us")
+	if us < 0 || us > 1e6 {
 		return usagef("--idle-exit-us %d: want 0..1000000", us)
-	} else if us > 0 {
-		res.Workload.IdleWakeNS = []int64{us * 1000}
 	}
-	if out != "" {
-		if err := whatif.SaveWorkload(out, res.Workload); err != nil {
+	var idle []int64
+	if us > 0 {
+		idle = []int64{us * 1000}
+	}
+	var res *synth.Result
+	if len(policies) == 0 {
+		// Only the file: stream it, whatever the run length.
+		if err := g.Validate(); err != nil {
+			return usagef("%v", err)
+		}
+		var err error
+		if res, err = synth.Stream(g, topo, out, synth.StreamOptions{IdleWakeNS: idle}); err != nil {
 			return err
 		}
-		nt, na, ne, _, _ := res.Workload.Stats()
-		fmt.Fprintf(c.App.ErrWriter, "replay: wrote the %s workload (%d tasks, %d activations, %d wake edges) to %s\n", res.Command, nt, na, ne, out)
+	} else {
+		var err error
+		if res, err = g.Generate(topo); err != nil {
+			return usagef("%v", err)
+		}
+		res.Workload.IdleWakeNS = idle
+		if out != "" {
+			if err := whatif.SaveWorkload(out, res.Workload); err != nil {
+				return err
+			}
+		}
+	}
+	if out != "" {
+		fmt.Fprintf(c.App.ErrWriter, "replay: wrote the %s workload (%d tasks, %d activations, %d wake edges) to %s\n", res.Command, res.Tasks, res.Activations, res.Edges, out)
 	}
 	var reps []*synth.Report
 	for _, p := range policies {

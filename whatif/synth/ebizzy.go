@@ -3,7 +3,6 @@ package synth
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/whatif"
@@ -81,14 +80,6 @@ func (o Ebizzy) Validate() error {
 	case o.BlockMinNS < 0 || o.BlockMaxNS < o.BlockMinNS:
 		return fmt.Errorf("ebizzy: block length range %d..%d ns is empty", o.BlockMinNS, o.BlockMaxNS)
 	}
-	// Activations: one per block, a block per 1/p records.
-	rec := float64(o.recordNS(int64(o.ChunkSize/8*8), false)) + 1
-	if o.RandomSize {
-		rec = rec/2 + 1
-	}
-	if n := float64(o.Threads) * (float64(o.Seconds)*1e9/rec*o.blockProb() + 3); n > float64(maxItems) {
-		return fmt.Errorf("ebizzy: about %.0f activations, more than %d (the Workload type holds them all in memory); use a shorter -S, fewer threads or a lower block probability", n, maxItems)
-	}
 	return nil
 }
 
@@ -143,14 +134,24 @@ func (o Ebizzy) recordNS(size int64, first bool) int64 {
 // contention; an arrival after that sleep). The measured window is the
 // -S seconds; records = the threads' CPU time in it / the mean record
 // time.
-func (o Ebizzy) Generate(topo *model.Topology) (*Result, error) {
+func (o Ebizzy) Generate(topo *model.Topology) (*Result, error) { return generateInMemory(&o, topo) }
+
+func (o Ebizzy) generate(b *builder) (*Result, error) {
 	if o.Threads == 0 {
-		o.Threads = 2 * onlineCPUs(topo)
+		o.Threads = 2 * onlineCPUs(b.w.Topology)
 	}
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	b := newBuilder(topo, "synth: "+o.Command())
+	// Activations: one per block, a block per 1/p records.
+	rec := float64(o.recordNS(int64(o.ChunkSize/8*8), false)) + 1
+	if o.RandomSize {
+		rec = rec/2 + 1
+	}
+	if err := b.checkSize("ebizzy", float64(o.Threads)*(float64(o.Seconds)*1e9/rec*o.blockProb()+3), "a shorter -S, fewer threads or a lower block probability"); err != nil {
+		return nil, err
+	}
+	b.w.Source = "synth: " + o.Command()
 	r := &rng{s: o.Seed ^ 0xeb122e}
 	res := &Result{Name: "ebizzy", Command: o.Command()}
 	const mainTID = 1000
@@ -165,65 +166,67 @@ func (o Ebizzy) Generate(topo *model.Topology) (*Result, error) {
 	}
 	b.last(mt).End, b.last(mt).EndState = whatif.EndExit, "X"
 	res.MeasureFromNS, res.MeasureToNS = goAt, stop
-	p := o.blockProb()
-	size := int64(o.ChunkSize / 8 * 8)
-	var sumRec, nRec int64
-	for i := 0; i < o.Threads; i++ {
+
+	// The threads draw from r one after the other (their records and
+	// blocks), then the lock wakers draw from it. A first pass runs each
+	// thread to its end, keeping only where its draws start, so that any
+	// thread's activations can be generated again from there.
+	threads := make([]ebThread, o.Threads)
+	for i := range threads {
+		threads[i] = o.newThread(i, goAt, stop, *r)
+		th := threads[i]
+		for {
+			if _, ok := th.next(); !ok {
+				break
+			}
+		}
+		*r = th.r
+	}
+	res.RecordNS = threads[0].rc
+	// Then each thread's activations and the wakeups ending its blocks
+	// (lockWakers), streamed thread by thread.
+	for i := range threads {
 		tid := int32(mainTID + 1 + i)
 		t := b.task(tid, mainTID, "ebizzy", 0)
 		b.w.Tasks[t].Forked = true
 		res.Measured = append(res.Measured, tid)
+	}
+	n := int64(o.Threads)
+	for i := range threads {
+		t := int32(1 + i)
 		off := int64(i+1) * o.ForkNS
 		if err := b.edge(whatif.EdgeFork, true, mt, m0, off, t, 0, off); err != nil {
 			return nil, err
 		}
-		now := off
-		// Busy-wait for the start flag.
-		d := goAt - off
-		if _, err := b.act(t, whatif.CauseFork, off, 0, 1); err != nil {
-			return nil, err
+		th := threads[i]
+		var cursors []*ebCursor
+		if n >= 2 {
+			cursors = make([]*ebCursor, n)
 		}
-		// The first record allocates with glibc's initial mmap threshold;
-		// then records of the mean size follow, a geometric number of them
-		// (parameter p) between blocks.
-		rc := o.recordNS(size, false)
-		if o.RandomSize {
-			rc = o.recordNS((size+8)/2, false)
-		}
-		d += o.recordNS(size, true)
-		sumRec += rc
-		nRec++
-		for now+d < stop {
-			left := (stop - now - d + rc - 1) / rc // records until the flag is cleared
-			k := left
-			if p > 0 {
-				if g := geometric(r, p); g < k {
-					k = g
-				}
-			}
-			d += k * rc
-			if k == left || now+d >= stop {
+		for k := int32(0); ; k++ {
+			a, ok := th.next()
+			if !ok {
 				break
 			}
-			b.last(t).DemandNS = d
-			sl := o.BlockMinNS + r.intn(o.BlockMaxNS-o.BlockMinNS+1)
-			now += d + sl
-			d = 0
-			if _, err := b.act(t, whatif.CauseArrival, now, sl, 1); err != nil {
+			cause := whatif.CauseArrival
+			if k == 0 {
+				cause = whatif.CauseFork
+			}
+			if _, err := b.act(t, cause, a.release, a.sleep, 1); err != nil {
+				return nil, err
+			}
+			la := b.last(t)
+			la.DemandNS = a.demand
+			if a.exit {
+				la.End, la.EndState = whatif.EndExit, "X"
+			}
+			if k == 0 || cursors == nil {
+				continue
+			}
+			if err := o.lockWaker(b, r, threads, cursors, t, k, a.release); err != nil {
 				return nil, err
 			}
 		}
-		if d < 1 {
-			d = 1
-		}
-		b.last(t).DemandNS = d
-		b.last(t).End, b.last(t).EndState = whatif.EndExit, "X"
-	}
-	if nRec > 0 {
-		res.RecordNS = sumRec / nRec
-	}
-	if err := o.lockWakers(b, r); err != nil {
-		return nil, err
 	}
 	w, err := b.finish(stop)
 	if err != nil {
@@ -231,6 +234,89 @@ func (o Ebizzy) Generate(topo *model.Topology) (*Result, error) {
 	}
 	res.Workload = w
 	return res, nil
+}
+
+// ebAct is one activation of an ebizzy thread.
+type ebAct struct {
+	release, sleep, demand int64
+	exit                   bool
+}
+
+// ebThread generates one thread's activations from its own copy of the
+// random stream: busy-wait for the start flag, the first record (with
+// glibc's initial mmap threshold), then records of the mean size, a
+// geometric number of them (parameter p) between blocks, until the flag
+// is cleared.
+type ebThread struct {
+	o                 *Ebizzy
+	r                 rng
+	p                 float64
+	rc, stop          int64
+	now, d, nextSleep int64
+	done              bool
+}
+
+func (o Ebizzy) newThread(i int, goAt, stop int64, r rng) ebThread {
+	size := int64(o.ChunkSize / 8 * 8)
+	off := int64(i+1) * o.ForkNS
+	rc := o.recordNS(size, false)
+	if o.RandomSize {
+		rc = o.recordNS((size+8)/2, false)
+	}
+	return ebThread{o: &o, r: r, p: o.blockProb(), rc: rc, stop: stop, now: off, d: goAt - off + o.recordNS(size, true)}
+}
+
+// next is the thread's next activation (false after its last).
+func (th *ebThread) next() (ebAct, bool) {
+	if th.done {
+		return ebAct{}, false
+	}
+	rel, sl := th.now, th.nextSleep
+	for th.now+th.d < th.stop {
+		left := (th.stop - th.now - th.d + th.rc - 1) / th.rc // records until the flag is cleared
+		k := left
+		if th.p > 0 {
+			if g := geometric(&th.r, th.p); g < k {
+				k = g
+			}
+		}
+		th.d += k * th.rc
+		if k == left || th.now+th.d >= th.stop {
+			break
+		}
+		d := th.d
+		s := th.o.BlockMinNS + th.r.intn(th.o.BlockMaxNS-th.o.BlockMinNS+1)
+		th.now += d + s
+		th.d, th.nextSleep = 0, s
+		return ebAct{release: rel, sleep: sl, demand: d}, true
+	}
+	th.done = true
+	return ebAct{release: rel, sleep: sl, demand: max(th.d, 1), exit: true}, true
+}
+
+// ebCursor walks a thread's activations in time order: cur is the last
+// one released before the time asked (index j, -1 none), peek the next.
+type ebCursor struct {
+	th      ebThread
+	cur     ebAct
+	j       int32
+	peek    ebAct
+	peekOK  bool
+	started bool
+}
+
+// at returns the activation of the cursor's thread released last strictly
+// before tw (index -1: none); tw must not decrease between calls.
+func (c *ebCursor) at(tw int64) (ebAct, int32) {
+	if !c.started {
+		c.started, c.j = true, -1
+		c.peek, c.peekOK = c.th.next()
+	}
+	for c.peekOK && c.peek.release < tw {
+		c.cur, c.j = c.peek, c.j+1
+		c.peek, c.peekOK = c.th.next()
+	}
+	return c.cur, c.j
 }
 
 // geometric draws the number of records up to and including the first
@@ -247,38 +333,33 @@ func geometric(r *rng, p float64) int64 {
 	return int64(k)
 }
 
-// lockWakers makes each block end by a wakeup from the thread releasing
-// the lock: another thread, chosen at random among those running (on the
-// ideal machine) when the block ends, wakes it at that point of its own
-// progress. A block no other thread can end stays a timed arrival.
-func (o Ebizzy) lockWakers(b *builder, r *rng) error {
-	tasks := b.w.Tasks
-	n := int64(len(tasks) - 1) // task 0 is main
-	if n < 2 {
-		return nil
-	}
-	for a := int32(1); a <= int32(n); a++ {
-		for k := 1; k < len(tasks[a].Activations); k++ {
-			tw := tasks[a].Activations[k].ReleaseNS
-			for try := 0; try < 8; try++ {
-				wb := int32(1 + r.intn(n))
-				if wb == a {
-					continue
-				}
-				as := tasks[wb].Activations
-				// Strictly before tw: two blocks ending at the same
-				// instant must not wake each other.
-				j := sort.Search(len(as), func(i int) bool { return as[i].ReleaseNS >= tw }) - 1
-				if j < 0 || tw >= as[j].ReleaseNS+as[j].DemandNS {
-					continue
-				}
-				tasks[a].Activations[k].Cause = whatif.CauseWake
-				if err := b.edge(whatif.EdgeWake, true, wb, int32(j), tw-as[j].ReleaseNS, a, int32(k), tw); err != nil {
-					return err
-				}
-				break
-			}
+// lockWaker makes the block ending activation k of thread task a (at tw)
+// end by a wakeup from the thread releasing the lock: another thread,
+// chosen at random among those running (on the ideal machine) at tw,
+// wakes it at that point of its own progress. A block no other thread
+// can end stays a timed arrival. cursors (one per thread, made on first
+// use) find the candidate's activation at tw; they only move forward, as
+// tw does along thread a.
+func (o Ebizzy) lockWaker(b *builder, r *rng, threads []ebThread, cursors []*ebCursor, a, k int32, tw int64) error {
+	n := int64(len(threads))
+	for try := 0; try < 8; try++ {
+		wb := int32(1 + r.intn(n))
+		if wb == a {
+			continue
 		}
+		c := cursors[wb-1]
+		if c == nil {
+			c = &ebCursor{th: threads[wb-1]}
+			cursors[wb-1] = c
+		}
+		// Strictly before tw: two blocks ending at the same instant must
+		// not wake each other.
+		as, j := c.at(tw)
+		if j < 0 || tw >= as.release+as.demand {
+			continue
+		}
+		b.last(a).Cause = whatif.CauseWake
+		return b.edge(whatif.EdgeWake, true, wb, j, tw-as.release, a, k, tw)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ type Generator interface {
 	Command() string
 	Validate() error
 	setSeed(uint64)
+	generate(b *builder) (*Result, error)
 }
 
 func (o *Schbench) setSeed(s uint64)  { o.Seed = s }
@@ -102,19 +103,47 @@ func boolOpt[T any](names []string, usage string, field func(*T) *bool) Option {
 // Specs lists the benchmarks.
 func Specs() []Spec {
 	return []Spec{
-		{Name: "schbench", Usage: "schbench (late-2020 version, spec §7.1): message threads waking workers; measures the workers' wakeup latency",
+		{Name: "schbench", Usage: "schbench (late-2020 version, spec §7.1; --version 2023: the rewrite, §7.2): message threads waking workers; measures the workers' wakeup latency",
 			New: func() Generator { o := DefaultSchbench(); return &o },
 			Options: []Option{
+				// First: it resets the defaults (ParseCommand applies it
+				// before the others, as the CLI does).
+				{Names: []string{"version"}, Usage: "which schbench: 2020 (default; the seeds' late-2020 version, spec §7.1) or 2023 (the rewrite, §7.2: -n, -F, -L, -R; its defaults -m 1, -t CPUs/-m, -s 100, -w 0)", set: func(g Generator, v string) error {
+					n, err := atoi(v)
+					if err != nil {
+						return err
+					}
+					o := g.(*Schbench)
+					switch n {
+					case 2020:
+						seed := o.Seed
+						*o = DefaultSchbench()
+						o.Seed = seed
+					case 2023:
+						seed := o.Seed
+						*o = DefaultSchbench2023()
+						o.Seed = seed
+					default:
+						return fmt.Errorf("want 2020 or 2023")
+					}
+					return nil
+				}},
 				intOpt[Schbench]([]string{"m", "message-threads"}, "number of message threads (2)", func(o *Schbench) *int { return &o.MessageThreads }),
 				intOpt[Schbench]([]string{"t", "threads"}, "worker threads per message thread (16)", func(o *Schbench) *int { return &o.Workers }),
 				intOpt[Schbench]([]string{"r", "runtime"}, "seconds to run (30; 0 = forever cannot be generated)", func(o *Schbench) *int { return &o.RuntimeS }),
-				int64Opt[Schbench]([]string{"s", "sleeptime"}, "message thread latency, usec (30000)", func(o *Schbench) *int64 { return &o.SleepUS }),
+				int64Opt[Schbench]([]string{"s", "sleeptime", "sleep_usec"}, "2020: message thread latency, usec (30000); 2023: worker sleep per request, usec (100)", func(o *Schbench) *int64 { return &o.SleepUS }),
 				int64Opt[Schbench]([]string{"C", "message_cputime"}, "message thread think time, usec: parsed but not applied by that version (always 30000) unless --fix-C", func(o *Schbench) *int64 { return &o.MessageCPUUS }),
 				boolOpt[Schbench]([]string{"fix-C"}, "apply -C (the later fix) instead of reproducing the 2020 bug", func(o *Schbench) *bool { return &o.FixC }),
 				int64Opt[Schbench]([]string{"c", "cputime"}, "worker think time per loop, usec (30000)", func(o *Schbench) *int64 { return &o.CPUTimeUS }),
 				intOpt[Schbench]([]string{"w", "warmuptime"}, "seconds of warmup before the stats are zeroed (5)", func(o *Schbench) *int { return &o.WarmupS }),
 				intOpt[Schbench]([]string{"i", "intervaltime"}, "seconds between printed stats (10)", func(o *Schbench) *int { return &o.IntervalS }),
 				intOpt[Schbench]([]string{"z", "zerotime"}, "zero the stats every N seconds (0: never)", func(o *Schbench) *int { return &o.ZeroS }),
+				intOpt[Schbench]([]string{"n", "operations"}, "2023: matrix multiplications per request (5)", func(o *Schbench) *int { return &o.Operations }),
+				intOpt[Schbench]([]string{"F", "cache_footprint"}, "2023: working set of the multiplications, KiB (256)", func(o *Schbench) *int { return &o.FootprintKB }),
+				boolOpt[Schbench]([]string{"L", "no-locking"}, "2023: no per-CPU lock around the work (the lock is not modelled; see docs/synth.md)", func(o *Schbench) *bool { return &o.NoLocking }),
+				intOpt[Schbench]([]string{"R", "rps"}, "2023: requests per second over all message threads (0: the post/wake loop)", func(o *Schbench) *int { return &o.RPS }),
+				intOpt[Schbench]([]string{"A", "auto-rps"}, "2023: auto-RPS target busy percent (refused: it follows the real machine's /proc/stat)", func(o *Schbench) *int { return &o.AutoRPS }),
+				int64Opt[Schbench]([]string{"mac-ps"}, "2023: ps of CPU per multiply-add of the matrix work at capacity 1024 (model assumption, 1000)", func(o *Schbench) *int64 { return &o.MACps }),
 			}},
 		{Name: "hackbench", Usage: "rt-tests hackbench (spec §7.3): groups of senders writing to receivers over sockets or pipes; measures the time until all finish",
 			New: func() Generator { o := DefaultHackbench(); return &o },
@@ -204,7 +233,29 @@ func ParseCommand(args []string) (Generator, error) {
 		}
 		return nil
 	}
+	// --version resets the defaults: apply it before the other flags.
+	skip := map[int]bool{}
+	if o := find("version"); o != nil {
+		for i := 1; i < len(args); i++ {
+			a := args[i]
+			if v, ok := strings.CutPrefix(a, "--version="); ok {
+				if err := o.Set(g, v); err != nil {
+					return nil, fmt.Errorf("%s: %w", sp.Name, err)
+				}
+				skip[i] = true
+			} else if a == "--version" && i+1 < len(args) {
+				if err := o.Set(g, args[i+1]); err != nil {
+					return nil, fmt.Errorf("%s: %w", sp.Name, err)
+				}
+				skip[i], skip[i+1] = true, true
+				i++
+			}
+		}
+	}
 	for i := 1; i < len(args); i++ {
+		if skip[i] {
+			continue
+		}
 		a := args[i]
 		if len(a) < 2 || a[0] != '-' {
 			return nil, fmt.Errorf("%s: unexpected argument %q", sp.Name, a)

@@ -15,6 +15,8 @@ func FuzzParseCommand(f *testing.F) {
 	f.Add("schbench -m2 --threads=3 -C 5 --fix-C -r 1 -c 10")
 	f.Add("hackbench --pipe -l 3 -g 1 -f 2 -s 1")
 	f.Add("ebizzy -t 2 -S 1 -z -l -T -p -P --block-prob 0.3")
+	f.Add("schbench --version 2023 -m 2 -t 2 -R 100 -s 50 -n 1 -F 12 -r 1 -L")
+	f.Add("schbench --version=2023 -t 3 -r 1")
 	f.Fuzz(func(t *testing.T, line string) {
 		g, err := ParseCommand(strings.Fields(line))
 		if err != nil {

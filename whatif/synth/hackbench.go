@@ -66,9 +66,6 @@ func (o Hackbench) Validate() error {
 	}
 	// Each message is a receiver activation and a wake edge, plus (once
 	// the buffer can fill) a sender activation and an edge.
-	if msgs := int64(o.Groups) * int64(o.FDs) * int64(o.FDs) * int64(o.Loops); msgs*4 > maxItems {
-		return fmt.Errorf("hackbench: %d messages need about %d activations and edges, more than %d (the Workload type holds them all in memory); lower -l or -g", msgs, msgs*4, maxItems)
-	}
 	return nil
 }
 
@@ -104,11 +101,17 @@ func (o Hackbench) bufferMsgs() int {
 // there in the replay), and each write beyond the buffer waits for the
 // read that makes room (a sender activation started by that read). The
 // order of the messages in each receiver's stream is the ideal machine's.
-func (o Hackbench) Generate(topo *model.Topology) (*Result, error) {
+func (o Hackbench) Generate(topo *model.Topology) (*Result, error) { return generateInMemory(&o, topo) }
+
+func (o Hackbench) generate(b *builder) (*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	b := newBuilder(topo, "synth: "+o.Command())
+	msgs := float64(o.Groups) * float64(o.FDs) * float64(o.FDs) * float64(o.Loops)
+	if err := b.checkSize("hackbench", 4*msgs, "a lower -l or -g"); err != nil {
+		return nil, err
+	}
+	b.w.Source = "synth: " + o.Command()
 	res := &Result{Name: "hackbench", Command: o.Command()}
 	const mainTID = 1000
 	parent := b.task(mainTID, mainTID, "hackbench", 0)
@@ -196,9 +199,16 @@ func (o Hackbench) Generate(topo *model.Topology) (*Result, error) {
 		sDem := make([]int64, f)
 		for s := 0; s < f; s++ {
 			sAct[s] = 1
-			sDem[s] = b.w.Tasks[send[gi*f+s]].Activations[1].DemandNS
+			sDem[s] = b.last(send[gi*f+s]).DemandNS // its activation 1, the go wakeup
 		}
-		rRead := make([][]int32, f) // receiver j: activation index of its q-th read
+		// rRead[j][q % ring]: receiver j's activation reading its message q,
+		// kept for the last ring messages (a write waits for the read
+		// cap messages back).
+		ring := min(cap, f*l)
+		rRead := make([][]int32, f)
+		for j := range rRead {
+			rRead[j] = make([]int32, ring)
+		}
 		streamN := make([]int, f)
 		for i := 0; i < l; i++ {
 			for j := 0; j < f; j++ {
@@ -211,13 +221,13 @@ func (o Hackbench) Generate(topo *model.Topology) (*Result, error) {
 					if q >= cap {
 						// The sender's write starts a new activation woken by
 						// receiver j's read of message q-cap.
-						b.w.Tasks[st].Activations[sAct[s]].DemandNS = sDem[s]
+						b.last(st).DemandNS = sDem[s] // activation sAct[s]
 						nt := goAt + int64(1+i*f+j)*o.WriteNS
 						na, err := b.act(st, whatif.CauseWake, nt, 0, 1)
 						if err != nil {
 							return nil, err
 						}
-						ra := rRead[j][q-cap]
+						ra := rRead[j][(q-cap)%ring]
 						if err := b.edge(whatif.EdgeWake, true, rt, ra, o.ReadNS, st, na, nt); err != nil {
 							return nil, err
 						}
@@ -230,7 +240,7 @@ func (o Hackbench) Generate(topo *model.Topology) (*Result, error) {
 					if err != nil {
 						return nil, err
 					}
-					rRead[j] = append(rRead[j], ra)
+					rRead[j][q%ring] = ra
 					if err := b.edge(whatif.EdgeWake, true, st, sAct[s], sDem[s], rt, ra, nt); err != nil {
 						return nil, err
 					}
@@ -239,7 +249,7 @@ func (o Hackbench) Generate(topo *model.Topology) (*Result, error) {
 		}
 		for s := 0; s < f; s++ {
 			st := send[gi*f+s]
-			a := &b.w.Tasks[st].Activations[sAct[s]]
+			a := b.last(st) // activation sAct[s]
 			a.DemandNS = sDem[s]
 			a.End, a.EndState = whatif.EndExit, "X"
 		}

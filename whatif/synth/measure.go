@@ -98,7 +98,7 @@ func (m *Measure) Emit(e *timeline.Event) error {
 		}
 		if m.wakers[waker] {
 			st, ok := m.stamp[waker]
-			if !ok || st < 0 {
+			if !ok || st < 0 || m.res.StampEachWake {
 				st = e.Time
 				m.stamp[waker] = st
 			}

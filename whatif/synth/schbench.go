@@ -31,6 +31,23 @@ type Schbench struct {
 	// Costs (ns at capacity 1024) of what is not spinning: assumptions,
 	// see docs/synth.md.
 	ForkNS, StartNS, WakeNS, SyscallNS, PrintNS int64
+
+	// Version is 2020 (0 means the same: the fields above) or 2023, the
+	// rewrite (spec §7.2), which uses the fields below and no -c/-C:
+	// start from DefaultSchbench2023. Workers 0 is then -t's default, the
+	// topology's CPUs per message thread.
+	Version     int
+	Operations  int  // -n matrix multiplications per request (5)
+	FootprintKB int  // -F working set of the multiplications, KiB (256)
+	NoLocking   bool // -L: no per-CPU lock around the work (not modelled either way)
+	RPS         int  // -R requests per second over all message threads (0: the post/wake protocol)
+	AutoRPS     int  // -A target busy percent: refused (feedback from the machine's /proc/stat)
+	// MACps is the time of one multiply-add of the naive matrix
+	// multiplication, picoseconds at capacity 1024 (assumption: 1000).
+	MACps int64
+	// RequestNS is the -R message thread's cost per request queued,
+	// besides the wakeup (assumption: 200).
+	RequestNS int64
 }
 
 // DefaultSchbench is schbench with no flags.
@@ -50,6 +67,9 @@ func (o Schbench) messageSpinUS() int64 {
 
 // Command is the schbench command line of o.
 func (o Schbench) Command() string {
+	if o.Version == 2023 {
+		return o.command2023()
+	}
 	s := fmt.Sprintf("schbench -m %d -t %d -s %d -c %d -r %d -w %d -i %d", o.MessageThreads, o.Workers, o.SleepUS, o.CPUTimeUS, o.RuntimeS, o.WarmupS, o.IntervalS)
 	if o.ZeroS > 0 {
 		s += fmt.Sprintf(" -z %d", o.ZeroS)
@@ -65,7 +85,16 @@ func (o Schbench) Command() string {
 
 // Validate checks the options.
 func (o Schbench) Validate() error {
+	switch o.Version {
+	case 0, 2020:
+	case 2023:
+		return o.validate2023()
+	default:
+		return fmt.Errorf("schbench --version %d: want 2020 (the default, spec §7.1) or 2023 (the rewrite, §7.2)", o.Version)
+	}
 	switch {
+	case o.Operations != 0 || o.FootprintKB != 0 || o.NoLocking || o.RPS != 0 || o.AutoRPS != 0 || o.MACps != 0 || o.RequestNS != 0:
+		return fmt.Errorf("schbench: -n, -F, -L, -R, -A and --mac-ps are flags of the 2023 rewrite: give --version 2023")
 	case o.MessageThreads < 1 || o.MessageThreads > 1024:
 		return fmt.Errorf("schbench -m %d: want 1..1024 message threads", o.MessageThreads)
 	case o.Workers < 1 || o.Workers > 4096:
@@ -90,9 +119,6 @@ func (o Schbench) Validate() error {
 		return fmt.Errorf("schbench -c 0 with zero syscall cost: the workers would loop without time passing")
 	case o.SleepUS == 0 && o.messageSpinUS() == 0 && o.WakeNS == 0 && o.SyscallNS == 0:
 		return fmt.Errorf("schbench -s 0 with a zero message think time: the message thread would loop without time passing")
-	}
-	if n := o.estimate(); n > float64(maxItems) {
-		return fmt.Errorf("schbench: about %.0f activations and wake edges, more than %d (the Workload type holds them all in memory); use a shorter -r or fewer threads", n, maxItems)
 	}
 	return nil
 }
@@ -145,11 +171,19 @@ type sbWorker struct {
 // U[0, s/4)). Main wakes once a second until -r. Who is in each batch is
 // decided on the ideal machine; a worker the replay delays past its batch
 // finds its wakeup pending and does not sleep (docs/synth.md).
-func (o Schbench) Generate(topo *model.Topology) (*Result, error) {
+func (o Schbench) Generate(topo *model.Topology) (*Result, error) { return generateInMemory(&o, topo) }
+
+func (o Schbench) generate(b *builder) (*Result, error) {
+	if o.Version == 2023 {
+		return o.generate2023(b)
+	}
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	b := newBuilder(topo, "synth: "+o.Command())
+	if err := b.checkSize("schbench", o.estimate(), "a shorter -r or fewer threads"); err != nil {
+		return nil, err
+	}
+	b.w.Source = "synth: " + o.Command()
 	r := &rng{s: o.Seed ^ 0x5c4bbe1c}
 	R := int64(o.RuntimeS) * 1e9
 	c := o.CPUTimeUS * 1000
@@ -247,7 +281,7 @@ func (o Schbench) Generate(topo *model.Topology) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			fa := int32(len(b.w.Tasks[first.task].Activations) - 1)
+			fa := b.nacts[first.task] - 1 // its last activation
 			if err := b.edge(whatif.EdgeWake, true, first.task, fa, first.off, msg, a, first.post); err != nil {
 				return nil, err
 			}

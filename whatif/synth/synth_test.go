@@ -207,9 +207,22 @@ func TestParseCommand(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "nosuch", "schbench -r 0", "schbench -m", "schbench -x 1", "schbench -m two",
-		"hackbench -g 0", "ebizzy -m -M", "ebizzy -t -1", "schbench 3", "ebizzy --block-prob 2", "schbench -t 4096 -m 1024 -c 0 -s 0 -r 86400"} {
+		"hackbench -g 0", "ebizzy -m -M", "ebizzy -t -1", "schbench 3", "ebizzy --block-prob 2"} {
 		if _, err := ParseCommand(strings.Fields(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
+		}
+	}
+	// Valid flags, but too many activations to hold in memory: Generate
+	// refuses at once (Stream would write it).
+	for _, huge := range []string{"schbench -t 4096 -m 1024 -c 0 -s 0 -r 86400", "schbench --version 2023 -t 4096 -m 1024 -s 0 -n 0 -r 86400",
+		"hackbench -g 100000 -l 100000000", "ebizzy -t 65536 -S 86400"} {
+		g, err := ParseCommand(strings.Fields(huge))
+		if err != nil {
+			t.Errorf("%q: %v", huge, err)
+			continue
+		}
+		if _, err := g.Generate(nil); err == nil || !strings.Contains(err.Error(), "in memory") {
+			t.Errorf("%q: Generate error %v, want the in-memory bound", huge, err)
 		}
 	}
 }
