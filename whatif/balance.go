@@ -574,6 +574,7 @@ func (s *Sim) preemptForStopper(r *rq) {
 	r.treeInsert(prev)
 	r.curr = nil
 	r.gen++
+	s.clearResched(r)
 	s.emitSwitch(r, prev, nil, "R")
 }
 

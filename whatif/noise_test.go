@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -209,5 +210,104 @@ func TestSyncInference(t *testing.T) {
 	}
 	if len(got) != 2 || !got[20] || got[30] {
 		t.Fatalf("sync by wakee: %v", got)
+	}
+}
+
+func nMigrate(t int64, cpu, pid, orig, dest int32) timeline.Event {
+	var e timeline.Event
+	e.Time, e.Kind, e.Name = t, timeline.SchedMigrateTask, "sched:sched_migrate_task"
+	e.SetInt(timeline.CPU, int64(cpu))
+	e.SetInt(timeline.PID, int64(pid))
+	e.SetStr(timeline.Comm, "t")
+	e.SetInt(timeline.OrigCPU, int64(orig))
+	e.SetInt(timeline.DestCPU, int64(dest))
+	e.SetInt(timeline.CommonFlags, 1)
+	return e
+}
+
+// withFlags sets an event's common_flags (0x04: TIF_NEED_RESCHED of the
+// task running on its CPU).
+func withFlags(e timeline.Event, f int64) timeline.Event {
+	e.SetInt(timeline.CommonFlags, f)
+	return e
+}
+
+// sched_waking's target_cpu is the wakee's previous CPU (read before
+// select_task_rq); a sched_migrate_task of the wakee right after it on the
+// waker's CPU is the placement, and the delay measurements follow it. By
+// hand: 10 runs on CPU 0, 40 on CPU 1, CPU 2 goes idle. 10 wakes 20 (prev CPU
+// 1) at 2 ms and places it on CPU 0 (its own); 10 is switched out R for
+// 20 at 2.03 ms: a local wakeup preemption of 30 µs. 10 wakes 50 (prev
+// CPU 1) at 3 ms and places it on idle CPU 2, where it runs at 3.08 ms:
+// an idle exit of 80 µs. Before, both were attributed to the busy CPU 1
+// and lost.
+func TestDelayPoolsFollowWakeupMigration(t *testing.T) {
+	r := &noiseReader{evs: []timeline.Event{
+		nSwitch(1*ms, 0, 0, "R", 10),
+		nSwitch(1*ms, 1, 0, "R", 40),
+		nSwitch(1*ms, 2, 60, "S", 0),
+		nWaking(2*ms, 0, 10, 20, 1),
+		nMigrate(2*ms+5000, 0, 20, 1, 0),
+		nSwitch(2*ms+30000, 0, 10, "R", 20),
+		nSwitch(2*ms+500000, 0, 20, "S", 10),
+		nWaking(3*ms, 0, 10, 50, 1),
+		nMigrate(3*ms+5000, 0, 50, 1, 2),
+		nSwitch(3*ms+80000, 2, 0, "R", 50),
+		nSwitch(4*ms, 2, 50, "S", 0),
+	}}
+	w, err := Extract(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(w.PreemptWakeLocalNS) != "[30000]" || len(w.PreemptWakeNS) != 0 {
+		t.Errorf("preempt delays local %v remote %v, want [30000] and none", w.PreemptWakeLocalNS, w.PreemptWakeNS)
+	}
+	if fmt.Sprint(w.IdleWakeNS) != "[80000]" {
+		t.Errorf("idle-exit delays %v, want [80000]", w.IdleWakeNS)
+	}
+}
+
+// Edge.NoPreemptNS from the trace's own TIF_NEED_RESCHED flags. By hand:
+// 10 runs on CPU 0 from 1 ms. (a) It wakes 20 onto CPU 0 at 2 ms; its
+// next event, waking 30 at 2.05 ms, shows NEED_RESCHED set with no tick
+// between, and 10 is switched out R straight to 20 at 2.3 ms: it ran on
+// 0.3 ms past the wakeup with the reschedule pending, so that edge gets
+// 0.3 ms (the edge to 30, placed elsewhere, none). (b) 10, back at
+// 2.5 ms, wakes 20 onto CPU 0 again at 3 ms, then blocks (S) straight to
+// 20 at 3.1 ms with NEED_RESCHED shown at 3.05 ms: 0.1 ms. (c) The same
+// as (a) at 5 ms, but a tick (hard-IRQ update_curr) comes at 5.02 ms
+// before the first NEED_RESCHED event: the tick may have set it (a slice
+// expiry), so no stretch.
+func TestNoPreemptFromNeedResched(t *testing.T) {
+	const nr = 0x05 // IRQS_OFF | NEED_RESCHED
+	r := &noiseReader{evs: []timeline.Event{
+		nSwitch(1*ms, 0, 0, "R", 10),
+		nSwitch(1*ms, 1, 0, "R", 40),
+		nWaking(2*ms, 0, 10, 20, 0),
+		withFlags(nWaking(2*ms+50000, 0, 10, 30, 1), nr),
+		nSwitch(2*ms+300000, 0, 10, "R", 20),
+		nSwitch(2*ms+500000, 0, 20, "S", 10),
+		nWaking(3*ms, 0, 10, 20, 0),
+		withFlags(nRuntime(3*ms+50000, 0, 10, nr), nr),
+		nSwitch(3*ms+100000, 0, 10, "S", 20),
+		nSwitch(4*ms, 0, 20, "S", 0),
+		nSwitch(4*ms+500000, 0, 0, "R", 10),
+		nWaking(5*ms, 0, 10, 20, 0),
+		nRuntime(5*ms+20000, 0, 10, hardirq),
+		withFlags(nRuntime(5*ms+50000, 0, 10, nr), nr),
+		nSwitch(5*ms+300000, 0, 10, "R", 20),
+		nSwitch(6*ms, 0, 20, "S", 10),
+	}}
+	w, err := Extract(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range w.Edges {
+		got = append(got, fmt.Sprintf("%d@%d:%d", w.Tasks[e.Wakee].TID, e.TimeNS/1000, e.NoPreemptNS/1000))
+	}
+	want := "[20@2000:300 30@2050:0 20@3000:100 20@5000:0]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("edges (wakee@µs:no-preempt µs) %v, want %s", got, want)
 	}
 }

@@ -38,8 +38,13 @@ type rq struct {
 	activeBalance      bool
 	// inBalance: the CPU itself is in schedule() or its own softirq
 	// balance, awake: work it pulls runs without an idle exit.
-	inBalance      bool
+	inBalance bool
+	// reschedPending is TIF_NEED_RESCHED of curr set by a wakeup
+	// preemption whose switch is still to come (evResched); only
+	// __schedule() clears it (clearResched), not the running task
+	// reaching a milestone. reschedGen tells a stale evResched apart.
 	reschedPending bool
+	reschedGen     uint32
 }
 
 func (s *Sim) newRQ(c int) *rq {
@@ -340,7 +345,6 @@ func (s *Sim) migrateSleeping(t *simTask, src, dst *rq) {
 func (s *Sim) armProgress(r *rq) {
 	t := r.curr
 	r.gen++
-	r.reschedPending = false
 	if t == nil {
 		return
 	}
@@ -408,6 +412,7 @@ func (s *Sim) wakeupPreemptEntity(curr, se *simTask) int {
 // CPU ("" when the previous task stays runnable: "R", a preemption at the return to user space, as 6.1 prints it).
 func (s *Sim) schedule(r *rq, prevState string) {
 	prev := r.curr
+	s.clearResched(r)
 	if prev != nil {
 		s.updateCurr(r)
 		if prev.state == tsRunning {
@@ -515,6 +520,11 @@ func (s *Sim) wakeupPreempt(r *rq, t *simTask) {
 	if curr.rt {
 		return
 	}
+	if r.reschedPending {
+		// check_preempt_wakeup returns early when curr already has
+		// TIF_NEED_RESCHED: no second reschedule, no buddy change.
+		return
+	}
 	s.updateCurr(r)
 	if s.eevdf {
 		// check_preempt_wakeup_fair: preempt iff the wakee is what
@@ -535,17 +545,27 @@ func (s *Sim) wakeupPreempt(r *rq, t *simTask) {
 
 func (s *Sim) preempt(r *rq) { s.schedule(r, "R") }
 
+// clearResched is __schedule()'s clear_tsk_need_resched(prev): a pending
+// wakeup-preemption reschedule is consumed by this pass through the
+// scheduler, whatever it picks.
+func (s *Sim) clearResched(r *rq) {
+	r.reschedPending = false
+	r.reschedGen++
+}
+
 // reschedLater is resched_curr() for a wakeup preemption: the switch
 // happens after a delay drawn from the trace's own wakeup-to-preemption
-// delays (IPI, return to user space), or at once without them.
+// delays (IPI, return to user space), or at once without them, and not
+// before the running task's next preemption point (preemptionPoint). Until
+// then TIF_NEED_RESCHED is pending (rq.reschedPending).
 func (s *Sim) reschedLater(r *rq) {
 	d := int64(0)
 	local := r.cpu+1 == s.wakerCPU1
 	if pool := s.reschedDelays(local); s.cfg.IdleWake && len(pool) > 0 {
 		d = pool[s.rand()%uint64(len(pool))]
 	}
+	at := s.preemptionPoint(r, s.now+d)
 	// A stalled vCPU takes the IPI when the host runs it again (noise.go).
-	at := s.now + d
 	if !local {
 		at = s.stallEnd(r.cpu, at)
 	}
@@ -557,7 +577,36 @@ func (s *Sim) reschedLater(r *rq) {
 		return
 	}
 	r.reschedPending = true
-	s.push(event{t: at, kind: evResched, cpu: int32(r.cpu), gen: r.gen})
+	s.push(event{t: at, kind: evResched, cpu: int32(r.cpu), gen: r.reschedGen})
+}
+
+// preemptionPoint is when r's running task, asked to reschedule so that
+// the switch would come at `at`, reaches a preemption point: `at`, unless
+// its progress then falls inside a stretch where the trace shows it ran
+// on with TIF_NEED_RESCHED set (Edge.NoPreemptNS: a wake-up loop under a
+// lock, the rest of a system call), then the end of that stretch.
+func (s *Sim) preemptionPoint(r *rq, at int64) int64 {
+	t := r.curr
+	if t == nil || t.rt || t.act < 0 {
+		return at
+	}
+	a := &t.w.Activations[t.act]
+	capc := int64(r.capacity)
+	p := t.progress + (at-s.now)*capc/capacityScale
+	for i := a.EdgeLo; i < a.EdgeHi; i++ {
+		e := &s.w.Edges[i]
+		if e.OffsetNS > p {
+			break
+		}
+		if end := e.OffsetNS + e.NoPreemptNS; e.NoPreemptNS > 0 && p < end {
+			if end > a.DemandNS {
+				end = a.DemandNS
+			}
+			at = s.now + ((end-t.progress)*capacityScale+capc-1)/capc
+			p = end
+		}
+	}
+	return at
 }
 
 // kickIdle: the idle CPU r got work. Without the idle-exit model it runs

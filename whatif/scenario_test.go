@@ -425,3 +425,105 @@ func TestEdgePastDemandFires(t *testing.T) {
 		t.Errorf("edges fired %d, sched_waking %d; want 1 and 1", res.Stats.EdgesFired, len(ch.wakings))
 	}
 }
+
+// A wakeup preemption on the waker's own CPU waits for the waker's next
+// preemption point (here the trace's one local resched delay, 100 µs);
+// the waker reaching a milestone meanwhile (a second, redundant wakeup)
+// does not cancel it: TIF_NEED_RESCHED stays set until __schedule(). One
+// CPU (latency 6 ms, wakeup_gran 1 ms), X runs 3 ms and wakes W (never
+// run, vruntime 0) at 1.5 ms, then W again (redundant) at 1.55 ms. By
+// hand: X's vruntime 1.5 ms, W placed at max(0, 1.5 − 3) = 0, lead
+// 1.5 ms > 1 ms: resched at 1.6 ms. W runs 1.6–2.6 ms (latency 100 µs),
+// X is preempted once and resumes 2.6–4.0 ms. (The milestone at 1.55 ms
+// used to drop the resched: W then waited for X to block at 3 ms.)
+func TestLocalReschedSurvivesMilestone(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	x := b.task("x", 120, 0, true, CauseStart, 3*ms)
+	wt := b.task("w", 120, 0, false, CauseWake, ms)
+	b.edge(x, 0, 3*ms/2, wt, 0)
+	b.edge(x, 0, 3*ms/2+ms/20, wt, 0)
+	b.w.PreemptWakeLocalNS = []int64{100000}
+	w := b.done(t)
+	cfg := testConfig()
+	cfg.IdleWake = true // the resched delay pool above; no idle-exit or stall samples
+	res, ch := replayChecked(t, w, cfg)
+	if res.Metrics.WakeupCount != 1 || res.Metrics.WakeupMaxNS != 100000 {
+		t.Errorf("wakeups %d latency %d, want 1 of 100 µs", res.Metrics.WakeupCount, res.Metrics.WakeupMaxNS)
+	}
+	if res.Metrics.InvoluntarySwitches != 1 || res.Metrics.MakespanNS != 4*ms {
+		t.Errorf("involuntary %d makespan %d, want 1 and 4 ms (runs %+v)", res.Metrics.InvoluntarySwitches, res.Metrics.MakespanNS, ch.runs)
+	}
+}
+
+// check_preempt_wakeup returns early while curr already has
+// TIF_NEED_RESCHED: a second wakeup before the pending switch neither
+// reschedules again nor moves the next buddy. One CPU, X runs 3 ms and
+// wakes W1 at 1.5 ms and W2 at 1.55 ms (both never run: vruntime 0, as
+// max(0, min_vruntime − 3 ms)); local resched delay 100 µs. By hand: W1's
+// wakeup sets the next buddy W1 and the resched at 1.6 ms; W2's returns
+// early. At 1.6 ms the leftmost is W1 (equal keys: first inserted) and the
+// next buddy W1: W1 runs 1.6–2.6 ms, then W2 (2.6–3.6), then X. Before,
+// W2's wakeup moved the next buddy to W2, which ran first.
+func TestNeedReschedKeepsNextBuddy(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	x := b.task("x", 120, 0, true, CauseStart, 3*ms)
+	w1 := b.task("w1", 120, 0, false, CauseWake, ms)
+	w2 := b.task("w2", 120, 0, false, CauseWake, ms)
+	b.edge(x, 0, 3*ms/2, w1, 0)
+	b.edge(x, 0, 3*ms/2+ms/20, w2, 0)
+	b.w.PreemptWakeLocalNS = []int64{100000}
+	w := b.done(t)
+	cfg := testConfig()
+	cfg.IdleWake = true
+	_, ch := replayChecked(t, w, cfg)
+	var order []int64
+	for _, r := range ch.runs {
+		if r.tid != int64(w.Tasks[x].TID) {
+			order = append(order, r.tid, r.start)
+		}
+	}
+	want := []int64{int64(w.Tasks[w1].TID), t0 + 16*ms/10, int64(w.Tasks[w2].TID), t0 + 26*ms/10}
+	if fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Errorf("wakee runs (tid, start) %v, want %v", order, want)
+	}
+}
+
+// A wakeup preemption waits for the running task's next preemption point:
+// where the trace shows the task ran on with TIF_NEED_RESCHED set after a
+// wakeup (Edge.NoPreemptNS, e.g. the rest of a wake_up loop under a
+// lock), the replay does not preempt it before the stretch ends. One CPU,
+// X runs 3 ms and wakes W1 at 1.5 ms (the trace: X ran on 0.5 ms with the
+// reschedule pending) and W2 at 1.8 ms; local resched delay 100 µs. By
+// hand: W1 (vruntime 0) preempts X (1.5 ms ahead > wakeup_gran 1 ms); the
+// switch would come at 1.6 ms, inside X's stretch [1.5, 2.0) ms of
+// demand, so at 2.0 ms. W2's wakeup at 1.8 ms happens before it (and
+// returns early: the reschedule is pending). At 2.0 ms W1 runs (next
+// buddy and leftmost), 2.0–3.0; then W2 (vruntime 0 < X's 2 ms),
+// 3.0–4.0; then X, 4.0–5.0. Without the stretch W1 would start at 1.6 ms
+// and X would run again before waking W2.
+func TestNoPreemptStretch(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	x := b.task("x", 120, 0, true, CauseStart, 3*ms)
+	w1 := b.task("w1", 120, 0, false, CauseWake, ms)
+	w2 := b.task("w2", 120, 0, false, CauseWake, ms)
+	b.edge(x, 0, 3*ms/2, w1, 0)
+	b.w.Edges[len(b.w.Edges)-1].NoPreemptNS = ms / 2
+	b.edge(x, 0, 18*ms/10, w2, 0)
+	b.w.PreemptWakeLocalNS = []int64{100000}
+	w := b.done(t)
+	cfg := testConfig()
+	cfg.IdleWake = true
+	res, ch := replayChecked(t, w, cfg)
+	var got []string
+	for _, r := range ch.runs {
+		got = append(got, fmt.Sprintf("%d@%d-%d", r.tid, (r.start-t0)/100000, (r.end-t0)/100000))
+	}
+	tx, t1, t2 := w.Tasks[x].TID, w.Tasks[w1].TID, w.Tasks[w2].TID
+	want := []string{fmt.Sprintf("%d@0-20", tx), fmt.Sprintf("%d@20-30", t1), fmt.Sprintf("%d@30-40", t2), fmt.Sprintf("%d@40-50", tx)}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("runs (tid@start-end in 0.1 ms) %v, want %v", got, want)
+	}
+	if res.Metrics.MakespanNS != 5*ms {
+		t.Errorf("makespan %d, want 5 ms", res.Metrics.MakespanNS)
+	}
+}

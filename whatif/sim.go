@@ -512,7 +512,7 @@ func (s *Sim) Run() (*Stats, error) {
 			}
 		case evResched:
 			r := s.cpus[e.cpu]
-			if e.gen == r.gen && r.reschedPending && r.curr != nil {
+			if e.gen == r.reschedGen && r.reschedPending && r.curr != nil {
 				r.reschedPending = false
 				s.preempt(r)
 			}

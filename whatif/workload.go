@@ -152,6 +152,15 @@ type Edge struct {
 	// preempted, within syncWindowNS of this wakeup with no switch in
 	// between: what the flag asserts). The trace has no wake flags.
 	Sync bool
+	// NoPreemptNS > 0: this wakeup preempted its waker on the waker's own
+	// CPU in the trace (the wakee was placed there and switched in when
+	// the waker was switched out runnable, with no switch between), and
+	// the waker ran on for NoPreemptNS of demand after it before that
+	// switch: with TIF_NEED_RESCHED set, so without a preemption point
+	// (a wake_up loop under a wait-queue lock, the rest of a system
+	// call). The replay does not preempt the waker inside
+	// [OffsetNS, OffsetNS+NoPreemptNS) of its activation either.
+	NoPreemptNS int64
 }
 
 // syncWindowNS: a waker switched out this soon after its wakeup, on the
@@ -220,9 +229,10 @@ func atoiCPU(s string) int32 {
 
 // trace_entry common_flags bits (include/linux/trace_events.h, v6.1).
 const (
-	flagHardIRQ = 0x08
-	flagSoftIRQ = 0x10
-	flagNMI     = 0x40
+	flagNeedResched = 0x04 // the current task's TIF_NEED_RESCHED
+	flagHardIRQ     = 0x08
+	flagSoftIRQ     = 0x10
+	flagNMI         = 0x40
 )
 
 type extState uint8
@@ -252,6 +262,7 @@ type pendWake struct {
 	cpu  int32
 	seq  int64
 	from int32 // the CPU the wakeup ran on
+	edge int32 // the wake edge's index (-1: none, an interrupt)
 }
 
 type extractor struct {
@@ -270,6 +281,16 @@ type extractor struct {
 	lastWake map[int32]pendWake
 	edges    []Edge
 	comms    map[int32]string
+	// Per CPU, since its last switch: the tick records (hard-IRQ
+	// sched_stat_runtime) and the first event showing the running
+	// task's TIF_NEED_RESCHED set (-1: none).
+	ticks   [][]int64
+	firstNR []int64
+	// wokeOn per CPU: the task its last sched_waking woke (0 after a
+	// switch there): a sched_migrate_task of it that follows on the same
+	// CPU is that wakeup's placement (sched_waking's target_cpu is the
+	// task's previous CPU, read before select_task_rq).
+	wokeOn []int32
 }
 
 // Extract reads a timeline's events and builds the workload. Per-CPU
@@ -325,11 +346,22 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			c := e.Int32(timeline.CPU)
 			switch e.Kind {
 			case timeline.SchedStatRuntime:
-				x.stalls.runtime(c, e.Time, e.Int32(timeline.PID), e.Int(timeline.CommonFlags)&flagHardIRQ != 0)
+				hard := e.Int(timeline.CommonFlags)&flagHardIRQ != 0
+				x.stalls.runtime(c, e.Time, e.Int32(timeline.PID), hard)
+				if hard {
+					x.growCPU(c)
+					x.ticks[c] = append(x.ticks[c], e.Time)
+				}
 			case timeline.SchedSwitch:
 				x.stalls.switchTo(c, e.Time, e.Int32(timeline.NextPID))
 			default:
 				x.stalls.event(c, e.Time)
+			}
+			if e.Kind != timeline.SchedSwitch && e.Int(timeline.CommonFlags)&flagNeedResched != 0 {
+				x.growCPU(c)
+				if x.firstNR[c] < 0 {
+					x.firstNR[c] = e.Time
+				}
 			}
 		}
 		switch e.Kind {
@@ -362,6 +394,8 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			}
 		case timeline.SchedProcessFork:
 			x.comms[e.Int32(timeline.ChildPID)] = e.Str(timeline.ChildComm)
+		case timeline.SchedMigrateTask:
+			x.onMigrate(e, c)
 		}
 	}
 	if err := r.Err(); err != nil {
@@ -384,6 +418,9 @@ func (x *extractor) growCPU(c int32) {
 		x.curSince = append(x.curSince, -1)
 		x.switches = append(x.switches, 0)
 		x.capOf = append(x.capOf, 1024)
+		x.ticks = append(x.ticks, nil)
+		x.firstNR = append(x.firstNR, -1)
+		x.wokeOn = append(x.wokeOn, 0)
 	}
 }
 
@@ -516,6 +553,14 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			delete(x.pendIdle, next)
 		}
 		if pb, ok := x.pendBusy[next]; ok {
+			// The waker, on its own CPU, switched out (preempted, or
+			// blocking) straight to this wakee, having run on with
+			// TIF_NEED_RESCHED set since the wakeup: no preemption point
+			// in between.
+			local := prev == pb.curr && c == pb.cpu && x.switches[c] == pb.seq && pb.from == c
+			if local && x.reschedByWakeup(c, pb.at) {
+				x.noPreempt(prev, pb.edge)
+			}
 			// A wakeup preemption: the task running at the wakeup is
 			// switched out runnable for the wakee on the target CPU, with
 			// no switch in between, within a tick (a longer wait is a
@@ -533,6 +578,74 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 	x.cur[c] = next
 	x.curSince[c] = now
 	x.switches[c]++
+	x.wokeOn[c] = 0
+	x.ticks[c], x.firstNR[c] = x.ticks[c][:0], -1
+}
+
+// reschedByWakeup: the task running on c since its last switch had
+// TIF_NEED_RESCHED set, as the trace's flags show, after the wakeup at
+// `at` and before any tick since: so a wakeup set it, not a slice expiry.
+func (x *extractor) reschedByWakeup(c int32, at int64) bool {
+	nr := x.firstNR[c]
+	if nr < at {
+		return false
+	}
+	for _, t := range x.ticks[c] {
+		if t > at && t < nr {
+			return false
+		}
+	}
+	return true
+}
+
+// onMigrate: a wakeup's placement on another CPU than the wakee's
+// previous one moves its pending delay measurement to that CPU.
+func (x *extractor) onMigrate(e *timeline.Event, c int32) {
+	pid := e.Int32(timeline.PID)
+	if pid == 0 || x.wokeOn[c] != pid {
+		return
+	}
+	x.wokeOn[c] = 0
+	dest := e.Int32(timeline.DestCPU)
+	if dest < 0 || !e.IsSet(timeline.DestCPU) {
+		return
+	}
+	x.growCPU(dest)
+	pw, ok := x.pendIdle[pid]
+	if !ok {
+		pw, ok = x.pendBusy[pid]
+	}
+	delete(x.pendIdle, pid)
+	delete(x.pendBusy, pid)
+	if !ok {
+		return
+	}
+	pw.cpu, pw.seq = dest, x.switches[dest]
+	if x.cur[dest] == 0 {
+		pw.curr = 0
+		x.pendIdle[pid] = pw
+	} else if x.cur[dest] > 0 {
+		pw.curr = x.cur[dest]
+		x.pendBusy[pid] = pw
+	}
+}
+
+// noPreempt records on wake edge ei of the waker prev, just switched out
+// runnable for that edge's wakee on its own CPU, how far the waker ran
+// on after the wakeup (its demand since the edge's offset).
+func (x *extractor) noPreempt(prev int32, ei int32) {
+	t := x.byTID[prev]
+	if ei < 0 || int(ei) >= len(x.edges) || t == nil {
+		return
+	}
+	e := &x.edges[ei]
+	a := x.act(t)
+	if e.Waker != t.idx || a == nil || e.WakerAct != int32(len(x.w.Tasks[t.idx].Activations)-1) {
+		return
+	}
+	if d := a.DemandNS - e.OffsetNS; d > 0 {
+		e.NoPreemptNS = d
+	}
 }
 
 func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
@@ -589,10 +702,17 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 		t.lastSeen = now
 		causal = true
 		act = int32(len(x.w.Tasks[t.idx].Activations) - 1)
+		edge := int32(-1)
+		if waker != nil {
+			edge = int32(len(x.edges)) // appended below
+		}
 		if x.cur[target] == 0 {
-			x.pendIdle[wakee] = pendWake{now, 0, target, x.switches[target], c}
+			x.pendIdle[wakee] = pendWake{now, 0, target, x.switches[target], c, edge}
 		} else if x.cur[target] > 0 {
-			x.pendBusy[wakee] = pendWake{now, x.cur[target], target, x.switches[target], c}
+			x.pendBusy[wakee] = pendWake{now, x.cur[target], target, x.switches[target], c, edge}
+		}
+		if !isNew {
+			x.wokeOn[c] = wakee
 		}
 	default:
 		act = int32(len(x.w.Tasks[t.idx].Activations) - 1)
@@ -607,7 +727,7 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 		kind = EdgeFork
 	}
 	if !isNew {
-		x.lastWake[wakerTID] = pendWake{now, int32(len(x.edges)), c, x.switches[c], c}
+		x.lastWake[wakerTID] = pendWake{now, int32(len(x.edges)), c, x.switches[c], c, -1}
 	}
 	x.edges = append(x.edges, Edge{Kind: kind, Causal: causal, Waker: waker.idx, WakerAct: int32(len(x.w.Tasks[waker.idx].Activations) - 1),
 		OffsetNS: wa.DemandNS, Wakee: t.idx, WakeeAct: act, TimeNS: now, WakerCPU: c, Target: target})
@@ -704,6 +824,9 @@ func (w *Workload) Validate() error {
 		}
 		if e.OffsetNS < 0 || e.OffsetNS > w.Tasks[e.Waker].Activations[e.WakerAct].DemandNS {
 			return fmt.Errorf("workload edge %d: offset %d outside the waker's demand", i, e.OffsetNS)
+		}
+		if e.NoPreemptNS < 0 || e.OffsetNS+e.NoPreemptNS > w.Tasks[e.Waker].Activations[e.WakerAct].DemandNS {
+			return fmt.Errorf("workload edge %d: no-preemption stretch %d outside the waker's demand", i, e.NoPreemptNS)
 		}
 	}
 	causes := make([][]int, len(w.Tasks))

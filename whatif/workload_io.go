@@ -38,12 +38,12 @@ var wlCols = []struct {
 	{"kind", true}, {"causal", false}, {"waker", false}, {"waker_activation", false}, {"offset_ns", false},
 	{"wakee", false}, {"wakee_activation", false}, {"time_ns", false}, {"waker_cpu", false}, {"target_cpu", false},
 	{"idle_wake_ns", false}, {"preempt_wake_ns", false},
-	{"sync", false},
+	{"sync", false}, {"no_preempt_ns", false},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -177,7 +177,7 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	}
 	for _, e := range w.Edges {
 		add(wlRow{"table": "edge", "kind": e.Kind.String(), "causal": e.Causal, "waker": e.Waker, "waker_activation": e.WakerAct, "offset_ns": e.OffsetNS,
-			"wakee": e.Wakee, "wakee_activation": e.WakeeAct, "time_ns": e.TimeNS, "waker_cpu": e.WakerCPU, "target_cpu": e.Target, "sync": e.Sync})
+			"wakee": e.Wakee, "wakee_activation": e.WakeeAct, "time_ns": e.TimeNS, "waker_cpu": e.WakerCPU, "target_cpu": e.Target, "sync": e.Sync, "no_preempt_ns": e.NoPreemptNS})
 	}
 	for _, d := range w.IdleWakeNS {
 		add(wlRow{"table": "idle_wake", "idle_wake_ns": d})
@@ -338,7 +338,8 @@ func LoadWorkload(path string) (*Workload, error) {
 				}
 				w.Edges = append(w.Edges, Edge{Kind: k, Causal: num("causal", i) != 0, Waker: int32(num("waker", i)), WakerAct: int32(num("waker_activation", i)),
 					OffsetNS: num("offset_ns", i), Wakee: int32(num("wakee", i)), WakeeAct: int32(num("wakee_activation", i)),
-					TimeNS: num("time_ns", i), WakerCPU: int32(num("waker_cpu", i)), Target: int32(num("target_cpu", i)), Sync: num("sync", i) != 0})
+					TimeNS: num("time_ns", i), WakerCPU: int32(num("waker_cpu", i)), Target: int32(num("target_cpu", i)), Sync: num("sync", i) != 0,
+					NoPreemptNS: num("no_preempt_ns", i)})
 			case "idle_wake":
 				w.IdleWakeNS = append(w.IdleWakeNS, num("idle_wake_ns", i))
 			case "preempt_wake":
