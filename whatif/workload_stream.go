@@ -165,7 +165,7 @@ func encEdge(dst []byte, v *streamEdge) []byte {
 		flags |= 2
 	}
 	dst = append(dst, byte(e.Kind), flags)
-	for _, x := range []int64{int64(e.Waker), int64(e.WakerAct), e.OffsetNS, int64(e.Wakee), int64(e.WakeeAct), e.TimeNS, int64(e.WakerCPU), int64(e.Target)} {
+	for _, x := range []int64{int64(e.Waker), int64(e.WakerAct), e.OffsetNS, int64(e.Wakee), int64(e.WakeeAct), e.TimeNS, int64(e.WakerCPU), int64(e.Target), e.NoPreemptNS} {
 		dst = binary.AppendVarint(dst, x)
 	}
 	return dst
@@ -183,7 +183,7 @@ func decEdge(r *bufio.Reader, v *streamEdge) error {
 	}
 	e.Kind, e.Causal, e.Sync = EdgeKind(kf[0]), kf[1]&1 != 0, kf[1]&2 != 0
 	var waker, wakerAct, wakee, wakeeAct, wcpu, target int64
-	if err := varints(r, &waker, &wakerAct, &e.OffsetNS, &wakee, &wakeeAct, &e.TimeNS, &wcpu, &target); err != nil {
+	if err := varints(r, &waker, &wakerAct, &e.OffsetNS, &wakee, &wakeeAct, &e.TimeNS, &wcpu, &target, &e.NoPreemptNS); err != nil {
 		return err
 	}
 	e.Waker, e.WakerAct, e.Wakee, e.WakeeAct, e.WakerCPU, e.Target = int32(waker), int32(wakerAct), int32(wakee), int32(wakeeAct), int32(wcpu), int32(target)
@@ -414,6 +414,7 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		row.num(cWakerCPU, int64(e.WakerCPU))
 		row.num(cTarget, int64(e.Target))
 		row.flag(cSync, e.Sync)
+		row.num(cNoPreempt, e.NoPreemptNS)
 		cols.add(&row)
 	}
 	for _, d := range hdr.IdleWakeNS {
@@ -488,6 +489,7 @@ var (
 	cIdleWake     = wlColIndex("idle_wake_ns")
 	cPreemptWake  = wlColIndex("preempt_wake_ns")
 	cSync         = wlColIndex("sync")
+	cNoPreempt    = wlColIndex("no_preempt_ns")
 )
 
 func wlColIndex(name string) int {
