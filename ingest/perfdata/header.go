@@ -3,6 +3,7 @@ package perfdata
 import (
 	"bufio"
 	"io"
+	"os"
 )
 
 const (
@@ -103,10 +104,24 @@ func (r *Reader) openFile(ra io.ReaderAt, fileSize int64, hdrSize uint64) error 
 	}
 	r.finishHeader()
 
-	sr := io.NewSectionReader(ra, r.dataOff, max(r.dataSize, fileSize-r.dataOff))
-	// The buffer must hold the largest record (64 KiB); small files need no more.
-	bs := int(min(max(fileSize-r.dataOff, 72<<10), bufSize))
-	r.src = &recSource{r: r, br: bufio.NewReaderSize(sr, bs), off: r.dataOff, left: r.dataSize, toEOF: data.size == 0}
+	var br peeker
+	if f, ok := ra.(*os.File); ok && fileSize >= mapMinSize {
+		// A large regular file is mapped rather than read: the records
+		// are parsed in place instead of copied out of the page cache
+		// (about a quarter of the reader's time on a 160 MB trace).
+		if m := mapFile(f, fileSize); m != nil {
+			r.mapped = m
+			br = &memReader{b: m[r.dataOff:], drop: true}
+		}
+	}
+	if br == nil {
+		sr := io.NewSectionReader(ra, r.dataOff, max(r.dataSize, fileSize-r.dataOff))
+		// The buffer must hold the largest record (64 KiB); small files
+		// need no more.
+		bs := int(min(max(fileSize-r.dataOff, 72<<10), bufSize))
+		br = bufio.NewReaderSize(sr, bs)
+	}
+	r.src = &recSource{r: r, br: br, off: r.dataOff, left: r.dataSize, toEOF: data.size == 0}
 	if r.dataSize < 0 {
 		r.src.left = -1
 	}

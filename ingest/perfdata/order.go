@@ -106,10 +106,25 @@ func (k *qitem) less(o *qitem) bool {
 	return k.time < o.time || k.time == o.time && k.seq < o.seq
 }
 
-// queue is a min-heap of records by (time, file order) plus the flush
-// limit: records at or below limit may be delivered.
+// run is a stretch of queued records in (time, file order) order. perf
+// writes each round as one dump per CPU buffer, and a CPU's buffer is in
+// time order, so the records arrive as a few long sorted runs: appending to
+// the open run is all a push costs, and a delivery picks the least head of
+// a handful of runs instead of sifting a heap of every queued record.
+type run struct {
+	items []qitem
+	pos   int // next to deliver
+}
+
+func (r *run) head() *qitem { return &r.items[r.pos] }
+
+// queue merges the sorted runs of queued records, plus the flush limit:
+// records at or below limit may be delivered.
 type queue struct {
-	heap  []qitem
+	heads []*run // min-heap by head record: runs with records left
+	tail  *run   // the run pushes append to
+	free  []*run
+	n     int // records queued
 	arena arena
 	seq   uint64
 
@@ -130,19 +145,44 @@ func (q *queue) push(time uint64, attr int32, rec []byte) {
 	if q.lastOut > time {
 		q.outOfOrder++
 	}
-	if q.maxBytes > 0 && q.arena.bytes+int64(len(rec)) > q.maxBytes && len(q.heap) > 0 {
+	if q.maxBytes > 0 && q.arena.bytes+int64(len(rec)) > q.maxBytes && q.n > 0 {
 		q.overflows++
 		// Deliver the older half (perf's OE_FLUSH__HALF).
-		first := q.heap[0].time
+		first := q.heads[0].head().time
 		q.limit = max(q.limit, first+(q.maxTime-first)/2)
 		q.roundMark = q.limit
 	}
 	c, off := q.arena.alloc(rec)
-	q.up(qitem{time: time, seq: q.seq, chunk: c, off: int32(off), n: int32(len(rec)), attr: attr})
+	it := qitem{time: time, seq: q.seq, chunk: c, off: int32(off), n: int32(len(rec)), attr: attr}
 	q.seq++
+	q.n++
 	if time > q.maxTime {
 		q.maxTime = time
 	}
+	t := q.tail
+	if t != nil && time >= t.items[len(t.items)-1].time {
+		// seq grows with every push, so the run stays in (time, seq) order.
+		if t.pos == len(t.items) {
+			// Drained and out of the heap: it starts over.
+			t.items, t.pos = append(t.items[:0], it), 0
+			q.addHead(t)
+			return
+		}
+		t.items = append(t.items, it)
+		return
+	}
+	var r *run
+	if k := len(q.free); k > 0 {
+		r, q.free = q.free[k-1], q.free[:k-1]
+	} else {
+		r = &run{}
+	}
+	r.items, r.pos = append(r.items[:0], it), 0
+	if t != nil && t.pos == len(t.items) {
+		q.free = append(q.free, t)
+	}
+	q.tail = r
+	q.addHead(r)
 }
 
 // finishedRound applies a FINISHED_ROUND: deliver up to the newest time seen
@@ -163,55 +203,82 @@ func (q *queue) next() (rec []byte, attr int32, ok bool) {
 		q.arena.release(q.relChunk-1, q.relN)
 		q.relChunk = 0
 	}
-	if len(q.heap) == 0 || q.heap[0].time > q.limit {
+	if len(q.heads) == 0 {
 		return nil, 0, false
 	}
-	it := q.heap[0]
-	q.pop()
+	r := q.heads[0]
+	it := *r.head()
+	if it.time > q.limit {
+		return nil, 0, false
+	}
+	r.pos++
+	q.n--
+	switch {
+	case r.pos < len(r.items):
+		// The open run keeps growing at its end: drop what it delivered
+		// once that is most of it, so a trace that is one long run (one
+		// CPU) does not keep its whole past.
+		if r == q.tail && r.pos >= 4096 && 2*r.pos >= len(r.items) {
+			r.items = r.items[:copy(r.items, r.items[r.pos:])]
+			r.pos = 0
+		}
+		q.downHead(0)
+	default:
+		q.popHead()
+		if r != q.tail {
+			q.free = append(q.free, r)
+		}
+	}
 	q.lastOut = it.time
 	q.relChunk, q.relN = it.chunk+1, int(it.n)
 	buf := q.arena.chunks[it.chunk].buf
 	return buf[it.off : it.off+it.n : it.off+it.n], it.attr, true
 }
 
-func (q *queue) up(k qitem) {
-	h := append(q.heap, k)
+func (q *queue) addHead(r *run) {
+	h := append(q.heads, r)
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !k.less(&h[p]) {
+		if !r.head().less(h[p].head()) {
 			break
 		}
 		h[i] = h[p]
 		i = p
 	}
-	h[i] = k
-	q.heap = h
+	h[i] = r
+	q.heads = h
 }
 
-func (q *queue) pop() {
-	h := q.heap
-	n := len(h) - 1
-	last := h[n]
-	h = h[:n]
-	i := 0
+func (q *queue) popHead() {
+	n := len(q.heads) - 1
+	q.heads[0] = q.heads[n]
+	q.heads[n] = nil
+	q.heads = q.heads[:n]
+	if n > 0 {
+		q.downHead(0)
+	}
+}
+
+// downHead restores the heap below i after heads[i]'s head grew.
+func (q *queue) downHead(i int) {
+	h := q.heads
+	n := len(h)
+	r := h[i]
 	for {
 		l := 2*i + 1
 		if l >= n {
 			break
 		}
 		c := l
-		if r := l + 1; r < n && h[r].less(&h[l]) {
-			c = r
+		if x := l + 1; x < n && h[x].head().less(h[l].head()) {
+			c = x
 		}
-		if !h[c].less(&last) {
+		if !h[c].head().less(r.head()) {
 			break
 		}
 		h[i] = h[c]
 		i = c
 	}
-	if n > 0 {
-		h[i] = last
-	}
-	q.heap = h
+	h[i] = r
 }

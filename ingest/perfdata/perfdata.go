@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -90,6 +91,7 @@ func IsPerfData(head []byte) bool {
 type Reader struct {
 	name   string
 	closer io.Closer
+	mapped []byte // the file, when mapped (see openFile); unmapped by Close
 	ord    byteOrder
 
 	dataOff       int64
@@ -299,6 +301,11 @@ func (r *Reader) Close() error {
 	if r.src != nil {
 		r.src.endZstd()
 	}
+	if r.mapped != nil {
+		unmapFile(r.mapped)
+		r.mapped = nil
+		r.src = nil
+	}
 	if r.closer != nil {
 		err := r.closer.Close()
 		r.closer = nil
@@ -309,6 +316,30 @@ func (r *Reader) Close() error {
 
 // Next advances to the next row.
 func (r *Reader) Next() bool {
+	if r.mapped != nil {
+		return r.nextMapped()
+	}
+	return r.next()
+}
+
+// nextMapped is next over a mapped file: if the file shrinks under the
+// mapping (another process truncating it), touching the lost pages faults;
+// that becomes an error, not a crash.
+func (r *Reader) nextMapped() (ok bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if e := recover(); e != nil {
+			if _, fault := e.(interface{ Addr() uintptr }); !fault {
+				panic(e)
+			}
+			r.fail(r.errf(r.src.off, "the file shrank while it was being read (is something still writing or truncating it?)"))
+			ok = false
+		}
+	}()
+	return r.next()
+}
+
+func (r *Reader) next() bool {
 	if r.err != nil || r.done {
 		return false
 	}

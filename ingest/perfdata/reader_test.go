@@ -412,7 +412,7 @@ func TestMemoryBoundedByRounds(t *testing.T) {
 	n, maxQueued := 0, 0
 	for r.Next() {
 		n++
-		maxQueued = max(maxQueued, len(r.q.heap))
+		maxQueued = max(maxQueued, r.q.n)
 	}
 	if n != 80000 || r.Err() != nil {
 		t.Fatalf("%d rows, %v", n, r.Err())

@@ -1,7 +1,6 @@
 package perfdata
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -27,7 +26,7 @@ type rawRec struct {
 // order, decompressing COMPRESSED/COMPRESSED2 records on the way.
 type recSource struct {
 	r     *Reader // for the file name, byte order and damage counts
-	br    *bufio.Reader
+	br    peeker
 	off   int64 // file offset of the next unread byte
 	left  int64 // bytes left in the data section; -1: read to EOF
 	toEOF bool  // pipe, or header not finalized: bad bytes end the stream
@@ -60,6 +59,57 @@ type zmsg struct {
 var errStopped = errors.New("stopped")
 
 const bufSize = 256 << 10
+
+// peeker is what recSource reads records with: a bufio.Reader over a pipe
+// or file, or a memReader over a mapped file.
+type peeker interface {
+	Peek(n int) ([]byte, error)
+	Discard(n int) (int, error)
+	io.Reader
+}
+
+// memReader reads from memory (a mapped data section) with bufio.Reader's
+// Peek and Discard semantics, minus the copying: a peeked slice stays valid
+// for as long as the memory.
+type memReader struct {
+	b       []byte
+	pos     int
+	drop    bool // b is mapped: release pages behind pos as it advances
+	dropped int  // b[:dropped] was released
+}
+
+// dropEvery is how far a mapped read advances between page releases.
+const dropEvery = 8 << 20
+
+func (m *memReader) Peek(n int) ([]byte, error) {
+	rest := m.b[m.pos:]
+	if n > len(rest) {
+		return rest, io.EOF
+	}
+	return rest[:n:n], nil
+}
+
+func (m *memReader) Discard(n int) (int, error) {
+	n = min(n, len(m.b)-m.pos)
+	m.pos += n
+	if m.drop && m.pos-m.dropped >= dropEvery {
+		// Records handed out are copied (into the reorder queue) before
+		// the next read, and touching a released page would only read it
+		// back from the file, so releasing behind pos is safe.
+		dropPages(m.b[m.dropped:m.pos])
+		m.dropped = m.pos
+	}
+	return n, nil
+}
+
+func (m *memReader) Read(p []byte) (int, error) {
+	if m.pos == len(m.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.b[m.pos:])
+	m.pos += n
+	return n, nil
+}
 
 func (s *recSource) fail(off int64, where, msg string, err error) error {
 	return &FormatError{File: s.r.name, Offset: off, Where: where, Msg: msg, Err: err}
