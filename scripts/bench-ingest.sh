@@ -24,28 +24,28 @@ record() { # record FILE LOOPS
 record "$out/large.data" "$loops"
 record "$out/small.data" "$((loops / 4))"
 
-measure() { # measure NAME CMD... -> "seconds peak_kb"
+measure() { # measure NAME CMD... -> "seconds peak_kb cpu_seconds"
   local name=$1; shift
-  /usr/bin/time -f "%e %M" -o "$out/$name.time" "$@" >/dev/null 2>"$out/$name.err" || { cat "$out/$name.err"; exit 1; }
-  cat "$out/$name.time"
+  /usr/bin/time -f "%e %M %U %S" -o "$out/$name.time" "$@" >/dev/null 2>"$out/$name.err" || { cat "$out/$name.err"; exit 1; }
+  awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$out/$name.time"
 }
 
 size_mb() { echo $(( $(stat -c %s "$1") / 1000000 )); }
-read -r ps_s ps_kb < <(measure perf-script perf script -i "$out/large.data")
-read -r ri_s ri_kb < <(measure replay-large "$out/replay" ingest --progress=never "$out/large.data" -o "$out/large.arrow")
-read -r rz_s rz_kb < <(measure replay-lz4 "$out/replay" ingest --progress=never --compress lz4 "$out/large.data" -o "$out/large-lz4.arrow")
-read -r rr_s rr_kb < <(measure replay-reader "$out/replay" info -i "$out/large.data")
-read -r rs_s rs_kb < <(measure replay-small "$out/replay" ingest --progress=never "$out/small.data" -o "$out/small.arrow")
+read -r ps_s ps_kb ps_cpu < <(measure perf-script perf script -i "$out/large.data")
+read -r ri_s ri_kb ri_cpu < <(measure replay-large "$out/replay" ingest --progress=never "$out/large.data" -o "$out/large.arrow")
+read -r rz_s rz_kb rz_cpu < <(measure replay-none "$out/replay" ingest --progress=never --compress none "$out/large.data" -o "$out/large-none.arrow")
+read -r rr_s rr_kb rr_cpu < <(measure replay-reader "$out/replay" info -i "$out/large.data")
+read -r rs_s rs_kb rs_cpu < <(measure replay-small "$out/replay" ingest --progress=never "$out/small.data" -o "$out/small.arrow")
 events=$("$out/replay" info -i "$out/large.arrow" --json | sed -n 's/^  "events": \([0-9]*\),/\1/p')
 
 echo "machine:   $(nproc) CPUs, $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d" " -f1-3 /proc/loadavg)"
 echo "perf:      $(perf --version)"
 echo "trace:     $out/large.data, $(size_mb "$out/large.data") MB, $events events (hackbench -g 10 -l $loops)"
-printf '%-34s %8s %12s\n' "command" "seconds" "peak RSS MB"
-printf '%-34s %8s %12d\n' "perf script -i large.data" "$ps_s" $((ps_kb / 1024))
-printf '%-34s %8s %12d\n' "replay ingest large.data" "$ri_s" $((ri_kb / 1024))
-printf '%-34s %8s %12d\n' "replay ingest --compress lz4" "$rz_s" $((rz_kb / 1024))
-printf '%-34s %8s %12d\n' "replay info (reader only)" "$rr_s" $((rr_kb / 1024))
-printf '%-34s %8s %12d\n' "replay ingest small.data ($(size_mb "$out/small.data") MB)" "$rs_s" $((rs_kb / 1024))
-echo "output: $(size_mb "$out/large.arrow") MB uncompressed, $(size_mb "$out/large-lz4.arrow") MB lz4"
-awk -v a="$ps_s" -v b="$ri_s" -v c="$rz_s" -v d="$rr_s" 'BEGIN { printf "speed-up vs perf script: %.1fx (uncompressed), %.1fx (lz4), reader alone %.1fx\n", a / b, a / c, a / d }'
+printf '%-34s %8s %12s %12s\n' "command" "seconds" "CPU seconds" "peak RSS MB"
+printf '%-34s %8s %12s %12d\n' "perf script -i large.data" "$ps_s" "$ps_cpu" $((ps_kb / 1024))
+printf '%-34s %8s %12s %12d\n' "replay ingest large.data (lz4)" "$ri_s" "$ri_cpu" $((ri_kb / 1024))
+printf '%-34s %8s %12s %12d\n' "replay ingest --compress none" "$rz_s" "$rz_cpu" $((rz_kb / 1024))
+printf '%-34s %8s %12s %12d\n' "replay info (reader only)" "$rr_s" "$rr_cpu" $((rr_kb / 1024))
+printf '%-34s %8s %12s %12d\n' "replay ingest small.data ($(size_mb "$out/small.data") MB)" "$rs_s" "$rs_cpu" $((rs_kb / 1024))
+echo "output: $(size_mb "$out/large.arrow") MB lz4 (default), $(size_mb "$out/large-none.arrow") MB uncompressed"
+awk -v a="$ps_s" -v b="$ri_s" -v c="$rz_s" -v d="$rr_s" 'BEGIN { printf "speed-up vs perf script: %.1fx (default, lz4), %.1fx (uncompressed), reader alone %.1fx\n", a / b, a / c, a / d }'

@@ -83,6 +83,7 @@ measure() { # measure NAME CMD... -> "seconds peak_kb cpu_seconds"
 size_mb() { echo $(( $(stat -c %s "$1") / 1000000 )); }
 read -r tc_s tc_kb tc_c < <(measure trace-cmd-report trace-cmd report -i "$dat")
 read -r ri_s ri_kb ri_c < <(measure replay-tracedat "$out/replay" ingest --progress=never "$dat" -o "$out/large-dat.arrow")
+read -r rz_s rz_kb rz_c < <(measure replay-tracedat-none "$out/replay" ingest --progress=never --compress none "$dat" -o "$out/large-dat-none.arrow")
 # The reader alone: `replay info` on the raw trace.dat reads every event
 # (one pass, summary only) and writes no timeline.
 read -r rr_s rr_kb rr_c < <(measure replay-info "$out/replay" info -i "$dat")
@@ -94,7 +95,9 @@ echo "trace-cmd: $(trace-cmd -h 2>&1 | sed -n 's/^trace-cmd version //p')"
 echo "trace:     $dat, $(size_mb "$dat") MB ($(( $(awk '/^    [0-9]* bytes in size/ { gsub(/[()]/, ""); s += $5 } END { print s }' "$out/extract.err" 2>/dev/null || echo 0) / 1000000 )) MB of ring-buffer pages), $version, $events events (tracefs sched:* task:*, $buf_mb MB/CPU, hackbench -g 10, trace-cmd extract)"
 printf '%-40s %8s %12s %12s\n' "command" "seconds" "CPU seconds" "peak RSS MB"
 printf '%-40s %8s %12s %12d\n' "trace-cmd report -i large.dat" "$tc_s" "$tc_c" $((tc_kb / 1024))
-printf '%-40s %8s %12s %12d\n' "replay ingest large.dat ($(size_mb "$out/large-dat.arrow") MB out)" "$ri_s" "$ri_c" $((ri_kb / 1024))
+printf '%-40s %8s %12s %12d\n' "replay ingest large.dat ($(size_mb "$out/large-dat.arrow") MB lz4)" "$ri_s" "$ri_c" $((ri_kb / 1024))
+printf '%-40s %8s %12s %12d\n' "replay ingest --compress none ($(size_mb "$out/large-dat-none.arrow") MB)" "$rz_s" "$rz_c" $((rz_kb / 1024))
 printf '%-40s %8s %12s %12d\n' "replay info -i large.dat (reader only)" "$rr_s" "$rr_c" $((rr_kb / 1024))
 awk -v a="$tc_s" -v b="$ri_s" -v c="$tc_c" -v d="$ri_c" 'BEGIN { printf "speed-up vs trace-cmd report: %.1fx (wall), %.1fx (CPU)\n", a / b, c / d }'
+awk -v a="$tc_s" -v b="$rz_s" -v c="$tc_c" -v d="$rz_c" 'BEGIN { printf "speed-up with --compress none: %.1fx (wall), %.1fx (CPU)\n", a / b, c / d }'
 awk -v a="$tc_s" -v b="$rr_s" -v c="$tc_c" -v d="$rr_c" 'BEGIN { printf "reader alone vs trace-cmd report: %.1fx (wall), %.1fx (CPU)\n", a / b, c / d }'

@@ -3,6 +3,7 @@ package timeline
 import (
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"sort"
 
 	"github.com/schedreplay/replay/model"
@@ -151,22 +152,84 @@ func decodeMeta(get func(string) (string, bool)) (*Meta, error) {
 }
 
 // summarizer accumulates a Summary from the rows written.
+// summarizer runs on every row a reader or writer sees, so its sets are
+// bit sets over the usual id ranges (a map insert per row cost more than
+// encoding the row), with maps for the rest.
 type summarizer struct {
-	s     Summary
-	cpus  map[int32]bool
-	tasks map[int32]bool
-	any   bool
+	s      Summary
+	byKind map[string]*int64
+	last   string // name of the previous row, and its counter
+	lastN  *int64
+	cpus   idSet
+	tasks  idSet
+	any    bool
+}
+
+// idSet is a set of non-negative ids: a bit set below idSetDense (pid_max
+// is at most 4194304), a map above.
+type idSet struct {
+	bits  []uint64
+	n     int
+	large map[int32]bool
+}
+
+const idSetDense = 1 << 22
+
+func (s *idSet) add(id int32) {
+	if id < 0 || id >= idSetDense {
+		if s.large == nil {
+			s.large = map[int32]bool{}
+		}
+		s.large[id] = true
+		return
+	}
+	w := int(id >> 6)
+	if w >= len(s.bits) {
+		s.bits = append(s.bits, make([]uint64, w+1-len(s.bits)+len(s.bits)/2)...)
+	}
+	if m := uint64(1) << (id & 63); s.bits[w]&m == 0 {
+		s.bits[w] |= m
+		s.n++
+	}
+}
+
+func (s *idSet) len() int { return s.n + len(s.large) }
+
+// ids returns the non-negative ids in order.
+func (s *idSet) ids() []int {
+	var out []int
+	for w, x := range s.bits {
+		for ; x != 0; x &= x - 1 {
+			out = append(out, w<<6+bits.TrailingZeros64(x))
+		}
+	}
+	var big []int
+	for id := range s.large {
+		if id >= 0 {
+			big = append(big, int(id))
+		}
+	}
+	sort.Ints(big)
+	return append(out, big...)
 }
 
 func newSummarizer() *summarizer {
-	return &summarizer{s: Summary{EventsByKind: map[string]int64{}}, cpus: map[int32]bool{}, tasks: map[int32]bool{}}
+	return &summarizer{byKind: map[string]*int64{}}
 }
 
 var taskCols = []Col{CommonPID, PrevPID, NextPID, PID, ParentPID, ChildPID}
 
 func (z *summarizer) add(e *Event) {
 	z.s.Events++
-	z.s.EventsByKind[e.Name]++
+	if z.lastN == nil || e.Name != z.last {
+		n := z.byKind[e.Name]
+		if n == nil {
+			n = new(int64)
+			z.byKind[e.Name] = n
+		}
+		z.last, z.lastN = e.Name, n
+	}
+	*z.lastN++
 	// Time 0 marks records synthesized before the trace started (perf's
 	// /proc scan); they do not bound the traced interval.
 	if e.Time != 0 {
@@ -179,12 +242,12 @@ func (z *summarizer) add(e *Event) {
 		z.any = true
 	}
 	if e.IsSet(CPU) {
-		z.cpus[e.Int32(CPU)] = true
+		z.cpus.add(e.Int32(CPU))
 	}
 	for _, c := range taskCols {
 		if e.IsSet(c) {
 			if p := e.Int32(c); p > 0 {
-				z.tasks[p] = true
+				z.tasks.add(p)
 			}
 		}
 	}
@@ -192,14 +255,12 @@ func (z *summarizer) add(e *Event) {
 
 func (z *summarizer) summary() Summary {
 	s := z.s
-	s.CPUs = s.CPUs[:0]
-	for c := range z.cpus {
-		if c >= 0 {
-			s.CPUs = append(s.CPUs, int(c))
-		}
+	s.EventsByKind = make(map[string]int64, len(z.byKind))
+	for k, n := range z.byKind {
+		s.EventsByKind[k] = *n
 	}
-	sort.Ints(s.CPUs)
-	s.Tasks = len(z.tasks)
+	s.CPUs = z.cpus.ids()
+	s.Tasks = z.tasks.len()
 	return s
 }
 

@@ -26,7 +26,7 @@ func ingestCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "replay.arrow", Usage: "timeline file to write"},
 			&cli.StringFlag{Name: "format", Usage: "arrow or parquet (default: from the output name)"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress on stderr: auto (when a terminal), always, never"},
-			&cli.StringFlag{Name: "compress", Value: "none", Usage: "Arrow IPC buffer compression: none (any Arrow reader), lz4 or zstd (smaller; pyarrow and polars read them)"},
+			&cli.StringFlag{Name: "compress", Value: "lz4", Usage: "Arrow IPC buffer compression: lz4 (Feather's default: pyarrow, pandas, polars read it), zstd, or none (for readers without codecs, e.g. plain apache-arrow JS)"},
 			&cli.StringFlag{Name: "topology", Aliases: []string{"t"}, Usage: "store this machine description instead of (or completing) the trace's: " + model.SpecUsage()},
 		},
 		Action: func(c *cli.Context) error {
