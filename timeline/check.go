@@ -30,7 +30,7 @@ const (
 // trace that starts mid-run: the analysis treats it as the true state).
 // Counts and first positions go to Meta().Summary.Anomalies.
 func Checked(r EventReader) EventReader {
-	return &checked{r: r, last: map[int32]*Event{}, current: map[int32]int32{}}
+	return &checked{r: r, cpus: map[int32]*cpuCheck{}}
 }
 
 type checked struct {
@@ -38,10 +38,17 @@ type checked struct {
 	row      int64
 	lastTime int64
 	started  bool
-	last     map[int32]*Event // previous event per CPU
-	current  map[int32]int32  // task put on each CPU by its last sched_switch
+	cpus     map[int32]*cpuCheck
+	dense    []*cpuCheck // cpus below len(dense), looked up without hashing
 	anom     map[string]*Anomaly
 	meta     Meta
+}
+
+// cpuCheck is what the checks keep per CPU.
+type cpuCheck struct {
+	last       Event // previous event
+	current    int32 // task put on the CPU by its last sched_switch
+	hasCurrent bool
 }
 
 func (c *checked) note(reason string, row int64, e *Event) {
@@ -66,20 +73,16 @@ func (c *checked) Next() bool {
 		c.row++
 		if e.IsSet(CPU) {
 			cpu := e.Int32(CPU)
-			p := c.last[cpu]
-			if p != nil && sameEvent(p, e) {
+			k, fresh := c.cpu(cpu)
+			if !fresh && sameEvent(&k.last, e) {
 				c.note(AnomalyDuplicate, row, e)
 			}
-			if p == nil {
-				p = &Event{}
-				c.last[cpu] = p
-			}
-			p.CopyFrom(e)
+			k.last.copyRow(e)
 			if e.Kind == SchedSwitch && e.IsSet(PrevPID) && e.IsSet(NextPID) {
-				if cur, ok := c.current[cpu]; ok && cur != e.Int32(PrevPID) {
+				if k.hasCurrent && k.current != e.Int32(PrevPID) {
 					c.note(AnomalySwitchFrom, row, e)
 				}
-				c.current[cpu] = e.Int32(NextPID)
+				k.current, k.hasCurrent = e.Int32(NextPID), true
 			}
 		}
 		// Time 0 marks records synthesized before the trace started.
@@ -93,6 +96,25 @@ func (c *checked) Next() bool {
 		return true
 	}
 	return false
+}
+
+// cpu returns the state kept for a CPU, creating it (fresh) on first use.
+func (c *checked) cpu(cpu int32) (k *cpuCheck, fresh bool) {
+	if cpu >= 0 && int(cpu) < len(c.dense) && c.dense[cpu] != nil {
+		return c.dense[cpu], false
+	}
+	if k := c.cpus[cpu]; k != nil {
+		return k, false
+	}
+	k = &cpuCheck{}
+	c.cpus[cpu] = k
+	if cpu >= 0 && cpu < 4096 {
+		if int(cpu) >= len(c.dense) {
+			c.dense = append(c.dense, make([]*cpuCheck, int(cpu)+1-len(c.dense))...)
+		}
+		c.dense[cpu] = k
+	}
+	return k, true
 }
 
 // sameEvent reports whether two events are the same record: same time,
