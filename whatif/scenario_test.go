@@ -322,7 +322,9 @@ func TestWokenTwice(t *testing.T) {
 }
 
 // A wakeup that arrives before the wakee blocked is not lost: the wakee
-// continues into its next activation without sleeping.
+// continues into its next activation without sleeping (y did not wake x:
+// the wakeup is no reply to a request of y's, see
+// TestReplyHeldUntilRequesterBlocks).
 func TestWakeBeforeSleep(t *testing.T) {
 	b := newBuilder(t, "sockets=1,cores=2,threads=1")
 	x := b.task("x", 120, 0, true, CauseStart, ms)
@@ -332,6 +334,44 @@ func TestWakeBeforeSleep(t *testing.T) {
 	res, _ := replayChecked(t, w, testConfig())
 	if res.Stats.ContinuedWithoutSleep != 1 || res.Metrics.MakespanNS != 8*ms {
 		t.Errorf("continued %d makespan %d, want 1 and 8 ms", res.Stats.ContinuedWithoutSleep, res.Metrics.MakespanNS)
+	}
+}
+
+// A reply that arrives before its requester blocked is held until it
+// blocks (schbench: a worker posts the message thread, then waits on its
+// own futex; the message thread wakes it). Two CPUs, no idle-exit delay.
+// W runs on CPU 0 (2 ms) and wakes M at 1 ms (its request); M (asleep on
+// CPU 1) runs 0.5 ms and wakes W at 0.2 ms into it (the reply, for W's
+// next activation of 1 ms). By hand: M's wakeup at 1 ms: wake_affine_idle
+// keeps the idle prev CPU 1, M runs 1.0–1.5 ms there; its reply at 1.2 ms
+// finds W still running the activation that sent the request, so it is
+// held; W blocks at 2 ms and the reply then wakes it from CPU 1 (idle,
+// like W's prev CPU 0: wake_affine_idle returns prev 0, idle), so W runs
+// again on CPU 0 2–3 ms. Two sched_waking, latency 0, nothing continues
+// without sleeping, makespan 3 ms. Before, the reply was pending and W ran
+// on from 0 to 3 ms without blocking, with one wakeup (M's).
+func TestReplyHeldUntilRequesterBlocks(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	wt := b.task("w", 120, 0, true, CauseStart, 2*ms, ms)
+	m := b.task("m", 120, 1, false, CauseWake, ms/2)
+	b.edge(wt, 0, ms, m, 0)
+	b.edge(m, 0, ms/5, wt, 1)
+	w := b.done(t)
+	res, ch := replayChecked(t, w, testConfig())
+	var got []string
+	for _, r := range ch.runs {
+		got = append(got, fmt.Sprintf("%d@cpu%d:%d-%d", r.tid, r.cpu, (r.start-t0)/100000, (r.end-t0)/100000))
+	}
+	tw, tm := w.Tasks[wt].TID, w.Tasks[m].TID
+	want := []string{fmt.Sprintf("%d@cpu1:10-15", tm), fmt.Sprintf("%d@cpu0:0-20", tw), fmt.Sprintf("%d@cpu0:20-30", tw)}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("runs (tid@cpu:start-end in 0.1 ms) %v, want %v", got, want)
+	}
+	if len(ch.wakings) != 2 || res.Metrics.WakeupCount != 2 || res.Metrics.WakeupMaxNS != 0 {
+		t.Errorf("%d sched_waking, %d wakeups, max latency %d; want 2, 2, 0", len(ch.wakings), res.Metrics.WakeupCount, res.Metrics.WakeupMaxNS)
+	}
+	if res.Stats.RepliesHeld != 1 || res.Stats.ContinuedWithoutSleep != 0 || res.Metrics.MakespanNS != 3*ms {
+		t.Errorf("replies held %d, continued %d, makespan %d; want 1, 0, 3 ms", res.Stats.RepliesHeld, res.Stats.ContinuedWithoutSleep, res.Metrics.MakespanNS)
 	}
 }
 

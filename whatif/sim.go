@@ -206,6 +206,11 @@ type simTask struct {
 	done     bool   // current activation's demand complete
 	cpu      int32  // task_cpu
 	ranOn    bool   // has run in the replay (for cache-hot)
+	// heldK: a reply to this task's request (isReply) that came before
+	// it blocked, for activation heldK (-1 none), from heldWaker; it is
+	// delivered when the task blocks.
+	heldK     int32
+	heldWaker *simTask
 
 	vruntime    int64
 	deadline    int64 // EEVDF
@@ -315,6 +320,7 @@ type Stats struct {
 	EdgesPending          int64 `json:"edges_pending"`
 	Arrivals              int64 `json:"arrivals"`
 	ContinuedWithoutSleep int64 `json:"continued_without_sleep"`
+	RepliesHeld           int64 `json:"replies_held"`
 	EndNS                 int64 `json:"end_ns"`
 }
 
@@ -405,7 +411,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	for i := range w.Tasks {
 		t := &w.Tasks[i]
 		st := &simTask{id: int32(i), w: t, rt: t.RT(), pinned: t.Pinned, act: -1, cpu: t.StartCPU, trig: make([]bool, len(t.Activations)),
-			lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1}
+			heldK: -1, lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1}
 		st.weight = weightOfNice(t.Nice())
 		if st.rt {
 			st.weight = weightOfNice(-20)
@@ -623,6 +629,38 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 		st = "S"
 	}
 	s.schedule(r, st)
+	if t.heldK == next {
+		// The reply that came before the block (wake: isReply), now
+		// that the task sleeps, from where its waker runs (or ran last).
+		w := t.heldWaker
+		t.heldK, t.heldWaker = -1, nil
+		s.wake(t, next, w, int(w.cpu))
+	}
+}
+
+// isReply: a wakeup of t by waker, for t's next activation, is the reply
+// to t's request when t's current activation woke waker (the activation
+// that, in the trace, blocked before this wakeup came: a causal wakeup
+// always finds its wakee blocked). schbench's worker adds itself to the
+// message thread's list, posts the message thread's futex and waits on
+// its own; the message thread wakes the workers on its list. In the
+// kernel the reply cannot overtake the request, and whether it overtakes
+// the requester's block (then the requester's futex_wait returns at once,
+// no wakeup) depends on how soon the replier runs, which in the trace
+// was after the block. The replay keeps that order: a reply that, in the
+// replay, comes while its requester is still running or runnable in the
+// activation that sent the request is held until the requester blocks,
+// and then wakes it (Stats.RepliesHeld). A wakeup with no request from
+// its wakee (a producer's write to a consumer: hackbench) stays pending
+// as before: the consumer finds its data and does not sleep.
+func (s *Sim) isReply(t, waker *simTask) bool {
+	a := &t.w.Activations[t.act]
+	for i := a.EdgeLo; i < a.EdgeHi; i++ {
+		if s.w.Edges[i].Wakee == waker.id {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Sim) scheduleArrival(t *simTask, k int32) {
@@ -648,7 +686,8 @@ func (s *Sim) startActivation(t *simTask, k int32) {
 // activation has exactly one such wakeup (its cause in the trace); if it
 // comes before t finished activation k-1 (the replay ran the waker
 // faster), it is pending: t continues into k without sleeping, as a task
-// finding its wake condition already true does.
+// finding its wake condition already true does; unless it is the reply
+// to t's own request (isReply), which is held until t blocks.
 func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) {
 	if int(k) >= len(t.trig) || t.trig[k] || t.state == tsDead {
 		s.stats.EdgesRedundant++
@@ -656,6 +695,13 @@ func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) {
 	}
 	t.trig[k] = true
 	if !(t.state == tsSleeping && t.act == k-1) && !(t.state == tsNotStarted && k == 0) {
+		if waker != nil && t.act == k-1 && (t.state == tsRunning || t.state == tsQueued) && s.isReply(t, waker) {
+			// A reply to the wakee's own request: held until it blocks.
+			t.trig[k] = false
+			t.heldK, t.heldWaker = k, waker
+			s.stats.RepliesHeld++
+			return
+		}
 		s.stats.EdgesPending++
 		return
 	}
