@@ -184,6 +184,37 @@ func TestNotebooksReadTimelines(t *testing.T) {
 	}
 }
 
+// The default Arrow output is LZ4-compressed (as Feather's writer does) and
+// --compress none is for readers without codecs: apache-arrow JS with no
+// codec registered opens the latter, and the former only with one.
+func TestNotebooksReadCompression(t *testing.T) {
+	tool := notebookCheck(t)
+	dir := t.TempDir()
+	in := fixturePerfData(t)[0]
+	def, none := filepath.Join(dir, "default.arrow"), filepath.Join(dir, "none.arrow")
+	for _, c := range []struct {
+		out  string
+		args []string
+	}{{def, nil}, {none, []string{"--compress", "none"}}} {
+		if r := run(t, dir, append([]string{"ingest", "--progress=never", in, "-o", c.out}, c.args...)...); r.code != 0 {
+			t.Fatalf("ingest: exit %d: %s", r.code, r.stderr)
+		}
+	}
+	for _, res := range runNotebookCheck(t, tool, []string{"--quiet"}, []string{def}) {
+		if !res.OK {
+			t.Errorf("%s with codecs: %v", res.Path, res.Problems)
+		}
+	}
+	for _, res := range runNotebookCheck(t, tool, []string{"--quiet", "--no-codecs"}, []string{none, def}) {
+		switch {
+		case res.Path == none && !res.OK:
+			t.Errorf("--compress none without codecs: %v", res.Problems)
+		case res.Path == def && res.OK:
+			t.Errorf("the default output opened without codecs: it is not compressed")
+		}
+	}
+}
+
 type checkResult struct {
 	Path     string   `json:"path"`
 	OK       bool     `json:"ok"`
