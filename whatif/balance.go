@@ -606,6 +606,11 @@ func (s *Sim) newidleBalance(r *rq) {
 			n := s.loadBalance(r, st, CPUNewlyIdle, &cont, MigrationSourceNewidle)
 			pulled += n
 			cost := s.cfg.NewidleC0NS + s.cfg.NewidleC1NS*int64(st.sd.SpanWeight) + s.cfg.NewidleC2NS*int64(n)
+			// The kernel measures the pass in wall time (sched_clock_cpu):
+			// a vCPU stall inside it is part of its cost.
+			if end := s.stallEnd(r.cpu, s.now); end > s.now {
+				cost += end - s.now
+			}
 			if cost > st.maxNewidleLbCost {
 				st.maxNewidleLbCost = cost
 				st.lastDecayMaxLbCost = s.now

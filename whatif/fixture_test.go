@@ -19,8 +19,18 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
+// fixtures are the committed real traces, plus those matched by the glob
+// in $REPLAY_EXTRA_FIXTURES (the guests' larger recordings, kept out of
+// the repository: REPLAY_EXTRA_FIXTURES='../../shared/fixtures/kernels/*/*.perf.data').
 func fixtures(t testing.TB) []string {
 	fs, _ := filepath.Glob("../fixtures/kernels/*/*.perf.data")
+	if g := os.Getenv("REPLAY_EXTRA_FIXTURES"); g != "" {
+		extra, err := filepath.Glob(g)
+		if err != nil {
+			t.Fatalf("REPLAY_EXTRA_FIXTURES: %v", err)
+		}
+		fs = append(fs, extra...)
+	}
 	if len(fs) == 0 {
 		t.Skip("no real fixtures")
 	}

@@ -311,3 +311,71 @@ func TestNoPreemptFromNeedResched(t *testing.T) {
 		t.Errorf("edges (wakee@µs:no-preempt µs) %v, want %s", got, want)
 	}
 }
+
+func withPrios(e timeline.Event, prev, next int64) timeline.Event {
+	e.SetInt(timeline.PrevPrio, prev)
+	e.SetInt(timeline.NextPrio, next)
+	return e
+}
+
+// A task whose policy changes in the trace gets the prio it ran under the
+// longest. Task 10 is forked at prio 120 (as stress-ng's cyclic stressor),
+// runs 1 ms at 120, then sets SCHED_FIFO and runs 3 × 2 ms at prio 0
+// (6 ms): prio 0, a real-time task. Task 20 runs 0.1 ms boosted to prio 0
+// (PI) and 5 ms at 120: prio 120.
+func TestExtractPrioOfLongestRun(t *testing.T) {
+	fork := func(at int64, cpu, parent, child int32) timeline.Event {
+		var e timeline.Event
+		e.Time, e.Kind, e.Name = at, timeline.SchedWakeupNew, "sched:sched_wakeup_new"
+		e.SetInt(timeline.CPU, int64(cpu))
+		e.SetInt(timeline.CommonPID, int64(parent))
+		e.SetInt(timeline.PID, int64(child))
+		e.SetStr(timeline.Comm, "t")
+		e.SetInt(timeline.Prio, 120)
+		e.SetInt(timeline.TargetCPU, int64(cpu))
+		return e
+	}
+	r := &noiseReader{evs: []timeline.Event{
+		withPrios(nSwitch(1*ms, 0, 0, "R", 5), 120, 120),
+		fork(1*ms+100000, 0, 5, 10),
+		withPrios(nSwitch(2*ms, 0, 5, "S", 10), 120, 120),
+		withPrios(nSwitch(3*ms, 0, 10, "S", 0), 120, 120),
+		withPrios(nWaking(4*ms, 1, 0, 10, 0), 0, 0),
+		withPrios(nSwitch(4*ms, 0, 0, "R", 10), 120, 0),
+		withPrios(nSwitch(6*ms, 0, 10, "S", 0), 0, 120),
+		withPrios(nSwitch(7*ms, 0, 0, "R", 10), 120, 0),
+		withPrios(nSwitch(9*ms, 0, 10, "S", 0), 0, 120),
+		withPrios(nSwitch(10*ms, 0, 0, "R", 10), 120, 0),
+		withPrios(nSwitch(12*ms, 0, 10, "S", 0), 0, 120),
+		withPrios(nSwitch(1*ms, 1, 0, "R", 20), 120, 0),
+		withPrios(nSwitch(1*ms+100000, 1, 20, "R", 0), 0, 120),
+		withPrios(nSwitch(2*ms, 1, 0, "R", 20), 120, 120),
+		withPrios(nSwitch(7*ms, 1, 20, "S", 0), 120, 120),
+	}}
+	// Events in time order, as a trace gives them.
+	sortEvents(r.evs)
+	w, err := Extract(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int32]int32{}
+	for _, tk := range w.Tasks {
+		got[tk.TID] = tk.Prio
+	}
+	if got[10] != 0 || got[20] != 120 || got[5] != 120 {
+		t.Fatalf("prio by tid: %v", got)
+	}
+	for _, tk := range w.Tasks {
+		if tk.TID == 10 && !tk.RT() {
+			t.Fatal("task 10 not real-time")
+		}
+	}
+}
+
+func sortEvents(evs []timeline.Event) {
+	for i := 1; i < len(evs); i++ {
+		for j := i; j > 0 && evs[j].Time < evs[j-1].Time; j-- {
+			evs[j], evs[j-1] = evs[j-1], evs[j]
+		}
+	}
+}

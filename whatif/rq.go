@@ -193,7 +193,9 @@ func (r *rq) treeRemove(t *simTask) {
 	}
 }
 
-// schedPeriod and schedSlice are __sched_period and sched_slice (CFS).
+// schedPeriod and schedSlice are __sched_period and sched_slice (CFS;
+// ALT_PERIOD's rq-wide h_nr_running is the cfs_rq's nr_running without
+// task groups).
 func (s *Sim) schedPeriod(n int) int64 {
 	if n > 8 {
 		return int64(n) * s.minGranNS
@@ -208,10 +210,17 @@ func (s *Sim) schedSlice(r *rq, t *simTask, onRQ bool) int64 {
 		n++
 		w += t.weight
 	}
-	if w == 0 {
-		return s.schedPeriod(n)
+	slice := s.schedPeriod(n)
+	if w != 0 {
+		slice = slice * int64(t.weight) / int64(w)
 	}
-	return s.schedPeriod(n) * int64(t.weight) / int64(w)
+	// BASE_SLICE (v5.13+, on in the fixtures' sched features): at least
+	// sysctl_sched_min_granularity (no SCHED_IDLE entities, so never the
+	// idle minimum).
+	if slice < s.minGranNS {
+		slice = s.minGranNS
+	}
+	return slice
 }
 
 // enqueue is enqueue_task_fair (enqueue_entity, place_entity) or the RT
@@ -717,7 +726,15 @@ func (s *Sim) checkPreemptTick(r *rq) {
 	ideal := s.schedSlice(r, curr, true)
 	ran := curr.sumExec - curr.prevSumExec
 	if ran > ideal {
-		r.next, r.last = nil, nil
+		// clear_buddies(cfs_rq, curr): only the buddies that are curr (a
+		// next buddy set by a wakeup whose reschedule is still pending
+		// stays).
+		if r.next == curr {
+			r.next = nil
+		}
+		if r.last == curr {
+			r.last = nil
+		}
 		s.preempt(r)
 		return
 	}

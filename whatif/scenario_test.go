@@ -567,3 +567,150 @@ func TestNoPreemptStretch(t *testing.T) {
 		t.Errorf("makespan %d, want 5 ms", res.Metrics.MakespanNS)
 	}
 }
+
+// check_preempt_tick's clear_buddies(cfs_rq, curr) clears only the buddies
+// that are curr: a next buddy set by a wakeup preemption still pending
+// survives a slice-expiry tick. One CPU, HZ 1000 (latency 6 ms, min
+// granularity 0.75 ms, wakeup granularity 1 ms): X runs, L is queued,
+// both from the start (vruntime 0); X wakes W at 2.5 ms (W: vruntime
+// max(0, 0 − 3 ms) = 0; X is 2.5 ms ahead > 1 ms: next buddy W, the
+// reschedule after the local delay of 1 ms, at 3.5 ms). The tick at 3 ms
+// finds X's 3 ms over its slice (6 ms × 1/3 = 2 ms) and preempts; the pick
+// sees leftmost L (vruntime 0, inserted first) and next buddy W, not
+// ahead of L: W runs at 3 ms. Before, the tick cleared every buddy and L
+// ran first.
+func TestTickKeepsOtherNextBuddy(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	x := b.task("x", 120, 0, true, CauseStart, 10*ms)
+	b.task("l", 120, 0, false, CauseStart, 5*ms)
+	wt := b.task("w", 120, 0, false, CauseWake, ms)
+	b.edge(x, 0, 5*ms/2, wt, 0)
+	b.w.PreemptWakeLocalNS = []int64{ms}
+	w := b.done(t)
+	cfg := testConfig()
+	cfg.HZ = 1000
+	cfg.IdleWake = true
+	_, ch := replayChecked(t, w, cfg)
+	var first run
+	for _, r := range ch.runs {
+		if r.tid != int64(w.Tasks[x].TID) {
+			first = r
+			break
+		}
+	}
+	if first.tid != int64(w.Tasks[wt].TID) || first.start != t0+3*ms {
+		t.Errorf("first run after X: tid %d at %d, want W (%d) at %d (runs %+v)", first.tid, first.start-t0, w.Tasks[wt].TID, 3*ms, ch.runs)
+	}
+}
+
+// BASE_SLICE (on in the fixtures' debugfs sched features): sched_slice is
+// at least sysctl_sched_min_granularity. One CPU, HZ 1000 (latency 6 ms,
+// min granularity 0.75 ms): Y (nice 0) runs from the start and blocks at
+// 0.5 ms; X (nice 19, weight 15) and Z (nice 0), queued from the start
+// (vruntime 0, X first), follow: X from 0.5 ms. At the 1 ms tick X has run
+// 0.5 ms; its slice is 6 ms × 15/1039 = 87 µs, raised to 0.75 ms: not
+// expired, and under the minimum granularity, so no preemption. At 2 ms
+// (1.5 ms run) it is: Z runs from 2 ms. Without BASE_SLICE Z ran from 1 ms.
+func TestBaseSlice(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	b.task("y", 120, 0, true, CauseStart, ms/2)
+	b.task("x", 139, 0, false, CauseStart, 5*ms)
+	z := b.task("z", 120, 0, false, CauseStart, 5*ms)
+	w := b.done(t)
+	cfg := testConfig()
+	cfg.HZ = 1000
+	_, ch := replayChecked(t, w, cfg)
+	for _, r := range ch.runs {
+		if r.tid == int64(w.Tasks[z].TID) {
+			if r.start != t0+2*ms {
+				t.Errorf("Z first runs at %d, want %d (runs %+v)", r.start-t0, 2*ms, ch.runs)
+			}
+			return
+		}
+	}
+	t.Fatal("Z never ran")
+}
+
+// wake_affine_weight with WF_SYNC adds 1 to prev_eff_load, so that equal
+// loads stack the wakee on the waker's CPU (v6.1: "if prev_eff ==
+// this_eff ... consider stacking the wakee on top of the waker"). State
+// set by hand on 2 CPUs: CPU 0 runs the waker W (load 500) with another
+// task queued (nr_running 2: not wake_affine_idle's sync case), cpu_load
+// 500; CPU 1 (the wakee's prev) runs a task, cpu_load 0 (stale); the wakee
+// P has load 0. Sync: this_eff = (500 − 500 + 0) × 100 × 1024 = 0,
+// prev_eff = (0 − 0) × 108 × 1024 + 1 = 1: this CPU. Without sync:
+// this_eff = 500 × 100 × 1024 > prev_eff = 0: prev.
+func TestWakeAffineWeightSyncTie(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	wk := b.task("w", 120, 0, true, CauseStart, ms)
+	o := b.task("o", 120, 0, false, CauseStart, ms)
+	q := b.task("q", 120, 1, true, CauseStart, ms)
+	p := b.task("p", 120, 1, false, CauseWake, ms)
+	b.edge(wk, 0, ms/2, p, 0)
+	w := b.done(t)
+	s, err := New(w, testConfig(), newChecker(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0, r1 := s.cpus[0], s.cpus[1]
+	r0.curr, r0.nrCFS, r0.avg.loadAvg = s.tasks[wk], 2, 500
+	_ = o
+	r1.curr, r1.nrCFS, r1.avg.loadAvg = s.tasks[q], 1, 0
+	s.tasks[wk].avg.loadAvg, s.tasks[p].avg.loadAvg = 500, 0
+	sd := s.domains(0)[0]
+	for _, c := range []struct {
+		sync bool
+		want int
+	}{{true, 0}, {false, 1}} {
+		s.syncWake = c.sync
+		if got := s.wakeAffine(sd, s.tasks[p], 0, 1, s.tasks[wk]); got != c.want {
+			t.Errorf("sync %v: wake_affine chose CPU %d, want %d", c.sync, got, c.want)
+		}
+	}
+}
+
+// newidle_balance measures each pass in wall time (sched_clock_cpu before
+// and after load_balance), so on a guest a vCPU stall during the pass is
+// part of the cost it records in max_newidle_lb_cost, and the next newly
+// idle CPU whose avg_idle is below that skips the balance. The engine
+// applies its stall process here as it does to ticks and IPIs: a pass run
+// while the CPU's stall process is stalled completes at the stall's end.
+// State set by hand on 2 CPUs (nothing to pull): CPU 0 goes newly idle at
+// 10 ms inside a stall [9, 13) ms, with avg_idle 1 ms and the root domain
+// overloaded. The pass costs c0 + c1 × span = 1,000 + 50 × 2 = 1,100 ns
+// plus the 3 ms left of the stall: max_newidle_lb_cost 3,001,100 ns (before:
+// 1,100). At the next newly idle moment, avg_idle 1 ms < 3.0011 ms: the
+// balance is skipped (before: it ran).
+func TestNewidleCostIncludesStall(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	b.task("a", 120, 0, true, CauseStart, ms)
+	b.task("b", 120, 1, true, CauseStart, ms)
+	w := b.done(t)
+	w.Stalls = &StallModel{TickNS: 4 * ms, Fraction: 0.5, FractionByBusy: []float64{0.5, 0.5}, StallsNS: []int64{4 * ms}, MeanStallNS: 4 * ms}
+	cfg := testConfig()
+	cfg.IdleWake = true
+	s, err := New(w, cfg, newChecker(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.now = t0 + 10*ms
+	s.stall = make([]stallProc, s.ncpu)
+	for c := range s.stall {
+		s.stall[c] = stallProc{start: 1 << 62, end: 1<<62 + 1}
+	}
+	s.stall[0] = stallProc{start: t0 + 9*ms, end: t0 + 13*ms}
+	r := s.cpus[0]
+	s.rdOverload = true
+	r.avgIdle = ms
+	s.newidleBalance(r)
+	if got, want := r.sd[0].maxNewidleLbCost, int64(3001100); got != want {
+		t.Fatalf("max_newidle_lb_cost %d, want %d", got, want)
+	}
+	before := s.stats.NewidleSkipped
+	s.now = t0 + 20*ms
+	r.avgIdle = ms
+	s.newidleBalance(r)
+	if s.stats.NewidleSkipped != before+1 {
+		t.Errorf("the next newidle balance ran with avg_idle 1 ms < max_newidle_lb_cost %d", r.sd[0].maxNewidleLbCost)
+	}
+}

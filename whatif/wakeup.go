@@ -165,11 +165,13 @@ func (s *Sim) wakeAffine(sd *model.SchedDomain, p *simTask, this, prev int, wake
 		taskLoad := p.avg.loadAvg
 		thisEff := thisLoad + int64(taskLoad)
 		thisEff *= 100 * int64(s.cpus[prev].capacity)
-		prevEff := int64(s.cpuLoad(prev)) - int64(taskLoad)
-		if prevEff < 0 {
-			prevEff = 0
-		}
+		prevEff := int64(s.cpuLoad(prev)) - int64(taskLoad) // s64: may go below 0
 		prevEff *= (100 + int64(sd.ImbalancePct-100)/2) * int64(s.cpus[this].capacity)
+		if sync {
+			// Equal loads: let select_idle_sibling consider stacking the
+			// wakee on the waker.
+			prevEff++
+		}
 		if thisEff < prevEff {
 			target = this
 		}

@@ -254,6 +254,14 @@ type extTask struct {
 	exiting  bool
 	seenPrio bool
 	lastSeen int64 // last switch-out runnable or wakeup
+	// runByPrio: run time per prio, from each slice's switch-out
+	// (prev_prio), in order of first appearance.
+	runByPrio []prioRun
+}
+
+type prioRun struct {
+	prio int32
+	ns   int64
 }
 
 type pendWake struct {
@@ -445,6 +453,33 @@ func (x *extractor) task(tid int32, comm string, prio int32, cpu int32) *extTask
 	return t
 }
 
+func (t *extTask) addPrioRun(prio int32, ns int64) {
+	if ns < 0 {
+		ns = 0
+	}
+	for i := range t.runByPrio {
+		if t.runByPrio[i].prio == prio {
+			t.runByPrio[i].ns += ns
+			return
+		}
+	}
+	t.runByPrio = append(t.runByPrio, prioRun{prio, ns})
+}
+
+// mainPrio is the prio with the most run time (the first seen on a tie).
+func (t *extTask) mainPrio() (int32, bool) {
+	if len(t.runByPrio) == 0 {
+		return 0, false
+	}
+	best := t.runByPrio[0]
+	for _, r := range t.runByPrio[1:] {
+		if r.ns > best.ns {
+			best = r
+		}
+	}
+	return best.prio, true
+}
+
 func (x *extractor) act(t *extTask) *Activation {
 	as := x.w.Tasks[t.idx].Activations
 	if len(as) == 0 {
@@ -514,6 +549,9 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			if x.act(t).CPU < 0 {
 				x.act(t).CPU = c
 			}
+		}
+		if e.IsSet(timeline.PrevPrio) {
+			t.addPrioRun(e.Int32(timeline.PrevPrio), now-t.runStart)
 		}
 		x.accrue(t, now)
 		st := e.Str(timeline.PrevState)
@@ -737,6 +775,14 @@ func (x *extractor) finish() {
 	w := x.w
 	for _, t := range x.byTID {
 		x.accrue(t, w.EndNS)
+		// A task's policy can change in the trace (sched_setscheduler:
+		// stress-ng's cyclic stressor forks at prio 120 and runs SCHED_FIFO
+		// from its second activation on; PI boosting briefly): the model
+		// has one class and weight per task, so it takes the prio the task
+		// ran under the longest (the first seen if it never switched out).
+		if p, ok := t.mainPrio(); ok {
+			w.Tasks[t.idx].Prio = p
+		}
 	}
 	for i := range w.Tasks {
 		wt := &w.Tasks[i]
