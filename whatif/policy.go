@@ -174,6 +174,10 @@ type Knobs struct {
 	AllPinnedEarly bool
 	// EEVDF: the per-CPU discipline is EEVDF (v6.6+) instead of CFS.
 	EEVDF bool
+	// BaseSlice: CFS's sched_slice is at least the minimum granularity
+	// (sched feature BASE_SLICE, v5.13+). Before it a low-weight task's
+	// slice could be far shorter.
+	BaseSlice bool
 	// ImbalancePctDefault and BusyFactor, when non-zero, replace sd_init's
 	// imbalance_pct for domains that are neither SMT nor LLC (125 up to
 	// v5.9, 117 from v5.10) and busy_factor (32 / 16) of the kernel whose

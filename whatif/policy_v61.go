@@ -37,7 +37,7 @@ func newV61() *reworkPolicy {
 	p.kernels = "v5.18–v6.3 (v6.1 LTS): 0b0695f2b34a + 070f5e860ee2 + 16b0a7a1a0af + e496132ebedd + v6.0 NUMA/SIS_UTIL (70fb5ccf2ebb)"
 	p.r.Numa = NumaImbNrDst
 	p.r.MisfitLoadSym = true
-	p.knobs = Knobs{IntervalMinusOne: true, NewidleGate516: true, SISUtil: true}
+	p.knobs = Knobs{IntervalMinusOne: true, NewidleGate516: true, SISUtil: true, BaseSlice: true}
 	return p
 }
 

@@ -216,8 +216,8 @@ func (s *Sim) schedSlice(r *rq, t *simTask, onRQ bool) int64 {
 	}
 	// BASE_SLICE (v5.13+, on in the fixtures' sched features): at least
 	// sysctl_sched_min_granularity (no SCHED_IDLE entities, so never the
-	// idle minimum).
-	if slice < s.minGranNS {
+	// idle minimum). The older policies' kernels had no such floor.
+	if s.knobs.BaseSlice && slice < s.minGranNS {
 		slice = s.minGranNS
 	}
 	return slice

@@ -610,25 +610,41 @@ func TestTickKeepsOtherNextBuddy(t *testing.T) {
 // (vruntime 0, X first), follow: X from 0.5 ms. At the 1 ms tick X has run
 // 0.5 ms; its slice is 6 ms × 15/1039 = 87 µs, raised to 0.75 ms: not
 // expired, and under the minimum granularity, so no preemption. At 2 ms
-// (1.5 ms run) it is: Z runs from 2 ms. Without BASE_SLICE Z ran from 1 ms.
+// (1.5 ms run) it is: Z runs from 2 ms. Without BASE_SLICE (the kernels
+// before v5.13, e.g. legacy's) X's 87 µs slice has expired at the 1 ms
+// tick and Z runs from 1 ms.
 func TestBaseSlice(t *testing.T) {
-	b := newBuilder(t, "sockets=1,cores=1,threads=1")
-	b.task("y", 120, 0, true, CauseStart, ms/2)
-	b.task("x", 139, 0, false, CauseStart, 5*ms)
-	z := b.task("z", 120, 0, false, CauseStart, 5*ms)
-	w := b.done(t)
-	cfg := testConfig()
-	cfg.HZ = 1000
-	_, ch := replayChecked(t, w, cfg)
-	for _, r := range ch.runs {
-		if r.tid == int64(w.Tasks[z].TID) {
-			if r.start != t0+2*ms {
-				t.Errorf("Z first runs at %d, want %d (runs %+v)", r.start-t0, 2*ms, ch.runs)
+	for _, c := range []struct {
+		policy string
+		want   int64
+	}{{"v6.1", 2 * ms}, {"legacy", 1 * ms}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		b.task("y", 120, 0, true, CauseStart, ms/2)
+		b.task("x", 139, 0, false, CauseStart, 5*ms)
+		z := b.task("z", 120, 0, false, CauseStart, 5*ms)
+		w := b.done(t)
+		cfg := testConfig()
+		p, err := LookupPolicy(c.policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Policy = p
+		cfg.HZ = 1000
+		_, ch := replayChecked(t, w, cfg)
+		found := false
+		for _, r := range ch.runs {
+			if r.tid == int64(w.Tasks[z].TID) {
+				if r.start != t0+c.want {
+					t.Errorf("%s: Z first runs at %d, want %d (runs %+v)", c.policy, r.start-t0, c.want, ch.runs)
+				}
+				found = true
+				break
 			}
-			return
+		}
+		if !found {
+			t.Fatalf("%s: Z never ran", c.policy)
 		}
 	}
-	t.Fatal("Z never ran")
 }
 
 // wake_affine_weight with WF_SYNC adds 1 to prev_eff_load, so that equal

@@ -650,9 +650,11 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 // was after the block. The replay keeps that order: a reply that, in the
 // replay, comes while its requester is still running or runnable in the
 // activation that sent the request is held until the requester blocks,
-// and then wakes it (Stats.RepliesHeld). A wakeup with no request from
-// its wakee (a producer's write to a consumer: hackbench) stays pending
-// as before: the consumer finds its data and does not sleep.
+// and then wakes it (Stats.RepliesHeld). The test is structural, so a
+// flow-control wakeup (a hackbench receiver making room for the sender
+// whose write woke it) counts as a reply too. A wakeup with no request
+// from its wakee (a producer's write to a consumer) stays pending as
+// before: the consumer finds its data and does not sleep.
 func (s *Sim) isReply(t, waker *simTask) bool {
 	a := &t.w.Activations[t.act]
 	for i := a.EdgeLo; i < a.EdgeHi; i++ {
