@@ -14,7 +14,7 @@ type sdState struct {
 	lastBalance        int64               // jiffies
 	nrBalanceFailed    int
 	maxNewidleLbCost   int64 // ns
-	lastDecayMaxLbCost int64 // ns
+	lastDecayMaxLbCost int64 // jiffies
 }
 
 // Load-balance flags (LBF_*).
@@ -97,8 +97,17 @@ func (s *Sim) rebalanceDomains(r *rq, idle IdleType, source int) {
 	busy := idle != CPUIdle
 	j := s.jiffies()
 	next := j + 60*int64(s.cfg.HZ)
+	needDecay := false
+	var maxCost int64
 	for _, st := range r.sd {
+		// The regular visit decays max_newidle_lb_cost (a pass skipped
+		// by the newidle gate never does).
+		needDecay = s.updateNewidleCost(st, 0)
+		maxCost += st.maxNewidleLbCost
 		if !cont {
+			if needDecay {
+				continue
+			}
 			break
 		}
 		interval := s.balanceInterval(st, busy)
@@ -117,6 +126,11 @@ func (s *Sim) rebalanceDomains(r *rq, idle IdleType, source int) {
 		if st.lastBalance+interval < next {
 			next = st.lastBalance + interval
 		}
+	}
+	if needDecay {
+		// The rq-wide maximum decays with them, kept at
+		// sysctl_sched_migration_cost or more.
+		r.maxIdleBalanceCost = max(s.cfg.MigrationCostNS, maxCost)
 	}
 	r.nextBalance = next
 	if idle == CPUIdle && next < s.nohz.nextBalance {
@@ -578,6 +592,23 @@ func (s *Sim) preemptForStopper(r *rq) {
 	s.emitSwitch(r, prev, nil, "R")
 }
 
+// updateNewidleCost is update_newidle_cost(): a pass costlier than the
+// domain's max_newidle_lb_cost raises it; otherwise, once a second (HZ
+// jiffies), it decays by 253/256. It reports whether it decayed.
+func (s *Sim) updateNewidleCost(st *sdState, cost int64) bool {
+	if cost > st.maxNewidleLbCost {
+		st.maxNewidleLbCost = cost
+		st.lastDecayMaxLbCost = s.jiffies()
+		return false
+	}
+	if s.jiffies() > st.lastDecayMaxLbCost+int64(s.cfg.HZ) {
+		st.maxNewidleLbCost = st.maxNewidleLbCost * 253 / 256
+		st.lastDecayMaxLbCost = s.jiffies()
+		return true
+	}
+	return false
+}
+
 // newidleBalance is newidle_balance() with the v5.16 gate (§3.2). The
 // modelled cost of each load_balance feeds max_newidle_lb_cost.
 func (s *Sim) newidleBalance(r *rq) {
@@ -611,13 +642,7 @@ func (s *Sim) newidleBalance(r *rq) {
 			if end := s.stallEnd(r.cpu, s.now); end > s.now {
 				cost += end - s.now
 			}
-			if cost > st.maxNewidleLbCost {
-				st.maxNewidleLbCost = cost
-				st.lastDecayMaxLbCost = s.now
-			} else if s.now > st.lastDecayMaxLbCost+1000000000 {
-				st.maxNewidleLbCost = st.maxNewidleLbCost * 253 / 256
-				st.lastDecayMaxLbCost = s.now
-			}
+			s.updateNewidleCost(st, cost)
 			curCost += cost
 		}
 		if pulled > 0 || r.nrRunning() > 0 {

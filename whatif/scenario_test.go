@@ -730,3 +730,41 @@ func TestNewidleCostIncludesStall(t *testing.T) {
 		t.Errorf("the next newidle balance ran with avg_idle 1 ms < max_newidle_lb_cost %d", r.sd[0].maxNewidleLbCost)
 	}
 }
+
+// rebalance_domains decays max_newidle_lb_cost on its regular visit
+// (update_newidle_cost(sd, 0)), at most once per HZ jiffies, and resets
+// max_idle_balance_cost to max(sysctl_sched_migration_cost, the sum of the
+// domains' maxima). A CPU whose newidle passes are all skipped by the gate
+// therefore still sees its maximum decay; before, only a newidle pass that
+// ran decayed it. Worked by hand: a 3,000,000 ns maximum raised at t0, a
+// periodic balance 1.5 s later (375 jiffies > HZ = 250): 3,000,000 × 253 /
+// 256 = 2,964,843 ns, and max_idle_balance_cost (3 ms) becomes 2,964,843;
+// another visit 100 ms later (25 jiffies after the decay) leaves both.
+func TestRebalanceDomainsDecaysNewidleCost(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	b.task("a", 120, 0, true, CauseStart, ms)
+	b.task("b", 120, 1, true, CauseStart, ms)
+	w := b.done(t)
+	s, err := New(w, testConfig(), newChecker(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.cpus[0]
+	s.now = t0
+	r.sd[0].maxNewidleLbCost = 3 * ms
+	r.sd[0].lastDecayMaxLbCost = s.jiffies()
+	r.maxIdleBalanceCost = 3 * ms
+	s.now = t0 + 1500*ms
+	s.rebalanceDomains(r, CPUNotIdle, MigrationSourcePeriodic)
+	if got, want := r.sd[0].maxNewidleLbCost, int64(2964843); got != want {
+		t.Fatalf("max_newidle_lb_cost %d after 1.5 s, want %d", got, want)
+	}
+	if got, want := r.maxIdleBalanceCost, int64(2964843); got != want {
+		t.Errorf("max_idle_balance_cost %d, want %d", got, want)
+	}
+	s.now += 100 * ms
+	s.rebalanceDomains(r, CPUNotIdle, MigrationSourcePeriodic)
+	if got, want := r.sd[0].maxNewidleLbCost, int64(2964843); got != want {
+		t.Errorf("max_newidle_lb_cost %d 100 ms after the decay, want %d (once per HZ)", got, want)
+	}
+}
