@@ -252,16 +252,10 @@ func (s *Sim) enqueue(r *rq, t *simTask, flag int) {
 			t.vruntime = v
 		}
 		t.avg.update(s.now, 0, 0, false, t.weight)
-	case flag == enqNew:
-		// START_DEBIT: one virtual slice after min_vruntime, and not
-		// before the parent's (relative) vruntime.
-		rel := t.vruntime
-		t.vruntime = r.minVruntime + s.schedSlice(r, t, false)*capacityScale/int64(t.weight)
-		if rel+r.minVruntime > t.vruntime {
-			t.vruntime = rel + r.minVruntime
-		}
-		r.avg.attach(&t.avg, t.weight)
-	case flag == enqMigrated:
+	case flag == enqNew, flag == enqMigrated:
+		// A new task was placed relative to the forking CPU's queue
+		// (START_DEBIT, in fork); like a migrated one it only takes
+		// this queue's min_vruntime.
 		t.vruntime += r.minVruntime
 		r.avg.attach(&t.avg, t.weight)
 	case flag == enqStart:

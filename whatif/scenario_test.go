@@ -768,3 +768,37 @@ func TestRebalanceDomainsDecaysNewidleCost(t *testing.T) {
 		t.Errorf("max_newidle_lb_cost %d 100 ms after the decay, want %d (once per HZ)", got, want)
 	}
 }
+
+// task_fork_fair (v6.1, CFS) places a forked child on the forking CPU's
+// queue before select_task_rq: START_DEBIT is one virtual slice of that
+// queue with the child added, after its min_vruntime. 8 CPUs (latency
+// 6 ms × (1 + log2 8) = 24 ms); the parent runs alone on CPU 0 at
+// min_vruntime: the slice is 24 ms × 1024 / 2048 = 12 ms, so the child
+// starts 12 ms after the min_vruntime of whichever (idle) CPU takes it.
+// Placed on the chosen idle queue instead it got a whole period, 24 ms.
+func TestForkStartDebitOnForkingQueue(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=8,threads=1")
+	p := b.task("p", 120, 0, true, CauseStart, 10*ms)
+	c := b.task("c", 120, 0, false, CauseFork, ms)
+	b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 0, OffsetNS: ms, Wakee: c, WakeeAct: 0})
+	w := b.done(t)
+	s, err := New(w, testConfig(), newChecker(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.latencyNS != 24*ms {
+		t.Fatalf("latency %d, want 24 ms", s.latencyNS)
+	}
+	r0, parent, child := s.cpus[0], s.tasks[p], s.tasks[c]
+	r0.curr, r0.nrCFS, r0.loadWeight = parent, 1, parent.weight
+	parent.state = tsRunning
+	parent.vruntime = r0.minVruntime
+	s.fork(r0, parent, child)
+	dst := s.cpus[child.cpu]
+	if dst == r0 {
+		t.Fatalf("child stayed on the busy CPU 0")
+	}
+	if got := child.vruntime - dst.minVruntime; got != 12*ms {
+		t.Errorf("child starts %d after its CPU's min_vruntime, want %d", got, 12*ms)
+	}
+}

@@ -759,8 +759,16 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 	}
 	child.cpu = int32(cpu)
 	// task_fork_fair: the child starts from the parent's vruntime,
-	// relative to the parent's queue.
+	// relative to the parent's queue. Under CFS (v6.1) it is placed
+	// there too, before the CPU is chosen: START_DEBIT puts it one
+	// virtual slice (of the forking CPU's queue, with the child added)
+	// after that queue's min_vruntime, and not before the parent; the
+	// enqueue on the chosen CPU only adds that CPU's min_vruntime.
 	child.vruntime = parent.vruntime - r.minVruntime
+	if !s.eevdf {
+		v := r.minVruntime + s.schedSlice(r, child, false)*capacityScale/int64(child.weight)
+		child.vruntime = max(parent.vruntime, v) - r.minVruntime
+	}
 	child.vlag = 0
 	s.initTaskPELT(child, s.cpus[cpu])
 	s.emitFork(r, parent, child, cpu)
