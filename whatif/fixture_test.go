@@ -51,9 +51,11 @@ func extractFixture(t testing.TB, path string) (*Workload, *Metrics) {
 	return w, obs
 }
 
-// Every real fixture replays with the invariants holding: run time equals
-// demand, every edge and arrival fires once (Sim.checkInvariants), no CPU
-// runs two tasks at once and time is monotonic (checker).
+// Every real fixture replays with the invariants holding, with fixed work
+// and with work bounded by the recorded exit times: run time equals demand
+// (less what an exit deadline cut), every edge and arrival fires once
+// (or was cut) (Sim.checkInvariants), no CPU runs two tasks at once and
+// time is monotonic (checker).
 func TestFixturesReplayInvariants(t *testing.T) {
 	for _, f := range fixtures(t) {
 		t.Run(filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f), func(t *testing.T) {
@@ -63,10 +65,12 @@ func TestFixturesReplayInvariants(t *testing.T) {
 				cfg := DefaultConfig(p)
 				cfg.Seed = seed
 				for _, arr := range []ArrivalMode{ArrivalsRelative, ArrivalsAbsolute} {
-					cfg.Arrivals = arr
-					ch := newChecker(t)
-					if _, err := Replay(w, cfg, ch); err != nil {
-						t.Fatalf("seed %d arrivals %d: %v", seed, arr, err)
+					for _, dl := range []bool{false, true} {
+						cfg.Arrivals, cfg.ExitDeadlines = arr, dl
+						ch := newChecker(t)
+						if _, err := Replay(w, cfg, ch); err != nil {
+							t.Fatalf("seed %d arrivals %d exit deadlines %v: %v", seed, arr, dl, err)
+						}
 					}
 				}
 			}

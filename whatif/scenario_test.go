@@ -802,3 +802,67 @@ func TestForkStartDebitOnForkingQueue(t *testing.T) {
 		t.Errorf("child starts %d after its CPU's min_vruntime, want %d", got, 12*ms)
 	}
 }
+
+// exitTimes records each task's sched_process_exit.
+type exitTimes map[int32]int64
+
+func (x exitTimes) Emit(e *timeline.Event) error {
+	if e.Kind == timeline.SchedProcessExit {
+		x[e.Int32(timeline.PID)] = e.Time
+	}
+	return nil
+}
+
+// Work bounded by the recorded exit time (Config.ExitDeadlines), worked by
+// hand on one CPU: a parent runs 1 ms and waits; two 10 ms hogs, both
+// recorded exiting at 12 ms, share the CPU from 1 ms; the first hog's exit
+// wakes the parent (the edge at the end of its final activation). At 12 ms
+// both hogs have run 11 ms between them, so both are stopped and 20 − 11 =
+// 9 ms of their demand is cut; the cut fires the exit wakeup, and the
+// parent runs its last 1 ms from 12 to 13 ms. With fixed work (the
+// default) nothing is cut: 22 ms of work on one CPU that never idles, the
+// last exit at 22 ms.
+func TestExitDeadlineCutsWork(t *testing.T) {
+	build := func() *Workload {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		p := b.task("parent", 120, 0, true, CauseStart, ms, ms)
+		ha := b.task("hog-a", 120, 0, false, CauseStart, 10*ms)
+		hb := b.task("hog-b", 120, 0, false, CauseStart, 10*ms)
+		b.w.Tasks[p].Activations[1].End = EndExit
+		for _, h := range []int32{ha, hb} {
+			b.w.Tasks[h].Activations[0].End = EndExit
+			b.w.Tasks[h].ExitNS = t0 + 12*ms
+		}
+		b.edge(ha, 0, 10*ms, p, 1)
+		return b.done(t)
+	}
+	cfg := testConfig()
+	cfg.ExitDeadlines = true
+	w := build()
+	ex := exitTimes{}
+	res, err := Replay(w, cfg, Tee{newChecker(t), ex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stats.DeadlineCuts != 2 || res.Stats.DeadlineCutNS != 9*ms {
+		t.Errorf("cuts %d, cut %d ns; want 2 and 9 ms", res.Stats.DeadlineCuts, res.Stats.DeadlineCutNS)
+	}
+	for _, h := range []int32{101, 102} {
+		if ex[h] != t0+12*ms {
+			t.Errorf("hog %d exits at %d ns; want 12 ms", h, ex[h]-t0)
+		}
+	}
+	if ex[100] != t0+13*ms {
+		t.Errorf("parent exits at %d ns; want 13 ms", ex[100]-t0)
+	}
+
+	cfg.ExitDeadlines = false
+	ex = exitTimes{}
+	res, err = Replay(build(), cfg, Tee{newChecker(t), ex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stats.DeadlineCuts != 0 || max(ex[100], ex[101], ex[102]) != t0+22*ms {
+		t.Errorf("fixed work: cuts %d, exits at %d, %d, %d ns; want none cut, the last at 22 ms", res.Stats.DeadlineCuts, ex[100]-t0, ex[101]-t0, ex[102]-t0)
+	}
+}

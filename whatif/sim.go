@@ -55,6 +55,15 @@ type Config struct {
 	// StopperLatencyNS delays active balance (5 µs); IPILatencyNS delays
 	// nohz kicks (2 µs).
 	StopperLatencyNS, IPILatencyNS int64
+	// ExitDeadlines: a task's work is bounded by its recorded exit time
+	// (Task.ExitNS) instead of fixed: a task still alive at that time in
+	// the replay exits then, its remaining demand and the edges of its
+	// unfinished activations cut (Stats.DeadlineCuts, DeadlineCutNS); the
+	// edges of its final activation (the exit's own wakeups: the parent
+	// in wait()) fire at the cut. For workloads that stop at a wall-clock
+	// timeout (stress-ng --timeout), where a stressor delayed does less
+	// work, not the same work later.
+	ExitDeadlines bool
 	// RunQueue selects the per-CPU discipline: "" (the policy's),
 	// "cfs" or "eevdf".
 	RunQueue string
@@ -112,6 +121,7 @@ const (
 	evNohzKick        // the nohz idle balancer was kicked
 	evResched         // a wakeup preemption takes effect
 	evTick            // scheduler tick (ordered after the others at an instant, by CPU)
+	evDeadline        // a task's recorded exit time (Config.ExitDeadlines)
 )
 
 type event struct {
@@ -230,6 +240,8 @@ type simTask struct {
 
 	mru     int64 // position in cfs_tasks (higher = more recently picked)
 	runTime int64 // total simulated run time (invariant check)
+	cutNS   int64 // demand cut by its exit deadline (ExitDeadlines)
+	cut     bool  // stopped by its exit deadline
 	charged int64 // wall time charged while current (= runTime at capacity 1024)
 }
 
@@ -264,6 +276,7 @@ type Sim struct {
 	out      Sink
 	stats    Stats
 	fired    []uint8 // per edge: times fired
+	edgeCut  []bool  // per edge: not fired, its activation cut by a deadline
 	arrivals []int32 // per (task, activation): times its arrival fired; flattened via actBase
 	actBase  []int32
 	events   int64
@@ -322,6 +335,11 @@ type Stats struct {
 	ContinuedWithoutSleep int64 `json:"continued_without_sleep"`
 	RepliesHeld           int64 `json:"replies_held"`
 	EndNS                 int64 `json:"end_ns"`
+	// Config.ExitDeadlines: tasks stopped at their recorded exit time,
+	// the demand and the edges that cut.
+	DeadlineCuts  int64 `json:"deadline_cuts,omitempty"`
+	DeadlineCutNS int64 `json:"deadline_cut_ns,omitempty"`
+	EdgesCut      int64 `json:"edges_cut,omitempty"`
 }
 
 // New prepares a replay of w.
@@ -423,6 +441,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 		s.actBase[i+1] = s.actBase[i] + int32(len(t.Activations))
 	}
 	s.fired = make([]uint8, len(w.Edges))
+	s.edgeCut = make([]bool, len(w.Edges))
 	s.arrivals = make([]int32, s.actBase[len(w.Tasks)])
 	return s, nil
 }
@@ -483,6 +502,13 @@ func (s *Sim) Run() (*Stats, error) {
 			s.push(event{t: a0.ReleaseNS, kind: evArrival, a: t.id, b: 0})
 		}
 	}
+	if s.cfg.ExitDeadlines {
+		for _, t := range s.tasks {
+			if t.w.ExitNS > 0 && len(t.w.Activations) > 0 {
+				s.push(event{t: t.w.ExitNS, kind: evDeadline, a: t.id})
+			}
+		}
+	}
 	for _, r := range s.cpus {
 		if r.curr == nil && r.nrRunning() > 0 {
 			s.schedule(r, "")
@@ -531,6 +557,8 @@ func (s *Sim) Run() (*Stats, error) {
 			s.nohzIdleBalance(int(e.cpu), int(e.a))
 		case evTick:
 			s.tick(s.cpus[e.cpu])
+		case evDeadline:
+			s.deadline(s.tasks[e.a])
 		}
 		if s.err != nil {
 			return nil, s.err
@@ -805,11 +833,100 @@ func (s *Sim) initTaskPELT(t *simTask, r *rq) {
 	t.avg.runnableAvg = ua
 }
 
+// deadline stops t at its recorded exit time (Config.ExitDeadlines) if
+// the replay has not run it to its exit yet: the task exits now, from
+// wherever it is (running, queued, asleep or not yet forked); the demand
+// left in its current and later activations is cut (simTask.cutNS) and
+// so are the edges of those activations before the final one (edgeCut:
+// a wakeup the stopped work would have sent); the final activation's
+// edges, the exit's own wakeups (a parent waiting in wait()), fire now.
+// A fork edge is never fired this way: its child, never started, is
+// stopped with it.
+func (s *Sim) deadline(t *simTask) {
+	if t.state == tsDead {
+		return
+	}
+	r := s.cpus[t.cpu]
+	if t.state == tsRunning {
+		s.updateCurr(r)
+	}
+	acts := t.w.Activations
+	last := int32(len(acts) - 1)
+	k, next := t.act, int32(-1)
+	if k < 0 {
+		k = 0
+	}
+	var cut int64
+	for j := k; j <= last; j++ {
+		d := acts[j].DemandNS
+		lo := acts[j].EdgeLo
+		if j == t.act {
+			d -= t.progress
+			lo = t.nextEdge
+		}
+		cut += d
+		if j == last {
+			next = lo
+			break
+		}
+		for i := lo; i < acts[j].EdgeHi; i++ {
+			s.edgeCut[i] = true
+			s.stats.EdgesCut++
+		}
+	}
+	switch t.state {
+	case tsRunning, tsQueued:
+		t.state = tsDead
+		s.dequeue(r, t, true)
+		if !t.rt {
+			r.avg.detach(&t.avg, t.weight)
+		}
+		s.emitExit(r, t)
+		if r.curr == t {
+			s.schedule(r, "X")
+		}
+	case tsSleeping:
+		t.state = tsDead
+		if !t.rt {
+			s.updateRQLoad(r)
+			t.avg.update(s.now, 0, 0, false, t.weight)
+			r.avg.detach(&t.avg, t.weight)
+		}
+		s.emitExit(r, t)
+	default:
+		t.state = tsDead
+	}
+	t.cut, t.cutNS = true, cut
+	s.stats.DeadlineCuts++
+	s.stats.DeadlineCutNS += cut
+	for i := next; next >= 0 && i < acts[last].EdgeHi; i++ {
+		e := &s.w.Edges[i]
+		wakee := s.tasks[e.Wakee]
+		if e.Kind == EdgeFork || !e.Causal {
+			if e.Kind == EdgeFork && e.Causal {
+				s.deadline(wakee)
+			}
+			s.edgeCut[i] = true
+			s.stats.EdgesCut++
+			continue
+		}
+		s.fired[i]++
+		s.stats.EdgesFired++
+		s.wake(wakee, e.WakeeAct, t, int(t.cpu))
+	}
+}
+
 // checkInvariants verifies what every replay must satisfy: each task ran
 // exactly its demand, every edge and arrival fired once, every activation
-// ran.
+// ran. With Config.ExitDeadlines a task stopped at its exit time ran its
+// demand less what was cut (simTask.cutNS), an edge its stop cut never
+// fired, and an arrival of an activation after the one it was stopped in
+// fired at most once.
 func (s *Sim) checkInvariants() error {
 	for i, n := range s.fired {
+		if n == 0 && s.edgeCut[i] {
+			continue
+		}
 		if n != 1 {
 			e := s.w.Edges[i]
 			return fmt.Errorf("whatif invariant: edge %d (%s %d->%d) fired %d times", i, e.Kind, s.w.Tasks[e.Waker].TID, s.w.Tasks[e.Wakee].TID, n)
@@ -823,15 +940,19 @@ func (s *Sim) checkInvariants() error {
 			if a.Cause == CauseArrival {
 				want = 1
 			}
-			if got := s.arrivals[s.actBase[ti]+int32(k)]; got != want {
+			got := s.arrivals[s.actBase[ti]+int32(k)]
+			if t.cut && int32(k) > t.act && got <= want {
+				continue
+			}
+			if got != want {
 				return fmt.Errorf("whatif invariant: task %d activation %d: arrival fired %d times, want %d", t.w.TID, k, got, want)
 			}
 		}
-		if len(t.w.Activations) > 0 && int(t.act) != len(t.w.Activations)-1 {
+		if len(t.w.Activations) > 0 && int(t.act) != len(t.w.Activations)-1 && !t.cut {
 			return fmt.Errorf("whatif invariant: task %d (%s) reached activation %d of %d", t.w.TID, t.w.Comm, t.act, len(t.w.Activations))
 		}
-		if t.runTime != demand {
-			return fmt.Errorf("whatif invariant: task %d (%s) ran %d ns, its demand is %d ns", t.w.TID, t.w.Comm, t.runTime, demand)
+		if t.runTime+t.cutNS != demand {
+			return fmt.Errorf("whatif invariant: task %d (%s) ran %d ns and was cut %d ns, its demand is %d ns", t.w.TID, t.w.Comm, t.runTime, t.cutNS, demand)
 		}
 		if t.state == tsRunning || t.state == tsQueued {
 			return fmt.Errorf("whatif invariant: task %d still runnable at the end", t.w.TID)

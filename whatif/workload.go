@@ -90,7 +90,11 @@ type Task struct {
 	// began (its first activation has CauseStart); otherwise a CauseStart
 	// activation was queued there.
 	StartRunning bool
-	Activations  []Activation
+	// ExitNS is when the task exited in the trace (its switch-out in
+	// state X/Z); 0 if it did not exit there. A replay with
+	// Config.ExitDeadlines stops the task's work at this time.
+	ExitNS      int64
+	Activations []Activation
 }
 
 // Nice is the nice value from Prio (0 for real-time tasks, which the model
@@ -563,6 +567,7 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 		case t.exiting || strings.HasPrefix(st, "X") || strings.HasPrefix(st, "Z"):
 			a.End, a.EndState = EndExit, st
 			t.state = stDead
+			x.w.Tasks[t.idx].ExitNS = now
 		default:
 			a.End, a.EndState = EndSleep, st
 			t.state, t.blockAt = stSleeping, now

@@ -39,11 +39,12 @@ var wlCols = []struct {
 	{"wakee", false}, {"wakee_activation", false}, {"time_ns", false}, {"waker_cpu", false}, {"target_cpu", false},
 	{"idle_wake_ns", false}, {"preempt_wake_ns", false},
 	{"sync", false}, {"no_preempt_ns", false},
+	{"exit_ns", false},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -169,7 +170,7 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	}
 	for i, t := range w.Tasks {
 		add(wlRow{"table": "task", "task": i, "tid": t.TID, "pid": t.PID, "comm": t.Comm, "prio": t.Prio,
-			"pinned_cpu": t.Pinned, "start_cpu": t.StartCPU, "forked": t.Forked, "start_running": t.StartRunning})
+			"pinned_cpu": t.Pinned, "start_cpu": t.StartCPU, "forked": t.Forked, "start_running": t.StartRunning, "exit_ns": t.ExitNS})
 		for j, a := range t.Activations {
 			add(wlRow{"table": "activation", "task": i, "activation": j, "demand_ns": a.DemandNS, "cause": a.Cause.String(),
 				"release_ns": a.ReleaseNS, "sleep_ns": a.SleepNS, "end": a.End.String(), "end_state": a.EndState, "cpu": a.CPU})
@@ -311,7 +312,7 @@ func LoadWorkload(path string) (*Workload, error) {
 				}
 				w.Tasks = append(w.Tasks, Task{TID: int32(num("tid", i)), PID: int32(num("pid", i)), Comm: str("comm", i),
 					Prio: int32(num("prio", i)), Pinned: int32(num("pinned_cpu", i)), StartCPU: int32(num("start_cpu", i)), Forked: num("forked", i) != 0,
-					StartRunning: num("start_running", i) != 0})
+					StartRunning: num("start_running", i) != 0, ExitNS: num("exit_ns", i)})
 			case "activation":
 				ti := int(num("task", i))
 				if ti < 0 || ti >= len(w.Tasks) || int(num("activation", i)) != len(w.Tasks[ti].Activations) {

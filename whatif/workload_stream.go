@@ -281,6 +281,7 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		row.num(cStartCPU, int64(t.StartCPU))
 		row.flag(cForked, t.Forked)
 		row.flag(cStartRunning, t.StartRunning)
+		row.num(cExitNS, t.ExitNS)
 		cols.add(&row)
 	}
 
@@ -490,6 +491,7 @@ var (
 	cPreemptWake  = wlColIndex("preempt_wake_ns")
 	cSync         = wlColIndex("sync")
 	cNoPreempt    = wlColIndex("no_preempt_ns")
+	cExitNS       = wlColIndex("exit_ns")
 )
 
 func wlColIndex(name string) int {

@@ -50,6 +50,7 @@ func whatifCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the simulated schedule as a timeline (Arrow) to this file; in a comparison a directory receiving <policy>.arrow for the baseline and each policy (first seed)"},
 			&cli.StringFlag{Name: "save-workload", Usage: "write the extracted workload (tasks, activations, wake edges) as Arrow to this file"},
 			&cli.BoolFlag{Name: "validate", Usage: "compare the simulated schedule with the observed one (in a comparison: the baseline's first seed, JSON key fidelity)"},
+			&cli.StringFlag{Name: "work", Value: "fixed", Usage: "a task's work: fixed (its recorded CPU time, however late it runs) or until-exit (bounded by its recorded exit time, for workloads that stop at a wall-clock timeout such as stress-ng --timeout: a task still running then exits, its remaining work cut)"},
 			&cli.StringFlag{Name: "arrivals", Value: "relative", Usage: "interrupt/timer wakeups: relative (recorded sleep after the task blocks) or absolute (recorded time)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table, json or csv (a comparison: one row per policy and metric)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the wakeup-latency CDFs (simulated; observed with --validate; baseline and each policy, first seed, in a comparison) to this .svg or .png file"},
@@ -85,6 +86,14 @@ func runWhatif(c *cli.Context) error {
 	arr, err := whatif.ParseArrivals(c.String("arrivals"))
 	if err != nil {
 		return usagef("%v", err)
+	}
+	var untilExit bool
+	switch wk := c.String("work"); wk {
+	case "", "fixed":
+	case "until-exit":
+		untilExit = true
+	default:
+		return usagef("--work %q: want fixed or until-exit", wk)
 	}
 	settings, err := parseSettings(repeatedValues(c, "set"))
 	if err != nil {
@@ -213,6 +222,7 @@ func runWhatif(c *cli.Context) error {
 	}
 	cfg := whatif.DefaultConfig(pol)
 	cfg.Seed, cfg.Arrivals, cfg.Topology, cfg.Kernel = c.Uint64("seed"), arr, topo, kernel
+	cfg.ExitDeadlines = untilExit
 	for _, st := range settings {
 		_ = st.Apply(&cfg) // checked by parseSettings
 	}
@@ -379,6 +389,7 @@ func runCompare(c *cli.Context, w *whatif.Workload, obs *whatif.Metrics, kernel 
 	}
 	cfg := whatif.DefaultConfig(base)
 	cfg.Arrivals, cfg.Topology, cfg.Kernel = arr, topo, kernel
+	cfg.ExitDeadlines = c.String("work") == "until-exit"
 	// --set applies to the baseline and every policy alike.
 	for _, st := range settings {
 		_ = st.Apply(&cfg)
