@@ -3,17 +3,17 @@
 package whatif
 
 import (
+	"golang.org/x/sys/unix"
 	"os"
-	"syscall"
 	"unsafe"
 )
 
 // mapFile maps the first size bytes of f read-only.
 func mapFile(f *os.File, size int) ([]byte, error) {
-	return syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+	return unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
 }
 
-func unmapFile(b []byte) { syscall.Munmap(b) }
+func unmapFile(b []byte) { unix.Munmap(b) }
 
 // dropPages tells the kernel the whole pages of p, which lies inside the
 // shared file mapping m, are not needed any more: they leave the
@@ -33,6 +33,6 @@ func dropPages(m, p []byte) {
 	start := (lo - base + ps - 1) / ps * ps
 	end := (hi - base) / ps * ps
 	if end > start {
-		syscall.Madvise(m[start:end], syscall.MADV_DONTNEED)
+		unix.Madvise(m[start:end], unix.MADV_DONTNEED)
 	}
 }

@@ -3,8 +3,8 @@
 package perfdata
 
 import (
+	"golang.org/x/sys/unix"
 	"os"
-	"syscall"
 	"unsafe"
 )
 
@@ -17,15 +17,15 @@ func mapFile(f *os.File, size int64) []byte {
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	b, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil
 	}
-	syscall.Madvise(b, syscall.MADV_SEQUENTIAL)
+	unix.Madvise(b, unix.MADV_SEQUENTIAL)
 	return b
 }
 
-func unmapFile(b []byte) { syscall.Munmap(b) }
+func unmapFile(b []byte) { unix.Munmap(b) }
 
 // dropPages tells the kernel the process is done with b's whole pages, so
 // a long trace's mapping does not accumulate in the resident set; the file
@@ -39,7 +39,7 @@ func dropPages(b []byte) {
 	start := (lo + ps - 1) / ps * ps
 	end := (lo + uintptr(len(b))) / ps * ps
 	if end > start {
-		syscall.Madvise(b[start-lo:end-lo], syscall.MADV_DONTNEED)
+		unix.Madvise(b[start-lo:end-lo], unix.MADV_DONTNEED)
 	}
 }
 
