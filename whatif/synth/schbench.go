@@ -191,24 +191,10 @@ func (o Schbench) generate(b *builder) (*Result, error) {
 	sys := o.SyscallNS
 	res := &Result{Name: "schbench", Command: o.Command(), MeasureFromNS: o.measureFrom()}
 
-	mainT := b.task(1000, 1000, "schbench", 0)
-	b.w.Tasks[mainT].StartRunning = true
-	m0, _ := b.act(mainT, whatif.CauseStart, 0, 0, int64(o.MessageThreads)*o.ForkNS+sys)
-	// Main: sleep(1) until the runtime is up, printing every -i seconds.
-	for k := int64(1); ; k++ {
-		at := k * 1e9
-		if at > R {
-			break
-		}
-		d := sys
-		if o.IntervalS > 0 && k%int64(o.IntervalS) == 0 {
-			d += o.PrintNS
-		}
-		if _, err := b.act(mainT, whatif.CauseArrival, at, 1e9, d); err != nil {
-			return nil, err
-		}
+	mainT, m0, err := schbenchMain(b, &o, sys, R)
+	if err != nil {
+		return nil, err
 	}
-	b.last(mainT).End, b.last(mainT).EndState = whatif.EndExit, "X"
 
 	tid := int32(1001)
 	for g := 0; g < o.MessageThreads; g++ {
@@ -371,4 +357,25 @@ func (o Schbench) retire(b *builder, w *sbWorker) {
 	if w.state != 1 {
 		a.End, a.EndState = whatif.EndExit, "X"
 	}
+}
+
+// schbenchMain adds schbench's main thread (both versions): it forks the
+// message threads, then sleeps a second at a time until the runtime is up,
+// printing every -i seconds. It returns the task and its first activation
+// (the one that forks).
+func schbenchMain(b *builder, o *Schbench, sys, runtimeNS int64) (mainT, m0 int32, err error) {
+	mainT = b.task(1000, 1000, "schbench", 0)
+	b.w.Tasks[mainT].StartRunning = true
+	m0, _ = b.act(mainT, whatif.CauseStart, 0, 0, int64(o.MessageThreads)*o.ForkNS+sys)
+	for k := int64(1); k*1e9 <= runtimeNS; k++ {
+		d := sys
+		if o.IntervalS > 0 && k%int64(o.IntervalS) == 0 {
+			d += o.PrintNS
+		}
+		if _, err := b.act(mainT, whatif.CauseArrival, k*1e9, 1e9, d); err != nil {
+			return 0, 0, err
+		}
+	}
+	b.last(mainT).End, b.last(mainT).EndState = whatif.EndExit, "X"
+	return mainT, m0, nil
 }

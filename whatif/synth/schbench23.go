@@ -159,19 +159,10 @@ func (o Schbench) generate2023(b *builder) (*Result, error) {
 	sys := o.SyscallNS
 	res := &Result{Name: "schbench", Command: o.Command(), MeasureFromNS: o.measureFrom2023(), StampEachWake: o.RPS > 0}
 
-	mainT := b.task(1000, 1000, "schbench", 0)
-	b.w.Tasks[mainT].StartRunning = true
-	m0, _ := b.act(mainT, whatif.CauseStart, 0, 0, int64(o.MessageThreads)*o.ForkNS+sys)
-	for k := int64(1); k*1e9 <= R; k++ {
-		d := sys
-		if o.IntervalS > 0 && k%int64(o.IntervalS) == 0 {
-			d += o.PrintNS
-		}
-		if _, err := b.act(mainT, whatif.CauseArrival, k*1e9, 1e9, d); err != nil {
-			return nil, err
-		}
+	mainT, m0, err := schbenchMain(b, &o, sys, R)
+	if err != nil {
+		return nil, err
 	}
-	b.last(mainT).End, b.last(mainT).EndState = whatif.EndExit, "X"
 
 	tid := int32(1001)
 	for g := 0; g < o.MessageThreads; g++ {
