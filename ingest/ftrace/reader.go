@@ -100,9 +100,8 @@ type Reader struct {
 	eof     bool
 	nerr    int
 
-	outOfOrder int
-	full       map[int32]string // pid -> name from event fields (latency format)
-	latfmt     bool             // tracefs options/latency-format header seen
+	full   map[int32]string // pid -> name from event fields (latency format)
+	latfmt bool             // tracefs options/latency-format header seen
 }
 
 type pendingLost struct {
@@ -155,11 +154,7 @@ func (r *Reader) Next() bool {
 			if late {
 				// Disorder wider than the window (e.g. per-CPU files
 				// concatenated): counted, since rows should be in order.
-				r.outOfOrder++
-				if r.meta.Source.Extra == nil {
-					r.meta.Source.Extra = map[string]string{}
-				}
-				r.meta.Source.Extra["rows_out_of_time_order"] = strconv.Itoa(r.outOfOrder)
+				reorder.NoteLate(&r.meta.Source.Extra, r.pend.Late())
 			}
 			if it.cut {
 				r.uncut(&it.e)

@@ -22,6 +22,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/schedreplay/replay/ingest/internal/reorder"
 	"github.com/schedreplay/replay/ingest/tracedat"
 	"github.com/schedreplay/replay/ingest/tracefmt"
 	"github.com/schedreplay/replay/timeline"
@@ -379,7 +380,7 @@ func (r *Reader) emit(x row) {
 	}
 	if x.ts < r.emitted {
 		r.outOfOrder++
-		r.meta.Source.Extra["rows_out_of_time_order"] = strconv.Itoa(r.outOfOrder)
+		reorder.NoteLate(&r.meta.Source.Extra, r.outOfOrder)
 	}
 	r.emitted = max(r.emitted, x.ts)
 }

@@ -83,8 +83,7 @@ type Reader struct {
 	eof    bool
 	nerr   int
 
-	outOfOrder int
-	strs       map[string]string
+	strs map[string]string
 }
 
 // Open opens a perf script text file.
@@ -128,11 +127,7 @@ func (r *Reader) Next() bool {
 			if late {
 				// Disorder wider than the window (e.g. per-CPU files
 				// concatenated): counted, since rows should be in order.
-				r.outOfOrder++
-				if r.meta.Source.Extra == nil {
-					r.meta.Source.Extra = map[string]string{}
-				}
-				r.meta.Source.Extra["rows_out_of_time_order"] = strconv.Itoa(r.outOfOrder)
+				reorder.NoteLate(&r.meta.Source.Extra, r.pend.Late())
 			}
 			r.ev.CopyFrom(&it.e)
 			return true

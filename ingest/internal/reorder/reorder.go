@@ -3,7 +3,10 @@
 // tool that printed them) but not strictly.
 package reorder
 
-import "container/heap"
+import (
+	"container/heap"
+	"strconv"
+)
 
 // Window holds up to Limit items and gives them back by time, ties in the
 // order they were pushed. Memory is bounded by Limit, not by the input: an
@@ -15,6 +18,7 @@ type Window[T any] struct {
 	seq     uint64
 	emitted int64
 	started bool
+	late    int
 }
 
 type item[T any] struct {
@@ -59,9 +63,24 @@ func (w *Window[T]) Full() bool { return len(w.h) > w.Limit }
 func (w *Window[T]) Pop() (v T, late bool) {
 	it := heap.Pop(&w.h).(item[T])
 	late = w.started && it.time < w.emitted
+	if late {
+		w.late++
+	}
 	if !w.started || it.time > w.emitted {
 		w.emitted = it.time
 	}
 	w.started = true
 	return it.v, late
+}
+
+// Late is how many items have come out late so far.
+func (w *Window[T]) Late() int { return w.late }
+
+// NoteLate records n rows that came out of time order in a trace's
+// Source.Extra (as "rows_out_of_time_order"), the key every reader uses.
+func NoteLate(extra *map[string]string, n int) {
+	if *extra == nil {
+		*extra = map[string]string{}
+	}
+	(*extra)["rows_out_of_time_order"] = strconv.Itoa(n)
 }

@@ -33,4 +33,12 @@ func TestWindow(t *testing.T) {
 	if want := []bool{false, true, false, false, false}; !reflect.DeepEqual(lates, want) {
 		t.Errorf("late %v, want %v", lates, want)
 	}
+	if w.Late() != 1 {
+		t.Errorf("Late() = %d, want 1", w.Late())
+	}
+	var extra map[string]string
+	NoteLate(&extra, w.Late())
+	if extra["rows_out_of_time_order"] != "1" {
+		t.Errorf("NoteLate wrote %v", extra)
+	}
 }
