@@ -75,21 +75,20 @@ func newIPCFile(path string, mem memory.Allocator, compression string, headReser
 	}
 	f := &ipcFile{path: path, out: out, bw: bufio.NewWriterSize(out, 1<<20), head: headReserve, opts: opts, mem: mem}
 	// The head is written for real at Close; zeros hold its place.
-	if _, err := f.write(make([]byte, headReserve)); err != nil {
+	if _, err := f.Write(make([]byte, headReserve)); err != nil {
 		out.Abort()
 		return nil, err
 	}
 	return f, nil
 }
 
-func (f *ipcFile) write(p []byte) (int, error) {
+// Write appends to the output, counting its position (it is also the
+// io.Writer arrow-go serialises payloads into).
+func (f *ipcFile) Write(p []byte) (int, error) {
 	n, err := f.bw.Write(p)
 	f.pos += int64(n)
 	return n, err
 }
-
-// Write implements io.Writer for arrow-go's payload serialisation.
-func (f *ipcFile) Write(p []byte) (int, error) { return f.write(p) }
 
 // writeBatch appends one record batch (string columns as int32 indices).
 func (f *ipcFile) writeBatch(rec arrow.RecordBatch) error {
@@ -132,12 +131,12 @@ func (f *ipcFile) finish(schema *arrow.Schema, dicts []arrow.Array) error {
 	dictBlocks := make([]ipcBlock, len(tmpl.dicts))
 	for i, d := range tmpl.dicts {
 		dictBlocks[i] = ipcBlock{off: f.pos, meta: d.meta, body: d.body}
-		if _, err := f.write(tmpl.file[d.off : d.off+int64(d.meta)+d.body]); err != nil {
+		if _, err := f.Write(tmpl.file[d.off : d.off+int64(d.meta)+d.body]); err != nil {
 			f.abort()
 			return err
 		}
 	}
-	if _, err := f.write(ipcEOS); err != nil {
+	if _, err := f.Write(ipcEOS); err != nil {
 		f.abort()
 		return err
 	}
@@ -178,7 +177,7 @@ func (f *ipcFile) finish(schema *arrow.Schema, dicts []arrow.Array) error {
 	copy(head[8:], schemaMsg)
 	binary.LittleEndian.PutUint32(head[12:], uint32(headLen-8-8))
 	if out == f.out {
-		if _, err := f.write(tail); err != nil {
+		if _, err := f.Write(tail); err != nil {
 			f.abort()
 			return err
 		}

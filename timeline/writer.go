@@ -110,7 +110,6 @@ type Writer struct {
 	dicts     [NumCols]*dict
 	sum       *summarizer
 	jsonBuf   []byte
-	lastTime  int64
 	closed    bool
 }
 
