@@ -41,6 +41,7 @@ type ipcFile struct {
 	opts []ipc.Option
 	recs []ipcBlock
 	mem  memory.Allocator
+	enc  *batchEncoder // nil: arrow-go encodes the batches (zstd)
 }
 
 // ipcBlock locates one message in the file, as the footer's Block struct
@@ -67,13 +68,17 @@ func newIPCFile(path string, mem memory.Allocator, compression string, headReser
 		return nil, err
 	}
 	opts := []ipc.Option{ipc.WithAllocator(mem)}
+	var enc *batchEncoder
 	switch compression {
 	case "lz4":
 		opts = append(opts, ipc.WithLZ4(), ipc.WithCompressConcurrency(2))
+		enc = newBatchEncoder(true, 2)
 	case "zstd":
 		opts = append(opts, ipc.WithZstd(), ipc.WithCompressConcurrency(2))
+	default:
+		enc = newBatchEncoder(false, 0)
 	}
-	f := &ipcFile{path: path, out: out, bw: bufio.NewWriterSize(out, 1<<20), head: headReserve, opts: opts, mem: mem}
+	f := &ipcFile{path: path, out: out, bw: bufio.NewWriterSize(out, 1<<20), head: headReserve, opts: opts, mem: mem, enc: enc}
 	// The head is written for real at Close; zeros hold its place.
 	if _, err := f.Write(make([]byte, headReserve)); err != nil {
 		out.Abort()
@@ -103,6 +108,22 @@ func (f *ipcFile) writeBatch(rec arrow.RecordBatch) error {
 		return err
 	}
 	f.recs = append(f.recs, ipcBlock{off: start, meta: int32(meta), body: f.pos - start - int64(meta)})
+	return nil
+}
+
+// writeRows appends one record batch made from b's rows.
+func (f *ipcFile) writeRows(b *batch, schema *arrow.Schema) error {
+	if f.enc == nil {
+		rec := b.record(schema)
+		defer rec.Release()
+		return f.writeBatch(rec)
+	}
+	start := f.pos
+	meta, body, err := f.enc.write(f, b)
+	if err != nil {
+		return err
+	}
+	f.recs = append(f.recs, ipcBlock{off: start, meta: meta, body: body})
 	return nil
 }
 

@@ -212,13 +212,13 @@ func (w *Writer) spillLoop(toSpill <-chan *batch) {
 	var err error
 	for b := range toSpill {
 		if err == nil {
-			rec := b.record(w.spillSchema)
 			if w.direct != nil {
-				err = w.direct.writeBatch(rec)
+				err = w.direct.writeRows(b, w.spillSchema)
 			} else {
+				rec := b.record(w.spillSchema)
 				err = w.spill.Write(rec)
+				rec.Release()
 			}
-			rec.Release()
 		}
 		b.reset()
 		w.free <- b
