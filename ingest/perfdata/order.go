@@ -111,22 +111,35 @@ func (k *qitem) less(o *qitem) bool {
 // time order, so the records arrive as a few long sorted runs: appending to
 // the open run is all a push costs, and a delivery picks the least head of
 // a handful of runs instead of sifting a heap of every queued record.
+//
+// A run is a queue of fixed-size blocks taken from a shared pool, so it
+// grows and drains without ever copying its items, whatever its length.
 type run struct {
-	items []qitem
-	pos   int // next to deliver
+	blocks []*qblock
+	pos    int // next to deliver, in blocks[0]
+	end    int // items in the last block
 }
 
-func (r *run) head() *qitem { return &r.items[r.pos] }
+const qblockItems = 1024
+
+type qblock [qblockItems]qitem
+
+func (r *run) head() *qitem { return &r.blocks[0][r.pos] }
+
+func (r *run) empty() bool { return len(r.blocks) == 0 }
+
+func (r *run) last() *qitem { return &r.blocks[len(r.blocks)-1][r.end-1] }
 
 // queue merges the sorted runs of queued records, plus the flush limit:
 // records at or below limit may be delivered.
 type queue struct {
-	heads []*run // min-heap by head record: runs with records left
-	tail  *run   // the run pushes append to
-	free  []*run
-	n     int // records queued
-	arena arena
-	seq   uint64
+	heads  []*run // min-heap by head record: runs with records left
+	tail   *run   // the run pushes append to
+	free   []*run
+	blocks []*qblock // unused blocks
+	n      int       // records queued
+	arena  arena
+	seq    uint64
 
 	limit     uint64 // deliver records with time <= limit
 	roundMark uint64 // newest time queued when the previous round ended
@@ -160,29 +173,40 @@ func (q *queue) push(time uint64, attr int32, rec []byte) {
 		q.maxTime = time
 	}
 	t := q.tail
-	if t != nil && time >= t.items[len(t.items)-1].time {
+	if t != nil && !t.empty() && time >= t.last().time {
 		// seq grows with every push, so the run stays in (time, seq) order.
-		if t.pos == len(t.items) {
-			// Drained and out of the heap: it starts over.
-			t.items, t.pos = append(t.items[:0], it), 0
-			q.addHead(t)
-			return
-		}
-		t.items = append(t.items, it)
+		q.append(t, it)
 		return
 	}
-	var r *run
-	if k := len(q.free); k > 0 {
-		r, q.free = q.free[k-1], q.free[:k-1]
-	} else {
-		r = &run{}
+	if t == nil || !t.empty() {
+		var r *run
+		if k := len(q.free); k > 0 {
+			r, q.free = q.free[k-1], q.free[:k-1]
+		} else {
+			r = &run{}
+		}
+		q.tail = r
+		t = r
 	}
-	r.items, r.pos = append(r.items[:0], it), 0
-	if t != nil && t.pos == len(t.items) {
-		q.free = append(q.free, t)
+	// A drained tail (out of the heap) simply starts over.
+	q.append(t, it)
+	q.addHead(t)
+}
+
+// append adds it at the end of r.
+func (q *queue) append(r *run, it qitem) {
+	if len(r.blocks) == 0 || r.end == qblockItems {
+		var b *qblock
+		if k := len(q.blocks); k > 0 {
+			b, q.blocks = q.blocks[k-1], q.blocks[:k-1]
+		} else {
+			b = new(qblock)
+		}
+		r.blocks = append(r.blocks, b)
+		r.end = 0
 	}
-	q.tail = r
-	q.addHead(r)
+	r.blocks[len(r.blocks)-1][r.end] = it
+	r.end++
 }
 
 // finishedRound applies a FINISHED_ROUND: deliver up to the newest time seen
@@ -213,21 +237,24 @@ func (q *queue) next() (rec []byte, attr int32, ok bool) {
 	}
 	r.pos++
 	q.n--
-	switch {
-	case r.pos < len(r.items):
-		// The open run keeps growing at its end: drop what it delivered
-		// once that is most of it, so a trace that is one long run (one
-		// CPU) does not keep its whole past.
-		if r == q.tail && r.pos >= 4096 && 2*r.pos >= len(r.items) {
-			r.items = r.items[:copy(r.items, r.items[r.pos:])]
-			r.pos = 0
+	if r.pos == qblockItems || len(r.blocks) == 1 && r.pos == r.end {
+		// The head block is used up: back to the pool.
+		q.blocks = append(q.blocks, r.blocks[0])
+		r.blocks[0] = nil
+		r.blocks = r.blocks[1:]
+		r.pos = 0
+		if len(r.blocks) == 0 {
+			r.blocks = r.blocks[:0]
+			r.end = 0
 		}
-		q.downHead(0)
-	default:
+	}
+	if r.empty() {
 		q.popHead()
 		if r != q.tail {
 			q.free = append(q.free, r)
 		}
+	} else {
+		q.downHead(0)
 	}
 	q.lastOut = it.time
 	q.relChunk, q.relN = it.chunk+1, int(it.n)
