@@ -36,6 +36,10 @@ type attr struct {
 	// idHdrSize is the size of the sample_id trailer of non-sample records.
 	idHdrSize int
 
+	// lay is the sample layout's fast path, built on first use.
+	lay     sampleLayout
+	layDone bool
+
 	// Row decoding, built on first use (see plan).
 	planned bool
 	row     string

@@ -25,6 +25,19 @@ func (s *sample) hasTime() bool { return s.has&sampleTime != 0 }
 // returns a message and the record offset of the problem when the record
 // is shorter than its layout requires.
 func parseSample(rec []byte, a *attr, ord byteOrder) (s sample, msg string, at int) {
+	if !a.layDone {
+		a.lay, a.layDone = newSampleLayout(a.sampleType), true
+	}
+	if a.lay.ok {
+		if s, ok := a.lay.parse(rec, ord); ok {
+			return s, "", 0
+		}
+	}
+	return parseSampleGeneral(rec, a, ord)
+}
+
+// parseSampleGeneral walks any sample layout field by field.
+func parseSampleGeneral(rec []byte, a *attr, ord byteOrder) (s sample, msg string, at int) {
 	st := a.sampleType
 	p := 8
 	n := len(rec)
@@ -247,6 +260,98 @@ func parseSample(rec []byte, a *attr, ord byteOrder) (s sample, msg string, at i
 	}
 	s.has = st
 	return s, "", 0
+}
+
+// sampleLayout is where each field sits in a sample whose layout before
+// RAW is fixed (no READ or CALLCHAIN) and whose fields after it are fixed
+// size: what perf sched record writes. Such a sample is read with a few
+// loads and one bounds check; any other goes the general way, as does one
+// that fails the check (so its error is the general path's).
+type sampleLayout struct {
+	ok                             bool
+	st                             uint64 // the sample_type it lays out
+	id, ip, tid, time, cpu, period int    // offsets, 0 for absent
+	raw                            int    // offset of the RAW size, 0 for none
+	fixed                          int    // bytes up to the RAW size (or the end)
+	tail                           int    // fixed bytes after RAW data
+}
+
+func newSampleLayout(st uint64) sampleLayout {
+	const prefix = sampleIdentifier | sampleIP | sampleTID | sampleTime | sampleAddr | sampleID | sampleStreamID | sampleCPU | samplePeriod
+	const tailFixed = sampleWeight | sampleWeightStruct | sampleDataSrc | sampleTransaction | samplePhysAddr | sampleCgroup | sampleDataPageSize | sampleCodePageSize
+	var l sampleLayout
+	if st&^(prefix|sampleRaw|tailFixed) != 0 {
+		return l
+	}
+	p := 8
+	at := func(bit uint64) int {
+		if st&bit == 0 {
+			return 0
+		}
+		p += 8
+		return p - 8
+	}
+	l.id = at(sampleIdentifier)
+	l.ip = at(sampleIP)
+	l.tid = at(sampleTID)
+	l.time = at(sampleTime)
+	at(sampleAddr)
+	if o := at(sampleID); o != 0 {
+		l.id = o
+	}
+	at(sampleStreamID)
+	l.cpu = at(sampleCPU)
+	l.period = at(samplePeriod)
+	l.fixed = p
+	if st&sampleRaw != 0 {
+		l.raw = p
+	}
+	for _, b := range [...]uint64{sampleWeight | sampleWeightStruct, sampleDataSrc, sampleTransaction, samplePhysAddr, sampleCgroup, sampleDataPageSize, sampleCodePageSize} {
+		if st&b != 0 {
+			l.tail += 8
+		}
+	}
+	l.ok, l.st = true, st
+	return l
+}
+
+// parse reads a sample with layout l; ok is false when rec is too short
+// for it (the caller then takes the general path for the error).
+func (l *sampleLayout) parse(rec []byte, ord byteOrder) (s sample, ok bool) {
+	n := len(rec)
+	if l.raw != 0 {
+		if n < l.raw+4 {
+			return s, false
+		}
+		sz := int(ord.u32(rec[l.raw:]))
+		if sz > n-l.raw-4-l.tail {
+			return s, false
+		}
+		s.rawOff, s.rawLen = int32(l.raw+4), int32(sz)
+	} else if n < l.fixed+l.tail {
+		return s, false
+	}
+	if l.id != 0 {
+		s.id = ord.u64(rec[l.id:])
+	}
+	if l.ip != 0 {
+		s.ip = ord.u64(rec[l.ip:])
+	}
+	if l.tid != 0 {
+		s.pid = ord.u32(rec[l.tid:])
+		s.tid = ord.u32(rec[l.tid+4:])
+	}
+	if l.time != 0 {
+		s.time = ord.u64(rec[l.time:])
+	}
+	if l.cpu != 0 {
+		s.cpu = ord.u32(rec[l.cpu:])
+	}
+	if l.period != 0 {
+		s.period = ord.u64(rec[l.period:])
+	}
+	s.has = l.st
+	return s, true
 }
 
 // parseTrailer decodes the sample_id block at the end of a non-sample kernel
