@@ -101,47 +101,64 @@ func setBit(v []byte, i int) { v[i>>3] |= 1 << (uint(i) & 7) }
 // add appends e as a row; dict indexes strings. The batch must have room
 // (n < its capacity).
 func (b *batch) add(e *Event, eventIdx int32, dicts *[NumCols]*dict, jsonBuf *[]byte) {
+	var c rowChunk
+	c.add(e)
+	k := rowCursor{c: &c}
+	r, _ := k.next()
+	b.addRow(&r, eventIdx, dicts, jsonBuf)
+}
+
+// addRow appends a packed row (see rowChunk).
+func (b *batch) addRow(r *row, eventIdx int32, dicts *[NumCols]*dict, jsonBuf *[]byte) {
 	i := b.n
-	b.ts = append(b.ts, e.Time)
+	b.ts = append(b.ts, r.time)
 	b.event = append(b.event, eventIdx)
-	for has := e.Has & (1<<NumCols - 1); has != 0; has &= has - 1 {
+	vi, si := 0, 0
+	for has := r.has & allCols; has != 0; has &= has - 1 {
 		c := Col(bits.TrailingZeros64(has))
 		cb := &b.cols[c]
 		setBit(cb.valid, i)
 		cb.set++
-		v := e.ints[c]
 		switch cols[c].typ {
 		case tString:
-			cb.i32[i] = dicts[c].index(e.strs[c])
+			cb.i32[i] = dicts[c].index(r.strs[si])
+			si++
+			continue
 		case tInt32:
-			cb.i32[i] = int32(v)
+			cb.i32[i] = int32(r.vals[vi])
 		case tInt64, tUint64:
-			cb.i64[i] = v
+			cb.i64[i] = r.vals[vi]
 		case tUint8:
-			cb.u8[i] = uint8(v)
+			cb.u8[i] = uint8(r.vals[vi])
 		case tBool:
-			if v != 0 {
+			if r.vals[vi] != 0 {
 				cb.u8[i] = 1
 			}
 		}
+		vi++
+	}
+	var fields []Field
+	var chain []uint64
+	if r.extra != nil {
+		fields, chain = r.extra.Fields, r.extra.Callchain
 	}
 	f := &b.fields
 	f.valid = growBits(f.valid, i)
-	if len(e.Fields) == 0 {
+	if len(fields) == 0 {
 		f.nulls++
 	} else {
 		setBit(f.valid, i)
-		*jsonBuf = appendFieldsJSON((*jsonBuf)[:0], e.Fields)
+		*jsonBuf = appendFieldsJSON((*jsonBuf)[:0], fields)
 		f.data = append(f.data, *jsonBuf...)
 	}
 	f.offsets = append(f.offsets, int32(len(f.data)))
 	l := &b.chain
 	l.valid = growBits(l.valid, i)
-	if len(e.Callchain) == 0 {
+	if len(chain) == 0 {
 		l.nulls++
 	} else {
 		setBit(l.valid, i)
-		l.values = append(l.values, e.Callchain...)
+		l.values = append(l.values, chain...)
 	}
 	l.offsets = append(l.offsets, int32(len(l.values)))
 	b.n++

@@ -160,6 +160,7 @@ type summarizer struct {
 	byKind map[string]*int64
 	last   string // name of the previous row, and its counter
 	lastN  *int64
+	byIdx  []int64 // rows by event name index (addRow)
 	cpus   idSet
 	tasks  idSet
 	any    bool
@@ -220,27 +221,7 @@ func newSummarizer() *summarizer {
 var taskCols = []Col{CommonPID, PrevPID, NextPID, PID, ParentPID, ChildPID}
 
 func (z *summarizer) add(e *Event) {
-	z.s.Events++
-	if z.lastN == nil || e.Name != z.last {
-		n := z.byKind[e.Name]
-		if n == nil {
-			n = new(int64)
-			z.byKind[e.Name] = n
-		}
-		z.last, z.lastN = e.Name, n
-	}
-	*z.lastN++
-	// Time 0 marks records synthesized before the trace started (perf's
-	// /proc scan); they do not bound the traced interval.
-	if e.Time != 0 {
-		if !z.any || e.Time < z.s.FirstNS {
-			z.s.FirstNS = e.Time
-		}
-		if !z.any || e.Time > z.s.LastNS {
-			z.s.LastNS = e.Time
-		}
-		z.any = true
-	}
+	z.count(e.Name, e.Time)
 	if e.IsSet(CPU) {
 		z.cpus.add(e.Int32(CPU))
 	}
@@ -253,11 +234,73 @@ func (z *summarizer) add(e *Event) {
 	}
 }
 
-func (z *summarizer) summary() Summary {
+// addRow is add for a packed row whose event name has index ei in the
+// writer's event dictionary (counting by index saves hashing the name).
+func (z *summarizer) addRow(r *row, ei int32) {
+	if int(ei) >= len(z.byIdx) {
+		z.byIdx = append(z.byIdx, make([]int64, int(ei)+1-len(z.byIdx))...)
+	}
+	z.byIdx[ei]++
+	z.s.Events++
+	z.bound(r.time)
+	if r.has&(1<<CPU) != 0 {
+		z.cpus.add(int32(r.intCol(CPU)))
+	}
+	for has := r.has & taskColBits; has != 0; has &= has - 1 {
+		if p := int32(r.intCol(Col(bits.TrailingZeros64(has)))); p > 0 {
+			z.tasks.add(p)
+		}
+	}
+}
+
+var taskColBits = func() uint64 {
+	var m uint64
+	for _, c := range taskCols {
+		m |= 1 << c
+	}
+	return m
+}()
+
+func (z *summarizer) count(name string, t int64) {
+	z.s.Events++
+	if z.lastN == nil || name != z.last {
+		n := z.byKind[name]
+		if n == nil {
+			n = new(int64)
+			z.byKind[name] = n
+		}
+		z.last, z.lastN = name, n
+	}
+	*z.lastN++
+	z.bound(t)
+}
+
+func (z *summarizer) bound(t int64) {
+	// Time 0 marks records synthesized before the trace started (perf's
+	// /proc scan); they do not bound the traced interval.
+	if t != 0 {
+		if !z.any || t < z.s.FirstNS {
+			z.s.FirstNS = t
+		}
+		if !z.any || t > z.s.LastNS {
+			z.s.LastNS = t
+		}
+		z.any = true
+	}
+}
+
+// summary returns what was added. names are the event names of addRow's
+// indices (nil when addRow was not used).
+func (z *summarizer) summary(names []string) Summary {
 	s := z.s
-	s.EventsByKind = make(map[string]int64, len(z.byKind))
+	s.EventsByKind = make(map[string]int64, len(z.byKind)+len(z.byIdx))
 	for k, n := range z.byKind {
 		s.EventsByKind[k] = *n
+	}
+	for i, n := range z.byIdx {
+		if n > 0 {
+			s.EventsByKind[names[i]] += n
+		}
 	}
 	s.CPUs = z.cpus.ids()
 	s.Tasks = z.tasks.len()
@@ -277,7 +320,7 @@ func Summarize(r EventReader) (*Meta, error) {
 		return nil, err
 	}
 	m := *r.Meta()
-	s := z.summary()
+	s := z.summary(nil)
 	s.Lost, s.Dropped, s.Anomalies = m.Summary.Lost, m.Summary.Dropped, m.Summary.Anomalies
 	m.Summary = s
 	return &m, nil

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -46,15 +47,33 @@ func FormatForPath(path string) string {
 type dict struct {
 	idx    map[string]int32
 	values []string
-	// last is the most recent lookup (lastIdx is its index + 1, 0 for none): runs of one comm or event name are
-	// common, and comparing short strings is cheaper than hashing them.
-	last    string
-	lastIdx int32
+	// cache remembers recent lookups by the string's memory: readers
+	// intern their strings (a comm or an event name is one string however
+	// often it occurs), so most lookups are one pointer comparison instead
+	// of hashing the string. The slot holds the string itself, which keeps
+	// its memory from being reused for another string while cached.
+	cache [dictSlots]dictSlot
+	// last is the most recent lookup, compared by content, for readers
+	// that do not intern: runs of one comm or event name are common.
+	last dictSlot
 }
 
+type dictSlot struct {
+	s string
+	i int32 // index + 1; 0 for an empty slot
+}
+
+const dictSlots = 64
+
 func (d *dict) index(s string) int32 {
-	if d.lastIdx > 0 && s == d.last {
-		return d.lastIdx - 1
+	p := unsafe.StringData(s)
+	sl := &d.cache[(uintptr(unsafe.Pointer(p))>>4^uintptr(len(s)))%dictSlots]
+	if sl.i > 0 && unsafe.StringData(sl.s) == p && len(sl.s) == len(s) {
+		return sl.i - 1
+	}
+	if d.last.i > 0 && d.last.s == s {
+		sl.s, sl.i = s, d.last.i
+		return d.last.i - 1
 	}
 	i, ok := d.idx[s]
 	if !ok {
@@ -62,7 +81,8 @@ func (d *dict) index(s string) int32 {
 		d.idx[s] = i
 		d.values = append(d.values, s)
 	}
-	d.last, d.lastIdx = s, i+1
+	sl.s, sl.i = s, i+1
+	d.last = *sl
 	return i
 }
 
@@ -92,9 +112,9 @@ type Writer struct {
 	// Write copies events into chunk; full chunks go to the encoder
 	// goroutine (encodeLoop) over toEnc and come back over freeChunks, so
 	// the caller's reading and decoding overlap the row encoding.
-	chunk      []Event
-	toEnc      chan []Event
-	freeChunks chan []Event
+	chunk      *rowChunk
+	toEnc      chan *rowChunk
+	freeChunks chan *rowChunk
 	encoded    chan error
 
 	// cur is the batch being filled by encodeLoop; full batches go to the
@@ -177,9 +197,9 @@ func Create(path string, opt WriterOptions) (*Writer, error) {
 	w.toSpill, w.free, w.spilled = make(chan *batch), make(chan *batch, 1), make(chan error, 1)
 	w.free <- newBatch(w.batchRows)
 	go w.spillLoop(w.toSpill)
-	w.chunk = make([]Event, 0, chunkEvents)
-	w.toEnc, w.freeChunks, w.encoded = make(chan []Event), make(chan []Event, 1), make(chan error, 1)
-	w.freeChunks <- make([]Event, 0, chunkEvents)
+	w.chunk = &rowChunk{}
+	w.toEnc, w.freeChunks, w.encoded = make(chan *rowChunk), make(chan *rowChunk, 1), make(chan error, 1)
+	w.freeChunks <- &rowChunk{}
 	go w.encodeLoop(w.toEnc)
 	return w, nil
 }
@@ -190,17 +210,19 @@ const chunkEvents = 2048
 // encodeLoop turns chunks of events into batch rows and the summary, then,
 // when toEnc closes, finishes the spill. Channels are passed in: the
 // fields are cleared when they close and reports its error on encoded.
-func (w *Writer) encodeLoop(toEnc <-chan []Event) {
+func (w *Writer) encodeLoop(toEnc <-chan *rowChunk) {
 	for ch := range toEnc {
-		for i := range ch {
-			e := &ch[i]
-			w.sum.add(e)
-			w.cur.add(e, w.eventDict.index(e.Name), &w.dicts, &w.jsonBuf)
+		k := rowCursor{c: ch}
+		for r, ok := k.next(); ok; r, ok = k.next() {
+			ei := w.eventDict.index(r.name)
+			w.sum.addRow(&r, ei)
+			w.cur.addRow(&r, ei, &w.dicts, &w.jsonBuf)
 			if w.cur.n >= w.batchRows {
 				w.flush()
 			}
 		}
-		w.freeChunks <- ch[:0]
+		ch.reset()
+		w.freeChunks <- ch
 	}
 	w.encoded <- w.finishSpill()
 }
@@ -235,10 +257,8 @@ func (w *Writer) Write(e *Event) error {
 	if e.Name == "" {
 		return errors.New("timeline: event without a name")
 	}
-	n := len(w.chunk)
-	w.chunk = w.chunk[:n+1]
-	w.chunk[n].copyRow(e)
-	if n+1 == cap(w.chunk) {
+	w.chunk.add(e)
+	if len(w.chunk.rows) == chunkEvents {
 		w.toEnc <- w.chunk
 		w.chunk = <-w.freeChunks
 	}
@@ -251,7 +271,7 @@ func (w *Writer) finishEncode() error {
 	if w.toEnc == nil {
 		return nil
 	}
-	if len(w.chunk) > 0 {
+	if len(w.chunk.rows) > 0 {
 		w.toEnc <- w.chunk
 		w.chunk = <-w.freeChunks // keeps the encoder from blocking on a full free list
 	}
@@ -321,7 +341,7 @@ func (w *Writer) Close(meta *Meta) (err error) {
 	if meta != nil {
 		m = *meta
 	}
-	s := w.sum.summary()
+	s := w.sum.summary(w.eventDict.values)
 	s.Lost, s.Dropped, s.Anomalies = m.Summary.Lost, m.Summary.Dropped, m.Summary.Anomalies
 	m.Summary = s
 	keys, vals, err := m.encode()
