@@ -111,6 +111,7 @@ func (r *Reader) openFile(ra io.ReaderAt, fileSize int64, hdrSize uint64) error 
 		// (about a quarter of the reader's time on a 160 MB trace).
 		if m := mapFile(f, fileSize); m != nil {
 			r.mapped = m
+			r.q.mapped = m
 			br = &memReader{b: m[r.dataOff:], drop: true}
 		}
 	}

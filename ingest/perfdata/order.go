@@ -1,6 +1,9 @@
 package perfdata
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // Reordering.
 //
@@ -96,7 +99,8 @@ func (a *arena) release(idx int32, n int) {
 type qitem struct {
 	time  uint64
 	seq   uint64
-	chunk int32
+	moff  int64 // offset in queue.mapped, when chunk is -1
+	chunk int32 // arena chunk, or -1: the record is in the mapped file
 	off   int32
 	n     int32
 	attr  int32 // index in Reader.attrs, -1 for none
@@ -152,21 +156,44 @@ type queue struct {
 
 	relChunk int32 // 1 + chunk of the record delivered last, 0 for none
 	relN     int
+
+	// mapped is the mapped input file, if any. A record that lies in it is
+	// queued by its offset rather than copied: the mapping outlives the
+	// queue (a page the reader released is read back from the file).
+	mapped []byte
+	bytes  int64 // record bytes queued, however stored (the bound's measure)
+}
+
+// inMapped returns rec's offset in the mapped file, or -1.
+func (q *queue) inMapped(rec []byte) int64 {
+	if len(q.mapped) == 0 || len(rec) == 0 {
+		return -1
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(q.mapped)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(rec)))
+	if p < base || p+uintptr(len(rec)) > base+uintptr(len(q.mapped)) {
+		return -1
+	}
+	return int64(p - base)
 }
 
 func (q *queue) push(time uint64, attr int32, rec []byte) {
 	if q.lastOut > time {
 		q.outOfOrder++
 	}
-	if q.maxBytes > 0 && q.arena.bytes+int64(len(rec)) > q.maxBytes && q.n > 0 {
+	if q.maxBytes > 0 && q.bytes+int64(len(rec)) > q.maxBytes && q.n > 0 {
 		q.overflows++
 		// Deliver the older half (perf's OE_FLUSH__HALF).
 		first := q.heads[0].head().time
 		q.limit = max(q.limit, first+(q.maxTime-first)/2)
 		q.roundMark = q.limit
 	}
-	c, off := q.arena.alloc(rec)
-	it := qitem{time: time, seq: q.seq, chunk: c, off: int32(off), n: int32(len(rec)), attr: attr}
+	it := qitem{time: time, seq: q.seq, chunk: -1, n: int32(len(rec)), attr: attr}
+	if it.moff = q.inMapped(rec); it.moff < 0 {
+		c, off := q.arena.alloc(rec)
+		it.chunk, it.off = c, int32(off)
+	}
+	q.bytes += int64(len(rec))
 	q.seq++
 	q.n++
 	if time > q.maxTime {
@@ -257,6 +284,10 @@ func (q *queue) next() (rec []byte, attr int32, ok bool) {
 		q.downHead(0)
 	}
 	q.lastOut = it.time
+	q.bytes -= int64(it.n)
+	if it.chunk < 0 {
+		return q.mapped[it.moff : it.moff+int64(it.n) : it.moff+int64(it.n)], it.attr, true
+	}
 	q.relChunk, q.relN = it.chunk+1, int(it.n)
 	buf := q.arena.chunks[it.chunk].buf
 	return buf[it.off : it.off+it.n : it.off+it.n], it.attr, true

@@ -304,7 +304,9 @@ func (r *Reader) Close() error {
 	if r.mapped != nil {
 		unmapFile(r.mapped)
 		r.mapped = nil
+		r.q.mapped = nil
 		r.src = nil
+		r.done = true // queued records may refer to the mapping
 	}
 	if r.closer != nil {
 		err := r.closer.Close()

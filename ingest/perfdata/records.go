@@ -92,12 +92,14 @@ func (m *memReader) Peek(n int) ([]byte, error) {
 func (m *memReader) Discard(n int) (int, error) {
 	n = min(n, len(m.b)-m.pos)
 	m.pos += n
-	if m.drop && m.pos-m.dropped >= dropEvery {
-		// Records handed out are copied (into the reorder queue) before
-		// the next read, and touching a released page would only read it
-		// back from the file, so releasing behind pos is safe.
-		dropPages(m.b[m.dropped:m.pos])
-		m.dropped = m.pos
+	if m.drop && m.pos-m.dropped >= 2*dropEvery {
+		// The reorder queue refers to the records of about the last two
+		// rounds in place, so the release stays dropEvery behind pos; a
+		// record still queued further back is read back from the file
+		// when touched, so releasing is always safe.
+		end := m.pos - dropEvery
+		dropPages(m.b[m.dropped:end])
+		m.dropped = end
 	}
 	return n, nil
 }
