@@ -38,13 +38,19 @@ func TestMappedEqualsRead(t *testing.T) {
 		t.Fatalf("found only %d fixtures", len(files))
 	}
 	defer func(v int64) { mapMinSize = v }(mapMinSize)
+	defer func(v int) { dropEvery = v }(dropEvery)
 	for _, f := range files {
 		mapMinSize = 1 << 62
 		want, werr := readAllMapped(t, f)
 		mapMinSize = 0
-		got, gerr := readAllMapped(t, f)
-		if (werr == nil) != (gerr == nil) || len(got) != len(want) || !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: mapped read %d rows (err %v), buffered %d (err %v)", f, len(got), gerr, len(want), werr)
+		// Pages released as usual, then every other page: queued records
+		// that refer to released pages read them back from the file.
+		for _, every := range []int{8 << 20, 4096} {
+			dropEvery = every
+			got, gerr := readAllMapped(t, f)
+			if (werr == nil) != (gerr == nil) || len(got) != len(want) || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s (release every %d): mapped read %d rows (err %v), buffered %d (err %v)", f, every, len(got), gerr, len(want), werr)
+			}
 		}
 	}
 }

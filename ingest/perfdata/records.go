@@ -78,8 +78,9 @@ type memReader struct {
 	dropped int  // b[:dropped] was released
 }
 
-// dropEvery is how far a mapped read advances between page releases.
-const dropEvery = 8 << 20
+// dropEvery is how far a mapped read advances between page releases (a
+// variable so tests can release every few pages).
+var dropEvery = 8 << 20
 
 func (m *memReader) Peek(n int) ([]byte, error) {
 	rest := m.b[m.pos:]
