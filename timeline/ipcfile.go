@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -72,7 +73,9 @@ func newIPCFile(path string, mem memory.Allocator, compression string, headReser
 	switch compression {
 	case "lz4":
 		opts = append(opts, ipc.WithLZ4(), ipc.WithCompressConcurrency(2))
-		enc = newBatchEncoder(true, 2)
+		// The reader and the row encoder keep two CPUs busy; compression
+		// gets the rest (the output does not depend on how many).
+		enc = newBatchEncoder(true, min(4, max(1, runtime.GOMAXPROCS(0)-1)))
 	case "zstd":
 		opts = append(opts, ipc.WithZstd(), ipc.WithCompressConcurrency(2))
 	default:

@@ -194,12 +194,15 @@ func Create(path string, opt WriterOptions) (*Writer, error) {
 		}
 	}
 	w.cur = newBatch(w.batchRows)
-	w.toSpill, w.free, w.spilled = make(chan *batch), make(chan *batch, 1), make(chan error, 1)
+	w.toSpill, w.free, w.spilled = make(chan *batch), make(chan *batch, 2), make(chan error, 1)
+	w.free <- newBatch(w.batchRows)
 	w.free <- newBatch(w.batchRows)
 	go w.spillLoop(w.toSpill)
 	w.chunk = &rowChunk{}
-	w.toEnc, w.freeChunks, w.encoded = make(chan *rowChunk), make(chan *rowChunk, 1), make(chan error, 1)
-	w.freeChunks <- &rowChunk{}
+	w.toEnc, w.freeChunks, w.encoded = make(chan *rowChunk, 8), make(chan *rowChunk, 9), make(chan error, 1)
+	for range 8 {
+		w.freeChunks <- &rowChunk{}
+	}
 	go w.encodeLoop(w.toEnc)
 	return w, nil
 }
