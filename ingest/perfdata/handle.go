@@ -10,7 +10,7 @@ import (
 
 // handle processes one record in file order. It returns true when the
 // record was delivered at once as the current row.
-func (r *Reader) handle(rec rawRec) (bool, error) {
+func (r *Reader) handle(rec *rawRec) (bool, error) {
 	switch rec.typ {
 	case recSample, recComm, recFork, recExit, recLost, recLostSamples, recSwitch, recSwitchCPUWide:
 		return r.kernelRecord(rec)
@@ -33,7 +33,7 @@ func (r *Reader) handle(rec rawRec) (bool, error) {
 	return false, nil
 }
 
-func (r *Reader) recErr(rec rawRec, msg string) error {
+func (r *Reader) recErr(rec *rawRec, msg string) error {
 	e := &FormatError{File: r.name, Offset: rec.off, Msg: msg}
 	if rec.zpos >= 0 {
 		e.Where = "zstd stream byte " + hexOff(rec.zpos)
@@ -43,7 +43,7 @@ func (r *Reader) recErr(rec rawRec, msg string) error {
 
 // headerAttr registers a pipe-mode HEADER_ATTR: the attr (its own size),
 // then the sample ids up to the end of the record.
-func (r *Reader) headerAttr(rec rawRec) error {
+func (r *Reader) headerAttr(rec *rawRec) error {
 	body := rec.data[8:]
 	if len(body) < attrSizeVer0 {
 		return r.recErr(rec, "HEADER_ATTR record of "+itoa(int64(len(rec.data)))+" bytes cannot hold a 64-byte perf_event_attr")
@@ -69,7 +69,7 @@ func (r *Reader) headerAttr(rec rawRec) error {
 
 // headerFeature parses a pipe-mode HEADER_FEATURE. Bodies are parsed by
 // content, never by the record size (perf <= 6.8 did not pad them).
-func (r *Reader) headerFeature(rec rawRec) error {
+func (r *Reader) headerFeature(rec *rawRec) error {
 	if len(rec.data) < 16 {
 		return r.recErr(rec, "HEADER_FEATURE record of "+itoa(int64(len(rec.data)))+" bytes has no feature id")
 	}
@@ -108,7 +108,7 @@ func (r *Reader) addFeatureName(f int) {
 }
 
 // eventUpdate takes the event name from EVENT_UPDATE NAME records.
-func (r *Reader) eventUpdate(rec rawRec) {
+func (r *Reader) eventUpdate(rec *rawRec) {
 	if len(rec.data) < 24 {
 		r.skipped[rec.typ]++
 		return
@@ -126,7 +126,7 @@ func (r *Reader) eventUpdate(rec rawRec) {
 // attrFor finds the attr of a kernel record from its sample id. perf puts
 // the id at the same place for all attrs of a session, so the first attr's
 // layout locates it. nil means the id names no attr.
-func (r *Reader) attrFor(rec rawRec) *attr {
+func (r *Reader) attrFor(rec *rawRec) *attr {
 	switch len(r.attrs) {
 	case 0:
 		return nil
@@ -207,7 +207,7 @@ func bodyMin(typ uint32) int {
 
 // kernelRecord parses a record that can become a row and either queues it
 // for reordering or, when it has no time, delivers it at once.
-func (r *Reader) kernelRecord(rec rawRec) (bool, error) {
+func (r *Reader) kernelRecord(rec *rawRec) (bool, error) {
 	a := r.attrFor(rec)
 	var s sample
 	if rec.typ == recSample {
@@ -221,7 +221,7 @@ func (r *Reader) kernelRecord(rec rawRec) (bool, error) {
 		}
 		var msg string
 		var at int
-		s, msg, at = parseSample(rec.data, a, r.ord)
+		msg, at = parseSample(rec.data, a, r.ord, &s)
 		if msg != "" {
 			rec.off += int64(at)
 			if rec.zpos >= 0 {
@@ -265,7 +265,7 @@ func (r *Reader) deliver(rec []byte, ai int32) bool {
 	typ, misc := r.ord.u32(rec), r.ord.u16(rec[4:])
 	var s sample
 	if typ == recSample {
-		s, _, _ = parseSample(rec, a, r.ord)
+		parseSample(rec, a, r.ord, &s)
 	} else {
 		s, _ = parseTrailer(rec, a, r.ord, bodyMin(typ))
 	}

@@ -92,6 +92,7 @@ type Reader struct {
 	name   string
 	closer io.Closer
 	mapped []byte // the file, when mapped (see openFile); unmapped by Close
+	rec    rawRec // the record being handled
 	ord    byteOrder
 
 	dataOff       int64
@@ -357,7 +358,8 @@ func (r *Reader) next() bool {
 			r.finishHeader()
 			return false
 		}
-		rec, err := r.src.next()
+		rec := &r.rec
+		err := r.src.next(rec)
 		if err == io.EOF {
 			r.eof = true
 			r.q.flushAll()

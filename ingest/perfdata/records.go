@@ -136,22 +136,22 @@ func (s *recSource) fail(off int64, where, msg string, err error) error {
 }
 
 // readOuter reads the next record of the file itself.
-func (s *recSource) readOuter() (rawRec, error) {
+func (s *recSource) readOuter(rec *rawRec) error {
 	if s.left == 0 {
-		return rawRec{}, io.EOF
+		return io.EOF
 	}
 	hdr, err := s.peek(8)
 	if len(hdr) == 0 && err == io.EOF {
 		if s.left > 0 {
 			s.r.drop("data section bytes missing (file truncated)", s.left)
 		}
-		return rawRec{}, io.EOF
+		return io.EOF
 	}
 	if err != nil && err != io.EOF {
-		return rawRec{}, s.fail(s.off, "", "reading record header", err)
+		return s.fail(s.off, "", "reading record header", err)
 	}
 	if len(hdr) < 8 || (s.left > 0 && s.left < 8) {
-		return rawRec{}, s.truncated(len(hdr), "record header")
+		return s.truncated(len(hdr), "record header")
 	}
 	ord := s.r.ord
 	typ, misc, size := ord.u32(hdr), ord.u16(hdr[4:]), int(ord.u16(hdr[6:]))
@@ -163,27 +163,27 @@ func (s *recSource) readOuter() (rawRec, error) {
 			s.r.drop("trailing bytes that are not records", int64(n))
 			s.r.trailingAt = s.off
 			s.left = 0
-			return rawRec{}, io.EOF
+			return io.EOF
 		}
 		if size < 8 {
-			return rawRec{}, s.fail(s.off, "", "record size "+itoa(int64(size))+" is smaller than its 8-byte header", nil)
+			return s.fail(s.off, "", "record size "+itoa(int64(size))+" is smaller than its 8-byte header", nil)
 		}
-		return rawRec{}, s.fail(s.off, "", "record type "+itoa(int64(typ))+" is not a perf record type (expected 1..127)", nil)
+		return s.fail(s.off, "", "record type "+itoa(int64(typ))+" is not a perf record type (expected 1..127)", nil)
 	}
 	if s.left > 0 && int64(size) > s.left {
 		if s.r.dataTruncated {
-			return rawRec{}, s.truncated(int(s.left), recName(typ)+" record")
+			return s.truncated(int(s.left), recName(typ)+" record")
 		}
-		return rawRec{}, s.fail(s.off, "", recName(typ)+" record of "+itoa(int64(size))+" bytes runs past the end of the data section ("+itoa(s.left)+" bytes left)", nil)
+		return s.fail(s.off, "", recName(typ)+" record of "+itoa(int64(size))+" bytes runs past the end of the data section ("+itoa(s.left)+" bytes left)", nil)
 	}
 	data, err := s.peek(size)
 	if len(data) < size {
 		if err != nil && err != io.EOF {
-			return rawRec{}, s.fail(s.off, "", "reading record", err)
+			return s.fail(s.off, "", "reading record", err)
 		}
-		return rawRec{}, s.truncated(len(data), recName(typ)+" record")
+		return s.truncated(len(data), recName(typ)+" record")
 	}
-	rec := rawRec{typ: typ, misc: misc, data: data, off: s.off, zpos: -1}
+	*rec = rawRec{typ: typ, misc: misc, data: data, off: s.off, zpos: -1}
 	s.discard(size)
 	s.off += int64(size)
 	if s.left > 0 {
@@ -193,12 +193,12 @@ func (s *recSource) readOuter() (rawRec, error) {
 	case recTracingData:
 		// The blob follows the record, outside header.size.
 		if size < 12 {
-			return rawRec{}, s.fail(rec.off, "", "HEADER_TRACING_DATA record of "+itoa(int64(size))+" bytes has no size field", nil)
+			return s.fail(rec.off, "", "HEADER_TRACING_DATA record of "+itoa(int64(size))+" bytes has no size field", nil)
 		}
 		n := int64(ord.u32(data[8:]))
 		b, err := s.payload(n, "tracing data")
 		if err != nil {
-			return rawRec{}, err
+			return err
 		}
 		// data may have been moved by the buffered read; the caller needs
 		// only its size field, which we copy into the record we return.
@@ -209,11 +209,11 @@ func (s *recSource) readOuter() (rawRec, error) {
 		if size >= 16 {
 			n := ord.u64(data[8:])
 			if err := s.skip(n, "AUXTRACE data"); err != nil {
-				return rawRec{}, err
+				return err
 			}
 		}
 	}
-	return rec, nil
+	return nil
 }
 
 // truncated handles a record cut by the end of the file: what came before is
@@ -273,32 +273,32 @@ func (s *recSource) skip(n uint64, what string) error {
 
 // next returns the next record in file order, decompressed records in place
 // of the COMPRESSED records that hold them. io.EOF ends the stream.
-func (s *recSource) next() (rawRec, error) {
+func (s *recSource) next(rec *rawRec) error {
 	for {
-		if rec, ok, err := s.pendRecord(); ok || err != nil {
-			return rec, err
+		if ok, err := s.pendRecord(rec); ok || err != nil {
+			return err
 		}
 		if s.inPayload {
 			if err := s.pull(); err != nil {
-				return rawRec{}, err
+				return err
 			}
 			continue
 		}
-		rec, err := s.readOuter()
+		err := s.readOuter(rec)
 		if err == io.EOF {
 			s.endZstd()
-			return rawRec{}, io.EOF
+			return io.EOF
 		}
 		if err != nil {
-			return rawRec{}, err
+			return err
 		}
 		if rec.typ == recCompressed || rec.typ == recCompressed2 {
-			if err := s.feed(rec); err != nil {
-				return rawRec{}, err
+			if err := s.feed(*rec); err != nil {
+				return err
 			}
 			continue
 		}
-		return rec, nil
+		return nil
 	}
 }
 
@@ -399,23 +399,23 @@ func (s *recSource) pull() error {
 }
 
 // pendRecord returns the next complete decompressed record, if any.
-func (s *recSource) pendRecord() (rawRec, bool, error) {
+func (s *recSource) pendRecord(rec *rawRec) (bool, error) {
 	b := s.pend[s.pendOff:]
 	if len(b) < 8 {
-		return rawRec{}, false, nil
+		return false, nil
 	}
 	ord := s.r.ord
 	typ, size := ord.u32(b), int(ord.u16(b[6:]))
 	if size < 8 || typ == 0 || typ >= recMaxPlausible || typ == recCompressed || typ == recCompressed2 || typ == recTracingData || typ == recAuxtrace {
-		return rawRec{}, false, s.fail(s.zrecOff, "zstd stream byte "+hexOff(s.zpos), "decompressed data is not a record (type "+itoa(int64(typ))+", size "+itoa(int64(size))+")", nil)
+		return false, s.fail(s.zrecOff, "zstd stream byte "+hexOff(s.zpos), "decompressed data is not a record (type "+itoa(int64(typ))+", size "+itoa(int64(size))+")", nil)
 	}
 	if len(b) < size {
-		return rawRec{}, false, nil
+		return false, nil
 	}
-	rec := rawRec{typ: typ, misc: ord.u16(b[4:]), data: b[:size:size], off: s.zrecOff, zpos: s.zpos}
+	*rec = rawRec{typ: typ, misc: ord.u16(b[4:]), data: b[:size:size], off: s.zrecOff, zpos: s.zpos}
 	s.pendOff += size
 	s.zpos += int64(size)
-	return rec, true, nil
+	return true, nil
 }
 
 // endZstd closes the decoder at the end of input. perf never ends its zstd

@@ -24,16 +24,18 @@ func (s *sample) hasTime() bool { return s.has&sampleTime != 0 }
 // parseSample decodes a PERF_RECORD_SAMPLE laid out by a.sampleType. It
 // returns a message and the record offset of the problem when the record
 // is shorter than its layout requires.
-func parseSample(rec []byte, a *attr, ord byteOrder) (s sample, msg string, at int) {
+//
+// The sample is written to *s (a struct returned by value is copied twice
+// per record, which showed in profiles).
+func parseSample(rec []byte, a *attr, ord byteOrder, s *sample) (msg string, at int) {
 	if !a.layDone {
 		a.lay, a.layDone = newSampleLayout(a.sampleType), true
 	}
-	if a.lay.ok {
-		if s, ok := a.lay.parse(rec, ord); ok {
-			return s, "", 0
-		}
+	if a.lay.ok && a.lay.parse(rec, ord, s) {
+		return "", 0
 	}
-	return parseSampleGeneral(rec, a, ord)
+	*s, msg, at = parseSampleGeneral(rec, a, ord)
+	return msg, at
 }
 
 // parseSampleGeneral walks any sample layout field by field.
@@ -317,19 +319,20 @@ func newSampleLayout(st uint64) sampleLayout {
 
 // parse reads a sample with layout l; ok is false when rec is too short
 // for it (the caller then takes the general path for the error).
-func (l *sampleLayout) parse(rec []byte, ord byteOrder) (s sample, ok bool) {
+func (l *sampleLayout) parse(rec []byte, ord byteOrder, s *sample) bool {
+	*s = sample{}
 	n := len(rec)
 	if l.raw != 0 {
 		if n < l.raw+4 {
-			return s, false
+			return false
 		}
 		sz := int(ord.u32(rec[l.raw:]))
 		if sz > n-l.raw-4-l.tail {
-			return s, false
+			return false
 		}
 		s.rawOff, s.rawLen = int32(l.raw+4), int32(sz)
 	} else if n < l.fixed+l.tail {
-		return s, false
+		return false
 	}
 	if l.id != 0 {
 		s.id = ord.u64(rec[l.id:])
@@ -351,7 +354,7 @@ func (l *sampleLayout) parse(rec []byte, ord byteOrder) (s sample, ok bool) {
 		s.period = ord.u64(rec[l.period:])
 	}
 	s.has = l.st
-	return s, true
+	return true
 }
 
 // parseTrailer decodes the sample_id block at the end of a non-sample kernel

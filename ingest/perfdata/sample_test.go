@@ -43,7 +43,8 @@ func TestSampleLayoutMatchesGeneral(t *testing.T) {
 						rec[l.raw], rec[l.raw+1], rec[l.raw+2], rec[l.raw+3] = byte(sz), byte(sz>>8), byte(sz>>16), byte(sz>>24)
 					}
 				}
-				fast, ok := l.parse(rec, ord)
+				var fast sample
+				ok := l.parse(rec, ord, &fast)
 				gen, msg, _ := parseSampleGeneral(rec, a, ord)
 				if ok != (msg == "") {
 					t.Fatalf("sample_type %s, %d bytes: fast ok=%v, general error %q", sampleTypeString(st), n, ok, msg)
