@@ -187,7 +187,28 @@ func (r *Reader) attrFor(rec *rawRec) *attr {
 	if id == 0 {
 		return first // perf's synthesized records have an all-zero trailer
 	}
-	return r.byID[id]
+	return r.attrByID(id)
+}
+
+// idSlot caches one sample id's attr. perf numbers ids from a counter,
+// one per event per CPU, so the low bits spread them over the slots.
+type idSlot struct {
+	id uint64
+	a  *attr
+}
+
+const idCacheSlots = 256
+
+func (r *Reader) attrByID(id uint64) *attr {
+	sl := &r.idCache[id%idCacheSlots]
+	if sl.a != nil && sl.id == id {
+		return sl.a
+	}
+	a := r.byID[id]
+	if a != nil {
+		*sl = idSlot{id, a}
+	}
+	return a
 }
 
 // bodyMin is the smallest record (header + fixed body) of a record type.

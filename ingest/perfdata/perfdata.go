@@ -102,6 +102,7 @@ type Reader struct {
 
 	attrs        []*attr
 	byID         map[uint64]*attr
+	idCache      [idCacheSlots]idSlot // in front of byID: a lookup per record
 	pmus         map[uint32]string
 	pendingNames []string
 	tracing      *tracefmt.TracingData
@@ -233,6 +234,7 @@ func (r *Reader) addAttr(a *attr, at int64) error {
 	for _, id := range a.ids {
 		r.byID[id] = a
 	}
+	r.idCache = [idCacheSlots]idSlot{} // an id may have been reassigned
 	if a.flag(flagUseClockID) && r.meta.Source.ClockID == -1 {
 		r.meta.Source.ClockID = int(a.clockID)
 	}
