@@ -104,7 +104,8 @@ func (b *batch) add(e *Event, eventIdx int32, dicts *[NumCols]*dict, jsonBuf *[]
 	var c rowChunk
 	c.add(e)
 	k := rowCursor{c: &c}
-	r, _ := k.next()
+	var r row
+	k.next(&r)
 	b.addRow(&r, eventIdx, dicts, jsonBuf)
 }
 

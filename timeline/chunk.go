@@ -82,21 +82,25 @@ type row struct {
 	extra *Event   // Fields and Callchain, or nil
 }
 
-func (k *rowCursor) next() (row, bool) {
+// next fills out with the next row; false at the end.
+func (k *rowCursor) next(out *row) bool {
 	if k.i >= len(k.c.rows) {
-		return row{}, false
+		return false
 	}
 	r := &k.c.rows[k.i]
 	k.i++
 	nv := bits.OnesCount64(r.has & allCols &^ strCols)
 	ns := bits.OnesCount64(r.has & strCols)
-	out := row{packedRow: r, vals: k.c.vals[k.vi : k.vi+nv], strs: k.c.strs[k.si : k.si+ns]}
+	out.packedRow = r
+	out.vals = k.c.vals[k.vi : k.vi+nv]
+	out.strs = k.c.strs[k.si : k.si+ns]
+	out.extra = nil
 	k.vi += nv
 	k.si += ns
 	if r.extra >= 0 {
 		out.extra = &k.c.extra[r.extra]
 	}
-	return out, true
+	return true
 }
 
 // intCol returns the value of integer column col in r, which must be set.

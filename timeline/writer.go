@@ -216,7 +216,8 @@ const chunkEvents = 2048
 func (w *Writer) encodeLoop(toEnc <-chan *rowChunk) {
 	for ch := range toEnc {
 		k := rowCursor{c: ch}
-		for r, ok := k.next(); ok; r, ok = k.next() {
+		var r row
+		for k.next(&r) {
 			ei := w.eventDict.index(r.name)
 			w.sum.addRow(&r, ei)
 			w.cur.addRow(&r, ei, &w.dicts, &w.jsonBuf)
