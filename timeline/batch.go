@@ -76,9 +76,27 @@ func (b *batch) reset() {
 		if cb.set == 0 {
 			continue // never written since the last reset: still zero
 		}
-		clear(cb.i32)
-		clear(cb.i64)
-		clear(cb.u8)
+		if cb.set*16 < b.n {
+			// Sparse: zero the rows the validity bitmap names rather
+			// than the whole column.
+			for w, x := range cb.valid[:(b.n+7)/8] {
+				for ; x != 0; x &= x - 1 {
+					i := w*8 + bits.TrailingZeros8(x)
+					switch {
+					case cb.i32 != nil:
+						cb.i32[i] = 0
+					case cb.i64 != nil:
+						cb.i64[i] = 0
+					default:
+						cb.u8[i] = 0
+					}
+				}
+			}
+		} else {
+			clear(cb.i32)
+			clear(cb.i64)
+			clear(cb.u8)
+		}
 		clear(cb.valid)
 		cb.set = 0
 	}

@@ -81,3 +81,49 @@ func TestBatchEncoderMatchesArrowGo(t *testing.T) {
 		}
 	}
 }
+
+// A reset batch is all zero again, dense and sparse columns alike (null
+// slots must hold zero so output bytes never depend on earlier batches).
+func TestBatchResetZeroes(t *testing.T) {
+	b := newBatch(4096)
+	var dicts [NumCols]*dict
+	for c := range dicts {
+		dicts[c] = &dict{idx: map[string]int32{}}
+	}
+	ev := dict{idx: map[string]int32{}}
+	var jb []byte
+	base := sampleEvents()
+	for i := 0; i < 4096; i++ {
+		e := base[i%len(base)]
+		if i%100 == 7 { // sparse: well under 1/16 of the rows
+			e.SetInt(Delay, int64(i))
+			e.SetInt(GroupDead, 1)
+			e.SetInt(OrigCPU, 3)
+		}
+		b.add(&e, ev.index(e.Name), &dicts, &jb)
+	}
+	b.reset()
+	for c := range b.cols {
+		cb := &b.cols[c]
+		for i, v := range cb.i32 {
+			if v != 0 {
+				t.Fatalf("column %s row %d: %d after reset", Col(c).Name(), i, v)
+			}
+		}
+		for i, v := range cb.i64 {
+			if v != 0 {
+				t.Fatalf("column %s row %d: %d after reset", Col(c).Name(), i, v)
+			}
+		}
+		for i, v := range cb.u8 {
+			if v != 0 {
+				t.Fatalf("column %s row %d: %d after reset", Col(c).Name(), i, v)
+			}
+		}
+		for i, v := range cb.valid {
+			if v != 0 {
+				t.Fatalf("column %s validity byte %d: %#x after reset", Col(c).Name(), i, v)
+			}
+		}
+	}
+}
