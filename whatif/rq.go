@@ -569,7 +569,9 @@ func (s *Sim) reschedLater(r *rq) {
 	}
 	at := s.preemptionPoint(r, s.now+d)
 	// A stalled vCPU takes the IPI when the host runs it again (noise.go).
-	if !local {
+	// A wakeup raised by an interrupt on r's own CPU needs no IPI, and a
+	// vCPU handling an interrupt is running: no stall to wait for.
+	if !local && r.cpu+1 != s.irqCPU1 {
 		at = s.stallEnd(r.cpu, at)
 	}
 	if at <= s.now {

@@ -866,3 +866,46 @@ func TestExitDeadlineCutsWork(t *testing.T) {
 		t.Errorf("fixed work: cuts %d, exits at %d, %d, %d ns; want none cut, the last at 22 ms", res.Stats.DeadlineCuts, ex[100]-t0, ex[101]-t0, ex[102]-t0)
 	}
 }
+
+// A timer wakeup preempting the busy CPU it fired on does not wait for a
+// vCPU stall. In v6.1 the timer interrupt runs try_to_wake_up on that CPU
+// (ttwu_queue_cond is false for the current CPU: the task is activated
+// directly) and resched_curr on the current CPU only sets
+// TIF_NEED_RESCHED, with no IPI; a vCPU taking an interrupt is running.
+// One CPU: a 20 ms hog runs from t0; W, asleep on CPU 0, is woken by a
+// timer at t0+5 ms; CPU 0's stall process has a stall from t0+4 ms to
+// t0+9 ms. By hand: W is placed at max(0, min_vruntime − 3 ms) = 2 ms
+// (half of the one-CPU 6 ms latency behind the hog's 5 ms), 3 ms behind
+// the hog, more than the 1 ms wakeup_gran: it preempts, after the 100 µs
+// resched delay (the only one in the pool), at t0+5.1 ms: latency 100 µs.
+// Taking the remote path it waited for the stall's end (4 ms).
+func TestIRQWakeupNoStallOnOwnCPU(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	b.task("hog", 120, 0, true, CauseStart, 20*ms)
+	wt := b.task("w", 120, 0, false, CauseArrival, ms)
+	b.w.Tasks[wt].Activations[0].ReleaseNS = t0 + 5*ms
+	w := b.done(t)
+	w.PreemptWakeNS = []int64{100000}
+	w.Stalls = &StallModel{TickNS: 4 * ms, Fraction: 0.5, FractionByBusy: []float64{0.5, 0.5}, StallsNS: []int64{5 * ms}, MeanStallNS: 5 * ms}
+	cfg := testConfig()
+	cfg.IdleWake = true
+	ch := newChecker(t)
+	s, err := New(w, cfg, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.stall = []stallProc{{start: t0 + 4*ms, end: t0 + 9*ms}}
+	if _, err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	wTID := int64(w.Tasks[wt].TID)
+	for _, r := range ch.runs {
+		if r.tid == wTID {
+			if got, want := r.start-(t0+5*ms), int64(100000); got != want {
+				t.Errorf("W switched in %d ns after its timer wakeup, want %d (no stall)", got, want)
+			}
+			return
+		}
+	}
+	t.Fatal("W never ran")
+}

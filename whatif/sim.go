@@ -293,6 +293,11 @@ type Sim struct {
 	// (a resched there is local: no IPI, no stall).
 	syncWake  bool
 	wakerCPU1 int
+	// irqCPU1 is the CPU (plus one) running the interrupt or timer whose
+	// wakeup wake() is placing (0: none): try_to_wake_up runs there, so
+	// when that is the target the enqueue is local (ttwu_queue_cond is
+	// false for the current CPU) and resched_curr sends no IPI.
+	irqCPU1 int
 }
 
 type sgcKey struct{ level, id int }
@@ -765,8 +770,11 @@ func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) {
 	if waker != nil {
 		s.wakerCPU1 = wakerCPU + 1
 	}
+	if waker == nil {
+		s.irqCPU1 = src + 1
+	}
 	s.wakeupPreempt(r, t)
-	s.wakerCPU1 = 0
+	s.wakerCPU1, s.irqCPU1 = 0, 0
 }
 
 // fork is wake_up_new_task() for child, started by parent running on r.
