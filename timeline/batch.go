@@ -15,12 +15,13 @@ import (
 // depend on earlier batches. A batch is turned into arrow arrays that share
 // its memory (record), written, and then reused.
 type batch struct {
-	n      int
-	ts     []int64
-	event  []int32
-	cols   [NumCols]colBuf
-	fields varBuf
-	chain  listBuf
+	n       int
+	settled bool // settle ran since the last row was added
+	ts      []int64
+	event   []int32
+	cols    [NumCols]colBuf
+	fields  varBuf
+	chain   listBuf
 }
 
 // A column's slices have the batch's full length from the start and rows
@@ -32,6 +33,10 @@ type colBuf struct {
 	u8    []uint8 // tUint8, tBool (0/1, packed at record time)
 	valid []byte
 	set   int // rows that carry a value
+	// dirty marks the rows that held a value in the previous batch: their
+	// slots still do until settle zeroes those this batch leaves null.
+	dirty    []byte
+	hasDirty bool
 }
 
 type varBuf struct {
@@ -62,42 +67,58 @@ func newBatch(capRows int) *batch {
 			cb.u8 = make([]uint8, capRows)
 		}
 		cb.valid = make([]byte, vb)
+		cb.dirty = make([]byte, vb)
 	}
 	b.fields = varBuf{offsets: make([]int32, 1, capRows+1), valid: make([]byte, vb)}
 	b.chain = listBuf{offsets: make([]int32, 1, capRows+1), valid: make([]byte, vb)}
 	return b
 }
 
+// settle zeroes the slots that still hold the previous batch's values and
+// are null in this one, so every null slot is zero (output bytes never
+// depend on earlier batches). Comparing the two batches' validity bitmaps
+// touches only those rows; clearing whole columns at every reset cost more
+// than encoding them. It must run before the batch is encoded.
+func (b *batch) settle() {
+	if b.settled {
+		return
+	}
+	b.settled = true
+	for c := range b.cols {
+		cb := &b.cols[c]
+		if !cb.hasDirty {
+			continue
+		}
+		for w, d := range cb.dirty {
+			for stale := d &^ cb.valid[w]; stale != 0; stale &= stale - 1 {
+				i := w*8 + bits.TrailingZeros8(stale)
+				switch {
+				case cb.i32 != nil:
+					cb.i32[i] = 0
+				case cb.i64 != nil:
+					cb.i64[i] = 0
+				default:
+					cb.u8[i] = 0
+				}
+			}
+		}
+	}
+}
+
 func (b *batch) reset() {
+	b.settle()
+	b.settled = false
 	b.n = 0
 	b.ts, b.event = b.ts[:0], b.event[:0]
 	for c := range b.cols {
 		cb := &b.cols[c]
-		if cb.set == 0 {
-			continue // never written since the last reset: still zero
+		if cb.set == 0 && !cb.hasDirty {
+			continue // no value since the reset before: all zero
 		}
-		if cb.set*16 < b.n {
-			// Sparse: zero the rows the validity bitmap names rather
-			// than the whole column.
-			for w, x := range cb.valid[:(b.n+7)/8] {
-				for ; x != 0; x &= x - 1 {
-					i := w*8 + bits.TrailingZeros8(x)
-					switch {
-					case cb.i32 != nil:
-						cb.i32[i] = 0
-					case cb.i64 != nil:
-						cb.i64[i] = 0
-					default:
-						cb.u8[i] = 0
-					}
-				}
-			}
-		} else {
-			clear(cb.i32)
-			clear(cb.i64)
-			clear(cb.u8)
-		}
+		// Settled, the column's nonzero slots are exactly its valid rows.
+		cb.dirty, cb.valid = cb.valid, cb.dirty
 		clear(cb.valid)
+		cb.hasDirty = cb.set > 0
 		cb.set = 0
 	}
 	b.fields.offsets, b.fields.data, b.fields.nulls = b.fields.offsets[:1], b.fields.data[:0], 0
@@ -129,6 +150,7 @@ func (b *batch) add(e *Event, eventIdx int32, dicts *[NumCols]*dict, jsonBuf *[]
 
 // addRow appends a packed row (see rowChunk).
 func (b *batch) addRow(r *row, eventIdx int32, dicts *[NumCols]*dict, jsonBuf *[]byte) {
+	b.settled = false
 	i := b.n
 	b.ts = append(b.ts, r.time)
 	b.event = append(b.event, eventIdx)
@@ -215,6 +237,7 @@ func packBools(u []uint8) []byte {
 // columns as int32 indices). The batch must not change until the record
 // has been written.
 func (b *batch) record(schema *arrow.Schema) arrow.RecordBatch {
+	b.settle()
 	n := b.n
 	arrs := make([]arrow.Array, 0, NumCols+4)
 	mk := func(t arrow.DataType, bufs []*memory.Buffer, nulls int, children []arrow.ArrayData) {

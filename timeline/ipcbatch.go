@@ -71,6 +71,7 @@ func newBatchEncoder(lz4Codec bool, workers int) *batchEncoder {
 // layout lists b's field nodes and body buffers in the order of the
 // schema's fields (depth first), as the IPC format lays them out.
 func (e *batchEncoder) layout(b *batch) {
+	b.settle()
 	n := b.n
 	e.nodes = e.nodes[:0]
 	e.bufs = e.bufs[:0]

@@ -82,47 +82,50 @@ func TestBatchEncoderMatchesArrowGo(t *testing.T) {
 	}
 }
 
-// A reset batch is all zero again, dense and sparse columns alike (null
-// slots must hold zero so output bytes never depend on earlier batches).
-func TestBatchResetZeroes(t *testing.T) {
-	b := newBatch(4096)
-	var dicts [NumCols]*dict
-	for c := range dicts {
-		dicts[c] = &dict{idx: map[string]int32{}}
-	}
-	ev := dict{idx: map[string]int32{}}
-	var jb []byte
+// A reused batch encodes exactly the bytes a fresh one does: the slots a
+// previous batch filled and this one leaves null are zero again, for dense
+// and sparse columns alike, and a column the new batch does not set at all
+// is seen as all zero.
+func TestBatchReuseMatchesFresh(t *testing.T) {
 	base := sampleEvents()
-	for i := 0; i < 4096; i++ {
-		e := base[i%len(base)]
-		if i%100 == 7 { // sparse: well under 1/16 of the rows
-			e.SetInt(Delay, int64(i))
-			e.SetInt(GroupDead, 1)
-			e.SetInt(OrigCPU, 3)
+	fill := func(b *batch, rows, seed int) {
+		var dicts [NumCols]*dict
+		for c := range dicts {
+			dicts[c] = &dict{idx: map[string]int32{}}
 		}
-		b.add(&e, ev.index(e.Name), &dicts, &jb)
+		ev := dict{idx: map[string]int32{}}
+		var jb []byte
+		for i := 0; i < rows; i++ {
+			e := base[(i*seed)%len(base)]
+			if (i+seed)%100 == 7 {
+				e.SetInt(Delay, int64(i))
+				e.SetInt(GroupDead, 1)
+				e.SetInt(OrigCPU, 3)
+			}
+			if seed == 1 && i%3 == 0 {
+				e.SetInt(Runtime, int64(i)+1)
+			}
+			b.add(&e, ev.index(e.Name), &dicts, &jb)
+		}
 	}
-	b.reset()
-	for c := range b.cols {
-		cb := &b.cols[c]
-		for i, v := range cb.i32 {
-			if v != 0 {
-				t.Fatalf("column %s row %d: %d after reset", Col(c).Name(), i, v)
+	for _, lz := range []bool{false, true} {
+		reused := newBatch(4096)
+		enc := newBatchEncoder(lz, 1)
+		for k, step := range []struct{ rows, seed int }{{4096, 1}, {4000, 3}, {1000, 2}, {4096, 5}} {
+			fill(reused, step.rows, step.seed)
+			var got bytes.Buffer
+			if _, _, err := enc.write(&got, reused); err != nil {
+				t.Fatal(err)
 			}
-		}
-		for i, v := range cb.i64 {
-			if v != 0 {
-				t.Fatalf("column %s row %d: %d after reset", Col(c).Name(), i, v)
+			reused.reset()
+			fresh := newBatch(4096)
+			fill(fresh, step.rows, step.seed)
+			var want bytes.Buffer
+			if _, _, err := newBatchEncoder(lz, 1).write(&want, fresh); err != nil {
+				t.Fatal(err)
 			}
-		}
-		for i, v := range cb.u8 {
-			if v != 0 {
-				t.Fatalf("column %s row %d: %d after reset", Col(c).Name(), i, v)
-			}
-		}
-		for i, v := range cb.valid {
-			if v != 0 {
-				t.Fatalf("column %s validity byte %d: %#x after reset", Col(c).Name(), i, v)
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("lz4=%v batch %d: reused batch encodes %d bytes, a fresh one %d (different)", lz, k, got.Len(), want.Len())
 			}
 		}
 	}
