@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"unsafe"
 
@@ -89,19 +90,33 @@ func (b *batch) settle() {
 		if !cb.hasDirty {
 			continue
 		}
-		for w, d := range cb.dirty {
-			for stale := d &^ cb.valid[w]; stale != 0; stale &= stale - 1 {
-				i := w*8 + bits.TrailingZeros8(stale)
-				switch {
-				case cb.i32 != nil:
-					cb.i32[i] = 0
-				case cb.i64 != nil:
-					cb.i64[i] = 0
-				default:
-					cb.u8[i] = 0
-				}
+		// A word of bitmap (64 rows) at a time: most are all stale-free.
+		// The bitmaps are (capRows+7)/8 bytes; the tail is done bytewise.
+		d, v := cb.dirty, cb.valid
+		for w := 0; w+8 <= len(d); w += 8 {
+			stale := binary.LittleEndian.Uint64(d[w:]) &^ binary.LittleEndian.Uint64(v[w:])
+			for ; stale != 0; stale &= stale - 1 {
+				i := w*8 + bits.TrailingZeros64(stale)
+				cb.zero(i)
 			}
 		}
+		for w := len(d) &^ 7; w < len(d); w++ {
+			for stale := d[w] &^ v[w]; stale != 0; stale &= stale - 1 {
+				cb.zero(w*8 + bits.TrailingZeros8(stale))
+			}
+		}
+	}
+}
+
+// zero clears slot i.
+func (cb *colBuf) zero(i int) {
+	switch {
+	case cb.i32 != nil:
+		cb.i32[i] = 0
+	case cb.i64 != nil:
+		cb.i64[i] = 0
+	default:
+		cb.u8[i] = 0
 	}
 }
 
