@@ -22,6 +22,10 @@ bench:
     scripts/bench-ingest.sh
     scripts/bench-tracedat.sh
 
+# Regenerate cmd/replay/default.pgo (profile-guided optimisation) from a large trace recorded on the fly.
+pgo:
+    scripts/pgo.sh
+
 # Fuzz every parser for a while each (FUZZTIME=2m just fuzz for longer).
 fuzz:
     scripts/fuzz.sh
