@@ -74,8 +74,10 @@ func newIPCFile(path string, mem memory.Allocator, compression string, headReser
 	case "lz4":
 		opts = append(opts, ipc.WithLZ4(), ipc.WithCompressConcurrency(2))
 		// The reader and the row encoder keep two CPUs busy; compression
-		// gets the rest (the output does not depend on how many).
-		enc = newBatchEncoder(true, min(4, max(1, runtime.GOMAXPROCS(0)-1)))
+		// gets the rest, and at least two workers so that the last batches,
+		// compressed after the reader is done, use both CPUs of a small
+		// machine (the output does not depend on how many).
+		enc = newBatchEncoder(true, min(4, max(2, runtime.GOMAXPROCS(0)-1)))
 	case "zstd":
 		opts = append(opts, ipc.WithZstd(), ipc.WithCompressConcurrency(2))
 	default:
