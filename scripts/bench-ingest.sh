@@ -29,7 +29,7 @@ measure() { # measure NAME CMD... -> "seconds peak_kb cpu_seconds"
   # The output of an earlier run is removed first: replacing a file makes
   # the kernel free the old one's pages, which is not the command's work.
   local prev=""
-  for a in "$@"; do [ "$prev" = "-o" ] && rm -f "$a"; prev=$a; done
+  for a in "$@"; do if [ "$prev" = "-o" ]; then rm -f "$a"; fi; prev=$a; done
   /usr/bin/time -f "%e %M %U %S" -o "$out/$name.time" "$@" >/dev/null 2>"$out/$name.err" || { cat "$out/$name.err"; exit 1; }
   awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$out/$name.time"
 }
