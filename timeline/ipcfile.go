@@ -31,8 +31,10 @@ import (
 // end; if the final schema does not fit, the body is copied (by the kernel,
 // copy_file_range) behind a larger head rather than re-encoded.
 //
-// Everything but the schema head and the footer's block table is produced
-// by arrow-go's own encoder, so the bytes are what its FileWriter writes.
+// The schema, dictionaries and footer come from arrow-go's FileWriter (a
+// template written at Close, its block table patched); record batches are
+// encoded by batchEncoder, whose bytes are arrow-go's exactly (tested), or
+// by arrow-go itself for zstd. So the file is what FileWriter would write.
 type ipcFile struct {
 	path string
 	out  *atomicfile.File
