@@ -169,6 +169,9 @@ type Fidelity struct {
 	// Goals are the issue's targets and whether each holds.
 	Goals []Goal `json:"goals"`
 	Stats *Stats `json:"replay_stats"`
+	// Work is how tasks' work was bounded: "fixed" or "until-exit", with
+	// the evidence when --work auto chose it.
+	Work string `json:"work,omitempty"`
 }
 
 // Goal is one fidelity target.
@@ -219,6 +222,9 @@ func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 func (f *Fidelity) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "fidelity of policy %s (simulated vs observed)\n", f.Policy)
+	if f.Work != "" {
+		fmt.Fprintf(&b, "work: %s\n", f.Work)
+	}
 	fmt.Fprintf(&b, "%-24s %16s %16s %10s\n", "metric", "observed", "simulated", "rel_error")
 	for _, k := range metricKeys {
 		fmt.Fprintf(&b, "%-24s %16d %16d %+10.4f\n", k, f.Observed.value(k), f.Simulated.value(k), f.RelError[k])

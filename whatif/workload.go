@@ -197,6 +197,9 @@ type Workload struct {
 	Topology *model.Topology
 	Kernel   string
 	Source   string
+	// Cmdline is the recorded command line (perf.data CMDLINE), when the
+	// trace has one: TimeBounded reads the workload's nature from it.
+	Cmdline []string
 }
 
 // PinnedCPUOf infers that a task is a per-CPU kernel thread from its name,
@@ -317,6 +320,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		w.Topology = m.Topology
 		w.Kernel = m.Source.OSRelease
 		w.Source = m.Source.Path
+		w.Cmdline = m.Source.Cmdline
 	}
 	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{},
 		lastWake: map[int32]pendWake{},

@@ -84,8 +84,15 @@ func wlMetadata(w *Workload) (arrow.Metadata, error) {
 		}
 		md["stalls"] = string(b)
 	}
+	if len(w.Cmdline) > 0 {
+		b, err := json.Marshal(w.Cmdline)
+		if err != nil {
+			return arrow.Metadata{}, err
+		}
+		md["cmdline"] = string(b)
+	}
 	keys := []string{"replay_workload", "start_ns", "end_ns", "kernel", "source"}
-	for _, k := range []string{"topology", "stalls"} {
+	for _, k := range []string{"topology", "stalls", "cmdline"} {
 		if _, ok := md[k]; ok {
 			keys = append(keys, k)
 		}
@@ -251,6 +258,11 @@ func LoadWorkload(path string) (*Workload, error) {
 		w.Stalls = &StallModel{}
 		if err := json.Unmarshal([]byte(s), w.Stalls); err != nil {
 			return nil, fmt.Errorf("%s: stalls metadata: %w", path, err)
+		}
+	}
+	if s := get("cmdline"); s != "" {
+		if err := json.Unmarshal([]byte(s), &w.Cmdline); err != nil {
+			return nil, fmt.Errorf("%s: cmdline metadata: %w", path, err)
 		}
 	}
 	colIdx := map[string]int{}

@@ -50,7 +50,7 @@ func whatifCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the simulated schedule as a timeline (Arrow) to this file; in a comparison a directory receiving <policy>.arrow for the baseline and each policy (first seed)"},
 			&cli.StringFlag{Name: "save-workload", Usage: "write the extracted workload (tasks, activations, wake edges) as Arrow to this file"},
 			&cli.BoolFlag{Name: "validate", Usage: "compare the simulated schedule with the observed one (in a comparison: the baseline's first seed, JSON key fidelity)"},
-			&cli.StringFlag{Name: "work", Value: "fixed", Usage: "a task's work: fixed (its recorded CPU time, however late it runs) or until-exit (bounded by its recorded exit time, for workloads that stop at a wall-clock timeout such as stress-ng --timeout: a task still running then exits, its remaining work cut)"},
+			&cli.StringFlag{Name: "work", Value: "auto", Usage: "a task's work: fixed (its recorded CPU time, however late it runs), until-exit (bounded by its recorded exit time, for workloads that stop at a wall-clock timeout such as stress-ng --timeout: a task still running then exits, its remaining work cut), or auto: until-exit when the trace's recorded command line runs such a program (stress-ng -t, schbench, cyclictest -D, timeout), else fixed"},
 			&cli.StringFlag{Name: "arrivals", Value: "relative", Usage: "interrupt/timer wakeups: relative (recorded sleep after the task blocks) or absolute (recorded time)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table, json or csv (a comparison: one row per policy and metric)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the wakeup-latency CDFs (simulated; observed with --validate; baseline and each policy, first seed, in a comparison) to this .svg or .png file"},
@@ -87,13 +87,11 @@ func runWhatif(c *cli.Context) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	var untilExit bool
-	switch wk := c.String("work"); wk {
-	case "", "fixed":
-	case "until-exit":
-		untilExit = true
+	work := c.String("work")
+	switch work {
+	case "", "auto", "fixed", "until-exit":
 	default:
-		return usagef("--work %q: want fixed or until-exit", wk)
+		return usagef("--work %q: want auto, fixed or until-exit", work)
 	}
 	settings, err := parseSettings(repeatedValues(c, "set"))
 	if err != nil {
@@ -222,7 +220,8 @@ func runWhatif(c *cli.Context) error {
 	}
 	cfg := whatif.DefaultConfig(pol)
 	cfg.Seed, cfg.Arrivals, cfg.Topology, cfg.Kernel = c.Uint64("seed"), arr, topo, kernel
-	cfg.ExitDeadlines = untilExit
+	var workNote string
+	cfg.ExitDeadlines, workNote = workMode(c, w)
 	for _, st := range settings {
 		_ = st.Apply(&cfg) // checked by parseSettings
 	}
@@ -253,6 +252,7 @@ func runWhatif(c *cli.Context) error {
 	out := c.App.Writer
 	if obs != nil {
 		f := whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats)
+		f.Work = workNote
 		if format == "json" {
 			return writeJSON(out, map[string]any{"fidelity": f})
 		}
@@ -268,6 +268,26 @@ func runWhatif(c *cli.Context) error {
 		return writeMetricsCSV(out, pol.Name(), res.Metrics)
 	}
 	return writeWhatifTable(out, pol.Name(), res)
+}
+
+// workMode resolves --work for workload w: whether tasks stop at their
+// recorded exit time, and a note saying which mode and why. The note goes
+// to stderr whenever auto picked until-exit, so a replay's work model is
+// never a surprise.
+func workMode(c *cli.Context, w *whatif.Workload) (untilExit bool, note string) {
+	switch c.String("work") {
+	case "fixed":
+		return false, "fixed"
+	case "until-exit":
+		return true, "until-exit"
+	}
+	why, ok := whatif.TimeBounded(w.Cmdline)
+	if !ok {
+		return false, "fixed (auto)"
+	}
+	note = "until-exit (auto: the recorded command stops at a deadline: " + why + ")"
+	fmt.Fprintf(c.App.ErrWriter, "replay: work %s; --work fixed replays recorded CPU time instead\n", note)
+	return true, note
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -389,7 +409,7 @@ func runCompare(c *cli.Context, w *whatif.Workload, obs *whatif.Metrics, kernel 
 	}
 	cfg := whatif.DefaultConfig(base)
 	cfg.Arrivals, cfg.Topology, cfg.Kernel = arr, topo, kernel
-	cfg.ExitDeadlines = c.String("work") == "until-exit"
+	cfg.ExitDeadlines, _ = workMode(c, w)
 	// --set applies to the baseline and every policy alike.
 	for _, st := range settings {
 		_ = st.Apply(&cfg)
