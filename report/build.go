@@ -184,6 +184,8 @@ func Build(in Input) (*Data, error) {
 	config := func(p whatif.Policy) whatif.Config {
 		cfg := whatif.DefaultConfig(p)
 		cfg.Seed, cfg.Arrivals, cfg.Topology, cfg.Kernel = in.Seed, in.Arrivals, in.Topology, in.Kernel
+		// The work model replay whatif uses by default (--work auto).
+		cfg.ExitDeadlines, _ = whatif.AutoExitDeadlines(w)
 		return cfg
 	}
 	for i, pol := range append([]whatif.Policy{in.Baseline}, in.Policies...) {

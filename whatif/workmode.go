@@ -46,6 +46,14 @@ func TimeBounded(cmdline []string) (why string, ok bool) {
 	return "", false
 }
 
+// AutoExitDeadlines is the default work model for w (`--work auto`):
+// Config.ExitDeadlines when its recorded command line is time-bounded
+// (TimeBounded), with the evidence; fixed work otherwise.
+func AutoExitDeadlines(w *Workload) (bool, string) {
+	why, ok := TimeBounded(w.Cmdline)
+	return ok, why
+}
+
 // optionValue finds a short or long option's value in args: "-t 2s",
 // "-t2s", "--timeout 2s" or "--timeout=2s". The last occurrence wins, as
 // with getopt.

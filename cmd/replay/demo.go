@@ -108,6 +108,7 @@ func demoValidate(w io.Writer, path string, meta *timeline.Meta) (*whatif.Worklo
 	}
 	cfg := whatif.DefaultConfig(pol)
 	cfg.Topology, cfg.Kernel = meta.Topology, kernel
+	cfg.ExitDeadlines, _ = whatif.AutoExitDeadlines(wl) // as replay whatif's default
 	res, err := whatif.Replay(wl, cfg, nil)
 	if err != nil {
 		return nil, whatif.Config{}, err

@@ -281,7 +281,7 @@ func workMode(c *cli.Context, w *whatif.Workload) (untilExit bool, note string) 
 	case "until-exit":
 		return true, "until-exit"
 	}
-	why, ok := whatif.TimeBounded(w.Cmdline)
+	ok, why := whatif.AutoExitDeadlines(w)
 	if !ok {
 		return false, "fixed (auto)"
 	}
