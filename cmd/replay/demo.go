@@ -108,12 +108,19 @@ func demoValidate(w io.Writer, path string, meta *timeline.Meta) (*whatif.Worklo
 	}
 	cfg := whatif.DefaultConfig(pol)
 	cfg.Topology, cfg.Kernel = meta.Topology, kernel
-	cfg.ExitDeadlines, _ = whatif.AutoExitDeadlines(wl) // as replay whatif's default
+	// The work model replay whatif uses by default (--work auto).
+	ue, why := whatif.AutoExitDeadlines(wl)
+	cfg.ExitDeadlines = ue
 	res, err := whatif.Replay(wl, cfg, nil)
 	if err != nil {
 		return nil, whatif.Config{}, err
 	}
-	return wl, cfg, whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats).WriteTable(w)
+	f := whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats)
+	f.Work = "fixed (auto)"
+	if ue {
+		f.Work = "until-exit (auto: the recorded command stops at a deadline: " + why + ")"
+	}
+	return wl, cfg, f.WriteTable(w)
 }
 
 // demoCompare replays the workload under other policies against the
