@@ -54,6 +54,15 @@ func AutoExitDeadlines(w *Workload) (bool, string) {
 	return ok, why
 }
 
+// AutoWorkNote says which work model --work auto chose and why, as the
+// outputs print it.
+func AutoWorkNote(untilExit bool, why string) string {
+	if !untilExit {
+		return "fixed (auto)"
+	}
+	return "until-exit (auto: the recorded command stops at a deadline: " + why + ")"
+}
+
 // optionValue finds a short or long option's value in args: "-t 2s",
 // "-t2s", "--timeout 2s" or "--timeout=2s". The last occurrence wins, as
 // with getopt.

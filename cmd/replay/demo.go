@@ -116,10 +116,7 @@ func demoValidate(w io.Writer, path string, meta *timeline.Meta) (*whatif.Worklo
 		return nil, whatif.Config{}, err
 	}
 	f := whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats)
-	f.Work = "fixed (auto)"
-	if ue {
-		f.Work = "until-exit (auto: the recorded command stops at a deadline: " + why + ")"
-	}
+	f.Work = whatif.AutoWorkNote(ue, why)
 	return wl, cfg, f.WriteTable(w)
 }
 

@@ -282,10 +282,10 @@ func workMode(c *cli.Context, w *whatif.Workload) (untilExit bool, note string) 
 		return true, "until-exit"
 	}
 	ok, why := whatif.AutoExitDeadlines(w)
+	note = whatif.AutoWorkNote(ok, why)
 	if !ok {
-		return false, "fixed (auto)"
+		return false, note
 	}
-	note = "until-exit (auto: the recorded command stops at a deadline: " + why + ")"
 	fmt.Fprintf(c.App.ErrWriter, "replay: work %s; --work fixed replays recorded CPU time instead\n", note)
 	return true, note
 }
