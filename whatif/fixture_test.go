@@ -52,7 +52,9 @@ func extractFixture(t testing.TB, path string) (*Workload, *Metrics) {
 }
 
 // Every real fixture replays with the invariants holding, with fixed work
-// and with work bounded by the recorded exit times: run time equals demand
+// and with work bounded by the recorded exit times, with and without
+// Config.ReapAnyChild (then a wait-any parent also saw each of its
+// children's exits once): run time equals demand
 // (less what an exit deadline cut), every edge and arrival fires once
 // (or was cut) (Sim.checkInvariants), no CPU runs two tasks at once and
 // time is monotonic (checker).
@@ -66,10 +68,12 @@ func TestFixturesReplayInvariants(t *testing.T) {
 				cfg.Seed = seed
 				for _, arr := range []ArrivalMode{ArrivalsRelative, ArrivalsAbsolute} {
 					for _, dl := range []bool{false, true} {
-						cfg.Arrivals, cfg.ExitDeadlines = arr, dl
-						ch := newChecker(t)
-						if _, err := Replay(w, cfg, ch); err != nil {
-							t.Fatalf("seed %d arrivals %d exit deadlines %v: %v", seed, arr, dl, err)
+						for _, reap := range []bool{false, true} {
+							cfg.Arrivals, cfg.ExitDeadlines, cfg.ReapAnyChild = arr, dl, reap
+							ch := newChecker(t)
+							if _, err := Replay(w, cfg, ch); err != nil {
+								t.Fatalf("seed %d arrivals %d exit deadlines %v reap any child %v: %v", seed, arr, dl, reap, err)
+							}
 						}
 					}
 				}

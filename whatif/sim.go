@@ -64,6 +64,12 @@ type Config struct {
 	// timeout (stress-ng --timeout), where a stressor delayed does less
 	// work, not the same work later.
 	ExitDeadlines bool
+	// ReapAnyChild: a parent that waits for any child (wait(), inferred
+	// from the trace: reap.go) is woken by whichever of its children exits
+	// first, not by the child the trace paired with each of its wakeups.
+	// Opt-in: measured, it did not pass the fidelity gate (FIDELITY.md,
+	// round 10).
+	ReapAnyChild bool
 	// RunQueue selects the per-CPU discipline: "" (the policy's),
 	// "cfs" or "eevdf".
 	RunQueue string
@@ -243,6 +249,12 @@ type simTask struct {
 	cutNS   int64 // demand cut by its exit deadline (ExitDeadlines)
 	cut     bool  // stopped by its exit deadline
 	charged int64 // wall time charged while current (= runTime at capacity 1024)
+	// childExits: the child-exit edges of its children that fired, for a
+	// parent that waits for any child (reapPlan).
+	childExits int32
+	// waitEnd: asleep in wait() at the end of its current activation,
+	// for more child exits (reapWaitEnd).
+	waitEnd bool
 }
 
 func (t *simTask) allowed(cpu int) bool { return t.pinned < 0 || int(t.pinned) == cpu }
@@ -277,6 +289,7 @@ type Sim struct {
 	stats    Stats
 	fired    []uint8 // per edge: times fired
 	edgeCut  []bool  // per edge: not fired, its activation cut by a deadline
+	reap     *reapPlan
 	arrivals []int32 // per (task, activation): times its arrival fired; flattened via actBase
 	actBase  []int32
 	events   int64
@@ -339,7 +352,16 @@ type Stats struct {
 	Arrivals              int64 `json:"arrivals"`
 	ContinuedWithoutSleep int64 `json:"continued_without_sleep"`
 	RepliesHeld           int64 `json:"replies_held"`
-	EndNS                 int64 `json:"end_ns"`
+	// A parent waiting for any child (reap.go): its children's exits, the
+	// ones that woke it, and the reap activations it continued into
+	// without sleeping (a zombie child at hand).
+	ChildExits        int64 `json:"child_exits,omitempty"`
+	ReapWakeups       int64 `json:"reap_wakeups,omitempty"`
+	ReapsWithoutSleep int64 `json:"reaps_without_sleep,omitempty"`
+	// ReapWaits: a parent that had run an activation's demand slept
+	// for more child exits before ending it (reapWaitEnd).
+	ReapWaits int64 `json:"reap_waits,omitempty"`
+	EndNS     int64 `json:"end_ns"`
 	// Config.ExitDeadlines: tasks stopped at their recorded exit time,
 	// the demand and the edges that cut.
 	DeadlineCuts  int64 `json:"deadline_cuts,omitempty"`
@@ -448,6 +470,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	s.fired = make([]uint8, len(w.Edges))
 	s.edgeCut = make([]bool, len(w.Edges))
 	s.arrivals = make([]int32, s.actBase[len(w.Tasks)])
+	s.reap = newReapPlan(w, s.actBase, cfg.ReapAnyChild)
 	return s, nil
 }
 
@@ -613,6 +636,12 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 		s.fired[idx]++
 		s.stats.EdgesFired++
 		wakee := s.tasks[e.Wakee]
+		if s.reap.edge[idx] {
+			s.syncWake = e.Sync
+			s.childExit(t, wakee, r.cpu)
+			s.syncWake = false
+			continue
+		}
 		if !e.Causal {
 			// A wakeup of a task that was already runnable in the trace:
 			// try_to_wake_up finds nothing to do.
@@ -636,13 +665,32 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 	a := &t.w.Activations[t.act]
 	next := t.act + 1
 	hasNext := int(next) < len(t.w.Activations)
+	if s.reapWaitEnd(t, t.act) {
+		// wait() with children left and no zombie: it sleeps until a
+		// child exits (childExit), then ends the activation.
+		t.state = tsSleeping
+		t.waitEnd = true
+		s.dequeue(r, t, true)
+		s.stats.ReapWaits++
+		s.schedule(r, "S")
+		return
+	}
 	if a.End == EndExit {
 		t.state = tsDead
 		s.dequeue(r, t, true)
 		r.avg.detach(&t.avg, t.weight)
 		s.emitExit(r, t)
 		s.schedule(r, "X")
+		if s.reap.atExit[t.id] {
+			s.childExit(t, s.tasks[s.reap.parent[t.id]], r.cpu)
+		}
 		return
+	}
+	if hasNext && !t.trig[next] && s.reapReady(t, next) {
+		// A wait for any child with a zombie child at hand (do_wait
+		// reaps it without sleeping).
+		t.trig[next] = true
+		s.stats.ReapsWithoutSleep++
 	}
 	if hasNext && t.trig[next] {
 		// Its wakeup (a causal edge: arrivals are only scheduled once the
@@ -711,6 +759,7 @@ func (s *Sim) scheduleArrival(t *simTask, k int32) {
 }
 
 func (s *Sim) startActivation(t *simTask, k int32) {
+	t.waitEnd = false
 	t.act = k
 	t.progress = 0
 	t.nextEdge = t.w.Activations[k].EdgeLo
@@ -741,6 +790,13 @@ func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) {
 		return
 	}
 	s.startActivation(t, t.act+1)
+	s.placeWoken(t, waker, wakerCPU)
+}
+
+// placeWoken is the rest of try_to_wake_up for t, woken by waker (nil: an
+// interrupt or timer) running on wakerCPU: select_task_rq, the enqueue
+// and the wakeup preemption.
+func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 	prev := int(t.cpu)
 	cpu := prev
 	src := wakerCPU
@@ -910,6 +966,12 @@ func (s *Sim) deadline(t *simTask) {
 	for i := next; next >= 0 && i < acts[last].EdgeHi; i++ {
 		e := &s.w.Edges[i]
 		wakee := s.tasks[e.Wakee]
+		if s.reap.edge[i] {
+			s.fired[i]++
+			s.stats.EdgesFired++
+			s.childExit(t, wakee, int(t.cpu))
+			continue
+		}
 		if e.Kind == EdgeFork || !e.Causal {
 			if e.Kind == EdgeFork && e.Causal {
 				s.deadline(wakee)
@@ -921,6 +983,9 @@ func (s *Sim) deadline(t *simTask) {
 		s.fired[i]++
 		s.stats.EdgesFired++
 		s.wake(wakee, e.WakeeAct, t, int(t.cpu))
+	}
+	if s.reap.atExit[t.id] {
+		s.childExit(t, s.tasks[s.reap.parent[t.id]], int(t.cpu))
 	}
 }
 
@@ -964,6 +1029,9 @@ func (s *Sim) checkInvariants() error {
 		}
 		if t.state == tsRunning || t.state == tsQueued {
 			return fmt.Errorf("whatif invariant: task %d still runnable at the end", t.w.TID)
+		}
+		if t.childExits != s.reap.exits[ti] {
+			return fmt.Errorf("whatif invariant: task %d (%s) saw %d child exits, its children have %d", t.w.TID, t.w.Comm, t.childExits, s.reap.exits[ti])
 		}
 	}
 	return nil

@@ -51,6 +51,7 @@ func whatifCommand() *cli.Command {
 			&cli.StringFlag{Name: "save-workload", Usage: "write the extracted workload (tasks, activations, wake edges) as Arrow to this file"},
 			&cli.BoolFlag{Name: "validate", Usage: "compare the simulated schedule with the observed one (in a comparison: the baseline's first seed, JSON key fidelity)"},
 			&cli.StringFlag{Name: "work", Value: "auto", Usage: "a task's work: fixed (its recorded CPU time, however late it runs), until-exit (bounded by its recorded exit time, for workloads that stop at a wall-clock timeout such as stress-ng --timeout: a task still running then exits, its remaining work cut), or auto: until-exit when the trace's recorded command line runs such a program (stress-ng -t, schbench, cyclictest -D, timeout), else fixed"},
+			&cli.BoolFlag{Name: "reap-any-child", Usage: "a parent that waits for any child (inferred: its child-exit wakeups in the trace are not in fork order, as hackbench's) is woken by whichever child exits first, not by the one the trace paired with each wakeup (opt-in; see FIDELITY.md round 10)"},
 			&cli.StringFlag{Name: "arrivals", Value: "relative", Usage: "interrupt/timer wakeups: relative (recorded sleep after the task blocks) or absolute (recorded time)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table, json or csv (a comparison: one row per policy and metric)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the wakeup-latency CDFs (simulated; observed with --validate; baseline and each policy, first seed, in a comparison) to this .svg or .png file"},
@@ -222,6 +223,7 @@ func runWhatif(c *cli.Context) error {
 	cfg.Seed, cfg.Arrivals, cfg.Topology, cfg.Kernel = c.Uint64("seed"), arr, topo, kernel
 	var workNote string
 	cfg.ExitDeadlines, workNote = workMode(c, w)
+	cfg.ReapAnyChild = c.Bool("reap-any-child")
 	for _, st := range settings {
 		_ = st.Apply(&cfg) // checked by parseSettings
 	}
@@ -410,6 +412,7 @@ func runCompare(c *cli.Context, w *whatif.Workload, obs *whatif.Metrics, kernel 
 	cfg := whatif.DefaultConfig(base)
 	cfg.Arrivals, cfg.Topology, cfg.Kernel = arr, topo, kernel
 	cfg.ExitDeadlines, _ = workMode(c, w)
+	cfg.ReapAnyChild = c.Bool("reap-any-child")
 	// --set applies to the baseline and every policy alike.
 	for _, st := range settings {
 		_ = st.Apply(&cfg)
