@@ -616,13 +616,29 @@ func (s *Sim) preemptionPoint(r *rq, at int64) int64 {
 
 // kickIdle: the idle CPU r got work. Without the idle-exit model it runs
 // at once; otherwise after a delay drawn from the trace's own
-// wakeup-to-run delays on idle CPUs.
+// wakeup-to-run delays on idle CPUs: with host contention measured
+// (StallModel.HostCores), a wakeup raised on r itself (its timer or
+// interrupt) draws from those raised on the idle CPU itself, one raised
+// elsewhere (a task's, a fork's, a held reply's, sent from the waker's
+// CPU) from those raised elsewhere with the host uncontended, plus the
+// wait for a host core (hostEnd); otherwise from all of them.
 func (s *Sim) kickIdle(r *rq) {
 	if r.waking || r.inBalance {
 		return
 	}
 	d := s.cfg.FixedIdleWakeNS
-	if d <= 0 && s.cfg.IdleWake && len(s.w.IdleWakeNS) > 0 {
+	if d <= 0 && s.cfg.IdleWake && s.w.Stalls != nil && s.w.Stalls.HostCores > 0 && len(s.w.IdleWakeLocalNS) > 0 {
+		pool := s.w.IdleWakeLocalNS
+		remote := s.heldWake || (r.cpu+1 != s.wakerCPU1 && r.cpu+1 != s.irqCPU1)
+		if remote && len(s.w.IdleWakeRemoteNS) > 0 {
+			pool = s.w.IdleWakeRemoteNS
+		}
+		d = pool[s.rand()%uint64(len(pool))]
+		if remote {
+			// r itself now wants a host core too.
+			d += s.hostEnd(r.cpu, s.now, s.busyCPUs()+1) - s.now
+		}
+	} else if d <= 0 && s.cfg.IdleWake && len(s.w.IdleWakeNS) > 0 {
 		d = s.w.IdleWakeNS[s.rand()%uint64(len(s.w.IdleWakeNS))]
 	}
 	if d <= 0 {

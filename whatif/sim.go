@@ -299,8 +299,12 @@ type Sim struct {
 	eevdf       bool
 	scratchSkip []int
 	stall       []stallProc // per CPU: vCPU stall process (noise.go)
-	smtOn       bool
-	smtSib      [][]int
+	hostStall   []stallProc // per CPU: its wait for a host core after a remote IPI (noise.go)
+	// heldWake: wake() is releasing a held reply (its waker sent it from
+	// another CPU before the requester blocked, as the trace has it).
+	heldWake bool
+	smtOn    bool
+	smtSib   [][]int
 
 	// During a task wakeup: its inferred WF_SYNC, and the waker's CPU + 1
 	// (a resched there is local: no IPI, no stall).
@@ -715,7 +719,9 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 		// that the task sleeps, from where its waker runs (or ran last).
 		w := t.heldWaker
 		t.heldK, t.heldWaker = -1, nil
+		s.heldWake = true
 		s.wake(t, next, w, int(w.cpu))
+		s.heldWake = false
 	}
 }
 

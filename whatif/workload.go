@@ -182,6 +182,17 @@ type Workload struct {
 	// when the target CPU was idle (the idle-exit and IPI latency of the
 	// machine), sorted; the simulator samples from them.
 	IdleWakeNS []int64
+	// IdleWakeLocalNS: the subset of IdleWakeNS whose wakeup ran on the
+	// idle CPU itself (its timer or an interrupt it took: no IPI, no wait
+	// for a host core), sorted. With a StallModel that measured the
+	// host's cores, the replay draws such idle exits from it, and those
+	// raised elsewhere from IdleWakeRemoteNS plus the wait for a host
+	// core (noise.go, hostEnd).
+	IdleWakeLocalNS []int64
+	// IdleWakeRemoteNS: those raised on another CPU while at most
+	// hostUncontended CPUs were busy (the IPI and idle exit without a
+	// wait for a host core), sorted.
+	IdleWakeRemoteNS []int64
 	// PreemptWakeNS are the observed delays from a wakeup to the switch-in
 	// that preempted the target CPU's running task (R+): the resched
 	// latency (IPI, return to user) the simulator applies to wakeup
@@ -278,6 +289,7 @@ type pendWake struct {
 	seq  int64
 	from int32 // the CPU the wakeup ran on
 	edge int32 // the wake edge's index (-1: none, an interrupt)
+	busy int32 // CPUs running a task at the wakeup
 }
 
 type extractor struct {
@@ -596,6 +608,11 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			// scheduling delay, which the model produces itself).
 			if prev == 0 && c == pw.cpu && x.switches[c] == pw.seq {
 				x.w.IdleWakeNS = append(x.w.IdleWakeNS, now-pw.at)
+				if pw.from == c {
+					x.w.IdleWakeLocalNS = append(x.w.IdleWakeLocalNS, now-pw.at)
+				} else if pw.busy <= hostUncontended {
+					x.w.IdleWakeRemoteNS = append(x.w.IdleWakeRemoteNS, now-pw.at)
+				}
 			}
 			delete(x.pendIdle, next)
 		}
@@ -627,6 +644,17 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 	x.switches[c]++
 	x.wokeOn[c] = 0
 	x.ticks[c], x.firstNR[c] = x.ticks[c][:0], -1
+}
+
+// busyCPUs is the number of CPUs the trace shows running a task.
+func (x *extractor) busyCPUs() int32 {
+	n := int32(0)
+	for _, p := range x.cur {
+		if p > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // reschedByWakeup: the task running on c since its last switch had
@@ -754,9 +782,9 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 			edge = int32(len(x.edges)) // appended below
 		}
 		if x.cur[target] == 0 {
-			x.pendIdle[wakee] = pendWake{now, 0, target, x.switches[target], c, edge}
+			x.pendIdle[wakee] = pendWake{now, 0, target, x.switches[target], c, edge, x.busyCPUs()}
 		} else if x.cur[target] > 0 {
-			x.pendBusy[wakee] = pendWake{now, x.cur[target], target, x.switches[target], c, edge}
+			x.pendBusy[wakee] = pendWake{now, x.cur[target], target, x.switches[target], c, edge, x.busyCPUs()}
 		}
 		if !isNew {
 			x.wokeOn[c] = wakee
@@ -774,7 +802,7 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 		kind = EdgeFork
 	}
 	if !isNew {
-		x.lastWake[wakerTID] = pendWake{now, int32(len(x.edges)), c, x.switches[c], c, -1}
+		x.lastWake[wakerTID] = pendWake{now, int32(len(x.edges)), c, x.switches[c], c, -1, 0}
 	}
 	x.edges = append(x.edges, Edge{Kind: kind, Causal: causal, Waker: waker.idx, WakerAct: int32(len(x.w.Tasks[waker.idx].Activations) - 1),
 		OffsetNS: wa.DemandNS, Wakee: t.idx, WakeeAct: act, TimeNS: now, WakerCPU: c, Target: target})
@@ -826,6 +854,8 @@ func (x *extractor) finish() {
 	}
 	w.Edges = edges
 	sort.Slice(w.IdleWakeNS, func(i, j int) bool { return w.IdleWakeNS[i] < w.IdleWakeNS[j] })
+	sort.Slice(w.IdleWakeLocalNS, func(i, j int) bool { return w.IdleWakeLocalNS[i] < w.IdleWakeLocalNS[j] })
+	sort.Slice(w.IdleWakeRemoteNS, func(i, j int) bool { return w.IdleWakeRemoteNS[i] < w.IdleWakeRemoteNS[j] })
 	sort.Slice(w.PreemptWakeNS, func(i, j int) bool { return w.PreemptWakeNS[i] < w.PreemptWakeNS[j] })
 	sort.Slice(w.PreemptWakeLocalNS, func(i, j int) bool { return w.PreemptWakeLocalNS[i] < w.PreemptWakeLocalNS[j] })
 	w.index()

@@ -190,6 +190,12 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	for _, d := range w.IdleWakeNS {
 		add(wlRow{"table": "idle_wake", "idle_wake_ns": d})
 	}
+	for _, d := range w.IdleWakeLocalNS {
+		add(wlRow{"table": "idle_wake_local", "idle_wake_ns": d})
+	}
+	for _, d := range w.IdleWakeRemoteNS {
+		add(wlRow{"table": "idle_wake_remote", "idle_wake_ns": d})
+	}
 	for _, d := range w.PreemptWakeNS {
 		add(wlRow{"table": "preempt_wake", "preempt_wake_ns": d})
 	}
@@ -355,6 +361,10 @@ func LoadWorkload(path string) (*Workload, error) {
 					NoPreemptNS: num("no_preempt_ns", i)})
 			case "idle_wake":
 				w.IdleWakeNS = append(w.IdleWakeNS, num("idle_wake_ns", i))
+			case "idle_wake_local":
+				w.IdleWakeLocalNS = append(w.IdleWakeLocalNS, num("idle_wake_ns", i))
+			case "idle_wake_remote":
+				w.IdleWakeRemoteNS = append(w.IdleWakeRemoteNS, num("idle_wake_ns", i))
 			case "preempt_wake":
 				w.PreemptWakeNS = append(w.PreemptWakeNS, num("preempt_wake_ns", i))
 			case "preempt_wake_local":

@@ -423,6 +423,16 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		row.num(cIdleWake, d)
 		cols.add(&row)
 	}
+	for _, d := range hdr.IdleWakeLocalNS {
+		row.reset("idle_wake_local")
+		row.num(cIdleWake, d)
+		cols.add(&row)
+	}
+	for _, d := range hdr.IdleWakeRemoteNS {
+		row.reset("idle_wake_remote")
+		row.num(cIdleWake, d)
+		cols.add(&row)
+	}
 	for _, d := range hdr.PreemptWakeNS {
 		row.reset("preempt_wake")
 		row.num(cPreemptWake, d)
