@@ -570,9 +570,12 @@ func (s *Sim) reschedLater(r *rq) {
 	at := s.preemptionPoint(r, s.now+d)
 	// A stalled vCPU takes the IPI when the host runs it again (noise.go).
 	// A wakeup raised by an interrupt on r's own CPU needs no IPI, and a
-	// vCPU handling an interrupt is running: no stall to wait for.
+	// vCPU handling an interrupt is running; it may still be descheduled
+	// before the switch (irqWakeStallEnd).
 	if !local && r.cpu+1 != s.irqCPU1 {
 		at = s.stallEnd(r.cpu, at)
+	} else if !local {
+		at = s.irqWakeStallEnd(at)
 	}
 	if at <= s.now {
 		s.preempt(r)

@@ -909,3 +909,41 @@ func TestIRQWakeupNoStallOnOwnCPU(t *testing.T) {
 	}
 	t.Fatal("W never ran")
 }
+
+// An interrupt wakeup preempting on its own CPU can meet a vCPU stall
+// before the switch: with IRQWakeStall = 1 (every time) and every stall
+// 2 ms, W, woken by its timer at 5 ms onto the hog's CPU, switches in
+// 100 µs (the resched delay) + 2 ms after its wakeup, at 7.1 ms. The stall
+// process (stalled over [4, 9] ms) is not consulted for it: its stall in
+// progress would end at 9 ms (the 8 ms tick waits for it). Without the
+// noise term: 100 µs (TestIRQWakeupNoStallOnOwnCPU).
+func TestIRQWakeupStallBeforeSwitch(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	b.task("hog", 120, 0, true, CauseStart, 20*ms)
+	wt := b.task("w", 120, 0, false, CauseArrival, ms)
+	b.w.Tasks[wt].Activations[0].ReleaseNS = t0 + 5*ms
+	w := b.done(t)
+	w.PreemptWakeNS = []int64{100000}
+	w.Stalls = &StallModel{TickNS: 4 * ms, Fraction: 0.5, FractionByBusy: []float64{0.5, 0.5}, StallsNS: []int64{2 * ms}, MeanStallNS: 2 * ms, IRQWakeStall: 1}
+	cfg := testConfig()
+	cfg.IdleWake = true
+	ch := newChecker(t)
+	s, err := New(w, cfg, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.stall = []stallProc{{start: t0 + 4*ms, end: t0 + 9*ms}}
+	if _, err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	wTID := int64(w.Tasks[wt].TID)
+	for _, r := range ch.runs {
+		if r.tid == wTID {
+			if got, want := r.start-(t0+5*ms), int64(100000+2*ms); got != want {
+				t.Errorf("W switched in %d ns after its timer wakeup, want %d (resched delay + stall)", got, want)
+			}
+			return
+		}
+	}
+	t.Fatal("W never ran")
+}

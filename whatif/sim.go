@@ -299,6 +299,7 @@ type Sim struct {
 	eevdf       bool
 	scratchSkip []int
 	stall       []stallProc // per CPU: vCPU stall process (noise.go)
+	irqStall    stallProc   // draws of irqWakeStallEnd (noise.go)
 	hostStall   []stallProc // per CPU: its wait for a host core after a remote IPI (noise.go)
 	// heldWake: wake() is releasing a held reply (its waker sent it from
 	// another CPU before the requester blocked, as the trace has it).

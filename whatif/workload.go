@@ -785,6 +785,9 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 			x.pendIdle[wakee] = pendWake{now, 0, target, x.switches[target], c, edge, x.busyCPUs()}
 		} else if x.cur[target] > 0 {
 			x.pendBusy[wakee] = pendWake{now, x.cur[target], target, x.switches[target], c, edge, x.busyCPUs()}
+			if irq && target == c {
+				x.stalls.irqWake(c, now, wakee)
+			}
 		}
 		if !isNew {
 			x.wokeOn[c] = wakee
