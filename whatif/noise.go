@@ -312,22 +312,29 @@ func (s *Sim) stallEnd(cpu int, t int64) int64 {
 	if m == nil || !s.cfg.IdleWake || len(m.StallsNS) == 0 {
 		return t
 	}
-	busy := 0
-	for _, r := range s.cpus {
-		if r.curr != nil {
-			busy++
-		}
-	}
-	f := m.fraction(busy)
+	f := m.fraction(s.busyCPUs())
 	if s.stall == nil {
-		s.stall = make([]stallProc, s.ncpu)
-		for c := range s.stall {
-			p := &s.stall[c]
-			p.rng = (s.cfg.Seed+1)*0xd1342543de82ef95 + uint64(c)*0x9e3779b97f4a7c15
-			p.next(m, s.w.StartNS, f)
-		}
+		s.stall = s.newStallProcs(f, func(c int) uint64 {
+			return (s.cfg.Seed+1)*0xd1342543de82ef95 + uint64(c)*0x9e3779b97f4a7c15
+		})
 	}
-	p := &s.stall[cpu]
+	return s.stall[cpu].endAt(m, t, f)
+}
+
+// newStallProcs starts one alternating stall process per CPU at the
+// trace's start, each on its own random stream (seed(cpu)).
+func (s *Sim) newStallProcs(f float64, seed func(cpu int) uint64) []stallProc {
+	ps := make([]stallProc, s.ncpu)
+	for c := range ps {
+		ps[c].rng = seed(c)
+		ps[c].next(s.w.Stalls, s.w.StartNS, f)
+	}
+	return ps
+}
+
+// endAt advances p past t at stalled fraction f and returns the end of
+// the stall t falls in, or t when it falls in none.
+func (p *stallProc) endAt(m *StallModel, t int64, f float64) int64 {
 	if p.start >= math.MaxInt64/2 && f > 0 {
 		// No stall was due at the last draw (no stalls measured at that
 		// load): draw afresh from now.
@@ -398,24 +405,11 @@ func (s *Sim) hostEnd(cpu int, t int64, n int) int64 {
 	}
 	f := m.hostWaitFraction(n)
 	if s.hostStall == nil {
-		s.hostStall = make([]stallProc, s.ncpu)
-		for c := range s.hostStall {
-			p := &s.hostStall[c]
-			p.rng = (s.cfg.Seed+1)*0x9e3779b97f4a7c15 + uint64(c)*0xd1342543de82ef95 + 0x632be59bd9b4e019
-			p.next(m, s.w.StartNS, f)
-		}
+		s.hostStall = s.newStallProcs(f, func(c int) uint64 {
+			return (s.cfg.Seed+1)*0x9e3779b97f4a7c15 + uint64(c)*0xd1342543de82ef95 + 0x632be59bd9b4e019
+		})
 	}
-	p := &s.hostStall[cpu]
-	if p.start >= math.MaxInt64/2 && f > 0 {
-		p.next(m, t, f)
-	}
-	for p.end <= t {
-		p.next(m, p.end, f)
-	}
-	if t >= p.start {
-		return p.end
-	}
-	return t
+	return s.hostStall[cpu].endAt(m, t, f)
 }
 
 // busyCPUs is the number of CPUs running a task.
