@@ -152,17 +152,6 @@ func growBits(v []byte, i int) []byte {
 
 func setBit(v []byte, i int) { v[i>>3] |= 1 << (uint(i) & 7) }
 
-// add appends e as a row; dict indexes strings. The batch must have room
-// (n < its capacity).
-func (b *batch) add(e *Event, eventIdx int32, dicts *[NumCols]*dict, jsonBuf *[]byte) {
-	var c rowChunk
-	c.add(e)
-	k := rowCursor{c: &c}
-	var r row
-	k.next(&r)
-	b.addRow(&r, eventIdx, dicts, jsonBuf)
-}
-
 // addRow appends a packed row (see rowChunk).
 func (b *batch) addRow(r *row, eventIdx int32, dicts *[NumCols]*dict, jsonBuf *[]byte) {
 	b.settled = false
@@ -237,6 +226,20 @@ func validBuf(v []byte, n, nulls int) *memory.Buffer {
 	return buf(v[:(n+7)/8])
 }
 
+// data is the Arrow values buffer of column c's first n rows (string
+// columns as their int32 dictionary indices).
+func (cb *colBuf) data(c Col, n int) []byte {
+	switch cols[c].typ {
+	case tString, tInt32:
+		return bytesOf(cb.i32[:n])
+	case tInt64, tUint64:
+		return bytesOf(cb.i64[:n])
+	case tBool:
+		return packBools(cb.u8[:n])
+	}
+	return cb.u8[:n] // tUint8
+}
+
 // packBools turns 0/1 bytes into an Arrow bit-packed buffer.
 func packBools(u []uint8) []byte {
 	out := make([]byte, (len(u)+7)/8)
@@ -264,19 +267,8 @@ func (b *batch) record(schema *arrow.Schema) arrow.RecordBatch {
 	mk(arrow.PrimitiveTypes.Int32, []*memory.Buffer{nil, buf(bytesOf(b.event))}, 0, nil)
 	for c := Col(0); c < NumCols; c++ {
 		cb := &b.cols[c]
-		var data []byte
-		switch cols[c].typ {
-		case tString, tInt32:
-			data = bytesOf(cb.i32[:n])
-		case tInt64, tUint64:
-			data = bytesOf(cb.i64[:n])
-		case tUint8:
-			data = cb.u8[:n]
-		case tBool:
-			data = packBools(cb.u8[:n])
-		}
 		nulls := n - cb.set
-		mk(spillType(cols[c].typ), []*memory.Buffer{validBuf(cb.valid, n, nulls), buf(data)}, nulls, nil)
+		mk(spillType(cols[c].typ), []*memory.Buffer{validBuf(cb.valid, n, nulls), buf(cb.data(c, n))}, nulls, nil)
 	}
 	f := &b.fields
 	mk(arrow.BinaryTypes.String, []*memory.Buffer{validBuf(f.valid, n, f.nulls), buf(bytesOf(f.offsets)), buf(f.data)}, f.nulls, nil)

@@ -55,14 +55,7 @@ func (c *rowChunk) add(e *Event) {
 		} else {
 			c.extra = append(c.extra, Event{})
 		}
-		x := &c.extra[n]
-		x.Fields = append(x.Fields[:0], e.Fields...)
-		for i := range x.Fields {
-			f := &x.Fields[i]
-			f.Ints = append([]int64(nil), f.Ints...)
-			f.Bytes = append([]byte(nil), f.Bytes...)
-		}
-		x.Callchain = append(x.Callchain[:0], e.Callchain...)
+		c.extra[n].copyExtras(e)
 	}
 	c.rows = append(c.rows, r)
 }

@@ -315,6 +315,12 @@ func (e *Event) copyRow(o *Event) {
 		c := bits.TrailingZeros64(has)
 		e.ints[c], e.strs[c] = o.ints[c], o.strs[c]
 	}
+	e.copyExtras(o)
+}
+
+// copyExtras makes e's Fields and Callchain deep copies of o's, reusing
+// e's memory.
+func (e *Event) copyExtras(o *Event) {
 	e.Fields = append(e.Fields[:0], o.Fields...)
 	for i := range e.Fields {
 		f := &e.Fields[i]

@@ -102,19 +102,8 @@ func (e *batchEncoder) layout(b *batch) {
 		nulls := n - cb.set
 		node(nulls)
 		validity(cb.valid, nulls)
-		var data []byte
-		switch cols[c].typ {
-		case tString, tInt32:
-			data = bytesOf(cb.i32[:n])
-		case tInt64, tUint64:
-			data = bytesOf(cb.i64[:n])
-		case tUint8:
-			data = cb.u8[:n]
-		case tBool:
-			data = packBools(cb.u8[:n])
-		}
 		// Null slots hold zero, so a column no row sets is all zero.
-		add(data, cb.set == 0)
+		add(cb.data(c, n), cb.set == 0)
 	}
 	f := &b.fields
 	node(f.nulls)

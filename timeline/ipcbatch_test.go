@@ -130,3 +130,14 @@ func TestBatchReuseMatchesFresh(t *testing.T) {
 		}
 	}
 }
+
+// add appends e as a row, packed as Writer.Write packs it (tests build
+// batches from events directly). The batch must have room.
+func (b *batch) add(e *Event, eventIdx int32, dicts *[NumCols]*dict, jsonBuf *[]byte) {
+	var c rowChunk
+	c.add(e)
+	k := rowCursor{c: &c}
+	var r row
+	k.next(&r)
+	b.addRow(&r, eventIdx, dicts, jsonBuf)
+}
