@@ -510,8 +510,8 @@ type fieldPlan struct {
 	f    *tracefmt.Field
 	col  timeline.Col
 	mode fieldMode
-	// le is a scalar of 1, 2, 4 or 8 bytes in a little-endian trace: read
-	// inline rather than through tracefmt's byte-order interface.
+	// le: a little-endian trace, read with Field.IntLE rather than
+	// through the byte-order interface.
 	le bool
 }
 
@@ -561,8 +561,7 @@ func (r *Reader) tracepointPlan(f *tracefmt.Format) *tpPlan {
 			continue
 		}
 		fp := fieldPlan{f: fl}
-		fp.le = p.order == binary.ByteOrder(binary.LittleEndian) && fl.Kind == tracefmt.Scalar && fl.Offset >= 0 &&
-			(fl.Size == 1 || fl.Size == 2 || fl.Size == 4 || fl.Size == 8)
+		fp.le = p.order == binary.ByteOrder(binary.LittleEndian)
 		text := isText(fl)
 		col, hasCol := timeline.LookupCol(fl.Name)
 		if hasCol && reservedCol(col) {
@@ -602,35 +601,6 @@ func (r *Reader) stateDecoder(f *tracefmt.Format) *tracefmt.StateDecoder {
 	return tracefmt.StateDecoderForKernel(r.meta.Source.OSRelease)
 }
 
-// leScalar is tracefmt.Field.Int for a little-endian scalar of size 1, 2,
-// 4 or 8 at off.
-func leScalar(raw []byte, off, size int, signed bool) (int64, bool) {
-	if size > len(raw)-off {
-		return 0, false
-	}
-	b := raw[off:]
-	switch size {
-	case 1:
-		if signed {
-			return int64(int8(b[0])), true
-		}
-		return int64(b[0]), true
-	case 2:
-		u := binary.LittleEndian.Uint16(b)
-		if signed {
-			return int64(int16(u)), true
-		}
-		return int64(u), true
-	case 4:
-		u := binary.LittleEndian.Uint32(b)
-		if signed {
-			return int64(int32(u)), true
-		}
-		return int64(u), true
-	}
-	return int64(binary.LittleEndian.Uint64(b)), true
-}
-
 func (r *Reader) decodeTracepoint(p *tpPlan, raw []byte) {
 	e := &r.ev
 	order := p.order
@@ -665,7 +635,7 @@ func (r *Reader) decodeTracepoint(p *tpPlan, raw []byte) {
 			var v int64
 			ok := true
 			if fp.le {
-				v, ok = leScalar(raw, fl.Offset, fl.Size, fl.Signed)
+				v, ok = fl.IntLE(raw)
 			} else {
 				v, ok = fl.Int(raw, order)
 			}

@@ -338,8 +338,11 @@ func TestDecodeBounds(t *testing.T) {
 			short := rec[:n:n]
 			for i := range f.Fields {
 				fl := &f.Fields[i]
-				_, iok := fl.Int(short, le)
+				iv, iok := fl.Int(short, le)
 				_, uok := fl.Uint(short, le)
+				if lv, lok := fl.IntLE(short); lv != iv || lok != iok {
+					t.Fatalf("%s.%s len %d: IntLE %d %v, Int %d %v", f.Name, fl.Name, n, lv, lok, iv, iok)
+				}
 				b, bok := fl.Bytes(short, le)
 				fits := fl.Offset+fl.Size <= n
 				if fl.Kind == Scalar && (iok != fits || uok != fits) {
@@ -386,6 +389,9 @@ func TestDecodeBounds(t *testing.T) {
 	neg := &Field{Kind: Scalar, Offset: -1, Size: 1}
 	if _, ok := neg.Int(rec, le); ok {
 		t.Error("negative offset accepted")
+	}
+	if _, ok := neg.IntLE(rec); ok {
+		t.Error("negative offset accepted by IntLE")
 	}
 	if _, ok := neg.Bytes(rec, le); ok {
 		t.Error("negative offset accepted by Bytes")
