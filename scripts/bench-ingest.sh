@@ -11,18 +11,8 @@
 # with trace length.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${BENCH_DIR:-bench/out}
-mkdir -p "$out"
-loops=${LOOPS:-3000}
-command -v hackbench >/dev/null || { echo "bench: hackbench missing (apt-get install rt-tests)"; exit 1; }
+. scripts/hackbench-traces.sh
 go build -o "$out/replay" ./cmd/replay
-
-record() { # record FILE LOOPS
-  [ -s "$1" ] && return 0
-  perf sched record -q -o "$1" -- hackbench -g 10 -l "$2" >/dev/null 2>&1
-}
-record "$out/large.data" "$loops"
-record "$out/small.data" "$((loops / 4))"
 
 measure() { # measure NAME CMD... -> "seconds peak_kb cpu_seconds"
   local name=$1; shift

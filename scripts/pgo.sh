@@ -10,16 +10,7 @@
 # path's hot calls drown the other's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${BENCH_DIR:-bench/out}
-mkdir -p "$out"
-loops=${LOOPS:-3000}
-command -v hackbench >/dev/null || { echo "pgo: hackbench missing (apt-get install rt-tests)"; exit 1; }
-record() { # record FILE LOOPS
-  [ -s "$1" ] && return 0
-  perf sched record -q -o "$1" -- hackbench -g 10 -l "$2" >/dev/null 2>&1
-}
-record "$out/large.data" "$loops"
-record "$out/small.data" "$((loops / 4))"
+. scripts/hackbench-traces.sh
 go build -pgo=off -o "$out/replay-nopgo" ./cmd/replay
 profs=()
 for i in 1 2 3 4; do
