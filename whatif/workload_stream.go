@@ -418,30 +418,23 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		row.num(cNoPreempt, e.NoPreemptNS)
 		cols.add(&row)
 	}
-	for _, d := range hdr.IdleWakeNS {
-		row.reset("idle_wake")
-		row.num(cIdleWake, d)
-		cols.add(&row)
-	}
-	for _, d := range hdr.IdleWakeLocalNS {
-		row.reset("idle_wake_local")
-		row.num(cIdleWake, d)
-		cols.add(&row)
-	}
-	for _, d := range hdr.IdleWakeRemoteNS {
-		row.reset("idle_wake_remote")
-		row.num(cIdleWake, d)
-		cols.add(&row)
-	}
-	for _, d := range hdr.PreemptWakeNS {
-		row.reset("preempt_wake")
-		row.num(cPreemptWake, d)
-		cols.add(&row)
-	}
-	for _, d := range hdr.PreemptWakeLocalNS {
-		row.reset("preempt_wake_local")
-		row.num(cPreemptWake, d)
-		cols.add(&row)
+	// The measured delay pools: one table each.
+	for _, pool := range []struct {
+		table string
+		col   int
+		ns    []int64
+	}{
+		{"idle_wake", cIdleWake, hdr.IdleWakeNS},
+		{"idle_wake_local", cIdleWake, hdr.IdleWakeLocalNS},
+		{"idle_wake_remote", cIdleWake, hdr.IdleWakeRemoteNS},
+		{"preempt_wake", cPreemptWake, hdr.PreemptWakeNS},
+		{"preempt_wake_local", cPreemptWake, hdr.PreemptWakeLocalNS},
+	} {
+		for _, d := range pool.ns {
+			row.reset(pool.table)
+			row.num(pool.col, d)
+			cols.add(&row)
+		}
 	}
 	if cols.err != nil {
 		return cols.err
