@@ -198,33 +198,17 @@ func (o Schbench) generate(b *builder) (*Result, error) {
 
 	tid := int32(1001)
 	for g := 0; g < o.MessageThreads; g++ {
-		msg := b.task(tid, 1000, "schbench", 0)
-		res.Wakers = append(res.Wakers, tid)
-		tid++
-		off := int64(g+1) * o.ForkNS
-		tm := off
-		if err := b.edge(whatif.EdgeFork, true, mainT, m0, off, msg, 0, tm); err != nil {
-			return nil, err
-		}
-		b.w.Tasks[msg].Forked = true
-		ws := make([]*sbWorker, o.Workers)
-		d0 := o.StartNS + int64(o.Workers)*o.ForkNS + sys
-		ma, _ := b.act(msg, whatif.CauseFork, tm, 0, d0)
-		for i := range ws {
-			wt := b.task(tid, 1000, "schbench", 0)
-			res.Measured = append(res.Measured, tid)
-			tid++
-			b.w.Tasks[wt].Forked = true
-			fo := o.StartNS + int64(i+1)*o.ForkNS
-			if err := b.edge(whatif.EdgeFork, true, msg, ma, fo, wt, 0, tm+fo); err != nil {
-				return nil, err
-			}
-			rel := tm + fo
+		ws := make([]*sbWorker, 0, o.Workers)
+		msg, ma, tm, d0, err := o.forkGroup(b, res, mainT, m0, g, &tid, "schbench", "schbench", sys, func(wt int32, rel int64) error {
 			po := o.StartNS + c + sys
 			if _, err := b.act(wt, whatif.CauseFork, rel, 0, po+sys); err != nil {
-				return nil, err
+				return err
 			}
-			ws[i] = &sbWorker{task: wt, post: rel + po, off: po}
+			ws = append(ws, &sbWorker{task: wt, post: rel + po, off: po})
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		var order []*sbWorker // queued, in posting order
 		blockedAt := tm + d0
@@ -363,6 +347,40 @@ func (o Schbench) retire(b *builder, w *sbWorker) {
 // message threads, then sleeps a second at a time until the runtime is up,
 // printing every -i seconds. It returns the task and its first activation
 // (the one that forks).
+// forkGroup forks message thread g and its workers, as both schbench
+// versions do: main (activation m0) forks the message threads ForkNS
+// apart; a message thread's first activation forks its workers ForkNS
+// apart and runs until the last one is forked (d0). onWorker runs right
+// after each worker's fork edge, with the worker and its fork time; *tid
+// is the next thread id.
+func (o *Schbench) forkGroup(b *builder, res *Result, mainT, m0 int32, g int, tid *int32, msgComm, workerComm string, sys int64,
+	onWorker func(wt int32, forkedAt int64) error) (msg, ma int32, tm, d0 int64, err error) {
+	msg = b.task(*tid, 1000, msgComm, 0)
+	res.Wakers = append(res.Wakers, *tid)
+	*tid++
+	tm = int64(g+1) * o.ForkNS
+	if err = b.edge(whatif.EdgeFork, true, mainT, m0, tm, msg, 0, tm); err != nil {
+		return
+	}
+	b.w.Tasks[msg].Forked = true
+	d0 = o.StartNS + int64(o.Workers)*o.ForkNS + sys
+	ma, _ = b.act(msg, whatif.CauseFork, tm, 0, d0)
+	for i := 0; i < o.Workers; i++ {
+		wt := b.task(*tid, 1000, workerComm, 0)
+		res.Measured = append(res.Measured, *tid)
+		*tid++
+		b.w.Tasks[wt].Forked = true
+		fo := o.StartNS + int64(i+1)*o.ForkNS
+		if err = b.edge(whatif.EdgeFork, true, msg, ma, fo, wt, 0, tm+fo); err != nil {
+			return
+		}
+		if err = onWorker(wt, tm+fo); err != nil {
+			return
+		}
+	}
+	return
+}
+
 func schbenchMain(b *builder, o *Schbench, sys, runtimeNS int64) (mainT, m0 int32, err error) {
 	mainT = b.task(1000, 1000, "schbench", 0)
 	b.w.Tasks[mainT].StartRunning = true

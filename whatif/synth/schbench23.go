@@ -166,29 +166,14 @@ func (o Schbench) generate2023(b *builder) (*Result, error) {
 
 	tid := int32(1001)
 	for g := 0; g < o.MessageThreads; g++ {
-		msg := b.task(tid, 1000, "schbench-msg", 0)
-		res.Wakers = append(res.Wakers, tid)
-		tid++
-		tm := int64(g+1) * o.ForkNS
-		if err := b.edge(whatif.EdgeFork, true, mainT, m0, tm, msg, 0, tm); err != nil {
+		tasks := make([]int32, 0, o.Workers)
+		msg, ma, tm, d0, err := o.forkGroup(b, res, mainT, m0, g, &tid, "schbench-msg", "schbench-worker", sys, func(wt int32, _ int64) error {
+			tasks = append(tasks, wt)
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
-		b.w.Tasks[msg].Forked = true
-		d0 := o.StartNS + int64(o.Workers)*o.ForkNS + sys
-		ma, _ := b.act(msg, whatif.CauseFork, tm, 0, d0)
-		tasks := make([]int32, o.Workers)
-		for i := range tasks {
-			wt := b.task(tid, 1000, "schbench-worker", 0)
-			res.Measured = append(res.Measured, tid)
-			tid++
-			b.w.Tasks[wt].Forked = true
-			fo := o.StartNS + int64(i+1)*o.ForkNS
-			if err := b.edge(whatif.EdgeFork, true, msg, ma, fo, wt, 0, tm+fo); err != nil {
-				return nil, err
-			}
-			tasks[i] = wt
-		}
-		var err error
 		if o.RPS > 0 {
 			err = o.rpsLoop(b, msg, tasks, tm, tm+d0, R)
 		} else {
