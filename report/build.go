@@ -185,7 +185,7 @@ func Build(in Input) (*Data, error) {
 		cfg := whatif.DefaultConfig(p)
 		cfg.Seed, cfg.Arrivals, cfg.Topology, cfg.Kernel = in.Seed, in.Arrivals, in.Topology, in.Kernel
 		// The work model replay whatif uses by default (--work auto).
-		cfg.ExitDeadlines, _ = whatif.AutoExitDeadlines(w)
+		_, cfg.ExitDeadlines = whatif.TimeBounded(w.Cmdline)
 		return cfg
 	}
 	for i, pol := range append([]whatif.Policy{in.Baseline}, in.Policies...) {

@@ -46,14 +46,6 @@ func TimeBounded(cmdline []string) (why string, ok bool) {
 	return "", false
 }
 
-// AutoExitDeadlines is the default work model for w (`--work auto`):
-// Config.ExitDeadlines when its recorded command line is time-bounded
-// (TimeBounded), with the evidence; fixed work otherwise.
-func AutoExitDeadlines(w *Workload) (bool, string) {
-	why, ok := TimeBounded(w.Cmdline)
-	return ok, why
-}
-
 // AutoWorkNote says which work model --work auto chose and why, as the
 // outputs print it.
 func AutoWorkNote(untilExit bool, why string) string {

@@ -109,7 +109,7 @@ func demoValidate(w io.Writer, path string, meta *timeline.Meta) (*whatif.Worklo
 	cfg := whatif.DefaultConfig(pol)
 	cfg.Topology, cfg.Kernel = meta.Topology, kernel
 	// The work model replay whatif uses by default (--work auto).
-	ue, why := whatif.AutoExitDeadlines(wl)
+	why, ue := whatif.TimeBounded(wl.Cmdline)
 	cfg.ExitDeadlines = ue
 	res, err := whatif.Replay(wl, cfg, nil)
 	if err != nil {

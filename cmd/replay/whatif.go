@@ -283,7 +283,7 @@ func workMode(c *cli.Context, w *whatif.Workload) (untilExit bool, note string) 
 	case "until-exit":
 		return true, "until-exit"
 	}
-	ok, why := whatif.AutoExitDeadlines(w)
+	why, ok := whatif.TimeBounded(w.Cmdline)
 	note = whatif.AutoWorkNote(ok, why)
 	if !ok {
 		return false, note
