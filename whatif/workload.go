@@ -560,10 +560,16 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			}
 			// Since the trace start, or since it was last seen switched
 			// out or woken (a switch-in the trace lost, or perf's own
-			// start-up hops between CPUs).
+			// start-up hops between CPUs), but not before this CPU's last
+			// switch: until then the CPU ran another task or idled (perf
+			// sched timehist starts such a run there too). Some kernels
+			// leave the switch out of idle untraced.
 			since := x.w.StartNS
 			if t.lastSeen > since {
 				since = t.lastSeen
+			}
+			if int(c) < len(x.switches) && x.switches[c] > 0 && x.curSince[c] > since {
+				since = x.curSince[c]
 			}
 			t.state, t.runStart, t.runCPU = stRunning, since, c
 			if x.act(t).CPU < 0 {
