@@ -46,3 +46,80 @@ func TestLostSwitchInChargedFromCPUsLastSwitch(t *testing.T) {
 	}
 	t.Fatal("task 20 not extracted")
 }
+
+// Switches the trace lost, inferred from a wakeup issued from the task's
+// context on a CPU the trace shows idle (a) or running another task (b)
+// (a 6.18 guest here leaves many untraced). By hand, both: 10 runs from
+// 0.5 to 0.8 ms on CPU 0 and blocks; 20 on CPU 1 wakes it onto CPU 0 at
+// 2 ms; 10 wakes 30 from CPU 0 at 3 ms and blocks at 4 ms.
+//   - (a) CPU 0 idles from 0.8 ms: 10 ran there since its wakeup at 2 ms,
+//     so its second activation's demand is 2 ms, and its wakeup of 30 is
+//     a causal edge (not an arrival of 30).
+//   - (b) 40 runs on CPU 0 from 1 ms and resumes after 10 blocks at 4 ms,
+//     blocking at 5 ms: its switch-out at 10's inferred switch-in (2 ms)
+//     was lost too, so 40 ran 1 ms, waited, and ran 1 ms more: one
+//     activation of 2 ms.
+//
+// Neither wakeup of 10 gives an idle-exit delay (its switch-in is not in
+// the trace).
+func TestLostSwitchInferredFromWakeup(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		evs    []timeline.Event
+		want40 int64
+	}{
+		{"idle", []timeline.Event{
+			nSwitch(500000, 0, 0, "R", 10), nSwitch(800000, 0, 10, "S", 0),
+			nSwitch(900000, 1, 0, "R", 20),
+			nWaking(2*ms, 1, 20, 10, 0),
+			nWaking(3*ms, 0, 10, 30, 1),
+			nSwitch(4*ms, 0, 10, "S", 0),
+			nSwitch(6*ms, 1, 20, "S", 30), nSwitch(7*ms, 1, 30, "S", 0),
+		}, 0},
+		{"busy", []timeline.Event{
+			nSwitch(500000, 0, 0, "R", 10), nSwitch(800000, 0, 10, "S", 0),
+			nSwitch(900000, 1, 0, "R", 20),
+			nSwitch(1*ms, 0, 0, "R", 40),
+			nWaking(2*ms, 1, 20, 10, 0),
+			nWaking(3*ms, 0, 10, 30, 1),
+			nSwitch(4*ms, 0, 10, "S", 40), nSwitch(5*ms, 0, 40, "S", 0),
+			nSwitch(6*ms, 1, 20, "S", 30), nSwitch(7*ms, 1, 30, "S", 0),
+		}, 2 * ms},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := Extract(&noiseReader{evs: c.evs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.LostSwitchIns != 1 {
+				t.Errorf("lost switch-ins %d, want 1", w.LostSwitchIns)
+			}
+			idx := map[int32]int{}
+			for i, tk := range w.Tasks {
+				idx[tk.TID] = i
+			}
+			ten := w.Tasks[idx[10]]
+			if len(ten.Activations) != 2 || ten.Activations[1].DemandNS != 2*ms {
+				t.Errorf("task 10 activations %+v, want a second one of 2 ms", ten.Activations)
+			}
+			causal := false
+			for _, e := range w.Edges {
+				if e.Waker == int32(idx[10]) && e.Wakee == int32(idx[30]) {
+					causal = e.Causal
+				}
+			}
+			if !causal || w.Tasks[idx[30]].Activations[0].Cause != CauseWake {
+				t.Errorf("10's wakeup of 30 is not a causal edge (30 starts by %s)", w.Tasks[idx[30]].Activations[0].Cause)
+			}
+			if c.want40 > 0 {
+				f := w.Tasks[idx[40]]
+				if len(f.Activations) != 1 || f.Activations[0].DemandNS != c.want40 {
+					t.Errorf("task 40 activations %+v, want one of %d ns", f.Activations, c.want40)
+				}
+			}
+			if len(w.IdleWakeNS) != 0 {
+				t.Errorf("idle-exit delays %v: a wakeup whose switch-in was lost has none", w.IdleWakeNS)
+			}
+		})
+	}
+}

@@ -172,6 +172,10 @@ type Fidelity struct {
 	// Work is how tasks' work was bounded: "fixed" or "until-exit", with
 	// the evidence when --work auto chose it.
 	Work string `json:"work,omitempty"`
+	// LostSwitchIns is Workload.LostSwitchIns: switches the trace did
+	// not record, inferred by extraction. The observed metrics cannot
+	// time those runs' starts, so a large count makes them approximate.
+	LostSwitchIns int `json:"lost_switch_ins,omitempty"`
 }
 
 // Goal is one fidelity target.
@@ -224,6 +228,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "fidelity of policy %s (simulated vs observed)\n", f.Policy)
 	if f.Work != "" {
 		fmt.Fprintf(&b, "work: %s\n", f.Work)
+	}
+	if f.LostSwitchIns > 0 {
+		fmt.Fprintf(&b, "trace: %d switches to a task not recorded (inferred from its later events); the observed metrics cannot time those runs' starts\n", f.LostSwitchIns)
 	}
 	fmt.Fprintf(&b, "%-24s %16s %16s %10s\n", "metric", "observed", "simulated", "rel_error")
 	for _, k := range metricKeys {

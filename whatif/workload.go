@@ -211,6 +211,11 @@ type Workload struct {
 	// Cmdline is the recorded command line (perf.data CMDLINE), when the
 	// trace has one: TimeBounded reads the workload's nature from it.
 	Cmdline []string
+	// LostSwitchIns counts the switches to a task that the trace did not
+	// record and extraction inferred: the task switched out, or woke
+	// another, on a CPU whose switches the trace had shown it did not
+	// run on. Not kept in workload files.
+	LostSwitchIns int
 }
 
 // PinnedCPUOf infers that a task is a per-CPU kernel thread from its name,
@@ -568,8 +573,11 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			if t.lastSeen > since {
 				since = t.lastSeen
 			}
-			if int(c) < len(x.switches) && x.switches[c] > 0 && x.curSince[c] > since {
-				since = x.curSince[c]
+			if int(c) < len(x.switches) && x.switches[c] > 0 {
+				// This CPU's switches are in the trace: the one to this
+				// task is missing.
+				since = max(since, x.curSince[c])
+				x.w.LostSwitchIns++
 			}
 			t.state, t.runStart, t.runCPU = stRunning, since, c
 			if x.act(t).CPU < 0 {
@@ -650,6 +658,39 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 	x.switches[c]++
 	x.wokeOn[c] = 0
 	x.ticks[c], x.firstNR[c] = x.ticks[c][:0], -1
+}
+
+// lostSwitchIn: task t acts on CPU c (a wakeup from its context) while
+// the trace shows c idle or running another task: the switch to t was
+// not recorded (this project's 6.18 VM leaves many untraced; perf can
+// lose them). t has run there since the CPU's last switch at the
+// earliest, or since it was last seen; the switch is counted so that the
+// CPU's pending wakeups are not taken as idle exits or preemptions, and
+// t's own wakeup delay is not measured.
+func (x *extractor) lostSwitchIn(t *extTask, c int32) {
+	if t.state == stSleeping {
+		x.newAct(t, CauseArrival, t.lastSeen)
+	}
+	since := max(t.lastSeen, x.curSince[c], x.w.StartNS)
+	if p := x.byTID[x.cur[c]]; x.cur[c] > 0 && p != nil && p.state == stRunning && p.runCPU == c {
+		// The task the trace shows on c: its switch-out was lost too;
+		// it is taken as preempted then (a later wakeup or switch says
+		// more).
+		x.accrue(p, since)
+		p.state, p.lastSeen = stRunnable, since
+	}
+	t.state, t.runStart, t.runCPU = stRunning, since, c
+	if a := x.act(t); a.CPU < 0 {
+		a.CPU = c
+	}
+	tid := x.w.Tasks[t.idx].TID
+	delete(x.pendIdle, tid)
+	delete(x.pendBusy, tid)
+	x.cur[c], x.curSince[c] = tid, since
+	x.switches[c]++
+	x.wokeOn[c] = 0
+	x.ticks[c], x.firstNR[c] = x.ticks[c][:0], -1
+	x.w.LostSwitchIns++
 }
 
 // busyCPUs is the number of CPUs the trace shows running a task.
@@ -749,14 +790,19 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 		if waker == nil || waker.state != stRunning || waker.runCPU != c {
 			// The waker is running here; make it so if the trace has not
 			// shown its switch-in yet (it ran since before the trace).
-			if waker == nil || waker.state == stUnseen {
+			switch {
+			case waker == nil || waker.state == stUnseen:
 				waker = x.task(wakerTID, e.Str(timeline.CommonComm), 0, c)
 				x.newAct(waker, CauseStart, x.w.StartNS)
 				x.w.Tasks[waker.idx].StartRunning = true
 				x.w.Tasks[waker.idx].StartCPU = c
 				waker.state, waker.runStart, waker.runCPU = stRunning, x.w.StartNS, c
 				x.act(waker).CPU = c
-			} else {
+			case x.cur[c] >= 0 && waker.state != stRunning && waker.state != stDead:
+				// The trace has shown what c ran (before its first switch
+				// it has not: perf's own start-up hops stay arrivals).
+				x.lostSwitchIn(waker, c)
+			default:
 				waker = nil // inconsistent: treat as an arrival
 			}
 		}

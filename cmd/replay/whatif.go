@@ -254,7 +254,7 @@ func runWhatif(c *cli.Context) error {
 	out := c.App.Writer
 	if obs != nil {
 		f := whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats)
-		f.Work = workNote
+		f.Work, f.LostSwitchIns = workNote, w.LostSwitchIns
 		if format == "json" {
 			return writeJSON(out, map[string]any{"fidelity": f})
 		}
