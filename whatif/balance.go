@@ -421,6 +421,11 @@ func (s *Sim) canMigrateTask(e *lbRun, p *simTask, src *rq) bool {
 	if src.curr == p {
 		return false
 	}
+	if p.delayed {
+		// Blocked, still queued (delayed dequeue): the kernel moves such
+		// a task only for migrate_load; the model never does.
+		return false
+	}
 	if e.flags&lbfActiveLB != 0 {
 		return true
 	}

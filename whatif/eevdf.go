@@ -68,8 +68,80 @@ func (r *rq) eligible(t *simTask) bool {
 	return avg >= (t.vruntime-r.minVruntime)*load
 }
 
-// baseSliceNS is sysctl_sched_base_slice: 0.75 ms × the tunable factor.
-func (s *Sim) baseSliceNS() int64 { return s.latencyNS / 8 }
+// eligibleWith is entity_eligible() for t counting the running task even
+// when it is t itself on its way out (dequeue_entity tests a blocking
+// task before it leaves the queue).
+func (r *rq) eligibleWith(t *simTask) bool {
+	avg, load := r.avgVruntime, r.avgLoad
+	if c := r.curr; c != nil && !c.rt && (c.state == tsRunning || c == t) {
+		w := int64(c.weight)
+		avg += (c.vruntime - r.minVruntime) * w
+		load += w
+	}
+	return avg >= (t.vruntime-r.minVruntime)*load
+}
+
+// baseSliceNS is sysctl_sched_base_slice: 0.75 ms × the tunable factor,
+// 0.70 ms from v6.15 (Knobs.BaseSlice070).
+func (s *Sim) baseSliceNS() int64 {
+	if s.knobs.BaseSlice070 {
+		return s.latencyNS / 6000000 * 700000
+	}
+	return s.latencyNS / 8
+}
+
+// finishDelayed is the final dequeue of a delayed task, picked by
+// pick_eevdf (dequeue_entities with DEQUEUE_DELAYED): it leaves the tree
+// and the load; its lag is taken now, and DELAY_ZERO clips a positive
+// lag to 0. Also for a delayed task that dies.
+func (s *Sim) finishDelayed(r *rq, t *simTask) {
+	s.eevdfUpdateLag(r, t)
+	if t.vlag > 0 {
+		t.vlag = 0
+	}
+	r.treeRemove(t)
+	t.delayed = false
+	r.nrDelayed--
+	r.loadWeight -= t.weight
+	s.updateRQLoad(r)
+	s.updateMinVruntime(r)
+}
+
+// requeueDelayed is the wakeup of a delayed task (ttwu_runnable ->
+// requeue_delayed_entity): it is still queued on its CPU, so there is no
+// select_task_rq and no migration. DELAY_ZERO: if its lag has become
+// positive it is placed again at V with lag 0 (deadline one slice on),
+// else it keeps its vruntime and deadline. Then wakeup_preempt.
+func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
+	r := s.cpus[t.cpu]
+	s.updateCurr(r)
+	s.eevdfUpdateLag(r, t)
+	if t.vlag > 0 {
+		r.treeRemove(t)
+		t.vlag = 0
+		s.eevdfPlace(r, t, false)
+		r.treeInsert(t)
+	}
+	t.delayed = false
+	r.nrDelayed--
+	r.nrCFS++
+	t.state = tsQueued
+	t.utilEstEnq = t.utilEstValue()
+	r.utilEst += t.utilEstEnq
+	s.updateTaskLoad(r, t)
+	src := wakerCPU
+	if waker == nil {
+		src = int(t.cpu)
+	}
+	s.emitWaking(t, waker, src, int(t.cpu))
+	if waker != nil {
+		s.wakerCPU1 = wakerCPU + 1
+	} else {
+		s.irqCPU1 = src + 1
+	}
+	s.wakeupPreempt(r, t)
+	s.wakerCPU1, s.irqCPU1 = 0, 0
+}
 
 func (t *simTask) vslice(ns int64) int64 { return ns * capacityScale / int64(t.weight) }
 

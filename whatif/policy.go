@@ -174,6 +174,12 @@ type Knobs struct {
 	AllPinnedEarly bool
 	// EEVDF: the per-CPU discipline is EEVDF (v6.6+) instead of CFS.
 	EEVDF bool
+	// DelayDequeue: EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12+): a task
+	// that blocks while not eligible stays queued until picked or woken.
+	DelayDequeue bool
+	// BaseSlice070: EEVDF's base slice is 0.70 ms × the CPU factor
+	// (v6.15+, 2ae891b82695) instead of 0.75 ms.
+	BaseSlice070 bool
 	// BaseSlice: CFS's sched_slice is at least the minimum granularity
 	// (sched feature BASE_SLICE, v5.13+). Before it a low-weight task's
 	// slice could be far shorter.
@@ -233,7 +239,7 @@ var kernelRanges = []struct {
 	major, minor int
 	policy       string
 }{
-	{6, 10, "latest"}, {6, 4, "v6.6"}, {5, 18, "v6.1"}, {5, 11, "numa-float"},
+	{6, 15, "latest"}, {6, 12, "v6.12"}, {6, 10, "v6.10"}, {6, 4, "v6.6"}, {5, 18, "v6.1"}, {5, 11, "numa-float"},
 	{5, 10, "llc-nr-running"}, {5, 7, "runnable-avg"}, {5, 6, "rework-numa2"},
 	{5, 5, "rework"}, {4, 15, "legacy"}, {4, 0, "legacy-presibfix"},
 }

@@ -1,37 +1,19 @@
 package whatif
 
-// The `latest` policy: Linux v6.10–v6.19 (kernel-lb.md §4.8) = `v6.6` +
-//   - "sched/fair: Use the busiest group to set prefer_sibling" (Ricardo
-//     Neri; between v6.6 and v6.10 [~ver]): prefer_sibling comes from the
-//     busiest group's child-domain flags, not the local domain's child;
-//   - update_sd_pick_busiest keeps the first of two equal misfit groups
-//     (strict ">" for misfit load);
-//   - 3af7524b1419 "sched/fair: Use all little CPUs for CPU-bound
-//     workloads" (Pierre Gondois, v6.8; backported to 6.6.y in Nov 2025):
-//     detach_tasks' migrate_util test relaxes with the failures like the
-//     load test, (util_est >> nr_balance_failed) > imbalance rejects.
+// The `latest` policy: Linux v6.15–v6.19 (kernel-lb.md §4.8) = `v6.12`
+// (delayed dequeue on `v6.10`'s load balancer) with the EEVDF base slice
+// of 0.70 ms × the CPU factor (2ae891b82695, v6.15; 0.75 ms before).
 //
-// The unsigned idle_cpus difference in calculate_imbalance is kept as the
-// kernel computes it: the lsub_positive fix ("sched/fair: Fix integer
-// underflow", Fixes: 16b0a7a1a0af) was posted in Oct 2024 and reposted in
-// Feb 2026 unmerged (kernel-lb.md §9.11); lbRules.IdleUnderflowFixed
-// models it.
-//
-// Not modelled (engine-level, or irrelevant without misfit/asymmetric
-// CPUs): misfit checked before the EAS gate and misfit failures not
-// counted, migrate_util queue selection by max(util, runnable), delayed
-// dequeue (v6.12), v6.19's NI_RANDOM newidle and SD_SERIALIZE gate,
-// NEXT_BUDDY for EEVDF.
+// Not modelled: v6.19's NI_RANDOM newidle and SD_SERIALIZE gate, and
+// NEXT_BUDDY re-implemented for EEVDF; see also policy_v612.go.
 func init() {
 	RegisterPolicy("latest", func() Policy { return newLatest() })
 }
 
 func newLatest() *reworkPolicy {
-	p := newV66()
+	p := newV612()
 	p.name = "latest"
-	p.kernels = "v6.10–v6.19: v6.6 + prefer_sibling from the busiest group + 3af7524b1419 (util detach relaxed by failures)"
-	p.r.PreferSiblingBusiest = true
-	p.r.StrictMisfitPick = true
-	p.r.UtilShrBound = true
+	p.kernels = "v6.15–v6.19: v6.12 + the 0.70 ms EEVDF base slice (2ae891b82695)"
+	p.knobs.BaseSlice070 = true
 	return p
 }

@@ -39,7 +39,7 @@ func TestLatestDecisions(t *testing.T) {
 	v66.verdict = Balanced
 	checkLB(t, mustPolicy(t, "v6.6"), []lbCase{v66})
 	// The underflow fix as a rule.
-	q := newLatest()
+	q := newV610()
 	q.r.IdleUnderflowFixed = true
 	u := idleUnderflowCase
 	u.imb = 0

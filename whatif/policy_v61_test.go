@@ -163,7 +163,8 @@ func TestPolicyRegistry(t *testing.T) {
 		t.Errorf("PolicyForKernel(6.1) = %v, %v", p, err)
 	}
 	for rel, want := range map[string]string{"5.4.0": "legacy", "4.9.0": "legacy-presibfix", "5.5.1": "rework", "5.6": "rework-numa2",
-		"5.8.0": "runnable-avg", "5.10.0": "llc-nr-running", "5.15.0": "numa-float", "6.6.0": "v6.6", "6.12.0": "latest"} {
+		"5.8.0": "runnable-avg", "5.10.0": "llc-nr-running", "5.15.0": "numa-float", "6.6.0": "v6.6", "6.10.3": "v6.10", "6.11.0": "v6.10",
+		"6.12.0": "v6.12", "6.14.9": "v6.12", "6.15.0": "latest", "6.18.44-fc-v769": "latest"} {
 		if p, err := PolicyForKernel(rel); err != nil || p.Name() != want {
 			t.Errorf("PolicyForKernel(%s) = %v, %v; want %s", rel, p, err, want)
 		}

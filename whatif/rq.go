@@ -7,9 +7,13 @@ type rq struct {
 	curr *simTask
 	// tree holds the queued, not running, CFS tasks ordered by
 	// (vruntime, enqueue order): the rb-tree's in-order walk.
-	tree        []*simTask
-	rtq         []*simTask
-	nrCFS       int    // cfs.h_nr_running (incl. a running CFS curr)
+	tree  []*simTask
+	rtq   []*simTask
+	nrCFS int // cfs.h_nr_runnable (incl. a running CFS curr)
+	// nrDelayed: blocked CFS tasks still queued (EEVDF delayed dequeue,
+	// v6.12+): counted in nr_running, load and avg_vruntime, not in
+	// h_nr_runnable.
+	nrDelayed   int
 	loadWeight  uint64 // cfs_rq->load.weight
 	minVruntime int64
 	next, last  *simTask // CFS buddies
@@ -67,7 +71,9 @@ func (s *Sim) newRQ(c int) *rq {
 }
 
 // nrRunning is rq->nr_running (all classes, running included).
-func (r *rq) nrRunning() int { return r.nrCFS + len(r.rtq) + b2i(r.curr != nil && r.curr.rt) }
+func (r *rq) nrRunning() int {
+	return r.nrCFS + r.nrDelayed + len(r.rtq) + b2i(r.curr != nil && r.curr.rt)
+}
 
 func b2i(b bool) int {
 	if b {
@@ -288,10 +294,17 @@ func (s *Sim) dequeue(r *rq, t *simTask, sleep bool) {
 	}
 	s.updateCurr(r)
 	s.updateTaskLoad(r, t)
-	if s.eevdf {
+	delay := s.eevdf && s.knobs.DelayDequeue && sleep && t.state == tsSleeping && !r.eligibleWith(t)
+	if s.eevdf && !delay {
 		s.eevdfUpdateLag(r, t)
 	}
-	if r.curr != t {
+	if delay {
+		// DELAY_DEQUEUE: it stays in the tree (put back by schedule()
+		// if it was running) with its vruntime and deadline, counted in
+		// load and V but no longer runnable.
+		t.delayed = true
+		r.nrDelayed++
+	} else if r.curr != t {
 		r.treeRemove(t)
 	}
 	if r.next == t {
@@ -301,7 +314,9 @@ func (s *Sim) dequeue(r *rq, t *simTask, sleep bool) {
 		r.last = nil
 	}
 	r.nrCFS--
-	r.loadWeight -= t.weight
+	if !t.delayed {
+		r.loadWeight -= t.weight
+	}
 	if r.utilEst >= t.utilEstEnq {
 		r.utilEst -= t.utilEstEnq
 	} else {
@@ -321,7 +336,9 @@ func (s *Sim) dequeue(r *rq, t *simTask, sleep bool) {
 		}
 	}
 	s.updateRQLoad(r)
-	s.updateMinVruntime(r)
+	if !t.delayed {
+		s.updateMinVruntime(r)
+	}
 }
 
 // migrateSleeping moves a sleeping task's signals and vruntime from src to
@@ -376,7 +393,16 @@ func (s *Sim) pickNext(r *rq) *simTask {
 		return nil
 	}
 	if s.eevdf {
-		return s.eevdfPick(r)
+		// pick_next_entity: a delayed task picked is dequeued for good,
+		// and the pick starts again.
+		for len(r.tree) > 0 {
+			se := s.eevdfPick(r)
+			if !se.delayed {
+				return se
+			}
+			s.finishDelayed(r, se)
+		}
+		return nil
 	}
 	left := r.tree[0]
 	se := left
@@ -427,6 +453,9 @@ func (s *Sim) schedule(r *rq, prevState string) {
 			} else {
 				r.treeInsert(prev)
 			}
+		} else if prev.delayed {
+			// Blocked but still queued (delayed dequeue).
+			r.treeInsert(prev)
 		}
 	}
 	next := s.pickNext(r)
@@ -531,8 +560,10 @@ func (s *Sim) wakeupPreempt(r *rq, t *simTask) {
 	s.updateCurr(r)
 	if s.eevdf {
 		// check_preempt_wakeup_fair: preempt iff the wakee is what
-		// pick_eevdf would run now.
-		if s.eevdfPick(r) == t {
+		// pick_eevdf would run now. Before it, the enqueue's update_curr
+		// reschedules a task whose request is used up (update_deadline:
+		// the slice protection is over) when others are queued.
+		if s.eevdfPick(r) == t || !curr.parity && r.nrCFS+r.nrDelayed > 1 {
 			s.reschedLater(r)
 		}
 		return

@@ -227,6 +227,9 @@ type simTask struct {
 	// delivered when the task blocks.
 	heldK     int32
 	heldWaker *simTask
+	// delayed: blocked but still queued on its CPU (EEVDF delayed
+	// dequeue): in the tree, in load and V, until picked or woken.
+	delayed bool
 
 	vruntime    int64
 	deadline    int64 // EEVDF
@@ -804,6 +807,10 @@ func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) {
 // interrupt or timer) running on wakerCPU: select_task_rq, the enqueue
 // and the wakeup preemption.
 func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
+	if t.delayed {
+		s.requeueDelayed(t, waker, wakerCPU)
+		return
+	}
 	prev := int(t.cpu)
 	cpu := prev
 	src := wakerCPU
@@ -958,6 +965,9 @@ func (s *Sim) deadline(t *simTask) {
 		}
 	case tsSleeping:
 		t.state = tsDead
+		if t.delayed {
+			s.finishDelayed(r, t)
+		}
 		if !t.rt {
 			s.updateRQLoad(r)
 			t.avg.update(s.now, 0, 0, false, t.weight)

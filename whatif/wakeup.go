@@ -147,7 +147,7 @@ func (s *Sim) wakeAffine(sd *model.SchedDomain, p *simTask, this, prev int, wake
 		} else {
 			target = this
 		}
-	} else if sync && s.cpus[this].nrRunning() == 1 {
+	} else if sync && s.cpus[this].nrRunning()-s.cpus[this].nrDelayed == 1 {
 		target = this
 	} else if s.availableIdle(prev) {
 		target = prev

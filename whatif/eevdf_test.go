@@ -1,0 +1,127 @@
+package whatif
+
+import (
+	"testing"
+)
+
+// policyConfig is testConfig under another policy.
+func policyConfig(t *testing.T, name string) Config {
+	t.Helper()
+	p, err := LookupPolicy(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultConfig(p)
+	c.IdleWake = false
+	return c
+}
+
+// Delayed dequeue (v6.12+), by hand. Two CPUs in one LLC, HZ 250, EEVDF
+// base slice 0.75 ms × 2 = 1.5 ms (a start-of-trace task's first request
+// is half that). B runs on CPU 0 from t0 with A queued there (both at
+// vruntime 0); B runs 1 ms and blocks, its timer wakes it 0.5 ms later
+// (t0+1.5 ms). At the block v_B = 1 ms > V = 0.5 ms: B is not eligible.
+//   - v6.10 (no delayed dequeue): B leaves the queue; its timer wakeup
+//     goes through select_task_rq, which finds CPU 1 idle: B runs there
+//     at once, at t0+1.5 ms.
+//   - v6.12: B stays queued on CPU 0, and its wakeup requeues it there
+//     without select_task_rq. Its lag is still negative (V = 0.75 ms with
+//     A at 0.5 ms), so it keeps its place and does not preempt A. A's
+//     first request (0.75 ms) ends at t0+1.75 ms; nothing reschedules it
+//     until the tick at t0+4 ms, where pick_eevdf takes B (eligible once
+//     v_A ≥ 1 ms; deadlines equal at 2.25 ms, the queued entity first).
+//     B runs on CPU 0 at t0+4 ms, 2.5 ms after its wakeup.
+func TestDelayedDequeueKeepsWakeeOnItsCPU(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		cpu    int64
+		at     int64
+	}{{"v6.10", 1, t0 + 1500000}, {"v6.12", 0, t0 + 4*ms}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		bt := b.task("b", 120, 0, true, CauseStart, 1*ms, 1*ms)
+		b.task("a", 120, 0, false, CauseStart, 20*ms)
+		a := &b.w.Tasks[bt].Activations[1]
+		a.Cause, a.SleepNS, a.ReleaseNS = CauseArrival, 500000, t0+1500000
+		w := b.done(t)
+		_, ch := replayChecked(t, w, policyConfig(t, c.policy))
+		var got *run
+		for i, r := range ch.runs {
+			if r.tid == 100 && r.start > t0 {
+				got = &ch.runs[i]
+				break
+			}
+		}
+		if got == nil {
+			t.Fatalf("%s: B never ran again", c.policy)
+		}
+		if got.cpu != c.cpu || got.start != c.at {
+			t.Errorf("%s: B's second run on cpu %d at t0%+d ns, want cpu %d at t0%+d ns", c.policy, got.cpu, got.start-t0, c.cpu, c.at-t0)
+		}
+	}
+}
+
+// The reschedule of a task whose request is used up comes at the next
+// update_curr with others queued, here a wakeup's enqueue, not only at
+// the tick (v6.6 update_deadline; v6.18 update_curr), by hand. One CPU,
+// HZ 250, base slice 0.75 ms (a start-of-trace task's first request half
+// that). A runs from t0 with C queued, both at vruntime 0 (deadlines
+// 0.375 ms). A's request ends at t0+0.375 ms (next deadline 1.125 ms),
+// with nothing to reschedule it then. At t0+1 ms a timer wakes W (placed
+// at V = 0.5 ms): pick_eevdf would take C (eligible, deadline 0.375 ms),
+// not W, so the wakeup itself does not preempt, but A's used-up request
+// does: C runs at t0+1 ms. Without that rule C waited for the tick at
+// t0+4 ms.
+func TestUsedUpRequestReschedulesAtWakeup(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	b.task("a", 120, 0, true, CauseStart, 20*ms)
+	ct := b.task("c", 120, 0, false, CauseStart, 1*ms)
+	wt := b.task("w", 120, 0, false, CauseArrival, 1*ms)
+	a := &b.w.Tasks[wt].Activations[0]
+	a.ReleaseNS = t0 + 1*ms
+	w := b.done(t)
+	_, ch := replayChecked(t, w, policyConfig(t, "v6.6"))
+	for _, r := range ch.runs {
+		if r.tid == int64(100+ct) {
+			if r.start != t0+1*ms {
+				t.Errorf("C first ran at t0%+d ns, want t0+1 ms", r.start-t0)
+			}
+			return
+		}
+	}
+	t.Fatal("C never ran")
+}
+
+// The base slice: 0.75 ms × the CPU factor to v6.14, 0.70 ms from v6.15
+// (latest), by hand with the setting above on one CPU (factor 1): A's
+// first request is half a slice, 0.375 ms (v6.12) or 0.35 ms (latest). A
+// timer wakes W at t0+0.36 ms: under latest A's request is used up, so
+// the enqueue reschedules and C (the earliest eligible deadline) runs at
+// t0+0.36 ms; under v6.12 A's request still runs, W's wakeup does not
+// preempt (pick_eevdf takes C, not W), and C waits for the tick at t0+4 ms.
+func TestBaseSlice070(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		at     int64
+	}{{"v6.12", t0 + 4*ms}, {"latest", t0 + 360000}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		b.task("a", 120, 0, true, CauseStart, 20*ms)
+		ct := b.task("c", 120, 0, false, CauseStart, 1*ms)
+		wt := b.task("w", 120, 0, false, CauseArrival, 1*ms)
+		b.w.Tasks[wt].Activations[0].ReleaseNS = t0 + 360000
+		w := b.done(t)
+		_, ch := replayChecked(t, w, policyConfig(t, c.policy))
+		found := false
+		for _, r := range ch.runs {
+			if r.tid == int64(100+ct) {
+				if r.start != c.at {
+					t.Errorf("%s: C first ran at t0%+d ns, want t0%+d ns", c.policy, r.start-t0, c.at-t0)
+				}
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Fatalf("%s: C never ran", c.policy)
+		}
+	}
+}

@@ -1,0 +1,38 @@
+package whatif
+
+// The `v6.10` policy: Linux v6.10–v6.11 (kernel-lb.md §4.8) = `v6.6` +
+//   - "sched/fair: Use the busiest group to set prefer_sibling" (Ricardo
+//     Neri; between v6.6 and v6.10 [~ver]): prefer_sibling comes from the
+//     busiest group's child-domain flags, not the local domain's child;
+//   - update_sd_pick_busiest keeps the first of two equal misfit groups
+//     (strict ">" for misfit load);
+//   - 3af7524b1419 "sched/fair: Use all little CPUs for CPU-bound
+//     workloads" (Pierre Gondois, v6.8; backported to 6.6.y in Nov 2025):
+//     detach_tasks' migrate_util test relaxes with the failures like the
+//     load test, (util_est >> nr_balance_failed) > imbalance rejects.
+//
+// These are also the load-balancer rules of `v6.12` and `latest`, which
+// change the EEVDF run queue only.
+//
+// The unsigned idle_cpus difference in calculate_imbalance is kept as the
+// kernel computes it: the lsub_positive fix ("sched/fair: Fix integer
+// underflow", Fixes: 16b0a7a1a0af) was posted in Oct 2024 and reposted in
+// Feb 2026 unmerged (kernel-lb.md §9.11); lbRules.IdleUnderflowFixed
+// models it.
+//
+// Not modelled (engine-level, or irrelevant without misfit/asymmetric
+// CPUs): misfit checked before the EAS gate and misfit failures not
+// counted, migrate_util queue selection by max(util, runnable).
+func init() {
+	RegisterPolicy("v6.10", func() Policy { return newV610() })
+}
+
+func newV610() *reworkPolicy {
+	p := newV66()
+	p.name = "v6.10"
+	p.kernels = "v6.10–v6.11: v6.6 + prefer_sibling from the busiest group + 3af7524b1419 (util detach relaxed by failures)"
+	p.r.PreferSiblingBusiest = true
+	p.r.StrictMisfitPick = true
+	p.r.UtilShrBound = true
+	return p
+}

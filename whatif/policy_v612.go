@@ -1,0 +1,28 @@
+package whatif
+
+// The `v6.12` policy: Linux v6.12–v6.14 = `v6.10`'s load balancer with
+// EEVDF's delayed dequeue (152e11f6df29 "sched/fair: Implement delayed
+// dequeue", v6.12; features DELAY_DEQUEUE and DELAY_ZERO, both on): a
+// task that blocks while not eligible stays queued on its CPU, in the
+// load and the average vruntime but not runnable, until pick_eevdf picks
+// it (then it leaves, a positive lag clipped to 0) or it is woken (then
+// it is queued again where it is, without select_task_rq, re-placed at V
+// if its lag has turned positive); the balancer does not move it.
+//
+// Not modelled: PREEMPT_SHORT and custom slices (tasks here share one
+// slice), PLACE_REL_DEADLINE (a migrated task gets a fresh deadline),
+// can_migrate_task's soft limit on ineligible tasks (seen in v6.18; the
+// release that added it is not checked), a delayed task's PELT load
+// (it decays as a sleeper's instead of accruing), and the move of a
+// delayed task under migrate_load.
+func init() {
+	RegisterPolicy("v6.12", func() Policy { return newV612() })
+}
+
+func newV612() *reworkPolicy {
+	p := newV610()
+	p.name = "v6.12"
+	p.kernels = "v6.12–v6.14: v6.10 + EEVDF delayed dequeue (152e11f6df29)"
+	p.knobs.DelayDequeue = true
+	return p
+}
