@@ -19,11 +19,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// fixtures are the committed real traces, plus those matched by the glob
+// fixtures are the committed real traces (the 6.1 guests' and this
+// machine's 6.18 recordings), plus those matched by the glob
 // in $REPLAY_EXTRA_FIXTURES (the guests' larger recordings, kept out of
 // the repository: REPLAY_EXTRA_FIXTURES='../../shared/fixtures/kernels/*/*.perf.data').
 func fixtures(t testing.TB) []string {
 	fs, _ := filepath.Glob("../fixtures/kernels/*/*.perf.data")
+	local, _ := filepath.Glob("../fixtures/local-6.18/*.perf.data")
+	fs = append(fs, local...)
 	if g := os.Getenv("REPLAY_EXTRA_FIXTURES"); g != "" {
 		extra, err := filepath.Glob(g)
 		if err != nil {
