@@ -53,13 +53,19 @@ func TestLostSwitchInChargedFromCPUsLastSwitch(t *testing.T) {
 // (a 6.18 guest here leaves many untraced). By hand, both: 10 runs from
 // 0.5 to 0.8 ms on CPU 0 and blocks; 20 on CPU 1 wakes it onto CPU 0 at
 // 2 ms; 10 wakes 30 from CPU 0 at 3 ms and blocks at 4 ms.
+//
 //   - (a) CPU 0 idles from 0.8 ms: 10 ran there since its wakeup at 2 ms,
 //     so its second activation's demand is 2 ms, and its wakeup of 30 is
 //     a causal edge (not an arrival of 30).
+//
 //   - (b) 40 runs on CPU 0 from 1 ms and resumes after 10 blocks at 4 ms,
 //     blocking at 5 ms: its switch-out at 10's inferred switch-in (2 ms)
 //     was lost too, so 40 ran 1 ms, waited, and ran 1 ms more: one
 //     activation of 2 ms.
+//
+//   - (c) as (b) without 10's wakeup of 30: the switches are inferred from
+//     10's own switch-out on CPU 0 at 4 ms (its run charged from its
+//     wakeup at 2 ms, 40's until then).
 //
 // Neither wakeup of 10 gives an idle-exit delay (its switch-in is not in
 // the trace).
@@ -86,6 +92,14 @@ func TestLostSwitchInferredFromWakeup(t *testing.T) {
 			nSwitch(4*ms, 0, 10, "S", 40), nSwitch(5*ms, 0, 40, "S", 0),
 			nSwitch(6*ms, 1, 20, "S", 30), nSwitch(7*ms, 1, 30, "S", 0),
 		}, 2 * ms},
+		{"busy, no wakeup", []timeline.Event{
+			nSwitch(500000, 0, 0, "R", 10), nSwitch(800000, 0, 10, "S", 0),
+			nSwitch(900000, 1, 0, "R", 20),
+			nSwitch(1*ms, 0, 0, "R", 40),
+			nWaking(2*ms, 1, 20, 10, 0),
+			nSwitch(4*ms, 0, 10, "S", 40), nSwitch(5*ms, 0, 40, "S", 0),
+			nSwitch(6*ms, 1, 20, "S", 30), nSwitch(7*ms, 1, 30, "S", 0),
+		}, 2 * ms},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, err := Extract(&noiseReader{evs: c.evs})
@@ -109,7 +123,7 @@ func TestLostSwitchInferredFromWakeup(t *testing.T) {
 					causal = e.Causal
 				}
 			}
-			if !causal || w.Tasks[idx[30]].Activations[0].Cause != CauseWake {
+			if c.name != "busy, no wakeup" && (!causal || w.Tasks[idx[30]].Activations[0].Cause != CauseWake) {
 				t.Errorf("10's wakeup of 30 is not a causal edge (30 starts by %s)", w.Tasks[idx[30]].Activations[0].Cause)
 			}
 			if c.want40 > 0 {

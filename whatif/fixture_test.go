@@ -92,6 +92,13 @@ func TestFixturesReplayInvariants(t *testing.T) {
 // CPU's first sched_switch, R to migration/N), and the analysis books each
 // of those CPUs busy with it from the trace start, while the workload books
 // its time once, from where it was last seen.
+//
+// A trace with switches it did not record (Workload.LostSwitchIns > 0,
+// this machine's 6.18 recordings) is held to less: timehist starts such a
+// run at the CPU's previous switch, extraction not before the task's
+// wakeup either, so no task's demand exceeds its timehist run time, and
+// the totals differ by the idle time timehist books to those runs (under
+// 10 % here).
 func TestExtractDemandMatchesRunTime(t *testing.T) {
 	for _, f := range fixtures(t) {
 		w, _ := extractFixture(t, f)
@@ -108,6 +115,7 @@ func TestExtractDemandMatchesRunTime(t *testing.T) {
 		for _, ts := range rep.Tasks {
 			run[ts.TID] = ts.RunNS
 		}
+		var totDemand, totRun int64
 		for _, tk := range w.Tasks {
 			if tk.Comm == "perf" {
 				continue
@@ -116,9 +124,15 @@ func TestExtractDemandMatchesRunTime(t *testing.T) {
 			for _, a := range tk.Activations {
 				demand += a.DemandNS
 			}
-			if d := demand - run[tk.TID]; d > 1000 || d < -1000 {
+			totDemand += demand
+			totRun += run[tk.TID]
+			d := demand - run[tk.TID]
+			if d > 1000 || d < -1000 && w.LostSwitchIns == 0 {
 				t.Errorf("%s: task %d (%s) demand %d, analysis run time %d", f, tk.TID, tk.Comm, demand, run[tk.TID])
 			}
+		}
+		if w.LostSwitchIns > 0 && totDemand < totRun*9/10 {
+			t.Errorf("%s: demand %d, under 90%% of the analysis run time %d", f, totDemand, totRun)
 		}
 		w2, _ := extractFixture(t, f)
 		if !reflect.DeepEqual(w, w2) {

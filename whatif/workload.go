@@ -575,8 +575,10 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			}
 			if int(c) < len(x.switches) && x.switches[c] > 0 {
 				// This CPU's switches are in the trace: the one to this
-				// task is missing.
+				// task is missing, and the task the trace showed here left
+				// unrecorded too.
 				since = max(since, x.curSince[c])
+				x.displace(c, prev, since)
 				x.w.LostSwitchIns++
 			}
 			t.state, t.runStart, t.runCPU = stRunning, since, c
@@ -672,13 +674,7 @@ func (x *extractor) lostSwitchIn(t *extTask, c int32) {
 		x.newAct(t, CauseArrival, t.lastSeen)
 	}
 	since := max(t.lastSeen, x.curSince[c], x.w.StartNS)
-	if p := x.byTID[x.cur[c]]; x.cur[c] > 0 && p != nil && p.state == stRunning && p.runCPU == c {
-		// The task the trace shows on c: its switch-out was lost too;
-		// it is taken as preempted then (a later wakeup or switch says
-		// more).
-		x.accrue(p, since)
-		p.state, p.lastSeen = stRunnable, since
-	}
+	x.displace(c, x.w.Tasks[t.idx].TID, since)
 	t.state, t.runStart, t.runCPU = stRunning, since, c
 	if a := x.act(t); a.CPU < 0 {
 		a.CPU = c
@@ -691,6 +687,20 @@ func (x *extractor) lostSwitchIn(t *extTask, c int32) {
 	x.wokeOn[c] = 0
 	x.ticks[c], x.firstNR[c] = x.ticks[c][:0], -1
 	x.w.LostSwitchIns++
+}
+
+// displace ends, at the given time, the run of the task the trace shows on
+// CPU c when another (tid) turns out to run there: its switch-out was not
+// recorded. It is taken as preempted then (a later wakeup or switch says
+// more); left running it would be charged until the trace's end.
+func (x *extractor) displace(c, tid int32, at int64) {
+	if x.cur[c] <= 0 || x.cur[c] == tid {
+		return
+	}
+	if p := x.byTID[x.cur[c]]; p != nil && p.state == stRunning && p.runCPU == c {
+		x.accrue(p, at)
+		p.state, p.lastSeen = stRunnable, at
+	}
 }
 
 // busyCPUs is the number of CPUs the trace shows running a task.
