@@ -50,7 +50,7 @@ func TestLostSwitchInChargedFromCPUsLastSwitch(t *testing.T) {
 
 // Switches the trace lost, inferred from a wakeup issued from the task's
 // context on a CPU the trace shows idle (a) or running another task (b)
-// (a 6.18 guest here leaves many untraced). By hand, both: 10 runs from
+// (a 6.18 guest here leaves many untraced). By hand, in each: 10 runs from
 // 0.5 to 0.8 ms on CPU 0 and blocks; 20 on CPU 1 wakes it onto CPU 0 at
 // 2 ms; 10 wakes 30 from CPU 0 at 3 ms and blocks at 4 ms.
 //
