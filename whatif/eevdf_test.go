@@ -125,3 +125,33 @@ func TestBaseSlice070(t *testing.T) {
 		}
 	}
 }
+
+// A forked child inherits its parent's wakee_flips (dup_task_struct;
+// sched_fork does not reset them), so wake_wide can see a one-to-many
+// waker's children as flipping too. By hand, on 2 CPUs (sd_llc_size 2):
+// the parent has flipped 6 times when it forks C, and 13 times when it
+// wakes C: master 13, slave 6; 6 >= 2 and 13 >= 6 × 2, so the wakeup is
+// wide (no affine pull). A child starting from 0 flips (slave 0 < 2) is
+// never woken wide.
+func TestForkInheritsWakeeFlips(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	pt := b.task("parent", 120, 0, true, CauseStart, 10*ms)
+	ct := b.task("child", 120, 0, false, CauseFork, ms)
+	b.w.Tasks[ct].Forked = true
+	b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: pt, OffsetNS: ms, Wakee: ct})
+	w := b.done(t)
+	s, err := New(w, testConfig(), newChecker(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, child := s.tasks[pt], s.tasks[ct]
+	parent.wakeeFlips = 6
+	s.fork(s.cpus[0], parent, child)
+	if child.wakeeFlips != 6 {
+		t.Fatalf("child's wakee_flips %d, want the parent's 6", child.wakeeFlips)
+	}
+	parent.wakeeFlips = 13
+	if !s.wakeWide(parent, child, 0) {
+		t.Error("wake_wide(parent 13 flips, child 6) = false, want true")
+	}
+}

@@ -854,6 +854,11 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 		return
 	}
 	child.trig[0] = true
+	// dup_task_struct copies the parent's wakee_flips, their decay stamp
+	// and last_wakee, and sched_fork leaves them: a child of a one-to-many
+	// waker starts as one, which is what lets wake_wide see hackbench's
+	// wakees as flipping.
+	child.wakeeFlips, child.wakeeFlipTS, child.lastWakee = parent.wakeeFlips, parent.wakeeFlipTS, parent.lastWakee
 	s.startActivation(child, 0)
 	s.updateCurr(r)
 	cpu := r.cpu
