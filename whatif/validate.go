@@ -249,6 +249,12 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "%-24s %16d %16d\n", "idle_while_runnable."+l, f.Observed.IdleWhileRunnableByLevel[l], f.Simulated.IdleWhileRunnableByLevel[l])
 	}
 	fmt.Fprintf(&b, "KS distance of wakeup latency: %.4f\n", f.KS)
+	if st := f.Stats; st != nil && st.EdgesFired > 0 && st.EdgesPending*4 > st.EdgesFired {
+		// A wakeup that finds its wakee still running or queued from its
+		// previous activation is not a wakeup in the replay: the replay's
+		// order departed from the trace's (docs/whatif.md, "Wake edges").
+		fmt.Fprintf(&b, "replay order: %d of the %d wake edges fired found their wakee not yet blocked, where the trace's woke a sleeper: the replay ran wakers ahead of their wakees, and has fewer wakeups than the trace\n", st.EdgesPending, st.EdgesFired)
+	}
 	for _, g := range f.Goals {
 		v := "MET"
 		if !g.Met {
