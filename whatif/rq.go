@@ -741,10 +741,10 @@ func (s *Sim) tick(r *rq) {
 	if r.curr != nil {
 		s.updateCurr(r)
 		s.updateTaskLoad(r, r.curr)
-		if !r.curr.rt && r.nrCFS > 1 {
+		if !r.curr.rt && r.nrCFS+r.nrDelayed > 1 {
 			if s.eevdf {
 				// The deadline check is in update_curr; a new request with
-				// others queued reschedules.
+				// others queued (delayed ones too: nr_queued) reschedules.
 				if !r.curr.parity && s.eevdfPick(r) != r.curr {
 					s.preempt(r)
 				}
