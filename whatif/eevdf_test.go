@@ -155,3 +155,33 @@ func TestForkInheritsWakeeFlips(t *testing.T) {
 		t.Error("wake_wide(parent 13 flips, child 6) = false, want true")
 	}
 }
+
+// The tick reschedules a used-up request when others are queued, delayed
+// ones included (update_curr tests nr_queued), so a delayed task can be
+// picked, and dequeued, while nothing else is runnable. By hand, the
+// setting of TestDelayedDequeueKeepsWakeeOnItsCPU under v6.12 with B's
+// timer at t0+6 ms: at the t0+4 ms tick A (v 3 ms, deadline 3.75 ms) has
+// used up its request, B (v 1 ms, deadline 2.25 ms) is eligible (V = 2
+// ms) with the earlier deadline: picked, it leaves the queue (lag +1 ms
+// clipped to 0) and A runs on. B's timer then wakes a task no longer
+// queued: select_task_rq finds CPU 1 idle, and B runs there at t0+6 ms.
+// Counting only runnable tasks, the tick skipped the pick, B was still
+// delayed at its wakeup and ran on CPU 0.
+func TestTickPicksDelayedTask(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	bt := b.task("b", 120, 0, true, CauseStart, 1*ms, 1*ms)
+	b.task("a", 120, 0, false, CauseStart, 20*ms)
+	a := &b.w.Tasks[bt].Activations[1]
+	a.Cause, a.SleepNS, a.ReleaseNS = CauseArrival, 5*ms, t0+6*ms
+	w := b.done(t)
+	_, ch := replayChecked(t, w, policyConfig(t, "v6.12"))
+	for _, r := range ch.runs {
+		if r.tid == 100 && r.start > t0 {
+			if r.cpu != 1 || r.start != t0+6*ms {
+				t.Errorf("B's second run on cpu %d at t0%+d ns, want cpu 1 at t0+6 ms", r.cpu, r.start-t0)
+			}
+			return
+		}
+	}
+	t.Fatal("B never ran again")
+}
