@@ -884,8 +884,9 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 	s.initTaskPELT(child, s.cpus[cpu])
 	s.emitFork(r, parent, child, cpu)
 	if cpu != r.cpu {
+		// wake_up_new_task places the child with __set_task_cpu, which
+		// traces no sched_migrate_task: counted, not emitted.
 		s.stats.MigrationsFork++
-		s.emitMigrate(child, r.cpu, cpu, r.cpu)
 	}
 	dst := s.cpus[cpu]
 	s.enqueue(dst, child, enqNew)
