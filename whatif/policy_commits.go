@@ -33,6 +33,10 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.knobs.EEVDF = on }, func(p *reworkPolicy) bool { return p.knobs.EEVDF }},
 	{"3af7524b1419", "sched/fair: Use all little CPUs for CPU-bound workloads (util detach relaxed)", "v6.8",
 		func(p *reworkPolicy, on bool) { p.r.UtilShrBound = on }, func(p *reworkPolicy) bool { return p.r.UtilShrBound }},
+	{"152e11f6df29", "sched/fair: Implement delayed dequeue (EEVDF run queue)", "v6.12",
+		func(p *reworkPolicy, on bool) { p.knobs.DelayDequeue = on }, func(p *reworkPolicy) bool { return p.knobs.DelayDequeue }},
+	{"2ae891b82695", "sched: Reduce the default slice to avoid tasks getting an extra tick (EEVDF base slice 0.70 ms)", "v6.15",
+		func(p *reworkPolicy, on bool) { p.knobs.BaseSlice070 = on }, func(p *reworkPolicy) bool { return p.knobs.BaseSlice070 }},
 }
 
 // CommitInfo describes a switchable upstream change.
