@@ -185,3 +185,42 @@ func TestTickPicksDelayedTask(t *testing.T) {
 	}
 	t.Fatal("B never ran again")
 }
+
+// Delayed dequeue and the 0.70 ms base slice switch like the other
+// commits: latest without 152e11f6df29 keeps its base slice and queues no
+// delayed task (B of TestDelayedDequeueKeepsWakeeOnItsCPU goes to the idle
+// CPU 1 at its wakeup); v6.12 with 2ae891b82695 applied has latest's knobs.
+func TestEEVDFCommitsSwitch(t *testing.T) {
+	p, err := WithCommits(mustPolicy(t, "latest"), []string{"152e11f6df29"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := p.Knobs(); k.DelayDequeue || !k.BaseSlice070 {
+		t.Errorf("latest~152e11f6df29 knobs %+v", k)
+	}
+	q, err := WithCommits(mustPolicy(t, "v6.12"), nil, []string{"2ae891b82695"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Knobs() != mustPolicy(t, "latest").Knobs() {
+		t.Errorf("v6.12+2ae891b82695 knobs %+v, want latest's", q.Knobs())
+	}
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	bt := b.task("b", 120, 0, true, CauseStart, 1*ms, 1*ms)
+	b.task("a", 120, 0, false, CauseStart, 20*ms)
+	a := &b.w.Tasks[bt].Activations[1]
+	a.Cause, a.SleepNS, a.ReleaseNS = CauseArrival, 500000, t0+1500000
+	w := b.done(t)
+	cfg := policyConfig(t, "latest")
+	cfg.Policy = p
+	_, ch := replayChecked(t, w, cfg)
+	for _, r := range ch.runs {
+		if r.tid == 100 && r.start > t0 {
+			if r.cpu != 1 || r.start != t0+1500000 {
+				t.Errorf("B's second run on cpu %d at t0%+d ns, want cpu 1 at t0+1.5 ms", r.cpu, r.start-t0)
+			}
+			return
+		}
+	}
+	t.Fatal("B never ran again")
+}
