@@ -56,28 +56,24 @@ func (r *rq) avgVruntimeOf() int64 {
 	return r.minVruntime + avg
 }
 
-// eligible is entity_eligible(): vruntime <= V, evaluated without the
-// division.
-func (r *rq) eligible(t *simTask) bool {
-	avg, load := r.avgVruntime, r.avgLoad
-	if c := r.currOnRQ(); c != nil {
-		w := int64(c.weight)
-		avg += (c.vruntime - r.minVruntime) * w
-		load += w
-	}
-	return avg >= (t.vruntime-r.minVruntime)*load
-}
-
-// eligibleWith is entity_eligible() for t counting the running task even
-// when it is t itself on its way out (dequeue_entity tests a blocking
-// task before it leaves the queue).
-func (r *rq) eligibleWith(t *simTask) bool {
-	avg, load := r.avgVruntime, r.avgLoad
+// sumsWith is avg_vruntime's sums (Σ (v − min_vruntime) × w and Σ w)
+// over the queued entities and the running one, counted also when it is
+// t itself on its way out: dequeue_entity tests and takes a blocking
+// task's lag before it leaves the queue.
+func (r *rq) sumsWith(t *simTask) (avg, load int64) {
+	avg, load = r.avgVruntime, r.avgLoad
 	if c := r.curr; c != nil && !c.rt && (c.state == tsRunning || c == t) {
 		w := int64(c.weight)
 		avg += (c.vruntime - r.minVruntime) * w
 		load += w
 	}
+	return avg, load
+}
+
+// eligible is entity_eligible(): vruntime <= V, evaluated without the
+// division.
+func (r *rq) eligible(t *simTask) bool {
+	avg, load := r.sumsWith(t)
 	return avg >= (t.vruntime-r.minVruntime)*load
 }
 
@@ -134,13 +130,7 @@ func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 		src = int(t.cpu)
 	}
 	s.emitWaking(t, waker, src, int(t.cpu))
-	if waker != nil {
-		s.wakerCPU1 = wakerCPU + 1
-	} else {
-		s.irqCPU1 = src + 1
-	}
-	s.wakeupPreempt(r, t)
-	s.wakerCPU1, s.irqCPU1 = 0, 0
+	s.wakeupPreemptFrom(r, t, waker, wakerCPU, src)
 }
 
 func (t *simTask) vslice(ns int64) int64 { return ns * capacityScale / int64(t.weight) }
@@ -175,12 +165,7 @@ func (s *Sim) eevdfUpdateLag(r *rq, t *simTask) {
 	}
 	lim = t.vslice(lim)
 	// V with t still counted: on_rq is cleared only after the lag is taken.
-	avg, load := r.avgVruntime, r.avgLoad
-	if c := r.curr; c != nil && !c.rt && (c.state == tsRunning || c == t) {
-		w := int64(c.weight)
-		avg += (c.vruntime - r.minVruntime) * w
-		load += w
-	}
+	avg, load := r.sumsWith(t)
 	v := r.minVruntime
 	if load > 0 {
 		v += floorDiv(avg, load)

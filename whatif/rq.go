@@ -294,7 +294,7 @@ func (s *Sim) dequeue(r *rq, t *simTask, sleep bool) {
 	}
 	s.updateCurr(r)
 	s.updateTaskLoad(r, t)
-	delay := s.eevdf && s.knobs.DelayDequeue && sleep && t.state == tsSleeping && !r.eligibleWith(t)
+	delay := s.eevdf && s.knobs.DelayDequeue && sleep && t.state == tsSleeping && !r.eligible(t)
 	if s.eevdf && !delay {
 		s.eevdfUpdateLag(r, t)
 	}

@@ -837,10 +837,16 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 	}
 	s.enqueue(r, t, enqWakeup)
 	s.noteWakeOnIdle(r)
+	s.wakeupPreemptFrom(r, t, waker, wakerCPU, src)
+}
+
+// wakeupPreemptFrom is wakeupPreempt for a wakeup raised by waker on
+// wakerCPU, or (waker nil) by an interrupt on src: where it was raised
+// picks the resched delay's pool and whether it waits for a stall.
+func (s *Sim) wakeupPreemptFrom(r *rq, t, waker *simTask, wakerCPU, src int) {
 	if waker != nil {
 		s.wakerCPU1 = wakerCPU + 1
-	}
-	if waker == nil {
+	} else {
 		s.irqCPU1 = src + 1
 	}
 	s.wakeupPreempt(r, t)
