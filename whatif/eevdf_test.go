@@ -37,26 +37,27 @@ func TestDelayedDequeueKeepsWakeeOnItsCPU(t *testing.T) {
 		cpu    int64
 		at     int64
 	}{{"v6.10", 1, t0 + 1500000}, {"v6.12", 0, t0 + 4*ms}} {
-		b := newBuilder(t, "sockets=1,cores=2,threads=1")
-		bt := b.task("b", 120, 0, true, CauseStart, 1*ms, 1*ms)
-		b.task("a", 120, 0, false, CauseStart, 20*ms)
-		a := &b.w.Tasks[bt].Activations[1]
-		a.Cause, a.SleepNS, a.ReleaseNS = CauseArrival, 500000, t0+1500000
-		w := b.done(t)
-		_, ch := replayChecked(t, w, policyConfig(t, c.policy))
-		var got *run
-		for i, r := range ch.runs {
-			if r.tid == 100 && r.start > t0 {
-				got = &ch.runs[i]
-				break
-			}
-		}
-		if got == nil {
-			t.Fatalf("%s: B never ran again", c.policy)
-		}
-		if got.cpu != c.cpu || got.start != c.at {
-			t.Errorf("%s: B's second run on cpu %d at t0%+d ns, want cpu %d at t0%+d ns", c.policy, got.cpu, got.start-t0, c.cpu, c.at-t0)
-		}
+		checkSecondRunOfB(t, c.policy, policyConfig(t, c.policy), t0+1500000, c.cpu, c.at)
+	}
+}
+
+// checkSecondRunOfB replays the setting of
+// TestDelayedDequeueKeepsWakeeOnItsCPU (B's timer at wakeAt) under cfg and
+// checks where and when B runs after its wakeup.
+func checkSecondRunOfB(t *testing.T, name string, cfg Config, wakeAt, cpu, at int64) {
+	t.Helper()
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	bt := b.task("b", 120, 0, true, CauseStart, 1*ms, 1*ms)
+	b.task("a", 120, 0, false, CauseStart, 20*ms)
+	a := &b.w.Tasks[bt].Activations[1]
+	a.Cause, a.SleepNS, a.ReleaseNS = CauseArrival, wakeAt-t0-1*ms, wakeAt
+	_, ch := replayChecked(t, b.done(t), cfg)
+	got := ch.firstRunAfter(100, t0)
+	if got == nil {
+		t.Fatalf("%s: B never ran again", name)
+	}
+	if got.cpu != cpu || got.start != at {
+		t.Errorf("%s: B's second run on cpu %d at t0%+d ns, want cpu %d at t0%+d ns", name, got.cpu, got.start-t0, cpu, at-t0)
 	}
 }
 
@@ -80,15 +81,13 @@ func TestUsedUpRequestReschedulesAtWakeup(t *testing.T) {
 	a.ReleaseNS = t0 + 1*ms
 	w := b.done(t)
 	_, ch := replayChecked(t, w, policyConfig(t, "v6.6"))
-	for _, r := range ch.runs {
-		if r.tid == int64(100+ct) {
-			if r.start != t0+1*ms {
-				t.Errorf("C first ran at t0%+d ns, want t0+1 ms", r.start-t0)
-			}
-			return
-		}
+	r := ch.firstRunAfter(int64(100+ct), 0)
+	if r == nil {
+		t.Fatal("C never ran")
 	}
-	t.Fatal("C never ran")
+	if r.start != t0+1*ms {
+		t.Errorf("C first ran at t0%+d ns, want t0+1 ms", r.start-t0)
+	}
 }
 
 // The base slice: 0.75 ms × the CPU factor to v6.14, 0.70 ms from v6.15
@@ -110,18 +109,12 @@ func TestBaseSlice070(t *testing.T) {
 		b.w.Tasks[wt].Activations[0].ReleaseNS = t0 + 360000
 		w := b.done(t)
 		_, ch := replayChecked(t, w, policyConfig(t, c.policy))
-		found := false
-		for _, r := range ch.runs {
-			if r.tid == int64(100+ct) {
-				if r.start != c.at {
-					t.Errorf("%s: C first ran at t0%+d ns, want t0%+d ns", c.policy, r.start-t0, c.at-t0)
-				}
-				found = true
-				break
-			}
-		}
-		if !found {
+		r := ch.firstRunAfter(int64(100+ct), 0)
+		if r == nil {
 			t.Fatalf("%s: C never ran", c.policy)
+		}
+		if r.start != c.at {
+			t.Errorf("%s: C first ran at t0%+d ns, want t0%+d ns", c.policy, r.start-t0, c.at-t0)
 		}
 	}
 }
@@ -168,22 +161,7 @@ func TestForkInheritsWakeeFlips(t *testing.T) {
 // Counting only runnable tasks, the tick skipped the pick, B was still
 // delayed at its wakeup and ran on CPU 0.
 func TestTickPicksDelayedTask(t *testing.T) {
-	b := newBuilder(t, "sockets=1,cores=2,threads=1")
-	bt := b.task("b", 120, 0, true, CauseStart, 1*ms, 1*ms)
-	b.task("a", 120, 0, false, CauseStart, 20*ms)
-	a := &b.w.Tasks[bt].Activations[1]
-	a.Cause, a.SleepNS, a.ReleaseNS = CauseArrival, 5*ms, t0+6*ms
-	w := b.done(t)
-	_, ch := replayChecked(t, w, policyConfig(t, "v6.12"))
-	for _, r := range ch.runs {
-		if r.tid == 100 && r.start > t0 {
-			if r.cpu != 1 || r.start != t0+6*ms {
-				t.Errorf("B's second run on cpu %d at t0%+d ns, want cpu 1 at t0+6 ms", r.cpu, r.start-t0)
-			}
-			return
-		}
-	}
-	t.Fatal("B never ran again")
+	checkSecondRunOfB(t, "v6.12", policyConfig(t, "v6.12"), t0+6*ms, 1, t0+6*ms)
 }
 
 // Delayed dequeue and the 0.70 ms base slice switch like the other
@@ -205,22 +183,7 @@ func TestEEVDFCommitsSwitch(t *testing.T) {
 	if q.Knobs() != mustPolicy(t, "latest").Knobs() {
 		t.Errorf("v6.12+2ae891b82695 knobs %+v, want latest's", q.Knobs())
 	}
-	b := newBuilder(t, "sockets=1,cores=2,threads=1")
-	bt := b.task("b", 120, 0, true, CauseStart, 1*ms, 1*ms)
-	b.task("a", 120, 0, false, CauseStart, 20*ms)
-	a := &b.w.Tasks[bt].Activations[1]
-	a.Cause, a.SleepNS, a.ReleaseNS = CauseArrival, 500000, t0+1500000
-	w := b.done(t)
 	cfg := policyConfig(t, "latest")
 	cfg.Policy = p
-	_, ch := replayChecked(t, w, cfg)
-	for _, r := range ch.runs {
-		if r.tid == 100 && r.start > t0 {
-			if r.cpu != 1 || r.start != t0+1500000 {
-				t.Errorf("B's second run on cpu %d at t0%+d ns, want cpu 1 at t0+1.5 ms", r.cpu, r.start-t0)
-			}
-			return
-		}
-	}
-	t.Fatal("B never ran again")
+	checkSecondRunOfB(t, "latest~152e11f6df29", cfg, t0+1500000, 1, t0+1500000)
 }

@@ -73,6 +73,17 @@ func (c *checker) Emit(e *timeline.Event) error {
 	return nil
 }
 
+// firstRunAfter is the first run of task tid that starts after `after`
+// (nil if none).
+func (c *checker) firstRunAfter(tid, after int64) *run {
+	for i, r := range c.runs {
+		if r.tid == tid && r.start > after {
+			return &c.runs[i]
+		}
+	}
+	return nil
+}
+
 // build makes a workload by hand on a topology spec.
 type builder struct {
 	w *Workload
@@ -880,13 +891,25 @@ func TestExitDeadlineCutsWork(t *testing.T) {
 // resched delay (the only one in the pool), at t0+5.1 ms: latency 100 µs.
 // Taking the remote path it waited for the stall's end (4 ms).
 func TestIRQWakeupNoStallOnOwnCPU(t *testing.T) {
+	got := timerWakeeOnHog(t, &StallModel{TickNS: 4 * ms, Fraction: 0.5, FractionByBusy: []float64{0.5, 0.5}, StallsNS: []int64{5 * ms}, MeanStallNS: 5 * ms})
+	if want := int64(100000); got != want {
+		t.Errorf("W switched in %d ns after its timer wakeup, want %d (no stall)", got, want)
+	}
+}
+
+// timerWakeeOnHog replays, on one CPU, a hog running from t0 and W woken
+// by its timer at t0+5 ms, with a resched delay of 100 µs, the given
+// stall model and the CPU's stall process stalled over [t0+4, t0+9] ms.
+// It returns how long after its wakeup W switched in.
+func timerWakeeOnHog(t *testing.T, stalls *StallModel) int64 {
+	t.Helper()
 	b := newBuilder(t, "sockets=1,cores=1,threads=1")
 	b.task("hog", 120, 0, true, CauseStart, 20*ms)
 	wt := b.task("w", 120, 0, false, CauseArrival, ms)
 	b.w.Tasks[wt].Activations[0].ReleaseNS = t0 + 5*ms
 	w := b.done(t)
 	w.PreemptWakeNS = []int64{100000}
-	w.Stalls = &StallModel{TickNS: 4 * ms, Fraction: 0.5, FractionByBusy: []float64{0.5, 0.5}, StallsNS: []int64{5 * ms}, MeanStallNS: 5 * ms}
+	w.Stalls = stalls
 	cfg := testConfig()
 	cfg.IdleWake = true
 	ch := newChecker(t)
@@ -898,16 +921,11 @@ func TestIRQWakeupNoStallOnOwnCPU(t *testing.T) {
 	if _, err := s.Run(); err != nil {
 		t.Fatal(err)
 	}
-	wTID := int64(w.Tasks[wt].TID)
-	for _, r := range ch.runs {
-		if r.tid == wTID {
-			if got, want := r.start-(t0+5*ms), int64(100000); got != want {
-				t.Errorf("W switched in %d ns after its timer wakeup, want %d (no stall)", got, want)
-			}
-			return
-		}
+	r := ch.firstRunAfter(int64(w.Tasks[wt].TID), 0)
+	if r == nil {
+		t.Fatal("W never ran")
 	}
-	t.Fatal("W never ran")
+	return r.start - (t0 + 5*ms)
 }
 
 // An interrupt wakeup preempting on its own CPU can meet a vCPU stall
@@ -918,32 +936,8 @@ func TestIRQWakeupNoStallOnOwnCPU(t *testing.T) {
 // progress would end at 9 ms (the 8 ms tick waits for it). Without the
 // noise term: 100 µs (TestIRQWakeupNoStallOnOwnCPU).
 func TestIRQWakeupStallBeforeSwitch(t *testing.T) {
-	b := newBuilder(t, "sockets=1,cores=1,threads=1")
-	b.task("hog", 120, 0, true, CauseStart, 20*ms)
-	wt := b.task("w", 120, 0, false, CauseArrival, ms)
-	b.w.Tasks[wt].Activations[0].ReleaseNS = t0 + 5*ms
-	w := b.done(t)
-	w.PreemptWakeNS = []int64{100000}
-	w.Stalls = &StallModel{TickNS: 4 * ms, Fraction: 0.5, FractionByBusy: []float64{0.5, 0.5}, StallsNS: []int64{2 * ms}, MeanStallNS: 2 * ms, IRQWakeStall: 1}
-	cfg := testConfig()
-	cfg.IdleWake = true
-	ch := newChecker(t)
-	s, err := New(w, cfg, ch)
-	if err != nil {
-		t.Fatal(err)
+	got := timerWakeeOnHog(t, &StallModel{TickNS: 4 * ms, Fraction: 0.5, FractionByBusy: []float64{0.5, 0.5}, StallsNS: []int64{2 * ms}, MeanStallNS: 2 * ms, IRQWakeStall: 1})
+	if want := int64(100000 + 2*ms); got != want {
+		t.Errorf("W switched in %d ns after its timer wakeup, want %d (resched delay + stall)", got, want)
 	}
-	s.stall = []stallProc{{start: t0 + 4*ms, end: t0 + 9*ms}}
-	if _, err := s.Run(); err != nil {
-		t.Fatal(err)
-	}
-	wTID := int64(w.Tasks[wt].TID)
-	for _, r := range ch.runs {
-		if r.tid == wTID {
-			if got, want := r.start-(t0+5*ms), int64(100000+2*ms); got != want {
-				t.Errorf("W switched in %d ns after its timer wakeup, want %d (resched delay + stall)", got, want)
-			}
-			return
-		}
-	}
-	t.Fatal("W never ran")
 }
