@@ -87,6 +87,9 @@ func (s *Sim) emitSwitch(r *rq, prev, next *simTask, prevState string) {
 	if prevState == "" {
 		prevState = "R"
 	}
+	if prev != nil {
+		s.emitStatRuntime(r, prev)
+	}
 	e := s.newEvent(timeline.SchedSwitch, r.cpu, tidOf(prev))
 	e.SetStr(timeline.CommonComm, commOf(prev, r.cpu))
 	e.SetStr(timeline.PrevComm, commOf(prev, r.cpu))
@@ -96,6 +99,29 @@ func (s *Sim) emitSwitch(r *rq, prev, next *simTask, prevState string) {
 	e.SetStr(timeline.NextComm, commOf(next, r.cpu))
 	e.SetInt(timeline.NextPID, int64(tidOf(next)))
 	e.SetInt(timeline.NextPrio, prioOf(next))
+	s.emit(e)
+}
+
+// emitStatRuntime writes the sched_stat_runtime of t's run slice that
+// ends now: the kernel emits it from update_curr, at every tick and at the
+// switch-out; one per slice carries the same total, which is what perf sched
+// latency's runtime column sums.
+func (s *Sim) emitStatRuntime(r *rq, t *simTask) {
+	if t.rt && !s.knobs.StatRuntimeAllClasses {
+		return
+	}
+	d := t.sumExec - t.sliceExec
+	if d <= 0 {
+		return
+	}
+	e := s.newEvent(timeline.SchedStatRuntime, r.cpu, tidOf(t))
+	e.SetStr(timeline.CommonComm, t.w.Comm)
+	e.SetStr(timeline.Comm, t.w.Comm)
+	e.SetInt(timeline.PID, int64(t.w.TID))
+	e.SetInt(timeline.Runtime, d)
+	if !s.knobs.StatRuntimeAllClasses {
+		e.SetInt(timeline.Vruntime, t.vruntime)
+	}
 	s.emit(e)
 }
 

@@ -180,6 +180,10 @@ type Knobs struct {
 	// BaseSlice070: EEVDF's base slice is 0.70 ms × the CPU factor
 	// (v6.15+, 2ae891b82695) instead of 0.75 ms.
 	BaseSlice070 bool
+	// StatRuntimeAllClasses: sched_stat_runtime comes from every class's
+	// runtime accounting (real-time and stop tasks too) and has no
+	// vruntime field (v6.8+); before, only CFS's update_curr emits it.
+	StatRuntimeAllClasses bool
 	// BaseSlice: CFS's sched_slice is at least the minimum granularity
 	// (sched feature BASE_SLICE, v5.13+). Before it a low-weight task's
 	// slice could be far shorter.

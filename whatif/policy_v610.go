@@ -34,5 +34,6 @@ func newV610() *reworkPolicy {
 	p.r.PreferSiblingBusiest = true
 	p.r.StrictMisfitPick = true
 	p.r.UtilShrBound = true
+	p.knobs.StatRuntimeAllClasses = true
 	return p
 }

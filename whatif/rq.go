@@ -517,6 +517,7 @@ func (s *Sim) switchTo(r *rq, t *simTask, prevState string) {
 	r.mruSeq++
 	t.mru = r.mruSeq
 	t.execStart = s.now
+	t.sliceExec = t.sumExec
 	t.ranOn = true
 	s.updateTaskLoad(r, t)
 	if wasIdle {

@@ -11,7 +11,9 @@ import (
 // checker is a Sink that verifies, on every replay, what must hold of any
 // schedule: time never goes backwards, and no CPU runs two tasks at once
 // (each sched_switch switches out the task the CPU was running, and no
-// task is switched in on two CPUs at the same time). It also records the
+// task is switched in on two CPUs at the same time). A CFS task's
+// switch-out follows its sched_stat_runtime, which is the slice's length
+// (perf sched latency's runtime column sums them). It also records the
 // run slices and wakeups for the scenario assertions.
 type checker struct {
 	t       testing.TB
@@ -23,6 +25,7 @@ type checker struct {
 	wakings []timeline.Event
 	migr    int
 	fails   int
+	stat    map[int64]timeline.Event // cpu -> its last sched_stat_runtime, until the switch
 }
 
 type run struct {
@@ -31,7 +34,7 @@ type run struct {
 }
 
 func newChecker(t testing.TB) *checker {
-	return &checker{t: t, cur: map[int64]int64{}, on: map[int64]int64{}, since: map[int64]int64{}, last: -1 << 62}
+	return &checker{t: t, cur: map[int64]int64{}, on: map[int64]int64{}, since: map[int64]int64{}, stat: map[int64]timeline.Event{}, last: -1 << 62}
 }
 
 func (c *checker) failf(format string, a ...any) {
@@ -53,6 +56,15 @@ func (c *checker) Emit(e *timeline.Event) error {
 		if cur, ok := c.cur[cpu]; ok && cur != prev {
 			c.failf("cpu %d switched out %d at %d but was running %d", cpu, prev, e.Time, cur)
 		}
+		since, seen := c.since[cpu]
+		if st, ok := c.stat[cpu]; ok {
+			if st.Int(timeline.PID) != prev || st.Time != e.Time || (seen && st.Int(timeline.Runtime) != e.Time-since) {
+				c.failf("cpu %d: sched_stat_runtime of %d (%d ns at %d) before the switch-out of %d at %d after a slice from %d", cpu, st.Int(timeline.PID), st.Int(timeline.Runtime), st.Time, prev, e.Time, since)
+			}
+			delete(c.stat, cpu)
+		} else if prev != 0 && seen && e.Time > since && e.Int(timeline.PrevPrio) >= 100 {
+			c.failf("cpu %d: CFS task %d switched out at %d after a %d ns slice with no sched_stat_runtime", cpu, prev, e.Time, e.Time-since)
+		}
 		if prev != 0 {
 			c.runs = append(c.runs, run{prev, cpu, c.since[cpu], e.Time})
 			delete(c.on, prev)
@@ -65,6 +77,8 @@ func (c *checker) Emit(e *timeline.Event) error {
 		}
 		c.cur[cpu] = next
 		c.since[cpu] = e.Time
+	case timeline.SchedStatRuntime:
+		c.stat[e.Int(timeline.CPU)] = *e
 	case timeline.SchedWaking:
 		c.wakings = append(c.wakings, *e)
 	case timeline.SchedMigrateTask:

@@ -237,6 +237,7 @@ type simTask struct {
 	parity      bool  // EEVDF RUN_TO_PARITY: picked and deadline not yet passed
 	sumExec     int64
 	prevSumExec int64
+	sliceExec   int64 // sumExec at its last switch-in (sched_stat_runtime at the switch-out)
 	execStart   int64 // last time it started running (task_hot); -1 after migration
 	avg         avg
 	utilEst     uint64
