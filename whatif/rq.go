@@ -1,5 +1,7 @@
 package whatif
 
+import "sort"
+
 // rq is struct rq with its cfs_rq (one level: no cgroups) and a FIFO of
 // real-time tasks (SCHED_FIFO above CFS; per-CPU kthreads only).
 type rq struct {
@@ -48,7 +50,11 @@ type rq struct {
 	// __schedule() clears it (clearResched), not the running task
 	// reaching a milestone. reschedGen tells a stale evResched apart.
 	reschedPending bool
-	reschedGen     uint32
+	// reschedOwn: the pending reschedule was raised by curr itself (a
+	// wakeup it issued on this CPU, in a system call whose return to
+	// user space switches).
+	reschedOwn bool
+	reschedGen uint32
 }
 
 func (s *Sim) newRQ(c int) *rq {
@@ -546,7 +552,7 @@ func (s *Sim) wakeupPreempt(r *rq, t *simTask) {
 	}
 	if t.rt {
 		if !curr.rt {
-			s.preempt(r)
+			s.reschedRT(r)
 		}
 		return
 	}
@@ -594,9 +600,14 @@ func (s *Sim) clearResched(r *rq) {
 // before the running task's next preemption point (preemptionPoint). Until
 // then TIF_NEED_RESCHED is pending (rq.reschedPending).
 func (s *Sim) reschedLater(r *rq) {
+	s.reschedAfter(r, s.reschedDelays(r.cpu+1 == s.wakerCPU1))
+}
+
+// reschedAfter is reschedLater with the delay drawn from pool.
+func (s *Sim) reschedAfter(r *rq, pool []int64) {
 	d := int64(0)
 	local := r.cpu+1 == s.wakerCPU1
-	if pool := s.reschedDelays(local); s.cfg.IdleWake && len(pool) > 0 {
+	if s.cfg.IdleWake && len(pool) > 0 {
 		d = pool[s.rand()%uint64(len(pool))]
 	}
 	at := s.preemptionPoint(r, s.now+d)
@@ -617,7 +628,24 @@ func (s *Sim) reschedLater(r *rq) {
 		return
 	}
 	r.reschedPending = true
+	r.reschedOwn = local
 	s.push(event{t: at, kind: evResched, cpu: int32(r.cpu), gen: r.reschedGen})
+}
+
+// reschedRT is resched_curr() for a real-time wakee on a CFS task's CPU:
+// as reschedLater, with the delay drawn from the trace's own real-time
+// wakeup preemptions (Workload.PreemptWakeRTNS), without those a vCPU
+// stall explains when the stall model is on (it adds its own).
+func (s *Sim) reschedRT(r *rq) {
+	pool := s.w.PreemptWakeRTNS
+	if s.w.Stalls != nil {
+		pool = pool[:sort.Search(len(pool), func(i int) bool { return pool[i] > stallToleranceNS })]
+	}
+	if len(pool) < minRTPool {
+		s.preempt(r)
+		return
+	}
+	s.reschedAfter(r, pool)
 }
 
 // preemptionPoint is when r's running task, asked to reschedule so that
@@ -793,3 +821,8 @@ func (s *Sim) checkPreemptTick(r *rq) {
 		s.preempt(r)
 	}
 }
+
+// minRTPool: fewer real-time wakeup preemptions than this in the trace
+// (a few migration/N stopper wakeups) estimate no delay distribution; the
+// wakee then switches in at once.
+const minRTPool = 20

@@ -493,8 +493,10 @@ func TestEdgePastDemandFires(t *testing.T) {
 
 // A wakeup preemption on the waker's own CPU waits for the waker's next
 // preemption point (here the trace's one local resched delay, 100 µs);
-// the waker reaching a milestone meanwhile (a second, redundant wakeup)
-// does not cancel it: TIF_NEED_RESCHED stays set until __schedule(). One
+// the waker reaching a milestone meanwhile (a second, redundant wakeup in
+// the same system call: the trace shows X ran on 60 µs with
+// TIF_NEED_RESCHED set, Edge.NoPreemptNS) does not cancel it:
+// TIF_NEED_RESCHED stays set until __schedule(). One
 // CPU (latency 6 ms, wakeup_gran 1 ms), X runs 3 ms and wakes W (never
 // run, vruntime 0) at 1.5 ms, then W again (redundant) at 1.55 ms. By
 // hand: X's vruntime 1.5 ms, W placed at max(0, 1.5 − 3) = 0, lead
@@ -507,6 +509,7 @@ func TestLocalReschedSurvivesMilestone(t *testing.T) {
 	wt := b.task("w", 120, 0, false, CauseWake, ms)
 	b.edge(x, 0, 3*ms/2, wt, 0)
 	b.edge(x, 0, 3*ms/2+ms/20, wt, 0)
+	b.w.Edges[0].NoPreemptNS = 60000
 	b.w.PreemptWakeLocalNS = []int64{100000}
 	w := b.done(t)
 	cfg := testConfig()
@@ -523,8 +526,10 @@ func TestLocalReschedSurvivesMilestone(t *testing.T) {
 // check_preempt_wakeup returns early while curr already has
 // TIF_NEED_RESCHED: a second wakeup before the pending switch neither
 // reschedules again nor moves the next buddy. One CPU, X runs 3 ms and
-// wakes W1 at 1.5 ms and W2 at 1.55 ms (both never run: vruntime 0, as
-// max(0, min_vruntime − 3 ms)); local resched delay 100 µs. By hand: W1's
+// wakes W1 at 1.5 ms and W2 at 1.55 ms in one system call (the trace shows
+// X ran on 60 µs with TIF_NEED_RESCHED set after the first, NoPreemptNS)
+// (both never run: vruntime 0, as max(0, min_vruntime − 3 ms)); local
+// resched delay 100 µs. By hand: W1's
 // wakeup sets the next buddy W1 and the resched at 1.6 ms; W2's returns
 // early. At 1.6 ms the leftmost is W1 (equal keys: first inserted) and the
 // next buddy W1: W1 runs 1.6–2.6 ms, then W2 (2.6–3.6), then X. Before,
@@ -536,6 +541,7 @@ func TestNeedReschedKeepsNextBuddy(t *testing.T) {
 	w2 := b.task("w2", 120, 0, false, CauseWake, ms)
 	b.edge(x, 0, 3*ms/2, w1, 0)
 	b.edge(x, 0, 3*ms/2+ms/20, w2, 0)
+	b.w.Edges[0].NoPreemptNS = 60000
 	b.w.PreemptWakeLocalNS = []int64{100000}
 	w := b.done(t)
 	cfg := testConfig()
@@ -953,5 +959,73 @@ func TestIRQWakeupStallBeforeSwitch(t *testing.T) {
 	got := timerWakeeOnHog(t, &StallModel{TickNS: 4 * ms, Fraction: 0.5, FractionByBusy: []float64{0.5, 0.5}, StallsNS: []int64{2 * ms}, MeanStallNS: 2 * ms, IRQWakeStall: 1})
 	if want := int64(100000 + 2*ms); got != want {
 		t.Errorf("W switched in %d ns after its timer wakeup, want %d (resched delay + stall)", got, want)
+	}
+}
+
+// A waker whose wakeup asked for its own preemption switches at its next
+// system call at the latest, by hand. One CPU; W runs from t0 (3 ms, edges
+// at 2.1 and 2.2 ms of demand waking R's activations 0 and 1, 50 µs each);
+// R, asleep from the start at vruntime 0, is 2.1 ms behind W at the first
+// wakeup, more than the 1 ms wakeup_gran: each wakeup preempts W. The
+// trace's resched delay is 150 µs, longer than W's 100 µs to its next
+// wakeup.
+//   - The first wakeup sets TIF_NEED_RESCHED; W reaches its second
+//     wakeup, a new write(), at t0+2.2 ms, so the return from the first
+//     has switched: W is preempted then, R runs 2.2–2.25 ms and blocks, W
+//     resumes and its second wakeup fires at once; both wake R.
+//   - When the trace shows W ran on with TIF_NEED_RESCHED set for 150 µs
+//     after its first wakeup (NoPreemptNS, one system call waking twice),
+//     the second wakeup comes inside that stretch: it finds R not yet run
+//     (pending), and R first runs at the delayed switch, t0+2.25 ms.
+func TestOwnPreemptionAtNextSyscall(t *testing.T) {
+	for _, c := range []struct {
+		noPreempt, firstRun int64
+		pending             int64
+	}{{0, t0 + 2200000, 0}, {150000, t0 + 2250000, 1}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		w := b.task("writer", 120, 0, true, CauseStart, 3*ms)
+		r := b.task("reader", 120, 0, false, CauseWake, 50000, 50000)
+		b.edge(w, 0, 2100000, r, 0)
+		b.edge(w, 0, 2200000, r, 1)
+		b.w.Edges[0].NoPreemptNS = c.noPreempt
+		wl := b.done(t)
+		wl.PreemptWakeLocalNS = []int64{150000}
+		cfg := testConfig()
+		cfg.IdleWake = true
+		res, ch := replayChecked(t, wl, cfg)
+		run := ch.firstRunAfter(int64(wl.Tasks[r].TID), 0)
+		if run == nil || run.start != c.firstRun {
+			t.Errorf("NoPreemptNS %d: reader first ran %+v, want at %d", c.noPreempt, run, c.firstRun)
+		}
+		if res.Stats.EdgesPending != c.pending {
+			t.Errorf("NoPreemptNS %d: %d wakeups found the reader not yet blocked, want %d", c.noPreempt, res.Stats.EdgesPending, c.pending)
+		}
+	}
+}
+
+// A real-time wakee's switch waits the trace's own real-time preemption
+// delay, by hand: one CPU, a CFS hog from t0, an RT task woken by its
+// timer at t0+1 ms. With 20 measured delays of 30 µs it switches in at
+// t0+1.03 ms; with fewer than minRTPool (5) the pool says nothing and it
+// switches in at once.
+func TestRTWakeupPreemptDelay(t *testing.T) {
+	for _, c := range []struct {
+		samples int
+		want    int64
+	}{{20, t0 + ms + 30000}, {5, t0 + ms}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		b.task("hog", 120, 0, true, CauseStart, 5*ms)
+		rt := b.task("cyclic", 49, 0, false, CauseArrival, 50000)
+		b.w.Tasks[rt].Activations[0].ReleaseNS = t0 + ms
+		w := b.done(t)
+		for range c.samples {
+			w.PreemptWakeRTNS = append(w.PreemptWakeRTNS, 30000)
+		}
+		cfg := testConfig()
+		cfg.IdleWake = true
+		_, ch := replayChecked(t, w, cfg)
+		if r := ch.firstRunAfter(int64(w.Tasks[rt].TID), 0); r == nil || r.start != c.want {
+			t.Errorf("%d samples: RT task first ran %+v, want at %d", c.samples, r, c.want)
+		}
 	}
 }

@@ -237,11 +237,15 @@ type simTask struct {
 	parity      bool  // EEVDF RUN_TO_PARITY: picked and deadline not yet passed
 	sumExec     int64
 	prevSumExec int64
-	sliceExec   int64 // sumExec at its last switch-in (sched_stat_runtime at the switch-out)
-	execStart   int64 // last time it started running (task_hot); -1 after migration
-	avg         avg
-	utilEst     uint64
-	utilEstEnq  uint64 // what enqueue added to the cfs_rq util_est
+	// noPreemptEnd: the end (in demand) of the stretches the fired edges
+	// of this activation ran through with TIF_NEED_RESCHED set
+	// (Edge.NoPreemptNS): one system call waking several tasks.
+	noPreemptEnd int64
+	sliceExec    int64 // sumExec at its last switch-in (sched_stat_runtime at the switch-out)
+	execStart    int64 // last time it started running (task_hot); -1 after migration
+	avg          avg
+	utilEst      uint64
+	utilEstEnq   uint64 // what enqueue added to the cfs_rq util_est
 
 	wakeeFlips    uint32
 	wakeeFlipTS   int64
@@ -640,8 +644,17 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 		if e.OffsetNS > t.progress && t.progress < a.DemandNS {
 			return
 		}
+		if r.reschedPending && r.reschedOwn && e.OffsetNS >= t.noPreemptEnd {
+			// The wakeup is a new system call: the return to user space
+			// from the one that set TIF_NEED_RESCHED came first, and
+			// switched. The edge fires when the task runs again.
+			r.reschedPending = false
+			s.preempt(r)
+			return
+		}
 		idx := t.nextEdge
 		t.nextEdge++
+		t.noPreemptEnd = max(t.noPreemptEnd, e.OffsetNS+e.NoPreemptNS)
 		s.fired[idx]++
 		s.stats.EdgesFired++
 		wakee := s.tasks[e.Wakee]
@@ -774,6 +787,7 @@ func (s *Sim) startActivation(t *simTask, k int32) {
 	t.act = k
 	t.progress = 0
 	t.nextEdge = t.w.Activations[k].EdgeLo
+	t.noPreemptEnd = 0
 }
 
 // wake is try_to_wake_up() for activation k of t, from waker (nil: an

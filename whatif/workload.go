@@ -201,6 +201,10 @@ type Workload struct {
 	// PreemptWakeLocalNS: the same for wakeups issued on the target CPU
 	// itself (the waker is preempted: no IPI, no vCPU stall), sorted.
 	PreemptWakeLocalNS []int64
+	// PreemptWakeRTNS: the delays from a real-time task's wakeup to its
+	// switch-in preempting a CFS task (the interrupt's or system call's
+	// exit path, the vCPU's stalls), not in the two pools above; sorted.
+	PreemptWakeRTNS []int64
 	// Stalls is the vCPU stall model measured from the trace's tick
 	// records (noise.go); nil: none seen (bare metal, or no
 	// sched_stat_runtime events in the trace).
@@ -645,7 +649,13 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			// switched out runnable for the wakee on the target CPU, with
 			// no switch in between, within a tick (a longer wait is a
 			// slice expiry, which the model times itself).
-			if prev == pb.curr && c == pb.cpu && x.switches[c] == pb.seq && strings.HasPrefix(e.Str(timeline.PrevState), "R") && now-pb.at < 4000000 {
+			preempted := prev == pb.curr && c == pb.cpu && x.switches[c] == pb.seq && strings.HasPrefix(e.Str(timeline.PrevState), "R")
+			if preempted && e.Int(timeline.NextPrio) < 100 && e.Int(timeline.PrevPrio) >= 100 {
+				// A real-time wakee takes the CPU from a CFS task at the
+				// first preemption point, however long that is: the whole
+				// delay is the machine's and the kernel's exit path.
+				x.w.PreemptWakeRTNS = append(x.w.PreemptWakeRTNS, now-pb.at)
+			} else if preempted && now-pb.at < 4000000 {
 				if pb.from == c {
 					x.w.PreemptWakeLocalNS = append(x.w.PreemptWakeLocalNS, now-pb.at)
 				} else {
@@ -923,6 +933,7 @@ func (x *extractor) finish() {
 	sort.Slice(w.IdleWakeRemoteNS, func(i, j int) bool { return w.IdleWakeRemoteNS[i] < w.IdleWakeRemoteNS[j] })
 	sort.Slice(w.PreemptWakeNS, func(i, j int) bool { return w.PreemptWakeNS[i] < w.PreemptWakeNS[j] })
 	sort.Slice(w.PreemptWakeLocalNS, func(i, j int) bool { return w.PreemptWakeLocalNS[i] < w.PreemptWakeLocalNS[j] })
+	sort.Slice(w.PreemptWakeRTNS, func(i, j int) bool { return w.PreemptWakeRTNS[i] < w.PreemptWakeRTNS[j] })
 	w.index()
 }
 

@@ -202,6 +202,9 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	for _, d := range w.PreemptWakeLocalNS {
 		add(wlRow{"table": "preempt_wake_local", "preempt_wake_ns": d})
 	}
+	for _, d := range w.PreemptWakeRTNS {
+		add(wlRow{"table": "preempt_wake_rt", "preempt_wake_ns": d})
+	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	return writeWorkloadFile(path, schema, mem, rec, nil)
@@ -369,6 +372,8 @@ func LoadWorkload(path string) (*Workload, error) {
 				w.PreemptWakeNS = append(w.PreemptWakeNS, num("preempt_wake_ns", i))
 			case "preempt_wake_local":
 				w.PreemptWakeLocalNS = append(w.PreemptWakeLocalNS, num("preempt_wake_ns", i))
+			case "preempt_wake_rt":
+				w.PreemptWakeRTNS = append(w.PreemptWakeRTNS, num("preempt_wake_ns", i))
 			default:
 				return nil, fmt.Errorf("%s: row %d: unknown table %q", path, i, str("table", i))
 			}

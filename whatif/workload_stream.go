@@ -429,6 +429,7 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		{"idle_wake_remote", cIdleWake, hdr.IdleWakeRemoteNS},
 		{"preempt_wake", cPreemptWake, hdr.PreemptWakeNS},
 		{"preempt_wake_local", cPreemptWake, hdr.PreemptWakeLocalNS},
+		{"preempt_wake_rt", cPreemptWake, hdr.PreemptWakeRTNS},
 	} {
 		for _, d := range pool.ns {
 			row.reset(pool.table)
