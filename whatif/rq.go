@@ -635,13 +635,15 @@ func (s *Sim) reschedAfter(r *rq, pool []int64) {
 // reschedRT is resched_curr() for a real-time wakee on a CFS task's CPU:
 // as reschedLater, with the delay drawn from the trace's own real-time
 // wakeup preemptions (Workload.PreemptWakeRTNS), without those a vCPU
-// stall explains when the stall model is on (it adds its own).
+// stall explains when the stall model is on (it adds its own). Fewer than
+// minDelayPool of them (a few migration/N stopper wakeups) estimate no
+// distribution: the wakee then switches in at once.
 func (s *Sim) reschedRT(r *rq) {
 	pool := s.w.PreemptWakeRTNS
 	if s.w.Stalls != nil {
 		pool = pool[:sort.Search(len(pool), func(i int) bool { return pool[i] > stallToleranceNS })]
 	}
-	if len(pool) < minRTPool {
+	if len(pool) < minDelayPool {
 		s.preempt(r)
 		return
 	}
@@ -821,8 +823,3 @@ func (s *Sim) checkPreemptTick(r *rq) {
 		s.preempt(r)
 	}
 }
-
-// minRTPool: fewer real-time wakeup preemptions than this in the trace
-// (a few migration/N stopper wakeups) estimate no delay distribution; the
-// wakee then switches in at once.
-const minRTPool = 20

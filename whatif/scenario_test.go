@@ -1006,7 +1006,7 @@ func TestOwnPreemptionAtNextSyscall(t *testing.T) {
 // A real-time wakee's switch waits the trace's own real-time preemption
 // delay, by hand: one CPU, a CFS hog from t0, an RT task woken by its
 // timer at t0+1 ms. With 20 measured delays of 30 µs it switches in at
-// t0+1.03 ms; with fewer than minRTPool (5) the pool says nothing and it
+// t0+1.03 ms; with fewer than minDelayPool (5) the pool says nothing and it
 // switches in at once.
 func TestRTWakeupPreemptDelay(t *testing.T) {
 	for _, c := range []struct {
@@ -1026,6 +1026,44 @@ func TestRTWakeupPreemptDelay(t *testing.T) {
 		_, ch := replayChecked(t, w, cfg)
 		if r := ch.firstRunAfter(int64(w.Tasks[rt].TID), 0); r == nil || r.start != c.want {
 			t.Errorf("%d samples: RT task first ran %+v, want at %d", c.samples, r, c.want)
+		}
+	}
+}
+
+// A remote resched-delay pool too small to sample (fewer than
+// minDelayPool) gives way to every CFS wakeup preemption of the trace.
+// One CPU, a hog from t0, W woken by its timer at t0+5 ms (an interrupt:
+// the remote pool), far behind the hog: it preempts. The local pool holds
+// 20 delays of 30 µs. With no remote delay at all the switch used to be
+// immediate, and with one of 3 ms always 3 ms late; now W switches in
+// 30 µs after its wakeup with no remote delay, and on at least 8 of 10
+// seeds with the one 3 ms delay (20 of the 21 draws are 30 µs).
+func TestTinyRemotePreemptPool(t *testing.T) {
+	for _, c := range []struct {
+		remote []int64
+		want30 int // seeds (of 10) switching in 30 µs after the wakeup
+	}{{nil, 10}, {[]int64{3 * ms}, 8}} {
+		n := 0
+		for seed := range 10 {
+			b := newBuilder(t, "sockets=1,cores=1,threads=1")
+			b.task("hog", 120, 0, true, CauseStart, 20*ms)
+			wt := b.task("w", 120, 0, false, CauseArrival, ms)
+			b.w.Tasks[wt].Activations[0].ReleaseNS = t0 + 5*ms
+			w := b.done(t)
+			for range 20 {
+				w.PreemptWakeLocalNS = append(w.PreemptWakeLocalNS, 30000)
+			}
+			w.PreemptWakeNS = c.remote
+			cfg := testConfig()
+			cfg.IdleWake = true
+			cfg.Seed = uint64(seed)
+			_, ch := replayChecked(t, w, cfg)
+			if r := ch.firstRunAfter(int64(w.Tasks[wt].TID), 0); r != nil && r.start == t0+5*ms+30000 {
+				n++
+			}
+		}
+		if n < c.want30 {
+			t.Errorf("remote pool %v: %d of 10 seeds switched W in 30 µs after its wakeup, want at least %d", c.remote, n, c.want30)
 		}
 	}
 }

@@ -269,20 +269,23 @@ func (t *simTask) allowed(cpu int) bool { return t.pinned < 0 || int(t.pinned) =
 
 // Sim is one replay of a workload under a policy.
 type Sim struct {
-	cfg    Config
-	pol    Policy
-	knobs  Knobs
-	hook   GroupStatsHook
-	w      *Workload
-	dom    *model.Domains
-	ncpu   int
-	cpus   []*rq
-	tasks  []*simTask
-	q      eventQueue
-	seq    uint64
-	now    int64
-	tickNS int64
-	rng    uint64
+	cfg   Config
+	pol   Policy
+	knobs Knobs
+	// preemptAll: the local and remote wakeup-preemption delays together,
+	// sorted (reschedDelays, for a remote pool too small to sample).
+	preemptAll []int64
+	hook       GroupStatsHook
+	w          *Workload
+	dom        *model.Domains
+	ncpu       int
+	cpus       []*rq
+	tasks      []*simTask
+	q          eventQueue
+	seq        uint64
+	now        int64
+	tickNS     int64
+	rng        uint64
 
 	// Tunables scaled by 1 + ilog2(min(ncpu, 8)) (sched_update_scaling).
 	latencyNS, minGranNS, wakeupGranNS int64
