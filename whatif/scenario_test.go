@@ -1067,3 +1067,43 @@ func TestTinyRemotePreemptPool(t *testing.T) {
 		}
 	}
 }
+
+// A task left waiting for a wakeup that a deadline-cut task would have
+// sent is cut too at the end of the replay, by hand (the schbench shape: a
+// worker stopped at its recorded exit, the message thread's own exit not
+// in the trace). One CPU: W (worker, exits at 5 ms) runs 1 ms bursts
+// woken by M (message thread, no recorded exit); each W burst ends by
+// waking M's next activation; M runs 0.1 ms and wakes W. W's demand is 3
+// bursts of 4 ms: the second is cut at 5 ms, so M's activation 2 (woken at
+// the end of W's second burst) never comes: M is stranded with 0.1 ms of
+// its demand cut, and the edge of that activation (to W's activation 2)
+// is cut, not missed.
+func TestStrandedByDeadlineCut(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	m := b.task("msg", 120, 0, true, CauseStart, ms/10, ms/10, ms/10)
+	w := b.task("worker", 120, 0, false, CauseWake, 4*ms, 4*ms, 4*ms)
+	b.w.Tasks[w].ExitNS = t0 + 5*ms
+	b.w.Tasks[w].Activations[2].End = EndExit
+	for i := int32(0); i < 3; i++ {
+		b.edge(m, i, ms/10, w, i)
+		if i < 2 {
+			b.edge(w, i, 4*ms, m, i+1)
+		}
+	}
+	wl := b.done(t)
+	cfg := testConfig()
+	cfg.ExitDeadlines = true
+	res, err := Replay(wl, cfg, newChecker(t))
+	if err != nil {
+		t.Fatal(err) // before strandCut: "edge 4 (wake ...) fired 0 times"
+	}
+	st := res.Stats
+	if st.DeadlineCuts != 1 || st.StrandedCuts != 1 {
+		t.Errorf("deadline cuts %d, stranded %d; want 1 and 1", st.DeadlineCuts, st.StrandedCuts)
+	}
+	// W: 0.1–4.1 ms burst 0, then burst 1 from 4.2 ms cut at 5 ms (3.2 ms
+	// of it and all 4 ms of burst 2 cut); M: its activation 2 (0.1 ms).
+	if want := int64(3200000 + 4*ms + ms/10); st.DeadlineCutNS != want {
+		t.Errorf("cut %d ns, want %d", st.DeadlineCutNS, want)
+	}
+}

@@ -383,6 +383,9 @@ type Stats struct {
 	DeadlineCuts  int64 `json:"deadline_cuts,omitempty"`
 	DeadlineCutNS int64 `json:"deadline_cut_ns,omitempty"`
 	EdgesCut      int64 `json:"edges_cut,omitempty"`
+	// StrandedCuts: tasks left asleep at the end for a wakeup a cut task
+	// would have sent, cut from there (strandCut).
+	StrandedCuts int64 `json:"stranded_cuts,omitempty"`
 }
 
 // New prepares a replay of w.
@@ -610,7 +613,62 @@ func (s *Sim) Run() (*Stats, error) {
 	}
 	s.stats.Events = s.events
 	s.stats.EndNS = s.now
+	s.strandCut()
 	return &s.stats, s.checkInvariants()
+}
+
+// strandCut: with exit deadlines, a task whose next activation waits for
+// a wakeup that a cut task would have sent (schbench's message thread,
+// whose worker stopped at its recorded exit, when the trace does not show
+// the message thread's own exit) sleeps for ever, and so does a task
+// waiting for it. At the end of the replay such tasks are cut too, from
+// their next activation on: their demand and edges are the stopped
+// work's, as deadline's are (Stats.StrandedCuts). A task stuck for any
+// other reason is left to checkInvariants.
+func (s *Sim) strandCut() {
+	if !s.cfg.ExitDeadlines {
+		return
+	}
+	var causeOf []int32 // per (task, activation): its causal edge, -1 none
+	for changed := true; changed; {
+		changed = false
+		for _, t := range s.tasks {
+			next := t.act + 1
+			if t.cut || t.state != tsSleeping || int(next) >= len(t.w.Activations) || t.trig[next] {
+				continue
+			}
+			if causeOf == nil {
+				causeOf = make([]int32, s.actBase[len(s.tasks)])
+				for i := range causeOf {
+					causeOf[i] = -1
+				}
+				for i, e := range s.w.Edges {
+					if e.Causal {
+						causeOf[s.actBase[e.Wakee]+e.WakeeAct] = int32(i)
+					}
+				}
+			}
+			ei := causeOf[s.actBase[t.id]+next]
+			if ei < 0 || s.fired[ei] != 0 || !s.tasks[s.w.Edges[ei].Waker].cut {
+				continue
+			}
+			var cut int64
+			for j := next; int(j) < len(t.w.Activations); j++ {
+				a := &t.w.Activations[j]
+				cut += a.DemandNS
+				for i := a.EdgeLo; i < a.EdgeHi; i++ {
+					if s.fired[i] == 0 {
+						s.edgeCut[i] = true
+						s.stats.EdgesCut++
+					}
+				}
+			}
+			t.cut, t.cutNS = true, cut
+			s.stats.StrandedCuts++
+			s.stats.DeadlineCutNS += cut
+			changed = true
+		}
+	}
 }
 
 // progress handles the running task reaching a milestone: fire the edges
