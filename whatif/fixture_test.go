@@ -96,9 +96,11 @@ func TestFixturesReplayInvariants(t *testing.T) {
 // A trace with switches it did not record (Workload.LostSwitchIns > 0,
 // this machine's 6.18 recordings) is held to less: timehist starts such a
 // run at the CPU's previous switch, extraction not before the task's
-// wakeup either, so no task's demand exceeds its timehist run time, and
-// the totals differ by the idle time timehist books to those runs (under
-// 10 % here).
+// wakeup either; a task whose switch-outs are lost (schbench-m1-t2's
+// tokio-rt-worker, only ever seen switching in) gets no run time from
+// timehist, which books a run at its switch-out, but its demand up to
+// the next task seen on that CPU from extraction. So only the totals are
+// held, within 10 %.
 func TestExtractDemandMatchesRunTime(t *testing.T) {
 	for _, f := range fixtures(t) {
 		w, _ := extractFixture(t, f)
@@ -127,12 +129,12 @@ func TestExtractDemandMatchesRunTime(t *testing.T) {
 			totDemand += demand
 			totRun += run[tk.TID]
 			d := demand - run[tk.TID]
-			if d > 1000 || d < -1000 && w.LostSwitchIns == 0 {
+			if (d > 1000 || d < -1000) && w.LostSwitchIns == 0 {
 				t.Errorf("%s: task %d (%s) demand %d, analysis run time %d", f, tk.TID, tk.Comm, demand, run[tk.TID])
 			}
 		}
-		if w.LostSwitchIns > 0 && totDemand < totRun*9/10 {
-			t.Errorf("%s: demand %d, under 90%% of the analysis run time %d", f, totDemand, totRun)
+		if w.LostSwitchIns > 0 && (totDemand < totRun*9/10 || totDemand > totRun*11/10) {
+			t.Errorf("%s: demand %d, not within 10%% of the analysis run time %d", f, totDemand, totRun)
 		}
 		w2, _ := extractFixture(t, f)
 		if !reflect.DeepEqual(w, w2) {
