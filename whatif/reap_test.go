@@ -32,9 +32,10 @@ func reapWorkload(t *testing.T) (*Workload, int32) {
 // exit delay): A exits at 2.5 ms, B at 9 ms. A's exit wakes P at 2.5 ms
 // for its activation 1 (it needs one exit) to 3.5 ms; P then waits
 // again, B's exit wakes it at 9 ms for activation 2 (two exits) and it
-// exits at 10 ms. With the trace's pairing P's activation 1 waited for
-// B's exit at 9 ms and ran on into activation 2 (A's exit pending):
-// P exited at 11 ms.
+// exits at 10 ms. With the trace's pairing of every wakeup
+// (PairedWakeups) P's activation 1 waited for B's exit at 9 ms and ran on
+// into activation 2 (A's exit pending): P exited at 11 ms. By default any
+// wakeup starts P's next activation, which gives the same 10 ms here.
 func TestReapAnyChild(t *testing.T) {
 	w, p := reapWorkload(t)
 	pTID := w.Tasks[p].TID
@@ -66,14 +67,28 @@ func TestReapAnyChild(t *testing.T) {
 		t.Errorf("child exits %d, reap wakeups %d, reaps without sleep %d, pending %d; want 2, 2, 0, 0", st.ChildExits, st.ReapWakeups, st.ReapsWithoutSleep, st.EdgesPending)
 	}
 
-	// Off (the default): the trace's pairing.
+	// Off, with the trace's pairing of every wakeup (PairedWakeups).
 	ex = exitTimes{}
-	res, err = Replay(w, testConfig(), Tee{newChecker(t), ex})
+	cfg = testConfig()
+	cfg.PairedWakeups = true
+	res, err = Replay(w, cfg, Tee{newChecker(t), ex})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ex[pTID] != t0+11*ms || res.Stats.ChildExits != 0 || res.Stats.EdgesPending != 1 {
 		t.Errorf("trace's pairing: parent exits at %d ns, child exits counted %d, pending %d; want 11 ms, 0, 1", ex[pTID]-t0, res.Stats.ChildExits, res.Stats.EdgesPending)
+	}
+
+	// Off, by default: a wakeup starts the parent's next activation
+	// whichever child sends it (wakeSlot), so A's exit wakes P at 2.5 ms
+	// here too, and P exits at 10 ms; the reap plan's exit counts are off.
+	ex = exitTimes{}
+	res, err = Replay(w, testConfig(), Tee{newChecker(t), ex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex[pTID] != t0+10*ms || res.Stats.ChildExits != 0 || res.Stats.EdgesPending != 0 {
+		t.Errorf("any waker: parent exits at %d ns, child exits counted %d, pending %d; want 10 ms, 0, 0", ex[pTID]-t0, res.Stats.ChildExits, res.Stats.EdgesPending)
 	}
 }
 

@@ -1107,3 +1107,45 @@ func TestStrandedByDeadlineCut(t *testing.T) {
 		t.Errorf("cut %d ns, want %d", st.DeadlineCutNS, want)
 	}
 }
+
+// A wakeup starts the wakee's next activation that waits for one,
+// whoever sends it, by hand. Three CPUs, each task on its own: W1 runs 6
+// ms and wakes R at 5 ms (the trace paired it with R's activation 0); W2
+// runs 2 ms and wakes R at 1 ms (paired with activation 1: in the trace
+// W2 ran later). R's activations are 1 ms each.
+//   - Default (any waker): W2's wakeup at 1 ms finds R asleep and starts
+//     activation 0, run 1–2 ms; W1's at 5 ms starts activation 1, run 5–6
+//     ms: two wakeups, none pending.
+//   - PairedWakeups: W2's wakeup at 1 ms is for activation 1 while R has
+//     not had activation 0: it is pending; W1's at 5 ms starts activation
+//     0, and R runs on into 1 without sleeping: one run, 5–7 ms.
+func TestWakeupStartsNextActivation(t *testing.T) {
+	for _, c := range []struct {
+		paired  bool
+		runs    []run
+		pending int64
+	}{
+		{false, []run{{start: t0 + ms, end: t0 + 2*ms}, {start: t0 + 5*ms, end: t0 + 6*ms}}, 0},
+		{true, []run{{start: t0 + 5*ms, end: t0 + 7*ms}}, 1},
+	} {
+		b := newBuilder(t, "sockets=1,cores=3,threads=1")
+		w1 := b.task("w1", 120, 0, true, CauseStart, 6*ms)
+		w2 := b.task("w2", 120, 1, true, CauseStart, 2*ms)
+		r := b.task("r", 120, 2, false, CauseWake, ms, ms)
+		b.edge(w1, 0, 5*ms, r, 0)
+		b.edge(w2, 0, ms, r, 1)
+		w := b.done(t)
+		cfg := testConfig()
+		cfg.PairedWakeups = c.paired
+		res, ch := replayChecked(t, w, cfg)
+		var got []run
+		for _, x := range ch.runs {
+			if x.tid == int64(w.Tasks[r].TID) {
+				got = append(got, run{start: x.start, end: x.end})
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.runs) || res.Stats.EdgesPending != c.pending {
+			t.Errorf("paired %v: R ran %v, pending %d; want %v, %d", c.paired, got, res.Stats.EdgesPending, c.runs, c.pending)
+		}
+	}
+}

@@ -70,6 +70,15 @@ type Config struct {
 	// Opt-in: measured, it did not pass the fidelity gate (FIDELITY.md,
 	// round 10).
 	ReapAnyChild bool
+	// PairedWakeups: a task's wakeup starts only the activation the trace
+	// paired it with (an earlier one still asleep leaves it pending). By
+	// default a wakeup starts the wakee's lowest activation still waiting
+	// for a task's wakeup, whoever sends it (wakeSlot): try_to_wake_up
+	// wakes a sleeper whoever calls it, and a wakee with several wakers
+	// (schbench's message thread, a hackbench receiver) is woken by the
+	// first of them to run in the replay, not by the one that ran first
+	// in the trace (FIDELITY.md round 19).
+	PairedWakeups bool
 	// RunQueue selects the per-CPU discipline: "" (the policy's),
 	// "cfs" or "eevdf".
 	RunQueue string
@@ -618,7 +627,7 @@ func (s *Sim) Run() (*Stats, error) {
 }
 
 // strandCut: with exit deadlines, a task whose next activation waits for
-// a wakeup that a cut task would have sent (schbench's message thread,
+// a wakeup that only cut tasks would have sent (schbench's message thread,
 // whose worker stopped at its recorded exit, when the trace does not show
 // the message thread's own exit) sleeps for ever, and so does a task
 // waiting for it. At the end of the replay such tasks are cut too, from
@@ -630,6 +639,7 @@ func (s *Sim) strandCut() {
 		return
 	}
 	var causeOf []int32 // per (task, activation): its causal edge, -1 none
+	var live []int32    // per task: wake edges still to come from a task not cut
 	for changed := true; changed; {
 		changed = false
 		for _, t := range s.tasks {
@@ -648,9 +658,25 @@ func (s *Sim) strandCut() {
 					}
 				}
 			}
-			ei := causeOf[s.actBase[t.id]+next]
-			if ei < 0 || s.fired[ei] != 0 || !s.tasks[s.w.Edges[ei].Waker].cut {
-				continue
+			if !s.cfg.PairedWakeups && t.w.Activations[next].Cause == CauseWake {
+				// Any wakeup would do: stranded only when every one still
+				// to come was to be sent by a cut task.
+				if live == nil {
+					live = make([]int32, len(s.tasks))
+					for i, e := range s.w.Edges {
+						if e.Causal && e.Kind == EdgeWake && s.fired[i] == 0 && !s.tasks[e.Waker].cut {
+							live[e.Wakee]++
+						}
+					}
+				}
+				if live[t.id] > 0 {
+					continue
+				}
+			} else {
+				ei := causeOf[s.actBase[t.id]+next]
+				if ei < 0 || s.fired[ei] != 0 || !s.tasks[s.w.Edges[ei].Waker].cut {
+					continue
+				}
 			}
 			var cut int64
 			for j := next; int(j) < len(t.w.Activations); j++ {
@@ -667,6 +693,7 @@ func (s *Sim) strandCut() {
 			s.stats.StrandedCuts++
 			s.stats.DeadlineCutNS += cut
 			changed = true
+			live = nil // t's edges no longer come
 		}
 	}
 }
@@ -859,6 +886,9 @@ func (s *Sim) startActivation(t *simTask, k int32) {
 // finding its wake condition already true does; unless it is the reply
 // to t's own request (isReply), which is held until t blocks.
 func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) {
+	if waker != nil && !s.cfg.PairedWakeups {
+		k = s.wakeSlot(t, k)
+	}
 	if int(k) >= len(t.trig) || t.trig[k] || t.state == tsDead {
 		s.stats.EdgesRedundant++
 		return
@@ -877,6 +907,24 @@ func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) {
 	}
 	s.startActivation(t, t.act+1)
 	s.placeWoken(t, waker, wakerCPU)
+}
+
+// wakeSlot is the activation of t that a task's wakeup paired with
+// activation k starts: the lowest one after t's current that waits for a
+// task's wakeup (CauseWake), has not had one and is not held for a reply
+// (heldK). k itself when k is not such an activation (the wakeup then
+// finds its own, or nothing), when there is none, and for a parent that
+// waits for any child (reap.go pairs its wakeups itself).
+func (s *Sim) wakeSlot(t *simTask, k int32) int32 {
+	if int(k) >= len(t.trig) || t.w.Activations[k].Cause != CauseWake || s.reap.exits[t.id] > 0 {
+		return k
+	}
+	for m := t.act + 1; int(m) < len(t.trig); m++ {
+		if !t.trig[m] && m != t.heldK && t.w.Activations[m].Cause == CauseWake {
+			return m
+		}
+	}
+	return k
 }
 
 // placeWoken is the rest of try_to_wake_up for t, woken by waker (nil: an

@@ -26,6 +26,7 @@ func synthCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "workload file (Arrow) to write, for replay whatif -i"},
 			&cli.StringFlag{Name: "policy", Usage: "also replay it under this policy (comma-separated for several) and print the benchmark's report; known: " + fmt.Sprint(whatif.PolicyNames())},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "report format: table or json"},
+			&cli.BoolFlag{Name: "paired-wakeups", Usage: "with --policy: a wakeup starts only the activation the workload paired it with (the replay before round 19; see replay whatif --paired-wakeups)"},
 			&cli.Int64Flag{Name: "idle-exit-us", Usage: "the machine's idle-exit delay (us) recorded in the workload for the replay to apply to wakeups onto idle CPUs (a trace measures it; default none)"},
 		}
 		for _, o := range sp.Options {
@@ -137,6 +138,7 @@ func runSynth(c *cli.Context, sp synth.Spec) error {
 	for _, p := range policies {
 		cfg := whatif.DefaultConfig(p)
 		cfg.Topology, cfg.Seed = topo, c.Uint64("seed")
+		cfg.PairedWakeups = c.Bool("paired-wakeups")
 		rep, _, err := synth.Run(res, cfg)
 		if err != nil {
 			return err
