@@ -139,6 +139,46 @@ func TestLostSwitchInferredFromWakeup(t *testing.T) {
 	}
 }
 
+// An inferred switch-in does not start before the displaced task's last
+// sign of running on that CPU. By hand: 40 runs on CPU 0 from 1 ms and
+// wakes 30 at 3 ms (its demand booked to 3 ms: the edge's offset is
+// 2 ms); 10, woken onto CPU 0 at 2 ms, wakes 50 from CPU 0 at 4 ms: its
+// switch-in was lost. Dated from 10's wakeup (2 ms) it would end 40's run
+// before 40's own wakeup of 30, shrinking 40's demand below that edge's
+// offset (a recorded hackbench -g 10 on this machine failed extraction so:
+// "offset 7628 outside the waker's demand"). 10 ran from 3 ms: 40's demand
+// is 2 ms to there plus 1 ms after 10 blocks at 5 ms, 10's is 2 ms.
+func TestLostSwitchInAfterDisplacedTasksLastEvent(t *testing.T) {
+	w, err := Extract(&noiseReader{evs: []timeline.Event{
+		nSwitch(500000, 0, 0, "R", 10), nSwitch(800000, 0, 10, "S", 0),
+		nSwitch(900000, 1, 0, "R", 20),
+		nSwitch(1*ms, 0, 0, "R", 40),
+		nWaking(2*ms, 1, 20, 10, 0),
+		nWaking(3*ms, 0, 40, 30, 1),
+		nWaking(4*ms, 0, 10, 50, 1),
+		nSwitch(5*ms, 0, 10, "S", 40), nSwitch(6*ms, 0, 40, "S", 0),
+		nSwitch(7*ms, 1, 20, "S", 30), nSwitch(8*ms, 1, 30, "S", 50), nSwitch(9*ms, 1, 50, "S", 0),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := map[int32]int{}
+	for i, tk := range w.Tasks {
+		idx[tk.TID] = i
+	}
+	var d40 int64
+	for _, a := range w.Tasks[idx[40]].Activations {
+		d40 += a.DemandNS
+	}
+	if d40 != 3*ms {
+		t.Errorf("task 40's demand %d ns, want 3 ms (activations %+v)", d40, w.Tasks[idx[40]].Activations)
+	}
+	ten := w.Tasks[idx[10]]
+	if len(ten.Activations) != 2 || ten.Activations[1].DemandNS != 2*ms {
+		t.Errorf("task 10 activations %+v, want a second one of 2 ms", ten.Activations)
+	}
+}
+
 // On a real trace with untraced switches (fixtures/local-6.18: this VM's
 // 6.18 kernel leaves most switches out of idle untraced), stress-ng's
 // processes fork from CPUs the trace shows idle or running another task.

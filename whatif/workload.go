@@ -540,6 +540,12 @@ func (x *extractor) accrue(t *extTask, now int64) {
 	if t.runCPU >= 0 && int(t.runCPU) < len(x.capOf) {
 		capc = x.capOf[t.runCPU]
 	}
+	if now <= t.runStart {
+		// Booked up to a later point already (a displacement dated
+		// before the task's last event): demand never shrinks, or an
+		// edge would lie past it.
+		return
+	}
 	a.DemandNS += (now - t.runStart) * capc / 1024
 	t.runStart = now
 }
@@ -684,6 +690,11 @@ func (x *extractor) lostSwitchIn(t *extTask, c int32) {
 		x.newAct(t, CauseArrival, t.lastSeen)
 	}
 	since := max(t.lastSeen, x.curSince[c], x.w.StartNS)
+	if p := x.byTID[x.cur[c]]; x.cur[c] > 0 && p != nil && p.state == stRunning && p.runCPU == c {
+		// Not before the displaced task's last sign of running there (a
+		// wakeup it issued, which booked its run up to then).
+		since = max(since, p.runStart)
+	}
 	x.displace(c, x.w.Tasks[t.idx].TID, since)
 	t.state, t.runStart, t.runCPU = stRunning, since, c
 	if a := x.act(t); a.CPU < 0 {
