@@ -663,7 +663,13 @@ func (s *Sim) preemptionPoint(r *rq, at int64) int64 {
 	a := &t.w.Activations[t.act]
 	capc := int64(r.capacity)
 	p := t.progress + (at-s.now)*capc/capacityScale
-	for i := a.EdgeLo; i < a.EdgeHi; i++ {
+	// The edges already fired lie at or before the progress; their
+	// stretches end at t.noPreemptEnd at the latest.
+	if end := min(t.noPreemptEnd, a.DemandNS); end > p {
+		at = s.now + ((end-t.progress)*capacityScale+capc-1)/capc
+		p = end
+	}
+	for i := t.nextEdge; i < a.EdgeHi; i++ {
 		e := &s.w.Edges[i]
 		if e.OffsetNS > p {
 			break

@@ -250,6 +250,7 @@ type simTask struct {
 	// of this activation ran through with TIF_NEED_RESCHED set
 	// (Edge.NoPreemptNS): one system call waking several tasks.
 	noPreemptEnd int64
+	wakeFrom     int32 // wakeSlot's scan start
 	sliceExec    int64 // sumExec at its last switch-in (sched_stat_runtime at the switch-out)
 	execStart    int64 // last time it started running (task_hot); -1 after migration
 	avg          avg
@@ -919,7 +920,14 @@ func (s *Sim) wakeSlot(t *simTask, k int32) int32 {
 	if int(k) >= len(t.trig) || t.w.Activations[k].Cause != CauseWake || s.reap.exits[t.id] > 0 {
 		return k
 	}
-	for m := t.act + 1; int(m) < len(t.trig); m++ {
+	// wakeFrom: no activation below it (and after the current one) is
+	// still free; activations only become triggered, so it only moves up.
+	m := max(t.wakeFrom, t.act+1)
+	for int(m) < len(t.trig) && (t.trig[m] || t.w.Activations[m].Cause != CauseWake) {
+		m++
+	}
+	t.wakeFrom = m
+	for ; int(m) < len(t.trig); m++ {
 		if !t.trig[m] && m != t.heldK && t.w.Activations[m].Cause == CauseWake {
 			return m
 		}
