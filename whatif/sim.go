@@ -279,23 +279,23 @@ func (t *simTask) allowed(cpu int) bool { return t.pinned < 0 || int(t.pinned) =
 
 // Sim is one replay of a workload under a policy.
 type Sim struct {
-	cfg   Config
-	pol   Policy
-	knobs Knobs
+	cfg    Config
+	pol    Policy
+	knobs  Knobs
+	hook   GroupStatsHook
+	w      *Workload
+	dom    *model.Domains
+	ncpu   int
+	cpus   []*rq
+	tasks  []*simTask
+	q      eventQueue
+	seq    uint64
+	now    int64
+	tickNS int64
+	rng    uint64
 	// preemptAll: the local and remote wakeup-preemption delays together,
 	// sorted (reschedDelays, for a remote pool too small to sample).
 	preemptAll []int64
-	hook       GroupStatsHook
-	w          *Workload
-	dom        *model.Domains
-	ncpu       int
-	cpus       []*rq
-	tasks      []*simTask
-	q          eventQueue
-	seq        uint64
-	now        int64
-	tickNS     int64
-	rng        uint64
 
 	// Tunables scaled by 1 + ilog2(min(ncpu, 8)) (sched_update_scaling).
 	latencyNS, minGranNS, wakeupGranNS int64
@@ -880,7 +880,9 @@ func (s *Sim) startActivation(t *simTask, k int32) {
 }
 
 // wake is try_to_wake_up() for activation k of t, from waker (nil: an
-// interrupt, timer or idle-context arrival) running on wakerCPU. Each
+// interrupt, timer or idle-context arrival) running on wakerCPU; a task's
+// wakeup is first moved to t's next activation still waiting for one
+// (wakeSlot), unless Config.PairedWakeups. Each
 // activation has exactly one such wakeup (its cause in the trace); if it
 // comes before t finished activation k-1 (the replay ran the waker
 // faster), it is pending: t continues into k without sleeping, as a task
