@@ -17,6 +17,10 @@ const (
 	AnomalyDuplicate     = "event identical to the previous one on its CPU (kept)"
 	AnomalyTimeBackwards = "time went backwards (kept, in file order)"
 	AnomalySwitchFrom    = "sched_switch from a task that was not running on that CPU (kept)"
+	// The kernel switches only between two different tasks: a record
+	// naming one task on both sides is damaged (whatif's extraction skips
+	// it).
+	AnomalySwitchSelf = "sched_switch from a task to itself (kept)"
 )
 
 // Checked wraps a stream and checks what no reader can see alone, the
@@ -27,7 +31,8 @@ const (
 // returned is kept but counted (the reader's reorder window was too small,
 // or the clock jumped), and a sched_switch whose prev_pid is not the task
 // the CPU's previous sched_switch put on it is counted (a lost switch, or a
-// trace that starts mid-run: the analysis treats it as the true state).
+// trace that starts mid-run: the analysis treats it as the true state), and
+// so is a sched_switch from a task to itself, which the kernel never writes.
 // Counts and first positions go to Meta().Summary.Anomalies.
 func Checked(r EventReader) EventReader {
 	return &checked{r: r, cpus: map[int32]*cpuCheck{}}
@@ -81,6 +86,9 @@ func (c *checked) Next() bool {
 			if e.Kind == SchedSwitch && e.IsSet(PrevPID) && e.IsSet(NextPID) {
 				if k.hasCurrent && k.current != e.Int32(PrevPID) {
 					c.note(AnomalySwitchFrom, row, e)
+				}
+				if p := e.Int32(PrevPID); p != 0 && p == e.Int32(NextPID) {
+					c.note(AnomalySwitchSelf, row, e)
 				}
 				k.current, k.hasCurrent = e.Int32(NextPID), true
 			}

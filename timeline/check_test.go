@@ -36,13 +36,14 @@ func TestChecked(t *testing.T) {
 		sw(250, 1, 20, 0),  // earlier than row 3: kept, counted
 		sw(400, 0, 99, 10), // CPU 0 runs 30, not 99: kept, counted
 		sw(500, 0, 10, 0),
+		sw(600, 1, 40, 40), // one task on both sides: kept, counted (and CPU 1 ran nobody)
 	}
 	r := Checked(&sliceReader{evs: in})
 	var times []int64
 	for r.Next() {
 		times = append(times, r.Event().Time)
 	}
-	if want := []int64{100, 100, 200, 300, 250, 400, 500}; !reflect.DeepEqual(times, want) {
+	if want := []int64{100, 100, 200, 300, 250, 400, 500, 600}; !reflect.DeepEqual(times, want) {
 		t.Errorf("times %v, want %v", times, want)
 	}
 	got := r.Meta().Summary.Anomalies
@@ -50,7 +51,8 @@ func TestChecked(t *testing.T) {
 		AnomalyDuplicate:     {Count: 1, First: []string{"row 1 at 100 ns"}},
 		AnomalyTimeBackwards: {Count: 1, First: []string{"row 4 at 250 ns"}},
 		// Row 1 repeats row 0's switch to 10 from 0 while 10 runs.
-		AnomalySwitchFrom: {Count: 2, First: []string{"row 1 at 100 ns", "row 5 at 400 ns"}},
+		AnomalySwitchFrom: {Count: 3, First: []string{"row 1 at 100 ns", "row 5 at 400 ns", "row 7 at 600 ns"}},
+		AnomalySwitchSelf: {Count: 1, First: []string{"row 7 at 600 ns"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("anomalies %+v\nwant %+v", got, want)

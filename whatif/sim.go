@@ -645,7 +645,7 @@ func (s *Sim) strandCut() {
 		changed = false
 		for _, t := range s.tasks {
 			next := t.act + 1
-			if t.cut || t.state != tsSleeping || int(next) >= len(t.w.Activations) || t.trig[next] {
+			if t.cut || t.state != tsSleeping && t.state != tsNotStarted || int(next) >= len(t.w.Activations) || t.trig[next] {
 				continue
 			}
 			if causeOf == nil {

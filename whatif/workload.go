@@ -413,6 +413,11 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		x.growCPU(c)
 		switch e.Kind {
 		case timeline.SchedSwitch:
+			if p := e.Int32(timeline.PrevPID); p != 0 && p == e.Int32(timeline.NextPID) {
+				// Damaged: the kernel switches between two tasks
+				// (timeline.Checked counts it, AnomalySwitchSelf).
+				continue
+			}
 			x.onSwitch(e, c)
 		case timeline.SchedWaking:
 			x.waking = true
@@ -519,6 +524,13 @@ func (x *extractor) act(t *extTask) *Activation {
 
 func (x *extractor) newAct(t *extTask, cause Cause, at int64) *Activation {
 	wt := &x.w.Tasks[t.idx]
+	if n := len(wt.Activations); n > 0 && wt.Activations[n-1].End == EndExit {
+		// The trace shows the task again after its exit (records lost,
+		// or its TID reused without a fork record): one task per TID,
+		// so that exit was not the end.
+		wt.Activations[n-1].End = EndSleep
+		wt.ExitNS = 0
+	}
 	sleep := int64(0)
 	if len(wt.Activations) > 0 && t.blockAt > 0 {
 		sleep = at - t.blockAt
@@ -564,12 +576,17 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 		if t.state != stRunning {
 			// Running since before the trace (its first switch on this
 			// CPU) or since a switch-in the trace lost.
-			if x.act(t) == nil || t.state == stSleeping || t.state == stUnseen {
-				if x.act(t) == nil {
+			if x.act(t) == nil || t.state == stSleeping || t.state == stUnseen || t.state == stDead {
+				switch {
+				case x.act(t) == nil:
 					x.newAct(t, CauseStart, x.w.StartNS)
 					x.w.Tasks[t.idx].StartRunning = true
 					x.w.Tasks[t.idx].StartCPU = c
-				} else {
+				case t.state == stDead:
+					// Running again after its exit record (newAct: that
+					// exit was not the end).
+					x.newAct(t, CauseArrival, max(t.blockAt, t.lastSeen, x.w.StartNS))
+				default:
 					x.newAct(t, CauseArrival, x.w.StartNS)
 				}
 			}
@@ -813,6 +830,12 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 	}
 	x.growCPU(target) // a CPU with no event of its own yet
 	t := x.task(wakee, e.Str(timeline.Comm), e.Int32(timeline.Prio), target)
+	if isNew && len(x.w.Tasks[t.idx].Activations) > 0 {
+		// A fork of a task the trace already showed (records lost, or a
+		// TID reused after an exit): one task per TID, so it is taken as
+		// a wakeup of that task.
+		isNew = false
+	}
 	wakerTID := e.Int32(timeline.CommonPID)
 	irq := e.Int(timeline.CommonFlags)&(flagHardIRQ|flagSoftIRQ|flagNMI) != 0
 	var waker *extTask
