@@ -37,6 +37,7 @@ func IsTimelineFile(head []byte) bool {
 
 // Reader reads a timeline file (Arrow IPC file or Parquet) batch by batch.
 type Reader struct {
+	path string
 	f    *os.File
 	meta *Meta
 	next func() (arrow.RecordBatch, error)
@@ -71,12 +72,12 @@ func Open(path string) (*Reader, error) {
 	}
 	head := make([]byte, 6)
 	n, _ := io.ReadFull(f, head)
-	r := &Reader{f: f}
+	r := &Reader{path: path, f: f}
 	switch {
 	case bytes.HasPrefix(head[:n], []byte("ARROW1")):
-		err = r.openIPC()
+		err = damagedAsError(r.openIPC)
 	case bytes.HasPrefix(head[:n], []byte("PAR1")):
-		err = r.openParquet()
+		err = damagedAsError(r.openParquet)
 	default:
 		err = fmt.Errorf("not an Arrow IPC file or Parquet file (first bytes %q)", head[:n])
 	}
@@ -199,11 +200,29 @@ func (r *Reader) Close() error {
 	return r.f.Close()
 }
 
+// damagedAsError runs open, turning a panic of the Arrow library on a
+// damaged file (it trusts the file's footer and buffer offsets) into an
+// error.
+func damagedAsError(open func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("damaged Arrow data: %v", p)
+		}
+	}()
+	return open()
+}
+
 // Next advances to the next event.
-func (r *Reader) Next() bool {
+func (r *Reader) Next() (ok bool) {
 	if r.err != nil {
 		return false
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			// A damaged batch: the Arrow library trusts its offsets.
+			r.err, ok = fmt.Errorf("%s: damaged Arrow data: %v", r.path, p), false
+		}
+	}()
 	for r.rec == nil || r.row >= int(r.rec.NumRows()) {
 		if r.rec != nil {
 			r.rec.Release()
@@ -214,12 +233,12 @@ func (r *Reader) Next() bool {
 			return false
 		}
 		if err != nil {
-			r.err = err
+			r.err = fmt.Errorf("%s: %w", r.path, err)
 			return false
 		}
 		if err := r.bind(rec); err != nil {
 			rec.Release()
-			r.err = err
+			r.err = fmt.Errorf("%s: %w", r.path, err)
 			return false
 		}
 		r.rec, r.row = rec, 0

@@ -211,7 +211,12 @@ func SaveWorkload(path string, w *Workload) (err error) {
 }
 
 // IsWorkloadFile reports whether path is an Arrow file SaveWorkload wrote.
-func IsWorkloadFile(path string) bool {
+func IsWorkloadFile(path string) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false // a damaged Arrow file: LoadWorkload says how
+		}
+	}()
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -232,7 +237,13 @@ func IsWorkloadFile(path string) bool {
 
 // LoadWorkload reads a file SaveWorkload wrote (or any Arrow file with
 // the same columns, e.g. written by a notebook or a synthetic generator).
-func LoadWorkload(path string) (*Workload, error) {
+func LoadWorkload(path string) (w *Workload, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			// The Arrow library trusts a file's footer and offsets.
+			w, err = nil, fmt.Errorf("%s: damaged Arrow data: %v", path, p)
+		}
+	}()
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -254,7 +265,7 @@ func LoadWorkload(path string) (*Workload, error) {
 	if get("replay_workload") != WorkloadVersion {
 		return nil, fmt.Errorf("%s: not a replay workload file (schema metadata replay_workload=%q, want %q)", path, get("replay_workload"), WorkloadVersion)
 	}
-	w := &Workload{Kernel: get("kernel"), Source: get("source")}
+	w = &Workload{Kernel: get("kernel"), Source: get("source")}
 	w.StartNS, _ = strconv.ParseInt(get("start_ns"), 10, 64)
 	w.EndNS, _ = strconv.ParseInt(get("end_ns"), 10, 64)
 	if s := get("topology"); s != "" {
