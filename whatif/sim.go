@@ -628,52 +628,52 @@ func (s *Sim) Run() (*Stats, error) {
 }
 
 // strandCut: with exit deadlines, a task whose next activation waits for
-// a wakeup that only cut tasks would have sent (schbench's message thread,
+// a wakeup that a cut task would have sent (schbench's message thread,
 // whose worker stopped at its recorded exit, when the trace does not show
 // the message thread's own exit) sleeps for ever, and so does a task
-// waiting for it. At the end of the replay such tasks are cut too, from
-// their next activation on: their demand and edges are the stopped
-// work's, as deadline's are (Stats.StrandedCuts). A task stuck for any
-// other reason is left to checkInvariants.
+// waiting for it. At the end of the replay nothing more can run, so such
+// tasks are cut too, from their next activation on: their demand and
+// edges are the stopped work's, as deadline's are (Stats.StrandedCuts).
+// With the trace's pairing the wakeup is the one paired with that
+// activation; otherwise any wakeup of the task still to come. A task stuck
+// with no cut task upstream is left to checkInvariants (an engine fault).
 func (s *Sim) strandCut() {
 	if !s.cfg.ExitDeadlines {
 		return
 	}
 	var causeOf []int32 // per (task, activation): its causal edge, -1 none
-	var live []int32    // per task: wake edges still to come from a task not cut
 	for changed := true; changed; {
 		changed = false
+		var fromCut []bool // per task: a wakeup still to come from a cut task
 		for _, t := range s.tasks {
 			next := t.act + 1
 			if t.cut || t.state != tsSleeping && t.state != tsNotStarted || int(next) >= len(t.w.Activations) || t.trig[next] {
 				continue
 			}
-			if causeOf == nil {
-				causeOf = make([]int32, s.actBase[len(s.tasks)])
-				for i := range causeOf {
-					causeOf[i] = -1
-				}
-				for i, e := range s.w.Edges {
-					if e.Causal {
-						causeOf[s.actBase[e.Wakee]+e.WakeeAct] = int32(i)
-					}
-				}
-			}
 			if !s.cfg.PairedWakeups && t.w.Activations[next].Cause == CauseWake {
-				// Any wakeup would do: stranded only when every one still
-				// to come was to be sent by a cut task.
-				if live == nil {
-					live = make([]int32, len(s.tasks))
+				if fromCut == nil {
+					fromCut = make([]bool, len(s.tasks))
 					for i, e := range s.w.Edges {
-						if e.Causal && e.Kind == EdgeWake && s.fired[i] == 0 && !s.tasks[e.Waker].cut {
-							live[e.Wakee]++
+						if e.Causal && e.Kind == EdgeWake && s.fired[i] == 0 && s.tasks[e.Waker].cut {
+							fromCut[e.Wakee] = true
 						}
 					}
 				}
-				if live[t.id] > 0 {
+				if !fromCut[t.id] {
 					continue
 				}
 			} else {
+				if causeOf == nil {
+					causeOf = make([]int32, s.actBase[len(s.tasks)])
+					for i := range causeOf {
+						causeOf[i] = -1
+					}
+					for i, e := range s.w.Edges {
+						if e.Causal {
+							causeOf[s.actBase[e.Wakee]+e.WakeeAct] = int32(i)
+						}
+					}
+				}
 				ei := causeOf[s.actBase[t.id]+next]
 				if ei < 0 || s.fired[ei] != 0 || !s.tasks[s.w.Edges[ei].Waker].cut {
 					continue
@@ -694,7 +694,6 @@ func (s *Sim) strandCut() {
 			s.stats.StrandedCuts++
 			s.stats.DeadlineCutNS += cut
 			changed = true
-			live = nil // t's edges no longer come
 		}
 	}
 }
