@@ -1,9 +1,10 @@
 package timeline
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/schedreplay/replay/internal/fuzzio"
 )
 
 // A timeline file from anywhere (Arrow IPC or Parquet, damaged or not):
@@ -25,18 +26,10 @@ func FuzzOpen(f *testing.F) {
 		if err := w.Close(&Meta{}); err != nil {
 			f.Fatal(err)
 		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
+		fuzzio.AddFile(f, p)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(t.TempDir(), "f")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r, err := Open(p)
+		r, err := Open(fuzzio.WriteTemp(t, "f", data))
 		if err != nil {
 			return
 		}

@@ -1,9 +1,10 @@
 package whatif
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/schedreplay/replay/internal/fuzzio"
 )
 
 // A workload file from anywhere: LoadWorkload gives a valid workload or an
@@ -15,16 +16,9 @@ func FuzzLoadWorkload(f *testing.F) {
 	if err := SaveWorkload(p, tinyWorkload()); err != nil {
 		f.Fatal(err)
 	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(b)
+	fuzzio.AddFile(f, p)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(t.TempDir(), "w.arrow")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		p := fuzzio.WriteTemp(t, "w.arrow", data)
 		IsWorkloadFile(p)
 		w, err := LoadWorkload(p)
 		if err != nil {
