@@ -354,33 +354,49 @@ const minDelayPool = 20
 
 // reschedDelays is the pool the wakeup-preemption delay is drawn from: for
 // a wakeup on the target CPU itself, the trace's local delays (if any);
-// otherwise the remote ones, without those longer than the stall
-// tolerance when stalls are modelled (those waited for a descheduled vCPU,
-// which stallEnd draws itself).
-//
-// A remote pool of fewer than minDelayPool delays (stress-ng's timer
-// wakeups: 2 on this machine's 6.18 recording, 26 µs and 3.95 ms) says
-// nothing of their distribution; the draw then comes from every CFS
-// wakeup preemption of the trace, local and remote.
+// otherwise the remote ones (initPreemptPools).
 func (s *Sim) reschedDelays(local bool) []int64 {
 	if local && len(s.w.PreemptWakeLocalNS) > 0 {
 		return s.w.PreemptWakeLocalNS
 	}
+	return s.remotePool
+}
+
+// initPreemptPools derives, once, the pools reschedDelays and reschedRT
+// draw from. The remote one is the trace's remote delays without those
+// longer than the stall tolerance when stalls are modelled (those waited
+// for a descheduled vCPU, which stallEnd draws itself). A remote pool of
+// fewer than minDelayPool delays (stress-ng's timer wakeups: 2 on this
+// machine's 6.18 recording, 26 µs and 3.95 ms) says nothing of their
+// distribution; the draw then comes from every CFS wakeup preemption of
+// the trace, local and remote. The real-time pool is cut at the stall
+// tolerance too, and left empty (an immediate switch) below minDelayPool.
+func (s *Sim) initPreemptPools() {
 	pool := s.w.PreemptWakeNS
 	if len(pool) < minDelayPool && len(s.w.PreemptWakeLocalNS) > 0 {
-		if s.preemptAll == nil {
-			s.preemptAll = append(append([]int64{}, pool...), s.w.PreemptWakeLocalNS...)
-			sort.Slice(s.preemptAll, func(i, j int) bool { return s.preemptAll[i] < s.preemptAll[j] })
-		}
-		pool = s.preemptAll
+		pool = append(append([]int64{}, pool...), s.w.PreemptWakeLocalNS...)
+		sort.Slice(pool, func(i, j int) bool { return pool[i] < pool[j] })
 	}
 	if s.w.Stalls != nil {
-		n := sort.Search(len(pool), func(i int) bool { return pool[i] > stallToleranceNS })
-		if n > 0 {
+		if n := belowStallTolerance(pool); n > 0 {
 			pool = pool[:n]
 		}
 	}
-	return pool
+	s.remotePool = pool
+	rt := s.w.PreemptWakeRTNS
+	if s.w.Stalls != nil {
+		rt = rt[:belowStallTolerance(rt)]
+	}
+	if len(rt) < minDelayPool {
+		rt = nil
+	}
+	s.rtPool = rt
+}
+
+// belowStallTolerance is how many of the sorted delays are within the
+// stall tolerance.
+func belowStallTolerance(sorted []int64) int {
+	return sort.Search(len(sorted), func(i int) bool { return sorted[i] > stallToleranceNS })
 }
 
 // Host contention: the host runs about HostCores (H) of the vCPUs that

@@ -1,7 +1,5 @@
 package whatif
 
-import "sort"
-
 // rq is struct rq with its cfs_rq (one level: no cgroups) and a FIFO of
 // real-time tasks (SCHED_FIFO above CFS; per-CPU kthreads only).
 type rq struct {
@@ -634,20 +632,16 @@ func (s *Sim) reschedAfter(r *rq, pool []int64) {
 
 // reschedRT is resched_curr() for a real-time wakee on a CFS task's CPU:
 // as reschedLater, with the delay drawn from the trace's own real-time
-// wakeup preemptions (Workload.PreemptWakeRTNS), without those a vCPU
-// stall explains when the stall model is on (it adds its own). Fewer than
-// minDelayPool of them (a few migration/N stopper wakeups) estimate no
-// distribution: the wakee then switches in at once.
+// wakeup preemptions (Workload.PreemptWakeRTNS, initPreemptPools), without
+// those a vCPU stall explains when the stall model is on (it adds its
+// own). Fewer than minDelayPool of them (a few migration/N stopper
+// wakeups) estimate no distribution: the wakee then switches in at once.
 func (s *Sim) reschedRT(r *rq) {
-	pool := s.w.PreemptWakeRTNS
-	if s.w.Stalls != nil {
-		pool = pool[:sort.Search(len(pool), func(i int) bool { return pool[i] > stallToleranceNS })]
-	}
-	if len(pool) < minDelayPool {
+	if len(s.rtPool) == 0 {
 		s.preempt(r)
 		return
 	}
-	s.reschedAfter(r, pool)
+	s.reschedAfter(r, s.rtPool)
 }
 
 // preemptionPoint is when r's running task, asked to reschedule so that

@@ -293,9 +293,9 @@ type Sim struct {
 	now    int64
 	tickNS int64
 	rng    uint64
-	// preemptAll: the local and remote wakeup-preemption delays together,
-	// sorted (reschedDelays, for a remote pool too small to sample).
-	preemptAll []int64
+	// remotePool, rtPool: the wakeup-preemption delay pools drawn from
+	// for a remote CFS and a real-time wakeup (initPreemptPools).
+	remotePool, rtPool []int64
 
 	// Tunables scaled by 1 + ilog2(min(ncpu, 8)) (sched_update_scaling).
 	latencyNS, minGranNS, wakeupGranNS int64
@@ -500,6 +500,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	s.edgeCut = make([]bool, len(w.Edges))
 	s.arrivals = make([]int32, s.actBase[len(w.Tasks)])
 	s.reap = newReapPlan(w, s.actBase, cfg.ReapAnyChild)
+	s.initPreemptPools()
 	return s, nil
 }
 
