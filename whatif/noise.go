@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -375,7 +376,7 @@ func (s *Sim) initPreemptPools() {
 	pool := s.w.PreemptWakeNS
 	if len(pool) < minDelayPool && len(s.w.PreemptWakeLocalNS) > 0 {
 		pool = append(append([]int64{}, pool...), s.w.PreemptWakeLocalNS...)
-		sort.Slice(pool, func(i, j int) bool { return pool[i] < pool[j] })
+		slices.Sort(pool)
 	}
 	if s.w.Stalls != nil {
 		if n := belowStallTolerance(pool); n > 0 {

@@ -10,6 +10,7 @@ package whatif
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -962,12 +963,9 @@ func (x *extractor) finish() {
 		edges = append(edges, e)
 	}
 	w.Edges = edges
-	sort.Slice(w.IdleWakeNS, func(i, j int) bool { return w.IdleWakeNS[i] < w.IdleWakeNS[j] })
-	sort.Slice(w.IdleWakeLocalNS, func(i, j int) bool { return w.IdleWakeLocalNS[i] < w.IdleWakeLocalNS[j] })
-	sort.Slice(w.IdleWakeRemoteNS, func(i, j int) bool { return w.IdleWakeRemoteNS[i] < w.IdleWakeRemoteNS[j] })
-	sort.Slice(w.PreemptWakeNS, func(i, j int) bool { return w.PreemptWakeNS[i] < w.PreemptWakeNS[j] })
-	sort.Slice(w.PreemptWakeLocalNS, func(i, j int) bool { return w.PreemptWakeLocalNS[i] < w.PreemptWakeLocalNS[j] })
-	sort.Slice(w.PreemptWakeRTNS, func(i, j int) bool { return w.PreemptWakeRTNS[i] < w.PreemptWakeRTNS[j] })
+	for _, pool := range [][]int64{w.IdleWakeNS, w.IdleWakeLocalNS, w.IdleWakeRemoteNS, w.PreemptWakeNS, w.PreemptWakeLocalNS, w.PreemptWakeRTNS} {
+		slices.Sort(pool)
+	}
 	w.index()
 }
 
