@@ -308,17 +308,26 @@ func TestGoldenGuestD(t *testing.T) {
 }
 
 // BenchmarkReplay measures simulated scheduler events per second on one
-// core for the largest real fixture.
+// core for the largest real fixture, or for the workload file named by
+// REPLAY_BENCH_WORKLOAD (a large trace's, saved with --save-workload:
+// BENCHMARKS.md).
 func BenchmarkReplay(b *testing.B) {
-	fs := fixtures(b)
-	var big string
-	var bigSize int64
-	for _, f := range fs {
-		if st, err := os.Stat(f); err == nil && st.Size() > bigSize {
-			big, bigSize = f, st.Size()
+	var w *Workload
+	if path := os.Getenv("REPLAY_BENCH_WORKLOAD"); path != "" {
+		var err error
+		if w, err = LoadWorkload(path); err != nil {
+			b.Fatal(err)
 		}
+	} else {
+		var big string
+		var bigSize int64
+		for _, f := range fixtures(b) {
+			if st, err := os.Stat(f); err == nil && st.Size() > bigSize {
+				big, bigSize = f, st.Size()
+			}
+		}
+		w, _ = extractFixture(b, big)
 	}
-	w, _ := extractFixture(b, big)
 	p, _ := LookupPolicy("v6.1")
 	cfg := DefaultConfig(p)
 	var events int64
