@@ -41,12 +41,7 @@ func TestReapAnyChild(t *testing.T) {
 	pTID := w.Tasks[p].TID
 	cfg := testConfig()
 	cfg.ReapAnyChild = true
-	ex := exitTimes{}
-	ch := newChecker(t)
-	res, err := Replay(w, cfg, Tee{ch, ex})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, ex, ch := replayExits(t, w, cfg)
 	if ex[101] != t0+2500000 || ex[102] != t0+9*ms {
 		t.Fatalf("children exit at %d and %d ns; want 2.5 ms and 9 ms", ex[101]-t0, ex[102]-t0)
 	}
@@ -68,13 +63,9 @@ func TestReapAnyChild(t *testing.T) {
 	}
 
 	// Off, with the trace's pairing of every wakeup (PairedWakeups).
-	ex = exitTimes{}
 	cfg = testConfig()
 	cfg.PairedWakeups = true
-	res, err = Replay(w, cfg, Tee{newChecker(t), ex})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, ex, _ = replayExits(t, w, cfg)
 	if ex[pTID] != t0+11*ms || res.Stats.ChildExits != 0 || res.Stats.EdgesPending != 1 {
 		t.Errorf("trace's pairing: parent exits at %d ns, child exits counted %d, pending %d; want 11 ms, 0, 1", ex[pTID]-t0, res.Stats.ChildExits, res.Stats.EdgesPending)
 	}
@@ -82,11 +73,7 @@ func TestReapAnyChild(t *testing.T) {
 	// Off, by default: a wakeup starts the parent's next activation
 	// whichever child sends it (wakeSlot), so A's exit wakes P at 2.5 ms
 	// here too, and P exits at 10 ms; the reap plan's exit counts are off.
-	ex = exitTimes{}
-	res, err = Replay(w, testConfig(), Tee{newChecker(t), ex})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, ex, _ = replayExits(t, w, testConfig())
 	if ex[pTID] != t0+10*ms || res.Stats.ChildExits != 0 || res.Stats.EdgesPending != 0 {
 		t.Errorf("any waker: parent exits at %d ns, child exits counted %d, pending %d; want 10 ms, 0, 0", ex[pTID]-t0, res.Stats.ChildExits, res.Stats.EdgesPending)
 	}
@@ -102,11 +89,7 @@ func TestReapZombieAtHand(t *testing.T) {
 	w.Tasks[p].Activations[0].DemandNS = 20 * ms
 	cfg := testConfig()
 	cfg.ReapAnyChild = true
-	ex := exitTimes{}
-	res, err := Replay(w, cfg, Tee{newChecker(t), ex})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, ex, _ := replayExits(t, w, cfg)
 	if got := ex[w.Tasks[p].TID] - t0; got != 22*ms {
 		t.Errorf("parent exits at %d ns; want 22 ms", got)
 	}
@@ -166,11 +149,7 @@ func TestReapWaitsForLastChild(t *testing.T) {
 	w = b.done(t)
 	cfg := testConfig()
 	cfg.ReapAnyChild = true
-	ex := exitTimes{}
-	res, err := Replay(w, cfg, Tee{newChecker(t), ex})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, ex, _ := replayExits(t, w, cfg)
 	cTID, pTID := w.Tasks[cc].TID, w.Tasks[p].TID
 	if ex[cTID] != t0+16*ms || ex[pTID] != t0+16*ms {
 		t.Errorf("C exits at %d ns, P at %d ns; want both at 16 ms", ex[cTID]-t0, ex[pTID]-t0)

@@ -844,6 +844,17 @@ func (x exitTimes) Emit(e *timeline.Event) error {
 	return nil
 }
 
+// replayExits is replayChecked that also collects every task's exit time.
+func replayExits(t *testing.T, w *Workload, cfg Config) (*Result, exitTimes, *checker) {
+	t.Helper()
+	ex, ch := exitTimes{}, newChecker(t)
+	res, err := Replay(w, cfg, Tee{ch, ex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, ex, ch
+}
+
 // Work bounded by the recorded exit time (Config.ExitDeadlines), worked by
 // hand on one CPU: a parent runs 1 ms and waits; two 10 ms hogs, both
 // recorded exiting at 12 ms, share the CPU from 1 ms; the first hog's exit
@@ -869,12 +880,7 @@ func TestExitDeadlineCutsWork(t *testing.T) {
 	}
 	cfg := testConfig()
 	cfg.ExitDeadlines = true
-	w := build()
-	ex := exitTimes{}
-	res, err := Replay(w, cfg, Tee{newChecker(t), ex})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, ex, _ := replayExits(t, build(), cfg)
 	if res.Stats.DeadlineCuts != 2 || res.Stats.DeadlineCutNS != 9*ms {
 		t.Errorf("cuts %d, cut %d ns; want 2 and 9 ms", res.Stats.DeadlineCuts, res.Stats.DeadlineCutNS)
 	}
@@ -888,11 +894,7 @@ func TestExitDeadlineCutsWork(t *testing.T) {
 	}
 
 	cfg.ExitDeadlines = false
-	ex = exitTimes{}
-	res, err = Replay(build(), cfg, Tee{newChecker(t), ex})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, ex, _ = replayExits(t, build(), cfg)
 	if res.Stats.DeadlineCuts != 0 || max(ex[100], ex[101], ex[102]) != t0+22*ms {
 		t.Errorf("fixed work: cuts %d, exits at %d, %d, %d ns; want none cut, the last at 22 ms", res.Stats.DeadlineCuts, ex[100]-t0, ex[101]-t0, ex[102]-t0)
 	}
