@@ -133,10 +133,7 @@ func TestForkInheritsWakeeFlips(t *testing.T) {
 	b.w.Tasks[ct].Forked = true
 	b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: pt, OffsetNS: ms, Wakee: ct})
 	w := b.done(t)
-	s, err := New(w, testConfig(), newChecker(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := newSim(t, w, testConfig())
 	parent, child := s.tasks[pt], s.tasks[ct]
 	parent.wakeeFlips = 6
 	s.fork(s.cpus[0], parent, child)

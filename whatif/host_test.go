@@ -146,11 +146,7 @@ func TestRemoteIdleExitWaitsForHost(t *testing.T) {
 		w.Stalls = &StallModel{TickNS: 4 * ms, FractionByBusy: []float64{0, 0, 0}, StallsNS: []int64{5 * ms}, MeanStallNS: 5 * ms, HostCores: 2}
 		cfg := testConfig()
 		cfg.IdleWake = true
-		ch := newChecker(t)
-		s, err := New(w, cfg, ch)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, ch := newSim(t, w, cfg)
 		far := int64(math.MaxInt64 / 2)
 		s.hostStall = []stallProc{{start: far, end: far}, {start: t0 + 4*ms, end: t0 + 9*ms}, {start: far, end: far}}
 		if _, err := s.Run(); err != nil {

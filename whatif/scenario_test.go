@@ -154,6 +154,18 @@ func testConfig() Config {
 	return c
 }
 
+// newSim is New with a checker as the sink, for tests that set the
+// engine's state by hand before Run.
+func newSim(t *testing.T, w *Workload, cfg Config) (*Sim, *checker) {
+	t.Helper()
+	ch := newChecker(t)
+	s, err := New(w, cfg, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, ch
+}
+
 func replayChecked(t *testing.T, w *Workload, cfg Config) (*Result, *checker) {
 	t.Helper()
 	ch := newChecker(t)
@@ -695,10 +707,7 @@ func TestWakeAffineWeightSyncTie(t *testing.T) {
 	p := b.task("p", 120, 1, false, CauseWake, ms)
 	b.edge(wk, 0, ms/2, p, 0)
 	w := b.done(t)
-	s, err := New(w, testConfig(), newChecker(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := newSim(t, w, testConfig())
 	r0, r1 := s.cpus[0], s.cpus[1]
 	r0.curr, r0.nrCFS, r0.avg.loadAvg = s.tasks[wk], 2, 500
 	_ = o
@@ -736,10 +745,7 @@ func TestNewidleCostIncludesStall(t *testing.T) {
 	w.Stalls = &StallModel{TickNS: 4 * ms, Fraction: 0.5, FractionByBusy: []float64{0.5, 0.5}, StallsNS: []int64{4 * ms}, MeanStallNS: 4 * ms}
 	cfg := testConfig()
 	cfg.IdleWake = true
-	s, err := New(w, cfg, newChecker(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := newSim(t, w, cfg)
 	s.now = t0 + 10*ms
 	s.stall = make([]stallProc, s.ncpu)
 	for c := range s.stall {
@@ -776,10 +782,7 @@ func TestRebalanceDomainsDecaysNewidleCost(t *testing.T) {
 	b.task("a", 120, 0, true, CauseStart, ms)
 	b.task("b", 120, 1, true, CauseStart, ms)
 	w := b.done(t)
-	s, err := New(w, testConfig(), newChecker(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := newSim(t, w, testConfig())
 	r := s.cpus[0]
 	s.now = t0
 	r.sd[0].maxNewidleLbCost = 3 * ms
@@ -813,10 +816,7 @@ func TestForkStartDebitOnForkingQueue(t *testing.T) {
 	c := b.task("c", 120, 0, false, CauseFork, ms)
 	b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 0, OffsetNS: ms, Wakee: c, WakeeAct: 0})
 	w := b.done(t)
-	s, err := New(w, testConfig(), newChecker(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := newSim(t, w, testConfig())
 	if s.latencyNS != 24*ms {
 		t.Fatalf("latency %d, want 24 ms", s.latencyNS)
 	}
@@ -934,11 +934,7 @@ func timerWakeeOnHog(t *testing.T, stalls *StallModel) int64 {
 	w.Stalls = stalls
 	cfg := testConfig()
 	cfg.IdleWake = true
-	ch := newChecker(t)
-	s, err := New(w, cfg, ch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ch := newSim(t, w, cfg)
 	s.stall = []stallProc{{start: t0 + 4*ms, end: t0 + 9*ms}}
 	if _, err := s.Run(); err != nil {
 		t.Fatal(err)
