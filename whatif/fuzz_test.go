@@ -10,7 +10,8 @@ import (
 
 // fuzzEvents decodes fuzz bytes into a scheduler trace on three CPUs and
 // five tasks: five bytes per event (kind, CPU, two tids, state and time
-// step). Nothing makes it consistent: switches from tasks that are not
+// step), with tick records, lost-record marks and long silences (the host
+// stalls' gaps). Nothing makes it consistent: switches from tasks that are not
 // running, wakeups of running tasks, exits of tasks never seen, as a trace
 // with lost records has them.
 func fuzzEvents(data []byte) []timeline.Event {
@@ -21,7 +22,7 @@ func fuzzEvents(data []byte) []timeline.Event {
 		cpu, x, y := int32(b[1]%3), int32(b[2]%6), int32(b[3]%6)
 		state := [...]string{"R", "S", "D", "X"}[b[4]&3]
 		now += int64(b[4]>>2)*10000 + 1000
-		switch b[0] % 4 {
+		switch b[0] % 6 {
 		case 0:
 			evs = append(evs, nSwitch(now, cpu, x, state, y))
 		case 1:
@@ -42,6 +43,14 @@ func fuzzEvents(data []byte) []timeline.Event {
 				e.SetInt(timeline.PID, int64(x))
 				e.SetStr(timeline.Comm, "t")
 				evs = append(evs, e)
+			}
+		case 4:
+			evs = append(evs, nRuntime(now, cpu, x, hardirq))
+		case 5:
+			if b[4]&3 == 0 {
+				evs = append(evs, nLost(now, cpu))
+			} else {
+				now += int64(b[4]>>2) * ms
 			}
 		}
 	}

@@ -608,15 +608,17 @@ func (s *Sim) reschedAfter(r *rq, pool []int64) {
 	if s.cfg.IdleWake && len(pool) > 0 {
 		d = pool[s.rand()%uint64(len(pool))]
 	}
-	at := s.preemptionPoint(r, s.now+d)
-	// A stalled vCPU takes the IPI when the host runs it again (noise.go).
-	// A wakeup raised by an interrupt on r's own CPU needs no IPI, and a
-	// vCPU handling an interrupt is running; it may still be descheduled
+	// A stalled vCPU takes the IPI or reaches its return to user when the
+	// host runs it again: the switch waits out a host stall of the running
+	// task's demand (hoststall.go). A wakeup raised by an interrupt on r's
+	// own CPU came from a running vCPU, whose task's demand at this point
+	// is not where the trace had it stall; it may still be descheduled
 	// before the switch (irqWakeStallEnd).
-	if !local && r.cpu+1 != s.irqCPU1 {
-		at = s.stallEnd(r.cpu, at)
-	} else if !local {
-		at = s.irqWakeStallEnd(at)
+	var at int64
+	if !local && r.cpu+1 == s.irqCPU1 {
+		at = s.irqWakeStallEnd(s.preemptionPoint(r, s.now+d))
+	} else {
+		at = s.preemptionPoint(r, s.hostStallEnd(r, s.now+d))
 	}
 	if at <= s.now {
 		s.preempt(r)
@@ -642,6 +644,34 @@ func (s *Sim) reschedRT(r *rq) {
 		return
 	}
 	s.reschedAfter(r, s.rtPool)
+}
+
+// hostStallEnd returns when r's running task, at progress p at time `at`
+// (at >= the last charge), is out of the host stall of its activation's
+// demand that p falls in (Workload.HostStalls): the end of that stall, or
+// `at` outside any. Stalls passed for good are skipped once (nextStall).
+func (s *Sim) hostStallEnd(r *rq, at int64) int64 {
+	t := r.curr
+	if t == nil || t.act < 0 || !s.cfg.IdleWake {
+		return at
+	}
+	a := &t.w.Activations[t.act]
+	capc := int64(r.capacity)
+	for t.nextStall < a.StallHi && s.w.HostStalls[t.nextStall].OffsetNS+s.w.HostStalls[t.nextStall].LenNS <= t.progress {
+		t.nextStall++
+	}
+	p := t.progress + (at-r.currStart)*capc/capacityScale
+	for i := t.nextStall; i < a.StallHi; i++ {
+		h := &s.w.HostStalls[i]
+		if h.OffsetNS > p {
+			break
+		}
+		if end := min(h.OffsetNS+h.LenNS, a.DemandNS); p < end {
+			at = r.currStart + ((end-t.progress)*capacityScale+capc-1)/capc
+			p = end
+		}
+	}
+	return at
 }
 
 // preemptionPoint is when r's running task, asked to reschedule so that
@@ -758,8 +788,8 @@ func (s *Sim) startTick(r *rq) {
 // check (check_preempt_tick), then trigger_load_balance.
 func (s *Sim) tick(r *rq) {
 	if r.curr != nil {
-		// A busy vCPU the host has descheduled takes its tick late (noise.go).
-		if at := s.stallEnd(r.cpu, s.now); at > s.now {
+		// A busy vCPU the host has descheduled takes its tick late.
+		if at := s.hostStallEnd(r, s.now); at > s.now {
 			s.push(event{t: at, cls: 1, kind: evTick, cpu: int32(r.cpu)})
 			return
 		}

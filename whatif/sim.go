@@ -250,12 +250,15 @@ type simTask struct {
 	// of this activation ran through with TIF_NEED_RESCHED set
 	// (Edge.NoPreemptNS): one system call waking several tasks.
 	noPreemptEnd int64
-	wakeFrom     int32 // wakeSlot's scan start
-	sliceExec    int64 // sumExec at its last switch-in (sched_stat_runtime at the switch-out)
-	execStart    int64 // last time it started running (task_hot); -1 after migration
-	avg          avg
-	utilEst      uint64
-	utilEstEnq   uint64 // what enqueue added to the cfs_rq util_est
+	// nextStall: the first of the activation's HostStalls not yet passed
+	// (hostStallEnd).
+	nextStall  int32
+	wakeFrom   int32 // wakeSlot's scan start
+	sliceExec  int64 // sumExec at its last switch-in (sched_stat_runtime at the switch-out)
+	execStart  int64 // last time it started running (task_hot); -1 after migration
+	avg        avg
+	utilEst    uint64
+	utilEstEnq uint64 // what enqueue added to the cfs_rq util_est
 
 	wakeeFlips    uint32
 	wakeeFlipTS   int64
@@ -876,6 +879,7 @@ func (s *Sim) startActivation(t *simTask, k int32) {
 	t.act = k
 	t.progress = 0
 	t.nextEdge = t.w.Activations[k].EdgeLo
+	t.nextStall = t.w.Activations[k].StallLo
 	t.noPreemptEnd = 0
 }
 

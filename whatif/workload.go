@@ -133,6 +133,9 @@ type Activation struct {
 	// EdgeLo, EdgeHi index Workload.Edges issued during this activation
 	// (sorted by offset).
 	EdgeLo, EdgeHi int32
+	// StallLo, StallHi index Workload.HostStalls inside this activation's
+	// demand (sorted by offset).
+	StallLo, StallHi int32
 }
 
 // Edge is a wakeup or fork issued by a task at a point of its own progress
@@ -206,6 +209,10 @@ type Workload struct {
 	// switch-in preempting a CFS task (the interrupt's or system call's
 	// exit path, the vCPU's stalls), not in the two pools above; sorted.
 	PreemptWakeRTNS []int64
+	// HostStalls are the stretches of the activations' demand during which
+	// the trace shows the task's vCPU descheduled by the host
+	// (hoststall.go), sorted by (Task, Act, OffsetNS); none on bare metal.
+	HostStalls []HostStall
 	// Stalls is the vCPU stall model measured from the trace's tick
 	// records (noise.go); nil: none seen (bare metal, or no
 	// sched_stat_runtime events in the trace).
@@ -303,16 +310,19 @@ type pendWake struct {
 }
 
 type extractor struct {
-	w        *Workload
-	stalls   *stallEstimator
-	byTID    map[int32]*extTask
-	cur      []int32 // per CPU: tid running (-1 unknown)
-	curSince []int64 // per CPU: since when (for idle-wake measurement)
-	capOf    []int64
-	waking   bool // the trace has sched_waking: ignore sched_wakeup
-	pendIdle map[int32]pendWake
-	switches []int64
-	pendBusy map[int32]pendWake
+	w      *Workload
+	stalls *stallEstimator
+	// hostStalls finds the stretches a busy CPU's vCPU was descheduled
+	// (hoststall.go).
+	hostStalls *hostStallFinder
+	byTID      map[int32]*extTask
+	cur        []int32 // per CPU: tid running (-1 unknown)
+	curSince   []int64 // per CPU: since when (for idle-wake measurement)
+	capOf      []int64
+	waking     bool // the trace has sched_waking: ignore sched_wakeup
+	pendIdle   map[int32]pendWake
+	switches   []int64
+	pendBusy   map[int32]pendWake
 	// lastWake per waker tid: its last wake edge (index into edges) and
 	// where and when it fired, for the WF_SYNC inference.
 	lastWake map[int32]pendWake
@@ -345,8 +355,9 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		w.Cmdline = m.Source.Cmdline
 	}
 	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{},
-		lastWake: map[int32]pendWake{},
-		stalls:   newStallEstimator(4000000)} // HZ 250, the default Config.HZ
+		lastWake:   map[int32]pendWake{},
+		stalls:     newStallEstimator(4000000), // HZ 250, the default Config.HZ
+		hostStalls: newHostStallFinder(4000000)}
 	if m != nil {
 		for _, ev := range m.Source.Events {
 			if strings.HasSuffix(ev, "sched_waking") {
@@ -380,18 +391,29 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 				w.EndNS = e.Time
 			}
 		}
-		if e.IsSet(timeline.CPU) && e.Time != 0 && !strings.HasPrefix(e.Name, "perf:") {
+		if e.Kind == timeline.Lost {
+			lc := int32(-1)
+			if e.IsSet(timeline.CPU) {
+				lc = e.Int32(timeline.CPU)
+			}
+			x.hostStalls.lost(lc)
+		} else if e.IsSet(timeline.CPU) && e.Time != 0 && !strings.HasPrefix(e.Name, "perf:") {
 			c := e.Int32(timeline.CPU)
+			if last, ok := x.hostStalls.gap(c, e.Time); ok {
+				x.hostStallGap(c, last, e.Time)
+			}
 			switch e.Kind {
 			case timeline.SchedStatRuntime:
 				hard := e.Int(timeline.CommonFlags)&flagHardIRQ != 0
 				x.stalls.runtime(c, e.Time, e.Int32(timeline.PID), hard)
 				if hard {
+					x.hostStalls.tick(c, e.Time)
 					x.growCPU(c)
 					x.ticks[c] = append(x.ticks[c], e.Time)
 				}
 			case timeline.SchedSwitch:
 				x.stalls.switchTo(c, e.Time, e.Int32(timeline.NextPID))
+				x.hostStalls.switchTo(c, e.Int(timeline.NextPID) > 0 && (!e.IsSet(timeline.NextPrio) || e.Int(timeline.NextPrio) >= 100))
 			default:
 				x.stalls.event(c, e.Time)
 			}
@@ -513,6 +535,33 @@ func (t *extTask) mainPrio() (int32, bool) {
 		}
 	}
 	return best.prio, true
+}
+
+// hostStallGap: CPU c shows no event from last to end while running a CFS
+// task; the task running there, if the extraction has it running on c, is
+// charged the stretch (hoststall.go), from its run's start if later.
+func (x *extractor) hostStallGap(c int32, last, end int64) {
+	if int(c) >= len(x.cur) {
+		return
+	}
+	t := x.byTID[x.cur[c]]
+	if t == nil || t.state != stRunning || t.runCPU != c {
+		return
+	}
+	a := x.act(t)
+	if a == nil {
+		return
+	}
+	from := max(last, t.runStart)
+	if end <= from {
+		return
+	}
+	capc := int64(1024)
+	if int(c) < len(x.capOf) {
+		capc = x.capOf[c]
+	}
+	x.hostStalls.add(rawGap{task: t.idx, act: int32(len(x.w.Tasks[t.idx].Activations) - 1), cpu: c,
+		offset: a.DemandNS + (from-t.runStart)*capc/1024, capc: capc, from: from, last: last, end: end})
 }
 
 func (x *extractor) act(t *extTask) *Activation {
@@ -963,6 +1012,24 @@ func (x *extractor) finish() {
 		edges = append(edges, e)
 	}
 	w.Edges = edges
+	// A stall past its activation's final demand (a run whose end the
+	// extraction dated earlier: an inferred displacement) is cut there, and
+	// one overlapping the one before (the same) starts at its end.
+	stalls := x.hostStalls.resolve(keep)
+	w.HostStalls = stalls[:0]
+	for _, h := range stalls {
+		if n := len(w.HostStalls); n > 0 {
+			if p := w.HostStalls[n-1]; p.Task == h.Task && p.Act == h.Act && p.OffsetNS+p.LenNS > h.OffsetNS {
+				end := h.OffsetNS + h.LenNS
+				h.OffsetNS = p.OffsetNS + p.LenNS
+				h.LenNS = end - h.OffsetNS
+			}
+		}
+		if d := w.Tasks[h.Task].Activations[h.Act].DemandNS; h.OffsetNS < d && h.LenNS > 0 {
+			h.LenNS = min(h.LenNS, d-h.OffsetNS)
+			w.HostStalls = append(w.HostStalls, h)
+		}
+	}
 	for _, pool := range [][]int64{w.IdleWakeNS, w.IdleWakeLocalNS, w.IdleWakeRemoteNS, w.PreemptWakeNS, w.PreemptWakeLocalNS, w.PreemptWakeRTNS} {
 		slices.Sort(pool)
 	}
@@ -986,7 +1053,8 @@ func (w *Workload) index() {
 	})
 	for i := range w.Tasks {
 		for j := range w.Tasks[i].Activations {
-			w.Tasks[i].Activations[j].EdgeLo, w.Tasks[i].Activations[j].EdgeHi = 0, 0
+			a := &w.Tasks[i].Activations[j]
+			a.EdgeLo, a.EdgeHi, a.StallLo, a.StallHi = 0, 0, 0, 0
 		}
 	}
 	for i := 0; i < len(w.Edges); {
@@ -997,6 +1065,18 @@ func (w *Workload) index() {
 		}
 		a := &w.Tasks[e.Waker].Activations[e.WakerAct]
 		a.EdgeLo, a.EdgeHi = int32(i), int32(j)
+		i = j
+	}
+	for i := 0; i < len(w.HostStalls); {
+		h := w.HostStalls[i]
+		j := i
+		for j < len(w.HostStalls) && w.HostStalls[j].Task == h.Task && w.HostStalls[j].Act == h.Act {
+			j++
+		}
+		if h.Task >= 0 && int(h.Task) < len(w.Tasks) && h.Act >= 0 && int(h.Act) < len(w.Tasks[h.Task].Activations) {
+			a := &w.Tasks[h.Task].Activations[h.Act]
+			a.StallLo, a.StallHi = int32(i), int32(j)
+		}
 		i = j
 	}
 }
@@ -1020,6 +1100,20 @@ func (w *Workload) Validate() error {
 		}
 		if e.NoPreemptNS < 0 || e.OffsetNS+e.NoPreemptNS > w.Tasks[e.Waker].Activations[e.WakerAct].DemandNS {
 			return fmt.Errorf("workload edge %d: no-preemption stretch %d outside the waker's demand", i, e.NoPreemptNS)
+		}
+	}
+	for i, h := range w.HostStalls {
+		if h.Task < 0 || h.Task >= n || h.Act < 0 || int(h.Act) >= len(w.Tasks[h.Task].Activations) {
+			return fmt.Errorf("workload host stall %d: task %d activation %d out of range", i, h.Task, h.Act)
+		}
+		if h.OffsetNS < 0 || h.LenNS <= 0 || h.OffsetNS+h.LenNS > w.Tasks[h.Task].Activations[h.Act].DemandNS {
+			return fmt.Errorf("workload host stall %d: [%d, +%d) outside the activation's demand", i, h.OffsetNS, h.LenNS)
+		}
+		if i > 0 {
+			p := w.HostStalls[i-1]
+			if p.Task > h.Task || p.Task == h.Task && (p.Act > h.Act || p.Act == h.Act && p.OffsetNS+p.LenNS > h.OffsetNS) {
+				return fmt.Errorf("workload host stall %d: not after stall %d (sorted by task, activation, offset; no overlap)", i, i-1)
+			}
 		}
 	}
 	causes := make([][]int, len(w.Tasks))

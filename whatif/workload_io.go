@@ -22,7 +22,7 @@ const WorkloadVersion = "1"
 
 // The workload file is one Arrow IPC file holding several tables in one
 // schema, told apart by the `table` column ("task", "activation", "edge",
-// "idle_wake", "preempt_wake"); each table uses its own columns and leaves the others
+// "host_stall", "idle_wake", "preempt_wake", ...); each table uses its own columns and leaves the others
 // null. Rows of a table are in index order: task rows by task index,
 // activation rows by (task, activation), edge rows in Workload.Edges
 // order. README.md documents the columns.
@@ -40,11 +40,12 @@ var wlCols = []struct {
 	{"idle_wake_ns", false}, {"preempt_wake_ns", false},
 	{"sync", false}, {"no_preempt_ns", false},
 	{"exit_ns", false},
+	{"stall_ns", false},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -186,6 +187,9 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	for _, e := range w.Edges {
 		add(wlRow{"table": "edge", "kind": e.Kind.String(), "causal": e.Causal, "waker": e.Waker, "waker_activation": e.WakerAct, "offset_ns": e.OffsetNS,
 			"wakee": e.Wakee, "wakee_activation": e.WakeeAct, "time_ns": e.TimeNS, "waker_cpu": e.WakerCPU, "target_cpu": e.Target, "sync": e.Sync, "no_preempt_ns": e.NoPreemptNS})
+	}
+	for _, h := range w.HostStalls {
+		add(wlRow{"table": "host_stall", "task": h.Task, "activation": h.Act, "offset_ns": h.OffsetNS, "stall_ns": h.LenNS})
 	}
 	for _, d := range w.IdleWakeNS {
 		add(wlRow{"table": "idle_wake", "idle_wake_ns": d})
@@ -373,6 +377,9 @@ func LoadWorkload(path string) (w *Workload, err error) {
 					OffsetNS: num("offset_ns", i), Wakee: int32(num("wakee", i)), WakeeAct: int32(num("wakee_activation", i)),
 					TimeNS: num("time_ns", i), WakerCPU: int32(num("waker_cpu", i)), Target: int32(num("target_cpu", i)), Sync: num("sync", i) != 0,
 					NoPreemptNS: num("no_preempt_ns", i)})
+			case "host_stall":
+				w.HostStalls = append(w.HostStalls, HostStall{Task: int32(num("task", i)), Act: int32(num("activation", i)),
+					OffsetNS: num("offset_ns", i), LenNS: num("stall_ns", i)})
 			case "idle_wake":
 				w.IdleWakeNS = append(w.IdleWakeNS, num("idle_wake_ns", i))
 			case "idle_wake_local":

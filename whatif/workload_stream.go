@@ -250,7 +250,7 @@ func (w *WorkloadWriter) Close() {
 // Finish validates the workload as Workload.Validate does and writes it to
 // path. hdr gives everything but the activations and edges: the tasks
 // (their Activations must be empty), the time span, the machine, the
-// wakeup delays. It closes w.
+// wakeup delays, the host stalls. It closes w.
 func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 	defer w.Close()
 	for i := range hdr.Tasks {
@@ -300,6 +300,7 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 	if err != nil {
 		return err
 	}
+	hi := 0 // hdr.HostStalls checked so far
 	ck, cok, err := ci.next()
 	if err != nil {
 		return err
@@ -362,6 +363,21 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 				return err
 			}
 		}
+		for ; hi < len(hdr.HostStalls); hi++ {
+			h := &hdr.HostStalls[hi]
+			hk := actKey{h.Task, h.Act}
+			c := cmpActKey(&hk, &k)
+			if c > 0 {
+				break
+			}
+			if c < 0 {
+				return fmt.Errorf("workload host stall %d: task %d activation %d out of range or out of order", hi, h.Task, h.Act)
+			}
+			if h.OffsetNS < 0 || h.LenNS <= 0 || h.OffsetNS+h.LenNS > a.DemandNS || hi > 0 && hdr.HostStalls[hi-1].Task == h.Task &&
+				hdr.HostStalls[hi-1].Act == h.Act && hdr.HostStalls[hi-1].OffsetNS+hdr.HostStalls[hi-1].LenNS > h.OffsetNS {
+				return fmt.Errorf("workload host stall %d: [%d, +%d) outside the activation's demand or overlapping the one before", hi, h.OffsetNS, h.LenNS)
+			}
+		}
 		for ; nextTask <= k.task; nextTask++ {
 			taskRow(nextTask)
 		}
@@ -385,6 +401,9 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 	}
 	if eok {
 		return fmt.Errorf("workload edge: waker task %d activation %d out of range", ce.e.Waker, ce.e.WakerAct)
+	}
+	if hi < len(hdr.HostStalls) {
+		return fmt.Errorf("workload host stall %d: task %d activation %d out of range", hi, hdr.HostStalls[hi].Task, hdr.HostStalls[hi].Act)
 	}
 
 	// Pass 2: the edge rows.
@@ -416,6 +435,14 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		row.num(cTarget, int64(e.Target))
 		row.flag(cSync, e.Sync)
 		row.num(cNoPreempt, e.NoPreemptNS)
+		cols.add(&row)
+	}
+	for _, h := range hdr.HostStalls {
+		row.reset("host_stall")
+		row.num(cTask, int64(h.Task))
+		row.num(cActivation, int64(h.Act))
+		row.num(cOffset, h.OffsetNS)
+		row.num(cStallNS, h.LenNS)
 		cols.add(&row)
 	}
 	// The measured delay pools: one table each.
@@ -496,6 +523,7 @@ var (
 	cSync         = wlColIndex("sync")
 	cNoPreempt    = wlColIndex("no_preempt_ns")
 	cExitNS       = wlColIndex("exit_ns")
+	cStallNS      = wlColIndex("stall_ns")
 )
 
 func wlColIndex(name string) int {

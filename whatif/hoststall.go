@@ -1,0 +1,204 @@
+package whatif
+
+import "slices"
+
+// Host stalls that travel with the demand.
+//
+// A vCPU the host has descheduled runs nothing: its task makes no progress,
+// takes no tick and no IPI. The trace shows this as a stretch with no event
+// on a CPU running a CFS task that is longer than a tick period: a busy
+// CFS CPU records the tick's update_curr (a hard-IRQ sched_stat_runtime)
+// at least every T. The run's recorded time, and so the task's demand,
+// includes the stretch, at a known point of the task's progress. The
+// replay keeps it there: a wakeup preemption or a tick that would land
+// inside it waits for its end (Sim.hostStallEnd). The stall moves with the
+// task, which is what a vCPU stall is from the task's side: the same work
+// took that much more wall time at that point of it.
+//
+// Which part of an event-free stretch [a, b] was a stall: the ticks of a
+// CPU fire on a fixed grid (NOHZ restarts the tick on it), and the first
+// grid point g after a passed without a tick record, so the vCPU was not
+// running from g at the latest until b. [g, b] is kept when longer than
+// stallToleranceNS (timer jitter). The grid's phase is estimated per CPU
+// from its tick records (the densest window of their times modulo T: the
+// on-time ticks; late ones scatter), falling back to all CPUs' records,
+// and to g = a + T (the latest g can be) without enough of them. This is a
+// lower bound: the vCPU may have stopped anywhere in [a, g].
+//
+// The measure is from the trace alone: a bare-metal trace has no such
+// stretches (every busy CPU ticks on time), so nothing changes there.
+// Before this (FIDELITY.md round 20) the replay drew busy CPUs' stalls from
+// an independent per-CPU process fitted to late ticks inside uninterrupted
+// runs; that estimator missed a stall with no tick record before it in the
+// same run, which is most of them on hackbench's short runs.
+
+// HostStall is a stretch of one activation's demand during which the
+// trace shows the task's vCPU descheduled by the host.
+type HostStall struct {
+	Task, Act int32
+	// OffsetNS, LenNS: where the stall starts in the activation's demand
+	// and how long it is, both at capacity 1024 as the demand.
+	OffsetNS, LenNS int64
+}
+
+// tickPhaseBins is the resolution of the tick-phase histogram (10 µs at
+// HZ 250); tickPhaseWindowBins the width of the on-time window (200 µs);
+// tickPhaseMin the tick records a CPU needs for its own estimate.
+const (
+	tickPhaseBins       = 400
+	tickPhaseWindowBins = 20
+	tickPhaseMin        = 20
+)
+
+// rawGap is an event-free stretch of a busy CPU before the tick grid is
+// known: the running task's activation and its progress at `from` (the
+// gap's start, or the run's start if later).
+type rawGap struct {
+	task, act int32
+	cpu       int32
+	offset    int64 // demand at from
+	capc      int64 // the CPU's capacity (demand per ns × 1024)
+	from      int64
+	last, end int64 // the CPU's last event before the gap, the event ending it
+}
+
+// hostStallFinder collects the gaps during extraction and resolves them
+// into HostStalls once the tick grid is estimated.
+type hostStallFinder struct {
+	tickNS int64
+	lastEv []int64 // per CPU: last event (-1: none, or lost records since)
+	cfs    []bool  // per CPU: running a CFS task (switched to with prio >= 100)
+	hist   [][]int // per CPU: tick records by phase bin
+	gaps   []rawGap
+}
+
+func newHostStallFinder(tickNS int64) *hostStallFinder {
+	return &hostStallFinder{tickNS: tickNS}
+}
+
+func (h *hostStallFinder) grow(c int32) {
+	for int(c) >= len(h.lastEv) {
+		h.lastEv = append(h.lastEv, -1)
+		h.cfs = append(h.cfs, false)
+		h.hist = append(h.hist, nil)
+	}
+}
+
+// gap reports, for an event on CPU c at t, the event-free stretch before it
+// if the CPU was running a CFS task through it and it is longer than a tick
+// period plus the tolerance (the caller then adds it with add), and notes
+// the event.
+func (h *hostStallFinder) gap(c int32, t int64) (last int64, ok bool) {
+	h.grow(c)
+	last = h.lastEv[c]
+	if t > last {
+		h.lastEv[c] = t
+	}
+	return last, last >= 0 && h.cfs[c] && t-last > h.tickNS+stallToleranceNS
+}
+
+// switchTo notes what CPU c runs from its switch on.
+func (h *hostStallFinder) switchTo(c int32, cfs bool) {
+	h.grow(c)
+	h.cfs[c] = cfs
+}
+
+// tick notes a tick record (hard-IRQ sched_stat_runtime) on CPU c at t.
+func (h *hostStallFinder) tick(c int32, t int64) {
+	h.grow(c)
+	if h.hist[c] == nil {
+		h.hist[c] = make([]int, tickPhaseBins)
+	}
+	h.hist[c][int(t%h.tickNS*tickPhaseBins/h.tickNS)]++
+}
+
+// lost: records were lost on CPU c (all CPUs if c < 0): a stretch across
+// the loss says nothing.
+func (h *hostStallFinder) lost(c int32) {
+	for i := range h.lastEv {
+		if c < 0 || int32(i) == c {
+			h.lastEv[i] = -1
+		}
+	}
+}
+
+func (h *hostStallFinder) add(g rawGap) { h.gaps = append(h.gaps, g) }
+
+// phase estimates the tick grid's phase (ns after a multiple of tickNS)
+// from a phase histogram: the first tick record in the densest window of
+// tickPhaseWindowBins bins (circular). -1 under tickPhaseMin records.
+func (h *hostStallFinder) phase(hist []int) int64 {
+	n := 0
+	for _, v := range hist {
+		n += v
+	}
+	if n < tickPhaseMin {
+		return -1
+	}
+	w := 0
+	for j := range tickPhaseWindowBins {
+		w += hist[j]
+	}
+	best, at := w, 0
+	for i := 1; i < tickPhaseBins; i++ {
+		w += hist[(i+tickPhaseWindowBins-1)%tickPhaseBins] - hist[i-1]
+		if w > best {
+			best, at = w, i
+		}
+	}
+	for j := range tickPhaseWindowBins {
+		if b := (at + j) % tickPhaseBins; hist[b] > 0 {
+			return int64(b) * h.tickNS / tickPhaseBins
+		}
+	}
+	return int64(at) * h.tickNS / tickPhaseBins
+}
+
+// resolve returns the stalls of the collected gaps, sorted by (task,
+// activation, offset), with task indices mapped through keep.
+func (h *hostStallFinder) resolve(keep []int32) []HostStall {
+	all := make([]int, tickPhaseBins)
+	phases := make([]int64, len(h.hist))
+	for c, hist := range h.hist {
+		phases[c] = -1
+		if hist != nil {
+			for i, v := range hist {
+				all[i] += v
+			}
+			phases[c] = h.phase(hist)
+		}
+	}
+	global := h.phase(all)
+	var out []HostStall
+	for _, g := range h.gaps {
+		ph := global
+		if int(g.cpu) < len(phases) && phases[g.cpu] >= 0 {
+			ph = phases[g.cpu]
+		}
+		// The first tick due after the CPU's last event.
+		due := g.last + h.tickNS
+		if ph >= 0 {
+			k := (g.last - ph) / h.tickNS
+			if g.last-ph < 0 && (g.last-ph)%h.tickNS != 0 {
+				k-- // floor
+			}
+			due = ph + (k+1)*h.tickNS
+		}
+		from := max(due, g.from)
+		if g.end-from <= stallToleranceNS || keep[g.task] < 0 {
+			continue
+		}
+		out = append(out, HostStall{Task: keep[g.task], Act: g.act,
+			OffsetNS: g.offset + (from-g.from)*g.capc/1024, LenNS: (g.end - from) * g.capc / 1024})
+	}
+	slices.SortStableFunc(out, func(a, b HostStall) int {
+		if a.Task != b.Task {
+			return int(a.Task - b.Task)
+		}
+		if a.Act != b.Act {
+			return int(a.Act - b.Act)
+		}
+		return int(min(max(a.OffsetNS-b.OffsetNS, -1), 1))
+	})
+	return out
+}
