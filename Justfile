@@ -33,3 +33,7 @@ fuzz:
 # The main job on the bundled real trace.
 demo:
     go run ./cmd/replay demo
+
+# Fidelity of the what-if engine on every real recording (FIDELITY.md's totals); SEEDS=0-9 for ten seeds.
+fidelity:
+    go run ./scripts/fidelity -seeds ${SEEDS:-0-2}

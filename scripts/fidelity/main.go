@@ -1,0 +1,253 @@
+// Command fidelity runs `replay whatif --validate` over every real
+// recording FIDELITY.md reports on, for a range of seeds, and prints the
+// goals each run meets and the totals per group, the figures FIDELITY.md
+// and the README quote:
+//
+//	go run ./scripts/fidelity                  # seeds 0-2
+//	go run ./scripts/fidelity -seeds 0-9 -o /tmp/fid
+//
+// Groups: the 6.1 guests' recordings committed in fixtures/kernels, the
+// ones only in ../shared/fixtures/kernels (GPL-licensed or too large;
+// skipped with a note when ../shared is absent), and this project's 6.18
+// machine (fixtures/local-6.18). -o keeps every run's JSON, so two builds
+// can be compared file by file (cmp) for byte-identity.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+type goal struct {
+	Metric string  `json:"metric"`
+	Value  float64 `json:"value"`
+	Met    bool    `json:"met"`
+}
+
+type result struct {
+	Fidelity struct {
+		Observed  map[string]any     `json:"observed"`
+		Simulated map[string]any     `json:"simulated"`
+		RelError  map[string]float64 `json:"rel_error"`
+		KS        float64            `json:"ks"`
+		Goals     []goal             `json:"goals"`
+	} `json:"fidelity"`
+}
+
+type run struct {
+	group, name, path string
+	seed              int
+	goals             []goal
+	res               result
+	err               error
+	out               []byte
+}
+
+func main() {
+	seeds := flag.String("seeds", "0-2", "seeds: N, N-M or a comma list")
+	outDir := flag.String("o", "", "keep each run's JSON in this directory")
+	shared := flag.String("shared", "../shared/fixtures/kernels", "the shared recordings")
+	bin := flag.String("bin", "", "the replay binary (default: go build ./cmd/replay)")
+	jobs := flag.Int("j", 2, "runs at once")
+	table := flag.Bool("table", false, "print FIDELITY.md's results table (markdown) instead of one line per run")
+	flag.Parse()
+	ss, err := parseSeeds(*seeds)
+	if err != nil {
+		fail(err)
+	}
+	if *bin == "" {
+		dir, err := os.MkdirTemp("", "fidelity")
+		if err != nil {
+			fail(err)
+		}
+		defer os.RemoveAll(dir)
+		*bin = filepath.Join(dir, "replay")
+		if out, err := exec.Command("go", "build", "-o", *bin, "./cmd/replay").CombinedOutput(); err != nil {
+			fail(fmt.Errorf("go build: %v\n%s", err, out))
+		}
+	}
+	type rec struct{ group, path string }
+	var recs []rec
+	add := func(group, pattern string) {
+		fs, _ := filepath.Glob(pattern)
+		sort.Strings(fs)
+		for _, f := range fs {
+			recs = append(recs, rec{group, f})
+		}
+	}
+	add("6.1 committed", "fixtures/kernels/*/*.perf.data")
+	if _, err := os.Stat(*shared); err == nil {
+		for _, n := range []string{"guest-B-1s4c2t/hackbench", "guest-D-1s8c1t/hackbench", "guest-A-2s2c2t-2numa/stressng-mix",
+			"guest-B-1s4c2t/stressng-mix", "guest-D-1s8c1t/stressng-mix"} {
+			add("6.1 shared", filepath.Join(*shared, n+".perf.data"))
+		}
+	} else {
+		fmt.Fprintf(os.Stderr, "note: %s absent: the five shared 6.1 recordings are left out\n", *shared)
+	}
+	add("6.18", "fixtures/local-6.18/*.perf.data")
+
+	var runs []*run
+	for _, r := range recs {
+		for _, s := range ss {
+			name := filepath.Base(filepath.Dir(r.path)) + "/" + strings.TrimSuffix(filepath.Base(r.path), ".perf.data")
+			runs = append(runs, &run{group: r.group, name: name, path: r.path, seed: s})
+		}
+	}
+	if *outDir != "" {
+		if err := os.MkdirAll(*outDir, 0o755); err != nil {
+			fail(err)
+		}
+	}
+	var wg sync.WaitGroup
+	next := make(chan *run)
+	for range max(*jobs, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range next {
+				r.out, r.err = exec.Command(*bin, "whatif", "-i", r.path, "--validate", "--seed", strconv.Itoa(r.seed), "--format", "json").Output()
+				if r.err == nil {
+					if r.err = json.Unmarshal(r.out, &r.res); r.err == nil {
+						r.goals = r.res.Fidelity.Goals
+					}
+				}
+			}
+		}()
+	}
+	for _, r := range runs {
+		next <- r
+	}
+	close(next)
+	wg.Wait()
+
+	type tot struct{ met, all int }
+	totals := map[string]*tot{}
+	var order []string
+	for _, r := range runs {
+		if r.err != nil {
+			fail(fmt.Errorf("%s seed %d: %v", r.path, r.seed, r.err))
+		}
+		if *outDir != "" {
+			f := filepath.Join(*outDir, strings.ReplaceAll(r.name, "/", "_")+".s"+strconv.Itoa(r.seed)+".json")
+			if err := os.WriteFile(f, r.out, 0o644); err != nil {
+				fail(err)
+			}
+		}
+		t := totals[r.group]
+		if t == nil {
+			t = &tot{}
+			totals[r.group] = t
+			order = append(order, r.group)
+		}
+		met := 0
+		var vals []string
+		for _, g := range r.goals {
+			if g.Met {
+				met++
+			}
+			mark := " "
+			if !g.Met {
+				mark = "!"
+			}
+			vals = append(vals, fmt.Sprintf("%s=%.3f%s", strings.TrimSuffix(strings.TrimPrefix(g.Metric, "wakeup_"), "_ns"), g.Value, mark))
+		}
+		t.met += met
+		t.all += len(r.goals)
+		if *table {
+			if r == runs[0] {
+				fmt.Println("| fixture | seed | p50 obs→sim (err) | p95 obs→sim (err) | p99 obs→sim (err) | idle err / total CPU | KS | idle-while-runnable err | migrations obs→sim | involuntary obs→sim | makespan err | CPU time err | wakeups obs→sim |")
+				fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+			}
+			fmt.Println(tableRow(r))
+			continue
+		}
+		fmt.Printf("%-40s seed %-2d %d/%d  %s\n", r.name, r.seed, met, len(r.goals), strings.Join(vals, " "))
+	}
+	fmt.Println()
+	for _, g := range order {
+		fmt.Printf("%-14s %d of %d goals met\n", g, totals[g].met, totals[g].all)
+	}
+	if c, s := totals["6.1 committed"], totals["6.1 shared"]; c != nil && s != nil {
+		fmt.Printf("%-14s %d of %d goals met\n", "6.1 all nine", c.met+s.met, c.all+s.all)
+	}
+}
+
+// tableRow is one run as a row of FIDELITY.md's results table: the goals'
+// metrics observed → simulated with the relative error (✗: goal missed),
+// then the other metrics' errors and counts.
+func tableRow(r *run) string {
+	f := &r.res.Fidelity
+	num := func(m map[string]any, k string) float64 {
+		v, _ := m[k].(float64)
+		return v
+	}
+	pct := func(e float64) string {
+		e *= 100
+		if e > -10 && e < 10 {
+			return fmt.Sprintf("%+.1f%%", e)
+		}
+		return fmt.Sprintf("%+.0f%%", e)
+	}
+	missed := map[string]bool{}
+	idleGoal := ""
+	for _, g := range f.Goals {
+		missed[g.Metric] = !g.Met
+		if strings.HasPrefix(g.Metric, "idle_ns") {
+			idleGoal = fmt.Sprintf("%.1f%%", g.Value*100)
+			if !g.Met {
+				idleGoal += " ✗"
+			}
+		}
+	}
+	lat := func(k string) string {
+		s := fmt.Sprintf("%.3f→%.3f ms (%s)", num(f.Observed, k)/1e6, num(f.Simulated, k)/1e6, pct(f.RelError[k]))
+		if missed[k] {
+			s += " ✗"
+		}
+		return s
+	}
+	cnt := func(k string) string {
+		return fmt.Sprintf("%.0f→%.0f", num(f.Observed, k), num(f.Simulated, k))
+	}
+	name := strings.Replace(r.name, "/", " ", 1)
+	if r.group == "6.1 shared" {
+		name += " †"
+	}
+	return fmt.Sprintf("| %s | %d | %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %s |", name, r.seed,
+		lat("wakeup_p50_ns"), lat("wakeup_p95_ns"), lat("wakeup_p99_ns"), idleGoal, f.KS, pct(f.RelError["idle_while_runnable_ns"]),
+		cnt("migrations"), cnt("involuntary_switches"), pct(f.RelError["makespan_ns"]), pct(f.RelError["cpu_time_ns"]), cnt("wakeup_count"))
+}
+
+func parseSeeds(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, ok := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("seeds %q: %v", s, err)
+		}
+		b := a
+		if ok {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, fmt.Errorf("seeds %q: bad range", s)
+			}
+		}
+		for i := a; i <= b; i++ {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "fidelity:", err)
+	os.Exit(1)
+}
