@@ -32,14 +32,18 @@ import (
 // Model: each CPU alternates between available and stalled stretches; a
 // stall's length is drawn from the measured stalls, an available stretch's
 // from an exponential whose mean makes the long-run stalled fraction f
-// (mean stall × (1 − f) / f). A stall delays a wakeup preemption's
-// reschedule and the tick of a busy CPU to its end; the running task's
-// progress is wall time (its demand includes the stalls), and wakeups onto
-// idle CPUs keep their sampled idle-exit delays, which include the host's.
-// The stalled fraction is measured per number of busy CPUs (the host shares
+// (mean stall × (1 − f) / f). Since round 20 (FIDELITY.md) a busy CPU's
+// wakeup preemptions and ticks wait for the stalls of its running task's
+// demand instead (hoststall.go: the stalls at the points of the task's
+// progress where the trace shows them); this process now only prices a
+// newly idle balance pass run in a stall (balance.go). Wakeups onto idle
+// CPUs keep their sampled idle-exit delays, which include the host's. The
+// stalled fraction is measured per number of busy CPUs (the host shares
 // its cores among the busy vCPUs); the stalls of different CPUs are drawn
-// independently, except that an idle vCPU woken from another CPU waits for
-// a host core as hostEnd models.
+// independently. An idle vCPU woken from another CPU waits for a host core
+// as hostEnd models, and an interrupt's wakeup on a busy CPU for a stall
+// with the measured probability (irqWakeStallEnd); both use the measured
+// stall lengths.
 type StallModel struct {
 	// TickNS is the tick period the estimator assumed.
 	TickNS int64 `json:"tick_ns"`
@@ -409,9 +413,9 @@ func belowStallTolerance(sorted []int64) int {
 // stalled fraction of the target's host-wait process (hostEnd) at that
 // load: 0 while the host has a core for it. The trace's remote idle exits
 // follow this (schbench: ~0.1 ms median with one CPU busy, 3–5 ms with six
-// or more; FIDELITY.md round 11). Wakeup preemptions of busy CPUs keep
-// stallEnd's independent process: conditioned like this they overshoot
-// the trace's tail (round 11).
+// or more; FIDELITY.md round 11). Wakeup preemptions of busy CPUs do not
+// use it: conditioned like this they overshoot the trace's tail (round
+// 11); they wait for the running task's host stalls (hoststall.go).
 func (m *StallModel) hostWaitFraction(n int) float64 {
 	h := m.HostCores
 	if n <= 1 || h <= 1 {
