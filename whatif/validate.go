@@ -176,6 +176,13 @@ type Fidelity struct {
 	// not record, inferred by extraction. The observed metrics cannot
 	// time those runs' starts, so a large count makes them approximate.
 	LostSwitchIns int `json:"lost_switch_ins,omitempty"`
+	// HostStalls, HostStallNS: how many host stalls the trace shows in
+	// the tasks' demand and their total (Workload.HostStalls): a guest's
+	// vCPUs descheduled by its host, which the replay keeps in the work.
+	HostStalls  int   `json:"host_stalls,omitempty"`
+	HostStallNS int64 `json:"host_stall_ns,omitempty"`
+	// DemandNS is the workload's total demand, for HostStallNS's share.
+	DemandNS int64 `json:"demand_ns,omitempty"`
 }
 
 // Goal is one fidelity target.
@@ -231,6 +238,10 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	}
 	if f.LostSwitchIns > 0 {
 		fmt.Fprintf(&b, "trace: %d switches to a task not recorded (inferred from its later events); the observed metrics cannot time those runs' starts\n", f.LostSwitchIns)
+	}
+	if f.HostStalls > 0 && f.DemandNS > 0 {
+		fmt.Fprintf(&b, "trace: %d host stalls of busy vCPUs, %.1f ms, %.0f%% of the tasks' demand (kept where they were in each task's work)\n",
+			f.HostStalls, float64(f.HostStallNS)/1e6, 100*float64(f.HostStallNS)/float64(f.DemandNS))
 	}
 	fmt.Fprintf(&b, "%-24s %16s %16s %10s\n", "metric", "observed", "simulated", "rel_error")
 	for _, k := range metricKeys {

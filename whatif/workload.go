@@ -1145,6 +1145,14 @@ func (w *Workload) Validate() error {
 	return nil
 }
 
+// HostStallTotal is the number of host stalls and their total length.
+func (w *Workload) HostStallTotal() (n int, ns int64) {
+	for _, h := range w.HostStalls {
+		ns += h.LenNS
+	}
+	return len(w.HostStalls), ns
+}
+
 // Stats summarises the workload for people.
 func (w *Workload) Stats() (tasks, acts, edges, arrivals int, demand int64) {
 	for i := range w.Tasks {

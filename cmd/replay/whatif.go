@@ -256,7 +256,7 @@ func runWhatif(c *cli.Context) error {
 	out := c.App.Writer
 	if obs != nil {
 		f := whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats)
-		f.Work, f.LostSwitchIns = workNote, w.LostSwitchIns
+		traceNotes(f, w, workNote)
 		if format == "json" {
 			return writeJSON(out, map[string]any{"fidelity": f})
 		}
@@ -321,6 +321,15 @@ func writeMetricsCSV(w io.Writer, policy string, m *whatif.Metrics) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// traceNotes adds to a fidelity report what the workload says about the
+// trace itself: how its work was bounded, the switches extraction had to
+// infer, and the host stalls it keeps in the tasks' demand.
+func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string) {
+	f.Work, f.LostSwitchIns = workNote, w.LostSwitchIns
+	f.HostStalls, f.HostStallNS = w.HostStallTotal()
+	_, _, _, _, f.DemandNS = w.Stats()
 }
 
 // writeFidelityCSV is --validate as CSV: observed, simulated and the
@@ -413,7 +422,8 @@ func runCompare(c *cli.Context, w *whatif.Workload, obs *whatif.Metrics, kernel 
 	}
 	cfg := whatif.DefaultConfig(base)
 	cfg.Arrivals, cfg.Topology, cfg.Kernel = arr, topo, kernel
-	cfg.ExitDeadlines, _ = workMode(c, w)
+	var workNote string
+	cfg.ExitDeadlines, workNote = workMode(c, w)
 	cfg.ReapAnyChild = c.Bool("reap-any-child")
 	cfg.PairedWakeups = c.Bool("paired-wakeups")
 	// --set applies to the baseline and every policy alike.
@@ -464,6 +474,7 @@ func runCompare(c *cli.Context, w *whatif.Workload, obs *whatif.Metrics, kernel 
 			}
 			if obs != nil {
 				cmp.AddFidelity(obs)
+				traceNotes(cmp.Fidelity, w, workNote)
 			}
 		}
 		if pc.TimelineDir != "" {
@@ -489,6 +500,7 @@ func runCompare(c *cli.Context, w *whatif.Workload, obs *whatif.Metrics, kernel 
 	}
 	if obs != nil {
 		cmp.AddFidelity(obs)
+		traceNotes(cmp.Fidelity, w, workNote)
 	}
 	if dir := pc.TimelineDir; dir != "" {
 		files := whatif.TimelineFiles(dir, base, pols)

@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/schedreplay/replay/whatif"
 )
 
 // --work auto (the default) bounds tasks by their exit times when the
@@ -60,5 +63,46 @@ func TestWhatifWorkAuto(t *testing.T) {
 	}
 	if r := run(t, dir, "whatif", "-i", sch, "--work", "sometimes"); r.code == 0 || !strings.Contains(r.stderr, "want auto, fixed or until-exit") {
 		t.Errorf("bad --work accepted (exit %d): %s", r.code, r.stderr)
+	}
+}
+
+// --validate says how many host stalls the trace shows (a guest's vCPUs
+// descheduled by its host) and their share of the demand, in the table
+// and in JSON, the same count the saved workload holds; a comparison's
+// fidelity report says it too.
+func TestWhatifReportsHostStalls(t *testing.T) {
+	dir := t.TempDir()
+	sch := filepath.Join(repoRoot(t), "fixtures", "kernels", "guest-A-2s2c2t-2numa", "schbench.perf.data")
+	wl := filepath.Join(dir, "w.arrow")
+	r := run(t, dir, "whatif", "-i", sch, "--validate", "--format", "json", "--save-workload", wl)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var o struct {
+		F struct {
+			HostStalls  int   `json:"host_stalls"`
+			HostStallNS int64 `json:"host_stall_ns"`
+			DemandNS    int64 `json:"demand_ns"`
+		} `json:"fidelity"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &o); err != nil {
+		t.Fatal(err)
+	}
+	w, err := whatif.LoadWorkload(wl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ns := w.HostStallTotal()
+	if o.F.HostStalls == 0 || o.F.HostStalls != n || o.F.HostStallNS != ns || o.F.DemandNS <= ns {
+		t.Errorf("JSON host stalls %d (%d ns of %d), the workload file %d (%d ns)", o.F.HostStalls, o.F.HostStallNS, o.F.DemandNS, n, ns)
+	}
+	for _, args := range [][]string{
+		{"whatif", "-i", sch, "--validate"},
+		{"whatif", "-i", sch, "--validate", "-p", "rework", "--runs", "2", "--progress", "never"},
+	} {
+		r := run(t, dir, args...)
+		if want := fmt.Sprintf("trace: %d host stalls of busy vCPUs", n); r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("%v: exit %d, no %q in\n%s", args, r.code, want, r.stdout)
+		}
 	}
 }
