@@ -179,6 +179,42 @@ func TestLostSwitchInAfterDisplacedTasksLastEvent(t *testing.T) {
 	}
 }
 
+// The same rule when the lost switch-in shows at the task's own switch-out
+// (onSwitch), not at a wakeup from it. By hand: 30 (CPU 1) wakes 20 onto
+// CPU 0 at 0.5 ms; CPU 0 runs 10 from 1 ms, which wakes 40 at 3 ms; at
+// 5 ms CPU 0 switches 20 out, blocking: 20's switch-in and 10's switch-out
+// were not recorded. 10 ran until 3 ms at least, so 20 ran from 3 ms: 2 ms
+// (from the CPU's last switch, 1 ms, it would be 4 ms, and CPU 0 would be
+// charged 6 ms of demand over 4 ms). 10 runs again from 7 to 8 ms: its
+// activation is 2 + 1 = 3 ms.
+func TestLostSwitchInAtSwitchOutAfterDisplacedTasksLastEvent(t *testing.T) {
+	w, err := Extract(&noiseReader{evs: []timeline.Event{
+		nSwitch(100000, 1, 0, "R", 30),
+		nWaking(500000, 1, 30, 20, 0),
+		nSwitch(1*ms, 0, 0, "R", 10),
+		nWaking(3*ms, 0, 10, 40, 1),
+		nSwitch(5*ms, 0, 20, "S", 0),
+		nSwitch(6*ms, 1, 30, "S", 40), nSwitch(6500000, 1, 40, "S", 0),
+		nSwitch(7*ms, 0, 0, "R", 10), nSwitch(8*ms, 0, 10, "S", 0),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := map[int32]int{}
+	for i, tk := range w.Tasks {
+		idx[tk.TID] = i
+	}
+	if as := w.Tasks[idx[20]].Activations; len(as) != 1 || as[0].DemandNS != 2*ms {
+		t.Errorf("task 20 activations %+v, want one of 2 ms", as)
+	}
+	if as := w.Tasks[idx[10]].Activations; len(as) != 1 || as[0].DemandNS != 3*ms {
+		t.Errorf("task 10 activations %+v, want one of 3 ms", as)
+	}
+	if w.LostSwitchIns != 1 {
+		t.Errorf("lost switch-ins %d, want 1", w.LostSwitchIns)
+	}
+}
+
 // On a real trace with untraced switches (fixtures/local-6.18: this VM's
 // 6.18 kernel leaves most switches out of idle untraced), stress-ng's
 // processes fork from CPUs the trace shows idle or running another task.

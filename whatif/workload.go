@@ -654,8 +654,7 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 				// This CPU's switches are in the trace: the one to this
 				// task is missing, and the task the trace showed here left
 				// unrecorded too.
-				since = max(since, x.curSince[c])
-				x.displace(c, prev, since)
+				since = x.displace(c, prev, max(since, x.curSince[c]))
 				x.w.LostSwitchIns++
 			}
 			t.state, t.runStart, t.runCPU = stRunning, since, c
@@ -756,13 +755,7 @@ func (x *extractor) lostSwitchIn(t *extTask, c int32) {
 	if t.state == stSleeping {
 		x.newAct(t, CauseArrival, t.lastSeen)
 	}
-	since := max(t.lastSeen, x.curSince[c], x.w.StartNS)
-	if p := x.byTID[x.cur[c]]; x.cur[c] > 0 && p != nil && p.state == stRunning && p.runCPU == c {
-		// Not before the displaced task's last sign of running there (a
-		// wakeup it issued, which booked its run up to then).
-		since = max(since, p.runStart)
-	}
-	x.displace(c, x.w.Tasks[t.idx].TID, since)
+	since := x.displace(c, x.w.Tasks[t.idx].TID, max(t.lastSeen, x.curSince[c], x.w.StartNS))
 	t.state, t.runStart, t.runCPU = stRunning, since, c
 	if a := x.act(t); a.CPU < 0 {
 		a.CPU = c
@@ -777,18 +770,23 @@ func (x *extractor) lostSwitchIn(t *extTask, c int32) {
 	x.w.LostSwitchIns++
 }
 
-// displace ends, at the given time, the run of the task the trace shows on
-// CPU c when another (tid) turns out to run there: its switch-out was not
-// recorded. It is taken as preempted then (a later wakeup or switch says
-// more); left running it would be charged until the trace's end.
-func (x *extractor) displace(c, tid int32, at int64) {
+// displace ends the run of the task the trace shows on CPU c when another
+// (tid) turns out to run there from `at`: its switch-out was not recorded.
+// It is taken as preempted (a later wakeup or switch says more); left
+// running it would be charged until the trace's end. It returns when the
+// displaced run ended: `at`, or the displaced task's last sign of running
+// there if later (a wakeup it issued, which booked its run up to then),
+// which is where the other task's run starts at the earliest.
+func (x *extractor) displace(c, tid int32, at int64) int64 {
 	if x.cur[c] <= 0 || x.cur[c] == tid {
-		return
+		return at
 	}
 	if p := x.byTID[x.cur[c]]; p != nil && p.state == stRunning && p.runCPU == c {
+		at = max(at, p.runStart)
 		x.accrue(p, at)
 		p.state, p.lastSeen = stRunnable, at
 	}
+	return at
 }
 
 // busyCPUs is the number of CPUs the trace shows running a task.
