@@ -47,7 +47,7 @@ type HostStall struct {
 const (
 	tickPhaseBins       = 400
 	tickPhaseWindowBins = 20
-	tickPhaseMin        = 20
+	tickPhaseMin        = minSamples
 )
 
 // rawGap is an event-free stretch of a busy CPU before the tick grid is
