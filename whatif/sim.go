@@ -46,7 +46,9 @@ type Config struct {
 	// IdleWake: wakeups onto an idle CPU take a delay sampled from the
 	// workload's observed idle-wake delays (idle exit, IPI, vCPU
 	// scheduling), wakeup preemptions one from its resched delays, and
-	// busy CPUs stall as measured (noise.go); false = none of these.
+	// busy CPUs stall where the trace shows their tasks' host stalls
+	// (hoststall.go, noise.go); false = none of these: the machine's
+	// noise off.
 	IdleWake bool
 	// FixedIdleWakeNS, when > 0, replaces the sampled delay.
 	FixedIdleWakeNS int64
