@@ -254,6 +254,11 @@ func (a *Analyzer) Add(e *timeline.Event) error {
 	if a.err != nil {
 		return a.err
 	}
+	// CPU numbers index per-CPU state.
+	if err := timeline.CheckCPUs(e); err != nil {
+		a.err = fmt.Errorf("event at %d ns: %w", e.Time, err)
+		return a.err
+	}
 	// The trace spans its tracepoint events: perf's side-band records
 	// (perf:comm, perf:mmap, ...) come before tracing starts and after it
 	// stops, and synthesized ones have time 0.

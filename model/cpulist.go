@@ -7,9 +7,11 @@ import (
 	"strings"
 )
 
-// maxCPUs bounds CPU ids accepted from untrusted input (the kernel's
+// MaxCPUs bounds CPU ids accepted from untrusted input (the kernel's
 // NR_CPUS maximum is 8192).
-const maxCPUs = 8192
+const MaxCPUs = 8192
+
+const maxCPUs = MaxCPUs
 
 // ParseCPUList parses the kernel's CPU list syntax ("0-3,8,10-11"), as used
 // by sysfs *_list files, perf headers and lscpu. The result is sorted and

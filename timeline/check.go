@@ -1,6 +1,10 @@
 package timeline
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/schedreplay/replay/model"
+)
 
 // Anomaly is a kind of damage a checked stream showed: how often, and
 // where it was first seen (row numbers of the stream, 0-based, and times),
@@ -34,12 +38,17 @@ const (
 // trace that starts mid-run: the analysis treats it as the true state), and
 // so is a sched_switch from a task to itself, which the kernel never writes.
 // Counts and first positions go to Meta().Summary.Anomalies.
+//
+// An event carrying a CPU number (cpu, target_cpu, orig_cpu, dest_cpu)
+// outside what a kernel can have (CheckCPUs) ends the stream with an
+// error: per-CPU state is indexed by it.
 func Checked(r EventReader) EventReader {
 	return &checked{r: r, cpus: map[int32]*cpuCheck{}}
 }
 
 type checked struct {
 	r        EventReader
+	err      error
 	row      int64
 	lastTime int64
 	started  bool
@@ -72,10 +81,20 @@ func (c *checked) note(reason string, row int64, e *Event) {
 }
 
 func (c *checked) Next() bool {
+	if c.err != nil {
+		return false
+	}
 	for c.r.Next() {
 		e := c.r.Event()
 		row := c.row
 		c.row++
+		if err := CheckCPUs(e); err != nil {
+			c.err = fmt.Errorf("event %d at %d ns: %w", row, e.Time, err)
+			if p := c.r.Meta().Source.Path; p != "" {
+				c.err = fmt.Errorf("%s: %w", p, c.err)
+			}
+			return false
+		}
 		if e.IsSet(CPU) {
 			cpu := e.Int32(CPU)
 			k, fresh := c.cpu(cpu)
@@ -104,6 +123,19 @@ func (c *checked) Next() bool {
 		return true
 	}
 	return false
+}
+
+// CheckCPUs returns an error when e carries a CPU number (cpu, target_cpu,
+// orig_cpu, dest_cpu) outside 0..model.MaxCPUs-1: readers of the timeline
+// index per-CPU state by them, so a damaged or hand-made input must not
+// make them allocate or index beyond what a kernel can have.
+func CheckCPUs(e *Event) error {
+	for _, col := range [...]Col{CPU, TargetCPU, OrigCPU, DestCPU} {
+		if v := e.Int(col); e.IsSet(col) && (v < 0 || v >= model.MaxCPUs) {
+			return fmt.Errorf("%s: %s %d outside 0..%d", e.Name, col.Name(), v, model.MaxCPUs-1)
+		}
+	}
+	return nil
 }
 
 // cpu returns the state kept for a CPU, creating it (fresh) on first use.
@@ -156,8 +188,13 @@ func sameEvent(a, b *Event) bool {
 }
 
 func (c *checked) Event() *Event { return c.r.Event() }
-func (c *checked) Err() error    { return c.r.Err() }
-func (c *checked) Close() error  { return c.r.Close() }
+func (c *checked) Err() error {
+	if c.err != nil {
+		return c.err
+	}
+	return c.r.Err()
+}
+func (c *checked) Close() error { return c.r.Close() }
 
 // Meta is the wrapped stream's metadata with the anomalies found so far.
 func (c *checked) Meta() *Meta {

@@ -1,7 +1,10 @@
 package timeline
 
 import (
+	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -56,5 +59,57 @@ func TestChecked(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("anomalies %+v\nwant %+v", got, want)
+	}
+}
+
+// A CPU number a kernel cannot have (cpu, target_cpu, orig_cpu, dest_cpu
+// outside 0..8191) ends the stream with an error naming the event, from
+// Checked (raw traces) and from a timeline file's reader alike: per-CPU
+// state is indexed by it (a 2-line perf script text with CPU 99999999 had
+// `replay latency` killed for memory).
+func TestBadCPUNumbers(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		col  Col
+		v    int64
+	}{{"cpu negative", CPU, -1}, {"cpu too big", CPU, 8192}, {"target_cpu", TargetCPU, 99999999}, {"orig_cpu", OrigCPU, -3}, {"dest_cpu", DestCPU, 1 << 30}} {
+		bad := sw(200, 1, 0, 20)
+		bad.SetInt(c.col, c.v)
+		want := c.col.Name() + " " + strconv.FormatInt(c.v, 10) + " outside 0..8191"
+
+		r := Checked(&sliceReader{evs: []Event{sw(100, 0, 0, 10), bad, sw(300, 0, 10, 0)}, m: Meta{Source: Source{Path: "x.txt"}}})
+		n := 0
+		for r.Next() {
+			n++
+		}
+		if err := r.Err(); n != 1 || err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "x.txt: event 1 at 200 ns") {
+			t.Errorf("%s: Checked read %d events, err %v; want 1 and %q", c.name, n, err, want)
+		}
+
+		path := filepath.Join(t.TempDir(), "t.arrow")
+		w, err := Create(path, WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range []Event{sw(100, 0, 0, 10), bad} {
+			if err := w.Write(&e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(&Meta{}); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n = 0
+		for tr.Next() {
+			n++
+		}
+		if err := tr.Err(); n != 1 || err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "t.arrow") {
+			t.Errorf("%s: the timeline file read %d events, err %v; want 1 and %q", c.name, n, err, want)
+		}
+		tr.Close()
 	}
 }

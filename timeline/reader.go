@@ -245,6 +245,10 @@ func (r *Reader) Next() (ok bool) {
 	}
 	r.fill(r.row)
 	r.row++
+	if err := CheckCPUs(&r.ev); err != nil {
+		r.err = fmt.Errorf("%s: event at %d ns: %w", r.path, r.ev.Time, err)
+		return false
+	}
 	return true
 }
 

@@ -11,7 +11,8 @@ import (
 // fuzzEvents decodes fuzz bytes into a scheduler trace on three CPUs and
 // five tasks: five bytes per event (kind, CPU, two tids, state and time
 // step), with tick records, lost-record marks and long silences (the host
-// stalls' gaps). Nothing makes it consistent: switches from tasks that are not
+// stalls' gaps), and now and then a CPU beyond the topology or beyond any
+// kernel's. Nothing makes it consistent: switches from tasks that are not
 // running, wakeups of running tasks, exits of tasks never seen, as a trace
 // with lost records has them.
 func fuzzEvents(data []byte) []timeline.Event {
@@ -20,6 +21,10 @@ func fuzzEvents(data []byte) []timeline.Event {
 	for i := 0; i+5 <= len(data) && len(evs) < 400; i += 5 {
 		b := data[i : i+5]
 		cpu, x, y := int32(b[1]%3), int32(b[2]%6), int32(b[3]%6)
+		if b[1] >= 253 {
+			// A CPU the topology lacks, and ones no kernel has.
+			cpu = [...]int32{3, -1, 8192}[b[1]-253]
+		}
 		state := [...]string{"R", "S", "D", "X"}[b[4]&3]
 		now += int64(b[4]>>2)*10000 + 1000
 		switch b[0] % 6 {

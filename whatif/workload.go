@@ -373,8 +373,13 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			}
 		}
 	}
-	for r.Next() {
+	for row := int64(0); r.Next(); row++ {
 		e := r.Event()
+		// CPU numbers index per-CPU state (the readers ingest.Open
+		// returns check them too; this reader may be any).
+		if err := timeline.CheckCPUs(e); err != nil {
+			return nil, fmt.Errorf("whatif: event %d at %d ns: %w", row, e.Time, err)
+		}
 		if e.Time == 0 && (e.Kind == timeline.PerfComm || e.Kind == timeline.PerfFork || e.Kind == timeline.KindOther) {
 			if e.Kind == timeline.PerfComm {
 				x.comms[e.Int32(timeline.CommonPID)] = e.Str(timeline.Comm)

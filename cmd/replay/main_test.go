@@ -396,3 +396,27 @@ func TestDamagedTimeline(t *testing.T) {
 		}()
 	}
 }
+
+// A raw trace with a CPU number no kernel has: a clear error naming the
+// file and the event, exit 1, no output file left (this 2-line perf script
+// text used to have `replay latency` and `replay whatif` killed for memory).
+func TestBadCPUNumber(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "bad.txt")
+	text := " a 1 [99999999] 1000.000001: sched:sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=120\n" +
+		" b 2 [99999999] 1000.000002: sched:sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=a next_pid=1 next_prio=120\n"
+	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.arrow")
+	for _, cmd := range [][]string{{"latency", "-i", in}, {"info", "-i", in}, {"ingest", "--progress=never", in, "-o", out},
+		{"whatif", "-i", in, "--topology", "sockets=1,cores=2,threads=1"}} {
+		r := run(t, dir, cmd...)
+		if r.code != 1 || !strings.Contains(r.stderr, "bad.txt: event 0 at 1000000001000 ns: sched_switch: cpu 99999999 outside 0..8191") {
+			t.Errorf("%v: exit %d, stderr %q", cmd, r.code, r.stderr)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("ingest left an output file")
+	}
+}
