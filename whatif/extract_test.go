@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/schedreplay/replay/timeline"
@@ -261,5 +262,32 @@ func TestExtractRTPreemptDelays(t *testing.T) {
 	}
 	if n := len(w.PreemptWakeLocalNS) + len(w.PreemptWakeNS); n > 1000 {
 		t.Errorf("%d CFS wakeup preemptions: the real-time ones went into the CFS pools too", n)
+	}
+}
+
+// A trace whose timestamps span more than a week (damaged: 1000 s to
+// 9e8 s here) is refused with the span, not simulated for hours (the
+// replay ticks through simulated time) nor extracted into overflowing
+// demands; a workload file with a demand, sleep or release that far out is
+// refused too.
+func TestSpanBeyondAWeek(t *testing.T) {
+	_, err := Extract(&noiseReader{evs: []timeline.Event{
+		nSwitch(1000*1000*ms, 0, 0, "R", 10),
+		nSwitch(900000000*1000*ms, 0, 10, "S", 0),
+	}})
+	if err == nil || !strings.Contains(err.Error(), "span 899999000 s") || !strings.Contains(err.Error(), "more than a week") {
+		t.Errorf("err %v", err)
+	}
+	for _, set := range []func(w *Workload){
+		func(w *Workload) { w.Tasks[0].Activations[0].DemandNS = MaxSpanNS + 1 },
+		func(w *Workload) { w.Tasks[0].Activations[1].SleepNS = -MaxSpanNS - 1 },
+		func(w *Workload) { w.Tasks[0].Activations[1].ReleaseNS = w.StartNS + MaxSpanNS + 1 },
+		func(w *Workload) { w.EndNS = w.StartNS + MaxSpanNS + 1 },
+	} {
+		w := tinyWorkload()
+		set(w)
+		if err := w.Validate(); err == nil || !strings.Contains(err.Error(), "more than a week") {
+			t.Errorf("accepted: %v", err)
+		}
 	}
 }

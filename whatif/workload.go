@@ -373,6 +373,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			}
 		}
 	}
+	minT := int64(-1)
 	for row := int64(0); r.Next(); row++ {
 		e := r.Event()
 		// CPU numbers index per-CPU state (the readers ingest.Open
@@ -391,6 +392,9 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		if e.Time != 0 && e.Kind != timeline.Lost && !strings.HasPrefix(e.Name, "perf:") {
 			if w.StartNS < 0 {
 				w.StartNS = e.Time
+			}
+			if minT < 0 || e.Time < minT {
+				minT = e.Time
 			}
 			if e.Time > w.EndNS {
 				w.EndNS = e.Time
@@ -473,6 +477,9 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 	}
 	if w.StartNS < 0 {
 		return nil, fmt.Errorf("whatif: the trace has no scheduler events (sched_switch, sched_waking)")
+	}
+	if w.EndNS-minT > MaxSpanNS {
+		return nil, fmt.Errorf("whatif: the trace's events span %.0f s (%d to %d ns), more than a week: damaged timestamps?", float64(w.EndNS-minT)/1e9, minT, w.EndNS)
 	}
 	x.finish()
 	w.Stalls = x.stalls.model()
@@ -1084,10 +1091,19 @@ func (w *Workload) index() {
 	}
 }
 
+// MaxSpanNS bounds a workload's time span, and each demand and sleep
+// (a week): the engine's work grows with simulated time (ticks), and
+// demand × capacity must not overflow, so a damaged timestamp (a trace
+// "spanning" decades) is refused rather than simulated for hours.
+const MaxSpanNS = 7 * 24 * 3600 * int64(1e9)
+
 // Validate checks the workload's internal references (a file read back may
 // come from elsewhere).
 func (w *Workload) Validate() error {
 	n := int32(len(w.Tasks))
+	if w.EndNS-w.StartNS > MaxSpanNS {
+		return fmt.Errorf("workload span %d to %d ns: more than a week", w.StartNS, w.EndNS)
+	}
 	for i, e := range w.Edges {
 		if e.Waker < 0 || e.Waker >= n || e.Wakee < 0 || e.Wakee >= n {
 			return fmt.Errorf("workload edge %d: task index out of range", i)
@@ -1132,6 +1148,9 @@ func (w *Workload) Validate() error {
 		for j, a := range w.Tasks[i].Activations {
 			if a.DemandNS < 0 {
 				return fmt.Errorf("workload task %d activation %d: negative demand", i, j)
+			}
+			if a.DemandNS > MaxSpanNS || a.SleepNS > MaxSpanNS || -a.SleepNS > MaxSpanNS || a.ReleaseNS-w.StartNS > MaxSpanNS || w.StartNS-a.ReleaseNS > MaxSpanNS {
+				return fmt.Errorf("workload task %d activation %d: demand %d, sleep %d or release %d ns more than a week", i, j, a.DemandNS, a.SleepNS, a.ReleaseNS)
 			}
 			want := 0
 			if a.Cause == CauseWake || a.Cause == CauseFork {
