@@ -17,6 +17,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -188,6 +189,9 @@ type cpuState struct {
 
 // New returns an Analyzer.
 func New(opts Options) *Analyzer {
+	// NumCPUs sizes per-CPU state up front; a timeline's metadata can
+	// claim anything, the events themselves are checked (CheckCPUs).
+	opts.NumCPUs = min(max(opts.NumCPUs, 0), model.MaxCPUs)
 	a := &Analyzer{opts: opts, tasks: make(map[int32]*task, 1024), lastLoss: math.MinInt64}
 	a.dom = newDomainAcct(opts.Levels, opts.NumCPUs)
 	if a.dom.levels != nil {

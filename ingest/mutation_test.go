@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"testing"
 	"time"
+
+	"github.com/schedreplay/replay/analysis"
 )
 
 // mutationFixtures lists the repository's trace fixtures (every format).
@@ -34,16 +36,16 @@ func mutationFixtures(t *testing.T) []string {
 
 // readAll opens path with Open and reads every event, returning the error
 // (nil for a valid, possibly partial, result). A panic fails the test.
-func readAll(path string) (n int, err error) {
+func readAll(path string) error {
 	r, err := Open(path)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer r.Close()
-	for r.Next() {
-		n++
-	}
-	return n, r.Err()
+	// Through the analysis, whose per-CPU and per-task state is what a
+	// damaged number would blow up (a CPU id of 99999999 once did).
+	_, err = analysis.Run(r, analysis.Options{})
+	return err
 }
 
 // Every reader, on every fixture truncated at many offsets and with random
