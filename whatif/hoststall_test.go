@@ -3,6 +3,7 @@ package whatif
 import (
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/schedreplay/replay/timeline"
@@ -213,31 +214,11 @@ func TestHostStallValidate(t *testing.T) {
 	} {
 		w := tinyWorkload()
 		w.HostStalls = c.h
-		if err := w.Validate(); err == nil {
-			t.Errorf("%s: accepted", c.name)
+		if err := w.Validate(); err == nil || !strings.Contains(err.Error(), "host stall") {
+			t.Errorf("%s: Validate: %v", c.name, err)
 		}
-		dir := t.TempDir()
-		ww := NewWorkloadWriter(dir, 10)
-		for i := range w.Tasks {
-			for j := range w.Tasks[i].Activations {
-				if err := ww.AddActivation(int32(i), int32(j), w.Tasks[i].Activations[j]); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		for _, e := range w.Edges {
-			if err := ww.AddEdge(e); err != nil {
-				t.Fatal(err)
-			}
-		}
-		hdr := *w
-		hdr.Tasks = make([]Task, len(w.Tasks))
-		for i, tk := range w.Tasks {
-			tk.Activations = nil
-			hdr.Tasks[i] = tk
-		}
-		if err := ww.Finish(filepath.Join(dir, "w.arrow"), &hdr); err == nil {
-			t.Errorf("%s: streamed", c.name)
+		if err := streamWorkloadErr(t, filepath.Join(t.TempDir(), "w.arrow"), w, 10, 1); err == nil || !strings.Contains(err.Error(), "host stall") {
+			t.Errorf("%s: streamed: %v", c.name, err)
 		}
 	}
 }

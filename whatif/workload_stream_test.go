@@ -14,6 +14,14 @@ import (
 // sort key keep their relative order, as the in-memory stable sort does).
 func streamWorkload(t *testing.T, path string, w *Workload, batch int, seed int64) {
 	t.Helper()
+	if err := streamWorkloadErr(t, path, w, batch, seed); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// streamWorkloadErr is streamWorkload returning what Finish says.
+func streamWorkloadErr(t *testing.T, path string, w *Workload, batch int, seed int64) error {
+	t.Helper()
 	ww := NewWorkloadWriter(t.TempDir(), batch)
 	type ta struct{ t, a int32 }
 	var acts []ta
@@ -41,9 +49,7 @@ func streamWorkload(t *testing.T, path string, w *Workload, batch int, seed int6
 		hdr.Tasks[i] = tk
 	}
 	hdr.Edges = nil
-	if err := ww.Finish(path, &hdr); err != nil {
-		t.Fatal(err)
-	}
+	return ww.Finish(path, &hdr)
 }
 
 // tinyWorkload is a hand-made workload with every table.
