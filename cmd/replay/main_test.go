@@ -310,7 +310,7 @@ func TestDemo(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("demo: exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"replay ingest", "sched_switch", "cpus:", "0-7 (8)", "sd_llc", "Wakeup latency", "fidelity of policy v6.1", "KS distance", "llc-nr-running (v5.10", "95% CI", "Wakeup Latencies percentiles (usec)"} {
+	for _, want := range []string{"replay ingest", "sched_switch", "cpus:", "0-7 (8)", "sd_llc", "Wakeup latency", "fidelity of policy v6.1", "trace: 1502 host stalls of busy vCPUs", "KS distance", "llc-nr-running (v5.10", "95% CI", "Wakeup Latencies percentiles (usec)"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, r.stdout)
 		}
