@@ -11,8 +11,6 @@ import (
 // NR_CPUS maximum is 8192).
 const MaxCPUs = 8192
 
-const maxCPUs = MaxCPUs
-
 // ParseCPUList parses the kernel's CPU list syntax ("0-3,8,10-11"), as used
 // by sysfs *_list files, perf headers and lscpu. The result is sorted and
 // free of duplicates. An empty string is an empty list.
@@ -27,14 +25,14 @@ func ParseCPUList(s string) ([]int, error) {
 		part = strings.TrimSpace(part)
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 || a >= maxCPUs {
+		if err != nil || a < 0 || a >= MaxCPUs {
 			return nil, fmt.Errorf("cpu list %q: %q is not a CPU number (want e.g. 0-3,8)", s, lo)
 		}
 		b := a
 		if isRange {
 			b, err = strconv.Atoi(hi)
-			if err != nil || b < a || b >= maxCPUs {
-				return nil, fmt.Errorf("cpu list %q: bad range %q (want low-high with low <= high < %d)", s, part, maxCPUs)
+			if err != nil || b < a || b >= MaxCPUs {
+				return nil, fmt.Errorf("cpu list %q: bad range %q (want low-high with low <= high < %d)", s, part, MaxCPUs)
 			}
 		}
 		for c := a; c <= b; c++ {

@@ -39,8 +39,8 @@ func ParseLscpu(r io.Reader) (*Topology, error) {
 			}
 			continue
 		}
-		if len(rows) >= maxCPUs {
-			return nil, fmt.Errorf("lscpu -p: more than %d CPU lines", maxCPUs)
+		if len(rows) >= MaxCPUs {
+			return nil, fmt.Errorf("lscpu -p: more than %d CPU lines", MaxCPUs)
 		}
 		rows = append(rows, row{ln, strings.Split(line, ",")})
 	}
@@ -105,8 +105,8 @@ func ParseLscpu(r io.Reader) (*Topology, error) {
 			return nil, fmt.Errorf("lscpu -p line %d: %d fields, no CPU column", r.line, len(r.fields))
 		}
 		c, err := strconv.Atoi(strings.TrimSpace(r.fields[cpuCol]))
-		if err != nil || c < 0 || c >= maxCPUs {
-			return nil, fmt.Errorf("lscpu -p line %d: CPU %q is not a CPU number 0..%d", r.line, r.fields[cpuCol], maxCPUs-1)
+		if err != nil || c < 0 || c >= MaxCPUs {
+			return nil, fmt.Errorf("lscpu -p line %d: CPU %q is not a CPU number 0..%d", r.line, r.fields[cpuCol], MaxCPUs-1)
 		}
 		if c > maxCPU {
 			maxCPU = c

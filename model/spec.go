@@ -130,7 +130,7 @@ func normalize(in *Topology) *Topology {
 			n = c.ID + 1
 		}
 	}
-	if n > maxCPUs {
+	if n > MaxCPUs {
 		return t // Validate reports it
 	}
 	cpus := make([]CPU, n)
@@ -356,8 +356,8 @@ func ParseTopologyBytes(b []byte) (*Topology, error) {
 		if err := dec.Decode(&t); err != nil {
 			return nil, fmt.Errorf("topology JSON: %v", err)
 		}
-		if t.NrCPUs > maxCPUs || len(t.CPUs) > maxCPUs {
-			return nil, fmt.Errorf("topology JSON: more than %d CPUs", maxCPUs)
+		if t.NrCPUs > MaxCPUs || len(t.CPUs) > MaxCPUs {
+			return nil, fmt.Errorf("topology JSON: more than %d CPUs", MaxCPUs)
 		}
 		nt := normalize(&t)
 		return nt, nt.Validate()
@@ -387,11 +387,11 @@ func specInt(shape map[string]string, key string, def, max int) (int, error) {
 
 // compactTopology builds the machine a compact spec describes.
 func compactTopology(shape map[string]string, spec string) (*Topology, error) {
-	sockets, err := specInt(shape, "sockets", 1, maxCPUs)
+	sockets, err := specInt(shape, "sockets", 1, MaxCPUs)
 	if err != nil {
 		return nil, err
 	}
-	cores, err := specInt(shape, "cores", 1, maxCPUs)
+	cores, err := specInt(shape, "cores", 1, MaxCPUs)
 	if err != nil {
 		return nil, err
 	}
@@ -399,16 +399,16 @@ func compactTopology(shape map[string]string, spec string) (*Topology, error) {
 	if err != nil {
 		return nil, err
 	}
-	dies, err := specInt(shape, "dies", 1, maxCPUs)
+	dies, err := specInt(shape, "dies", 1, MaxCPUs)
 	if err != nil {
 		return nil, err
 	}
-	clusters, err := specInt(shape, "clusters", 0, maxCPUs)
+	clusters, err := specInt(shape, "clusters", 0, MaxCPUs)
 	if err != nil {
 		return nil, err
 	}
-	if sockets*cores > maxCPUs || sockets*cores*threads > maxCPUs {
-		return nil, fmt.Errorf("topology spec %q: %d x %d x %d CPUs; at most %d", spec, sockets, cores, threads, maxCPUs)
+	if sockets*cores > MaxCPUs || sockets*cores*threads > MaxCPUs {
+		return nil, fmt.Errorf("topology spec %q: %d x %d x %d CPUs; at most %d", spec, sockets, cores, threads, MaxCPUs)
 	}
 	if cores%dies != 0 {
 		return nil, fmt.Errorf("topology spec dies=%d: must divide cores=%d (cores per socket)", dies, cores)

@@ -239,8 +239,8 @@ func topologyFromSysfs(f sysfsFiles, source string) (*Topology, error) {
 		if strings.HasPrefix(k, "cpu/cpu") {
 			rest := k[len("cpu/cpu"):]
 			n, err := strconv.Atoi(rest[:strings.IndexByte(rest, '/')])
-			if err != nil || n >= maxCPUs {
-				return nil, fmt.Errorf("%s: CPU directory %q beyond cpu%d", source, k, maxCPUs-1)
+			if err != nil || n >= MaxCPUs {
+				return nil, fmt.Errorf("%s: CPU directory %q beyond cpu%d", source, k, MaxCPUs-1)
 			}
 			if n > maxCPU {
 				maxCPU = n
@@ -499,8 +499,8 @@ func parseCPUMask(s string) ([]int, error) {
 		return nil, nil
 	}
 	words := strings.Split(s, ",")
-	if len(words)*32 > maxCPUs+32 {
-		return nil, fmt.Errorf("mask %q is longer than %d CPUs", s, maxCPUs)
+	if len(words)*32 > MaxCPUs+32 {
+		return nil, fmt.Errorf("mask %q is longer than %d CPUs", s, MaxCPUs)
 	}
 	var out []int
 	for i := len(words) - 1; i >= 0; i-- {
@@ -510,7 +510,7 @@ func parseCPUMask(s string) ([]int, error) {
 		}
 		base := (len(words) - 1 - i) * 32
 		for b := 0; b < 32; b++ {
-			if w&(1<<uint(b)) != 0 && base+b < maxCPUs {
+			if w&(1<<uint(b)) != 0 && base+b < MaxCPUs {
 				out = append(out, base+b)
 			}
 		}

@@ -22,8 +22,8 @@ func (t *Topology) Validate() error {
 	if t == nil {
 		return fmt.Errorf("topology: none given")
 	}
-	if t.NrCPUs < 1 || t.NrCPUs > maxCPUs {
-		return fmt.Errorf("topology: %d CPUs; want 1..%d", t.NrCPUs, maxCPUs)
+	if t.NrCPUs < 1 || t.NrCPUs > MaxCPUs {
+		return fmt.Errorf("topology: %d CPUs; want 1..%d", t.NrCPUs, MaxCPUs)
 	}
 	if len(t.CPUs) != t.NrCPUs {
 		return fmt.Errorf("topology: nr_cpus is %d but %d CPU entries are listed (want one entry per CPU id 0..%d)", t.NrCPUs, len(t.CPUs), t.NrCPUs-1)

@@ -21,9 +21,6 @@ func featureParsed(f int) bool {
 	return false
 }
 
-// maxCPUs bounds CPU counts read from a header (the kernel's NR_CPUS limit).
-const maxCPUs = 8192
-
 // topoFacts collects the topology features until the header is complete.
 type topoFacts struct {
 	nrAvail, nrOnline  int
@@ -61,9 +58,9 @@ func (r *Reader) parseFeature(f int, b []byte, base int64) error {
 		src.CPUID = c.str("cpuid")
 	case featNrCPUs:
 		avail, online := c.u32("nr_cpus_available"), c.u32("nr_cpus_online")
-		if c.err == nil && (avail > maxCPUs || online > avail) {
+		if c.err == nil && (avail > model.MaxCPUs || online > avail) {
 			c.off -= 8
-			c.fail("nr_cpus_available %d / nr_cpus_online %d, expected online <= available <= %d", avail, online, maxCPUs)
+			c.fail("nr_cpus_available %d / nr_cpus_online %d, expected online <= available <= %d", avail, online, model.MaxCPUs)
 		}
 		if c.err == nil {
 			src.NrCPUs, src.NrCPUsOnline = int(avail), int(online)
