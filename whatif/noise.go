@@ -75,7 +75,7 @@ type StallModel struct {
 }
 
 // minSamples is the fewest measurements the model takes as an estimate of
-// a distribution (a delay pool, minDelayPool) or of a fraction
+// a distribution (a delay pool, initPreemptPools) or of a fraction
 // (IRQWakeStall: own-CPU interrupt wakeups onto a busy CPU ending in the
 // wakee's switch-in). Fewer say nothing: stress-ng's timer wakeups on
 // this machine's 6.18 recording gave two delays, 26 µs and 3.95 ms.
@@ -357,9 +357,6 @@ func (p *stallProc) endAt(m *StallModel, t int64, f float64) int64 {
 	return t
 }
 
-// minDelayPool: the fewest measured delays taken as a distribution.
-const minDelayPool = minSamples
-
 // reschedDelays is the pool the wakeup-preemption delay is drawn from: for
 // a wakeup on the target CPU itself, the trace's local delays (if any);
 // otherwise the remote ones (initPreemptPools).
@@ -373,15 +370,16 @@ func (s *Sim) reschedDelays(local bool) []int64 {
 // initPreemptPools derives, once, the pools reschedDelays and reschedRT
 // draw from. The remote one is the trace's remote delays without those
 // longer than the stall tolerance when stalls are modelled (those waited
-// for a descheduled vCPU, which stallEnd draws itself). A remote pool of
-// fewer than minDelayPool delays (stress-ng's timer wakeups: 2 on this
+// for a descheduled vCPU: the replay adds the host stalls of the running
+// task's demand itself, hostStallEnd). A remote pool of
+// fewer than minSamples delays (stress-ng's timer wakeups: 2 on this
 // machine's 6.18 recording, 26 µs and 3.95 ms) says nothing of their
 // distribution; the draw then comes from every CFS wakeup preemption of
 // the trace, local and remote. The real-time pool is cut at the stall
-// tolerance too, and left empty (an immediate switch) below minDelayPool.
+// tolerance too, and left empty (an immediate switch) below minSamples.
 func (s *Sim) initPreemptPools() {
 	pool := s.w.PreemptWakeNS
-	if len(pool) < minDelayPool && len(s.w.PreemptWakeLocalNS) > 0 {
+	if len(pool) < minSamples && len(s.w.PreemptWakeLocalNS) > 0 {
 		pool = append(append([]int64{}, pool...), s.w.PreemptWakeLocalNS...)
 		slices.Sort(pool)
 	}
@@ -395,7 +393,7 @@ func (s *Sim) initPreemptPools() {
 	if s.w.Stalls != nil {
 		rt = rt[:belowStallTolerance(rt)]
 	}
-	if len(rt) < minDelayPool {
+	if len(rt) < minSamples {
 		rt = nil
 	}
 	s.rtPool = rt

@@ -635,8 +635,8 @@ func (s *Sim) reschedAfter(r *rq, pool []int64) {
 // reschedRT is resched_curr() for a real-time wakee on a CFS task's CPU:
 // as reschedLater, with the delay drawn from the trace's own real-time
 // wakeup preemptions (Workload.PreemptWakeRTNS, initPreemptPools), without
-// those a vCPU stall explains when the stall model is on (it adds its
-// own). Fewer than minDelayPool of them (a few migration/N stopper
+// those a vCPU stall explains when the stall model is on (the replay adds
+// the running task's host stalls itself). Fewer than minSamples of them (a few migration/N stopper
 // wakeups) estimate no distribution: the wakee then switches in at once.
 func (s *Sim) reschedRT(r *rq) {
 	if len(s.rtPool) == 0 {

@@ -1004,7 +1004,7 @@ func TestOwnPreemptionAtNextSyscall(t *testing.T) {
 // A real-time wakee's switch waits the trace's own real-time preemption
 // delay, by hand: one CPU, a CFS hog from t0, an RT task woken by its
 // timer at t0+1 ms. With 20 measured delays of 30 µs it switches in at
-// t0+1.03 ms; with fewer than minDelayPool (5) the pool says nothing and it
+// t0+1.03 ms; with fewer than minSamples (5) the pool says nothing and it
 // switches in at once.
 func TestRTWakeupPreemptDelay(t *testing.T) {
 	for _, c := range []struct {
@@ -1029,7 +1029,7 @@ func TestRTWakeupPreemptDelay(t *testing.T) {
 }
 
 // A remote resched-delay pool too small to sample (fewer than
-// minDelayPool) gives way to every CFS wakeup preemption of the trace.
+// minSamples) gives way to every CFS wakeup preemption of the trace.
 // One CPU, a hog from t0, W woken by its timer at t0+5 ms (an interrupt:
 // the remote pool), far behind the hog: it preempts. The local pool holds
 // 20 delays of 30 µs. With no remote delay at all the switch used to be
