@@ -568,12 +568,18 @@ func (x *extractor) hostStallGap(c int32, last, end int64) {
 	if end <= from {
 		return
 	}
-	capc := int64(1024)
-	if int(c) < len(x.capOf) {
-		capc = x.capOf[c]
-	}
+	capc := x.capacity(c)
 	x.hostStalls.add(rawGap{task: t.idx, act: int32(len(x.w.Tasks[t.idx].Activations) - 1), cpu: c,
 		offset: a.DemandNS + (from-t.runStart)*capc/1024, capc: capc, from: from, last: last, end: end})
+}
+
+// capacity is CPU c's capacity_orig (1024 when the topology gives none or
+// c is unknown): demand is run time scaled by it.
+func (x *extractor) capacity(c int32) int64 {
+	if c >= 0 && int(c) < len(x.capOf) {
+		return x.capOf[c]
+	}
+	return 1024
 }
 
 func (x *extractor) act(t *extTask) *Activation {
@@ -610,10 +616,7 @@ func (x *extractor) accrue(t *extTask, now int64) {
 	if a == nil {
 		return
 	}
-	capc := int64(1024)
-	if t.runCPU >= 0 && int(t.runCPU) < len(x.capOf) {
-		capc = x.capOf[t.runCPU]
-	}
+	capc := x.capacity(t.runCPU)
 	if now <= t.runStart {
 		// Booked up to a later point already (a displacement dated
 		// before the task's last event): demand never shrinks, or an
