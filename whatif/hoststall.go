@@ -42,12 +42,11 @@ type HostStall struct {
 }
 
 // tickPhaseBins is the resolution of the tick-phase histogram (10 µs at
-// HZ 250); tickPhaseWindowBins the width of the on-time window (200 µs);
-// tickPhaseMin the tick records a CPU needs for its own estimate.
+// HZ 250); tickPhaseWindowBins the width of the on-time window (200 µs).
+// A CPU needs minSamples tick records for its own estimate.
 const (
 	tickPhaseBins       = 400
 	tickPhaseWindowBins = 20
-	tickPhaseMin        = minSamples
 )
 
 // rawGap is an event-free stretch of a busy CPU before the tick grid is
@@ -126,13 +125,13 @@ func (h *hostStallFinder) add(g rawGap) { h.gaps = append(h.gaps, g) }
 
 // phase estimates the tick grid's phase (ns after a multiple of tickNS)
 // from a phase histogram: the first tick record in the densest window of
-// tickPhaseWindowBins bins (circular). -1 under tickPhaseMin records.
+// tickPhaseWindowBins bins (circular). -1 under minSamples records.
 func (h *hostStallFinder) phase(hist []int) int64 {
 	n := 0
 	for _, v := range hist {
 		n += v
 	}
-	if n < tickPhaseMin {
+	if n < minSamples {
 		return -1
 	}
 	w := 0

@@ -45,7 +45,6 @@ type result struct {
 type run struct {
 	group, name, path string
 	seed              int
-	goals             []goal
 	res               result
 	err               error
 	out               []byte
@@ -115,9 +114,7 @@ func main() {
 			for r := range next {
 				r.out, r.err = exec.Command(*bin, "whatif", "-i", r.path, "--validate", "--seed", strconv.Itoa(r.seed), "--format", "json").Output()
 				if r.err == nil {
-					if r.err = json.Unmarshal(r.out, &r.res); r.err == nil {
-						r.goals = r.res.Fidelity.Goals
-					}
+					r.err = json.Unmarshal(r.out, &r.res)
 				}
 			}
 		}()
@@ -149,7 +146,7 @@ func main() {
 		}
 		met := 0
 		var vals []string
-		for _, g := range r.goals {
+		for _, g := range r.res.Fidelity.Goals {
 			if g.Met {
 				met++
 			}
@@ -160,7 +157,7 @@ func main() {
 			vals = append(vals, fmt.Sprintf("%s=%.3f%s", strings.TrimSuffix(strings.TrimPrefix(g.Metric, "wakeup_"), "_ns"), g.Value, mark))
 		}
 		t.met += met
-		t.all += len(r.goals)
+		t.all += len(r.res.Fidelity.Goals)
 		if *table {
 			if r == runs[0] {
 				fmt.Println("| fixture | seed | p50 obs→sim (err) | p95 obs→sim (err) | p99 obs→sim (err) | idle err / total CPU | KS | idle-while-runnable err | migrations obs→sim | involuntary obs→sim | makespan err | CPU time err | wakeups obs→sim |")
@@ -169,7 +166,7 @@ func main() {
 			fmt.Println(tableRow(r))
 			continue
 		}
-		fmt.Printf("%-40s seed %-2d %d/%d  %s\n", r.name, r.seed, met, len(r.goals), strings.Join(vals, " "))
+		fmt.Printf("%-40s seed %-2d %d/%d  %s\n", r.name, r.seed, met, len(r.res.Fidelity.Goals), strings.Join(vals, " "))
 	}
 	fmt.Println()
 	for _, g := range order {
