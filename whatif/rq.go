@@ -656,22 +656,33 @@ func (s *Sim) hostStallEnd(r *rq, at int64) int64 {
 		return at
 	}
 	a := &t.w.Activations[t.act]
-	capc := int64(r.capacity)
 	for t.nextStall < a.StallHi && s.w.HostStalls[t.nextStall].OffsetNS+s.w.HostStalls[t.nextStall].LenNS <= t.progress {
 		t.nextStall++
 	}
-	p := t.progress + (at-r.currStart)*capc/capacityScale
+	p := progressAt(r, at)
 	for i := t.nextStall; i < a.StallHi; i++ {
 		h := &s.w.HostStalls[i]
 		if h.OffsetNS > p {
 			break
 		}
 		if end := min(h.OffsetNS+h.LenNS, a.DemandNS); p < end {
-			at = r.currStart + ((end-t.progress)*capacityScale+capc-1)/capc
-			p = end
+			at, p = timeAtProgress(r, end), end
 		}
 	}
 	return at
+}
+
+// progressAt is r's running task's progress at time at (>= r.currStart),
+// measured from its last charge: callers may come before updateCurr (the
+// real-time wakee's path does), so the time since then counts too.
+func progressAt(r *rq, at int64) int64 {
+	return r.curr.progress + (at-r.currStart)*int64(r.capacity)/capacityScale
+}
+
+// timeAtProgress is when r's running task reaches progress p, running on.
+func timeAtProgress(r *rq, p int64) int64 {
+	capc := int64(r.capacity)
+	return r.currStart + ((p-r.curr.progress)*capacityScale+capc-1)/capc
 }
 
 // preemptionPoint is when r's running task, asked to reschedule so that
@@ -685,25 +696,19 @@ func (s *Sim) preemptionPoint(r *rq, at int64) int64 {
 		return at
 	}
 	a := &t.w.Activations[t.act]
-	capc := int64(r.capacity)
-	p := t.progress + (at-s.now)*capc/capacityScale
+	p := progressAt(r, at)
 	// The edges already fired lie at or before the progress; their
 	// stretches end at t.noPreemptEnd at the latest.
 	if end := min(t.noPreemptEnd, a.DemandNS); end > p {
-		at = s.now + ((end-t.progress)*capacityScale+capc-1)/capc
-		p = end
+		at, p = timeAtProgress(r, end), end
 	}
 	for i := t.nextEdge; i < a.EdgeHi; i++ {
 		e := &s.w.Edges[i]
 		if e.OffsetNS > p {
 			break
 		}
-		if end := e.OffsetNS + e.NoPreemptNS; e.NoPreemptNS > 0 && p < end {
-			if end > a.DemandNS {
-				end = a.DemandNS
-			}
-			at = s.now + ((end-t.progress)*capacityScale+capc-1)/capc
-			p = end
+		if end := min(e.OffsetNS+e.NoPreemptNS, a.DemandNS); e.NoPreemptNS > 0 && p < end {
+			at, p = timeAtProgress(r, end), end
 		}
 	}
 	return at

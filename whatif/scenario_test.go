@@ -1147,3 +1147,32 @@ func TestWakeupStartsNextActivation(t *testing.T) {
 		}
 	}
 }
+
+// A real-time wakee's switch waits for the CFS task's preemption point
+// measured from its true progress, though the RT path charges nothing
+// first. By hand: one CPU, a CFS hog from t0 (10 ms) whose wakeup of a
+// sleeper at 1 ms ran on with TIF_NEED_RESCHED for 2 ms (NoPreemptNS:
+// no preemption point before progress 3 ms); an RT task woken by its
+// timer at t0+2.5 ms, with 20 measured delays of 100 µs. The switch is
+// due at 2.6 ms, inside the stretch, so it comes at its end, t0+3 ms.
+// Measuring the hog's progress from its last charge (1 ms, the edge) as
+// if made now put it at 1.1 ms and the switch at t0+4.4 ms.
+func TestRTPreemptionPointFromTrueProgress(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	hog := b.task("hog", 120, 0, true, CauseStart, 10*ms)
+	sl := b.task("sleeper", 120, 0, false, CauseWake, 50000)
+	b.edge(hog, 0, ms, sl, 0)
+	b.w.Edges[0].NoPreemptNS = 2 * ms
+	rt := b.task("cyclic", 49, 0, false, CauseArrival, 50000)
+	b.w.Tasks[rt].Activations[0].ReleaseNS = t0 + 2*ms + ms/2
+	w := b.done(t)
+	for range 20 {
+		w.PreemptWakeRTNS = append(w.PreemptWakeRTNS, 100000)
+	}
+	cfg := testConfig()
+	cfg.IdleWake = true
+	_, ch := replayChecked(t, w, cfg)
+	if r := ch.firstRunAfter(int64(w.Tasks[rt].TID), 0); r == nil || r.start != t0+3*ms {
+		t.Errorf("RT task first ran %+v, want at %d", r, t0+3*ms)
+	}
+}
