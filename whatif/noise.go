@@ -202,6 +202,19 @@ func (s *stallEstimator) runtime(c int32, t int64, pid int32, hardIRQ bool) {
 	s.lastEv[c] = t
 }
 
+// lost: records were lost on CPU c (all CPUs if c < 0). A tick interval
+// or an event-free stretch across the loss says nothing of a stall, so
+// the run's last tick, the last event and a pending interrupt wakeup's
+// longest stretch are forgotten (as hostStallFinder.lost does).
+func (s *stallEstimator) lost(c int32) {
+	for i := range s.cur {
+		if c < 0 || int32(i) == c {
+			s.lastTick[i], s.lastEv[i] = -1, -1
+			s.irqWait[i] = irqWait{}
+		}
+	}
+}
+
 // model returns the estimate, nil when no stall was seen.
 func (s *stallEstimator) model() *StallModel {
 	if len(s.stalls) == 0 || s.observed <= 0 {

@@ -418,3 +418,31 @@ func TestIRQWakeStallEstimate(t *testing.T) {
 		t.Fatalf("19 wakeups: got %+v, want IRQWakeStall 0", m)
 	}
 }
+
+// Lost records end the tick interval they fall in: CPU 0 runs task 10
+// with ticks on time at 4 and 8 ms, records are lost, then ticks at 20 and
+// 24 ms. Without the loss 8→20 would be an 8 ms stall; with it the run's
+// ticks start again at 20 and 20→24 is on time: no stall at all. Lost
+// records on another CPU (1) leave CPU 0's interval standing.
+func TestStallEstimatorLost(t *testing.T) {
+	for _, c := range []struct {
+		lostCPU int32
+		stalls  int
+	}{{0, 0}, {-1, 0}, {1, 1}} {
+		e := newStallEstimator(4 * ms)
+		e.switchTo(0, 0, 10)
+		e.switchTo(1, 0, 0)
+		e.runtime(0, 4*ms, 10, true)
+		e.runtime(0, 8*ms, 10, true)
+		e.lost(c.lostCPU)
+		e.runtime(0, 20*ms, 10, true)
+		e.runtime(0, 24*ms, 10, true)
+		n := 0
+		if m := e.model(); m != nil {
+			n = len(m.StallsNS)
+		}
+		if n != c.stalls {
+			t.Errorf("lost on CPU %d: %d stalls, want %d", c.lostCPU, n, c.stalls)
+		}
+	}
+}

@@ -406,6 +406,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 				lc = e.Int32(timeline.CPU)
 			}
 			x.hostStalls.lost(lc)
+			x.stalls.lost(lc)
 		} else if e.IsSet(timeline.CPU) && e.Time != 0 && !strings.HasPrefix(e.Name, "perf:") {
 			c := e.Int32(timeline.CPU)
 			if last, ok := x.hostStalls.gap(c, e.Time); ok {
