@@ -41,6 +41,12 @@ type HostStall struct {
 	OffsetNS, LenNS int64
 }
 
+// overlaps reports whether next, the stall after h in the workload's
+// order, starts inside h in the same activation.
+func (h *HostStall) overlaps(next *HostStall) bool {
+	return h.Task == next.Task && h.Act == next.Act && h.OffsetNS+h.LenNS > next.OffsetNS
+}
+
 // tickPhaseBins is the resolution of the tick-phase histogram (10 µs at
 // HZ 250); tickPhaseWindowBins the width of the on-time window (200 µs).
 // A CPU needs minSamples tick records for its own estimate.
@@ -177,11 +183,7 @@ func (h *hostStallFinder) resolve(keep []int32) []HostStall {
 		// The first tick due after the CPU's last event.
 		due := g.last + h.tickNS
 		if ph >= 0 {
-			k := (g.last - ph) / h.tickNS
-			if g.last-ph < 0 && (g.last-ph)%h.tickNS != 0 {
-				k-- // floor
-			}
-			due = ph + (k+1)*h.tickNS
+			due = ph + (floorDiv(g.last-ph, h.tickNS)+1)*h.tickNS
 		}
 		from := max(due, g.from)
 		if g.end-from <= stallToleranceNS || keep[g.task] < 0 {

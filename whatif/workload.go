@@ -1033,7 +1033,7 @@ func (x *extractor) finish() {
 	w.HostStalls = stalls[:0]
 	for _, h := range stalls {
 		if n := len(w.HostStalls); n > 0 {
-			if p := w.HostStalls[n-1]; p.Task == h.Task && p.Act == h.Act && p.OffsetNS+p.LenNS > h.OffsetNS {
+			if p := w.HostStalls[n-1]; p.overlaps(&h) {
 				end := h.OffsetNS + h.LenNS
 				h.OffsetNS = p.OffsetNS + p.LenNS
 				h.LenNS = end - h.OffsetNS
@@ -1133,8 +1133,8 @@ func (w *Workload) Validate() error {
 			return fmt.Errorf("workload host stall %d: [%d, +%d) outside the activation's demand", i, h.OffsetNS, h.LenNS)
 		}
 		if i > 0 {
-			p := w.HostStalls[i-1]
-			if p.Task > h.Task || p.Task == h.Task && (p.Act > h.Act || p.Act == h.Act && p.OffsetNS+p.LenNS > h.OffsetNS) {
+			p := &w.HostStalls[i-1]
+			if p.Task > h.Task || p.Task == h.Task && p.Act > h.Act || p.overlaps(&h) {
 				return fmt.Errorf("workload host stall %d: not after stall %d (sorted by task, activation, offset; no overlap)", i, i-1)
 			}
 		}

@@ -373,8 +373,7 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 			if c < 0 {
 				return fmt.Errorf("workload host stall %d: task %d activation %d out of range or out of order", hi, h.Task, h.Act)
 			}
-			if h.OffsetNS < 0 || h.LenNS <= 0 || h.OffsetNS+h.LenNS > a.DemandNS || hi > 0 && hdr.HostStalls[hi-1].Task == h.Task &&
-				hdr.HostStalls[hi-1].Act == h.Act && hdr.HostStalls[hi-1].OffsetNS+hdr.HostStalls[hi-1].LenNS > h.OffsetNS {
+			if h.OffsetNS < 0 || h.LenNS <= 0 || h.OffsetNS+h.LenNS > a.DemandNS || hi > 0 && hdr.HostStalls[hi-1].overlaps(h) {
 				return fmt.Errorf("workload host stall %d: [%d, +%d) outside the activation's demand or overlapping the one before", hi, h.OffsetNS, h.LenNS)
 			}
 		}
