@@ -180,8 +180,52 @@ func (s *Sim) eevdfUpdateLag(r *rq, t *simTask) {
 	t.vlag = lag
 }
 
+// Slice protection (set_protect_slice, protect_slice): how long a task
+// EEVDF has switched to keeps the CPU against wakeup preemption and against
+// update_curr's reschedule while others are queued. The debugfs feature
+// RUN_TO_PARITY chooses between the first two; the third is a what-if.
+const (
+	// SliceProtectDeadline is RUN_TO_PARITY (every EEVDF kernel's
+	// default): protected until the deadline it was picked with (with
+	// equal slices, as the model has, the shortest queued slice is its own).
+	SliceProtectDeadline = "deadline"
+	// SliceProtectBase is NO_RUN_TO_PARITY from v6.17: protected for
+	// the normalized base slice (0.7 ms of its own virtual time, 0.75 ms
+	// before v6.15) or to its deadline, whichever comes first.
+	SliceProtectBase = "base"
+	// SliceProtectNone: never protected. A wakee EEVDF would pick preempts
+	// at once, and update_curr reschedules whenever another task is queued
+	// (v6.17's rule with no protected quantum). No kernel's setting (before
+	// v6.17 NO_RUN_TO_PARITY left update_curr to reschedule only at a used-up
+	// request): the what-if of a scheduler without slice protection.
+	SliceProtectNone = "none"
+)
+
+// SliceProtections are the values Config.SliceProtection accepts.
+var SliceProtections = []string{SliceProtectDeadline, SliceProtectBase, SliceProtectNone}
+
+// setProtectSlice is set_protect_slice at t's switch-in.
+func (s *Sim) setProtectSlice(t *simTask) {
+	switch s.protect {
+	case SliceProtectNone:
+		t.vprot = t.vruntime
+	case SliceProtectBase:
+		base := int64(750000)
+		if s.knobs.BaseSlice070 {
+			base = 700000
+		}
+		t.vprot = min(t.deadline, t.vruntime+t.vslice(base))
+	default:
+		t.vprot = t.deadline
+	}
+}
+
+// protected is protect_slice(): t has not yet run to its vprot.
+func (t *simTask) protected() bool { return t.vprot > t.vruntime }
+
 // eevdfPick is pick_eevdf(): curr if it is eligible and still protected
-// by RUN_TO_PARITY (not past the deadline it was picked with), else the
+// (protect_slice; by default RUN_TO_PARITY: not past the deadline it was
+// picked with), else the
 // eligible entity with the earliest deadline (ties: a queued entity before
 // curr, then the smaller vruntime).
 func (s *Sim) eevdfPick(r *rq) *simTask {
@@ -189,7 +233,7 @@ func (s *Sim) eevdfPick(r *rq) *simTask {
 	if curr != nil && !r.eligible(curr) {
 		curr = nil
 	}
-	if curr != nil && curr.parity {
+	if curr != nil && curr.protected() {
 		return curr
 	}
 	var best *simTask

@@ -164,7 +164,8 @@ func TestTickPicksDelayedTask(t *testing.T) {
 // Delayed dequeue and the 0.70 ms base slice switch like the other
 // commits: latest without 152e11f6df29 keeps its base slice and queues no
 // delayed task (B of TestDelayedDequeueKeepsWakeeOnItsCPU goes to the idle
-// CPU 1 at its wakeup); v6.12 with 2ae891b82695 applied has latest's knobs.
+// CPU 1 at its wakeup); v6.12 with 2ae891b82695 and e837456fdca8 applied
+// has latest's knobs.
 func TestEEVDFCommitsSwitch(t *testing.T) {
 	p, err := WithCommits(mustPolicy(t, "latest"), []string{"152e11f6df29"}, nil)
 	if err != nil {
@@ -173,14 +174,121 @@ func TestEEVDFCommitsSwitch(t *testing.T) {
 	if k := p.Knobs(); k.DelayDequeue || !k.BaseSlice070 {
 		t.Errorf("latest~152e11f6df29 knobs %+v", k)
 	}
-	q, err := WithCommits(mustPolicy(t, "v6.12"), nil, []string{"2ae891b82695"})
+	q, err := WithCommits(mustPolicy(t, "v6.12"), nil, []string{"2ae891b82695", "e837456fdca8"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if q.Knobs() != mustPolicy(t, "latest").Knobs() {
-		t.Errorf("v6.12+2ae891b82695 knobs %+v, want latest's", q.Knobs())
+		t.Errorf("v6.12+2ae891b82695+e837456fdca8 knobs %+v, want latest's", q.Knobs())
 	}
 	cfg := policyConfig(t, "latest")
 	cfg.Policy = p
 	checkSecondRunOfB(t, "latest~152e11f6df29", cfg, t0+1500000, 1, t0+1500000)
+}
+
+// Slice protection (Config.SliceProtection), by hand. Four CPUs in one LLC
+// (base slice 0.7 ms × (1 + log2 4) = 2.1 ms; a start-of-trace task's first
+// request half that, 1.05 ms), latest, HZ 250, every task pinned to CPU 0.
+// A runs from t0 with C queued, both at vruntime 0 (deadlines 1.05 ms). A
+// timer wakes W at t0+tw (placed at V = tw/2, deadline V + 2.1 ms): the
+// pick is C (eligible, earliest deadline; A, past V, is not), never W, so
+// the wakeup preempts only through update_curr's reschedule of an
+// unprotected A, and otherwise C waits for the tick at t0+4 ms.
+//   - deadline (RUN_TO_PARITY): A is protected to its deadline, 1.05 ms
+//     of its run: C runs at t0+4 ms for tw = 0.5 and 0.8 ms.
+//   - base: to min(1.05, 0.7) = 0.7 ms: C at t0+4 ms for tw = 0.5 ms,
+//     at t0+0.8 ms for tw = 0.8 ms.
+//   - none: never protected: C runs at the wakeup, t0+tw.
+func TestSliceProtection(t *testing.T) {
+	for _, c := range []struct {
+		mode   string
+		tw, at int64
+	}{
+		{SliceProtectDeadline, 500000, t0 + 4*ms}, {SliceProtectDeadline, 800000, t0 + 4*ms},
+		{SliceProtectBase, 500000, t0 + 4*ms}, {SliceProtectBase, 800000, t0 + 800000},
+		{SliceProtectNone, 500000, t0 + 500000}, {SliceProtectNone, 800000, t0 + 800000},
+	} {
+		b := newBuilder(t, "sockets=1,cores=4,threads=1")
+		b.task("a", 120, 0, true, CauseStart, 20*ms)
+		ct := b.task("c", 120, 0, false, CauseStart, 1*ms)
+		wt := b.task("w", 120, 0, false, CauseArrival, 1*ms)
+		b.w.Tasks[wt].Activations[0].ReleaseNS = t0 + c.tw
+		for i := range b.w.Tasks {
+			b.w.Tasks[i].Pinned = 0
+		}
+		w := b.done(t)
+		cfg := policyConfig(t, "latest")
+		cfg.SliceProtection = c.mode
+		_, ch := replayChecked(t, w, cfg)
+		r := ch.firstRunAfter(int64(100+ct), 0)
+		if r == nil {
+			t.Fatalf("%s, W at t0+%d ns: C never ran", c.mode, c.tw)
+		}
+		if r.start != c.at {
+			t.Errorf("%s, W at t0+%d ns: C first ran at t0%+d ns, want t0%+d ns", c.mode, c.tw, r.start-t0, c.at-t0)
+		}
+	}
+}
+
+// Slice protection is an EEVDF setting: a CFS policy refuses it, and an
+// unknown value is refused by name.
+func TestSliceProtectionRefused(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	b.task("a", 120, 0, true, CauseStart, 1*ms)
+	w := b.done(t)
+	for _, c := range []struct{ policy, mode string }{{"v6.1", SliceProtectNone}, {"latest", "half"}} {
+		cfg := policyConfig(t, c.policy)
+		cfg.SliceProtection = c.mode
+		if _, err := Replay(w, cfg, nil); err == nil {
+			t.Errorf("%s with slice_protection=%s: no error", c.policy, c.mode)
+		}
+	}
+	if _, err := ParseSetting("slice_protection=sometimes"); err == nil {
+		t.Error("slice_protection=sometimes parsed")
+	}
+	var cfg Config
+	s, err := ParseSetting("slice_protection=none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(&cfg); err != nil || cfg.SliceProtection != SliceProtectNone {
+		t.Errorf("slice_protection=none: %v, %q", err, cfg.SliceProtection)
+	}
+}
+
+// The wakeup preemption of e837456fdca8 (latest), by hand. One CPU, HZ 250,
+// base slice 0.70 ms (a start-of-trace task's first request half that,
+// 0.35 ms). A runs from t0 with C queued, both at vruntime 0; A's slice is
+// protected to its deadline, 0.35 ms. At 0.2 ms of its run A wakes W (a
+// task's wakeup, in task context, on A's own CPU): V = 0.1 ms, so A (at
+// 0.2 ms) is no longer eligible, and the pick is C (eligible, deadline
+// 0.35 ms), not W. Before the change nothing reschedules A until the tick
+// at t0+4 ms (its used-up request is noticed there); with it, the waker's
+// lost eligibility reschedules at once and C runs at t0+0.2 ms.
+func TestWakerNoLongerEligibleReschedules(t *testing.T) {
+	for _, c := range []struct {
+		revert []string
+		at     int64
+	}{{nil, t0 + 200000}, {[]string{"e837456fdca8"}, t0 + 4*ms}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		at := b.task("a", 120, 0, true, CauseStart, 20*ms)
+		ct := b.task("c", 120, 0, false, CauseStart, 1*ms)
+		wt := b.task("w", 120, 0, false, CauseWake, 1*ms)
+		b.edge(at, 0, 200000, wt, 0)
+		w := b.done(t)
+		cfg := policyConfig(t, "latest")
+		p, err := WithCommits(cfg.Policy, c.revert, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Policy = p
+		_, ch := replayChecked(t, w, cfg)
+		r := ch.firstRunAfter(int64(100+ct), 0)
+		if r == nil {
+			t.Fatalf("revert %v: C never ran", c.revert)
+		}
+		if r.start != c.at {
+			t.Errorf("revert %v: C first ran at t0%+d ns, want t0%+d ns", c.revert, r.start-t0, c.at-t0)
+		}
+	}
 }

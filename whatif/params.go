@@ -20,7 +20,7 @@ import (
 // policy: the question is how the policies differ under those parameters.
 
 // ParamKeys are the keys --set and --sweep accept, for usage messages.
-var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz"}
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection"}
 
 // ParamLevels are the domain level names imbalance_pct/busy_factor accept
 // (as model.BuildDomains names them; the package level is PKG from v6.9,
@@ -33,7 +33,8 @@ var ValidHZ = []int{100, 250, 300, 1000}
 // ParamUsage is a one-line description of the accepted settings.
 func ParamUsage() string {
 	return "imbalance_pct.LEVEL=N (N >= 100), busy_factor=N or busy_factor.LEVEL=N (N >= 1), " +
-		"migration_cost=DURATION (e.g. 500us, 0 = never cache hot), nr_migrate=N (N >= 1), hz=100|250|300|1000; " +
+		"migration_cost=DURATION (e.g. 500us, 0 = never cache hot), nr_migrate=N (N >= 1), hz=100|250|300|1000, " +
+		"slice_protection=" + strings.Join(SliceProtections, "|") + " (EEVDF kernels); " +
 		"LEVEL: " + strings.Join(ParamLevels, ", ")
 }
 
@@ -132,6 +133,14 @@ func (s Setting) Apply(cfg *Config) error {
 			return bad("one of 100, 250, 300, 1000 (CONFIG_HZ)")
 		}
 		cfg.HZ = n
+	case "slice_protection":
+		for _, v := range SliceProtections {
+			if s.Value == v {
+				cfg.SliceProtection = v
+				return nil
+			}
+		}
+		return bad("one of " + strings.Join(SliceProtections, ", "))
 	default:
 		return fmt.Errorf("%s: unknown key %q; keys: %s", s, s.Key, ParamUsage())
 	}

@@ -180,6 +180,12 @@ type Knobs struct {
 	// BaseSlice070: EEVDF's base slice is 0.70 ms × the CPU factor
 	// (v6.15+, 2ae891b82695) instead of 0.75 ms.
 	BaseSlice070 bool
+	// PreemptBuddy: EEVDF's wakeup preemption as NEXT_BUDDY's
+	// re-implementation left it (e837456fdca8, v6.19; in 6.18.y stable):
+	// a fork never preempts, and a task's wakeup reschedules a running
+	// task that is no longer eligible even inside its protected slice.
+	// The buddy itself is off with NEXT_BUDDY (default off before v6.19).
+	PreemptBuddy bool
 	// StatRuntimeAllClasses: sched_stat_runtime comes from every class's
 	// runtime accounting (real-time and stop tasks too) and has no
 	// vruntime field (v6.8+); before, only CFS's update_curr emits it.

@@ -126,9 +126,9 @@ func (s *Sim) updateCurr(r *rq) {
 	if !t.rt {
 		t.vruntime += dt * capacityScale / int64(t.weight)
 		if s.eevdf && t.vruntime >= t.deadline {
-			// update_deadline: a new request; the parity protection ends.
+			// update_deadline: a new request. vprot is at most the old
+			// deadline, so the protection is over.
 			t.deadline = t.vruntime + t.vslice(s.baseSliceNS())
-			t.parity = false
 		}
 		s.updateMinVruntime(r)
 	}
@@ -517,7 +517,9 @@ func (s *Sim) switchTo(r *rq, t *simTask, prevState string) {
 		s.fail("switchTo: previous task %d still running", prev.w.TID)
 	}
 	s.takeCurr(r, t)
-	t.parity = true
+	if s.eevdf {
+		s.setProtectSlice(t)
+	}
 	r.mruSeq++
 	t.mru = r.mruSeq
 	t.execStart = s.now
@@ -564,11 +566,28 @@ func (s *Sim) wakeupPreempt(r *rq, t *simTask) {
 	}
 	s.updateCurr(r)
 	if s.eevdf {
-		// check_preempt_wakeup_fair: preempt iff the wakee is what
-		// pick_eevdf would run now. Before it, the enqueue's update_curr
-		// reschedules a task whose request is used up (update_deadline:
-		// the slice protection is over) when others are queued.
-		if s.eevdfPick(r) == t || !curr.parity && r.nrCFS+r.nrDelayed > 1 {
+		// check_preempt_wakeup_fair. First the enqueue's update_curr
+		// reschedules a task whose request is used up or whose slice
+		// protection is over when others are queued.
+		if !curr.protected() && r.nrCFS+r.nrDelayed > 1 {
+			s.reschedLater(r)
+			return
+		}
+		if s.knobs.PreemptBuddy {
+			// e837456fdca8: a fork never preempts, and a wakeup raised in
+			// task context (the waker's own CPU, or a remote one sharing
+			// its cache: no wake-list IPI) reschedules a running task that
+			// is no longer eligible, protected or not.
+			if s.forking {
+				return
+			}
+			if w := s.wakerCPU1 - 1; w >= 0 && (w == r.cpu || s.cpusShareCache(w, r.cpu)) && !r.eligible(curr) {
+				s.reschedLater(r)
+				return
+			}
+		}
+		// Then preempt iff the wakee is what pick_eevdf would run now.
+		if s.eevdfPick(r) == t {
 			s.reschedLater(r)
 		}
 		return
@@ -811,7 +830,7 @@ func (s *Sim) tick(r *rq) {
 			if s.eevdf {
 				// The deadline check is in update_curr; a new request with
 				// others queued (delayed ones too: nr_queued) reschedules.
-				if !r.curr.parity && s.eevdfPick(r) != r.curr {
+				if !r.curr.protected() && s.eevdfPick(r) != r.curr {
 					s.preempt(r)
 				}
 			} else {

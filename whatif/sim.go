@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
@@ -84,6 +85,11 @@ type Config struct {
 	// RunQueue selects the per-CPU discipline: "" (the policy's),
 	// "cfs" or "eevdf".
 	RunQueue string
+	// SliceProtection is how long EEVDF protects a task it switched to
+	// from wakeup preemption and from update_curr's reschedule (vprot,
+	// set_protect_slice): "" or SliceProtectDeadline, SliceProtectBase or
+	// SliceProtectNone (eevdf.go). Only for the EEVDF run queue.
+	SliceProtection string
 	// Topology overrides the workload's.
 	Topology *model.Topology
 	// MaxEvents aborts a runaway simulation (0: 1<<34).
@@ -245,7 +251,7 @@ type simTask struct {
 	vruntime    int64
 	deadline    int64 // EEVDF
 	vlag        int64 // EEVDF lag at the last dequeue
-	parity      bool  // EEVDF RUN_TO_PARITY: picked and deadline not yet passed
+	vprot       int64 // EEVDF: the vruntime its slice protection ends at (set at switch-in)
 	sumExec     int64
 	prevSumExec int64
 	// noPreemptEnd: the end (in demand) of the stretches the fired edges
@@ -323,6 +329,8 @@ type Sim struct {
 	ev       timeline.Event
 
 	eevdf       bool
+	protect     string // Config.SliceProtection ("": RUN_TO_PARITY)
+	forking     bool   // wakeupPreempt is wake_up_new_task's (WF_FORK)
 	scratchSkip []int
 	stall       []stallProc // per CPU: vCPU stall process (noise.go)
 	irqStall    stallProc   // draws of irqWakeStallEnd (noise.go)
@@ -438,6 +446,16 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 		s.eevdf = true
 	default:
 		return nil, fmt.Errorf("whatif: run queue discipline %q: want cfs or eevdf", cfg.RunQueue)
+	}
+	switch cfg.SliceProtection {
+	case "", SliceProtectDeadline:
+	case SliceProtectBase, SliceProtectNone:
+		if !s.eevdf {
+			return nil, fmt.Errorf("whatif: slice_protection=%s: only the EEVDF run queue (v6.6+) protects slices; policy %s runs CFS", cfg.SliceProtection, cfg.Policy.Name())
+		}
+		s.protect = cfg.SliceProtection
+	default:
+		return nil, fmt.Errorf("whatif: slice_protection %q: want %s", cfg.SliceProtection, strings.Join(SliceProtections, ", "))
 	}
 	if s.out == nil {
 		s.out = discard{}
@@ -1036,7 +1054,9 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 	}
 	dst := s.cpus[cpu]
 	s.enqueue(dst, child, enqNew)
+	s.forking = true
 	s.wakeupPreempt(dst, child)
+	s.forking = false
 }
 
 // initTaskPELT is init_entity_runnable_average + post_init_entity_util_avg
