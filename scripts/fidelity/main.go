@@ -56,6 +56,7 @@ func main() {
 	shared := flag.String("shared", "../shared/fixtures/kernels", "the shared recordings")
 	bin := flag.String("bin", "", "the replay binary (default: go build ./cmd/replay)")
 	jobs := flag.Int("j", 2, "runs at once")
+	set618 := flag.String("set618", "", "a --set for this machine's 6.18 recordings only (a what-if of their kernel, e.g. slice_protection=none: FIDELITY.md round 22)")
 	table := flag.Bool("table", false, "print FIDELITY.md's results table (markdown) instead of one line per run")
 	flag.Parse()
 	ss, err := parseSeeds(*seeds)
@@ -74,6 +75,11 @@ func main() {
 		}
 	}
 	type rec struct{ group, path string }
+	// A setting only the 6.18 group's kernel (EEVDF) takes.
+	groupArgs := map[string][]string{}
+	if *set618 != "" {
+		groupArgs["6.18"] = []string{"--set", *set618}
+	}
 	var recs []rec
 	add := func(group, pattern string) {
 		fs, _ := filepath.Glob(pattern)
@@ -112,7 +118,8 @@ func main() {
 		go func() {
 			defer wg.Done()
 			for r := range next {
-				r.out, r.err = exec.Command(*bin, "whatif", "-i", r.path, "--validate", "--seed", strconv.Itoa(r.seed), "--format", "json").Output()
+				args := append([]string{"whatif", "-i", r.path, "--validate", "--seed", strconv.Itoa(r.seed), "--format", "json"}, groupArgs[r.group]...)
+				r.out, r.err = exec.Command(*bin, args...).Output()
 				if r.err == nil {
 					r.err = json.Unmarshal(r.out, &r.res)
 				}
