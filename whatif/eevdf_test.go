@@ -164,8 +164,8 @@ func TestTickPicksDelayedTask(t *testing.T) {
 // Delayed dequeue and the 0.70 ms base slice switch like the other
 // commits: latest without 152e11f6df29 keeps its base slice and queues no
 // delayed task (B of TestDelayedDequeueKeepsWakeeOnItsCPU goes to the idle
-// CPU 1 at its wakeup); v6.12 with 2ae891b82695 and e837456fdca8 applied
-// has latest's knobs.
+// CPU 1 at its wakeup); v6.12 with 2ae891b82695, e837456fdca8 and
+// ac8e69e69363 applied has latest's knobs.
 func TestEEVDFCommitsSwitch(t *testing.T) {
 	p, err := WithCommits(mustPolicy(t, "latest"), []string{"152e11f6df29"}, nil)
 	if err != nil {
@@ -174,12 +174,12 @@ func TestEEVDFCommitsSwitch(t *testing.T) {
 	if k := p.Knobs(); k.DelayDequeue || !k.BaseSlice070 {
 		t.Errorf("latest~152e11f6df29 knobs %+v", k)
 	}
-	q, err := WithCommits(mustPolicy(t, "v6.12"), nil, []string{"2ae891b82695", "e837456fdca8"})
+	q, err := WithCommits(mustPolicy(t, "v6.12"), nil, []string{"2ae891b82695", "e837456fdca8", "ac8e69e69363"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if q.Knobs() != mustPolicy(t, "latest").Knobs() {
-		t.Errorf("v6.12+2ae891b82695+e837456fdca8 knobs %+v, want latest's", q.Knobs())
+		t.Errorf("v6.12+2ae891b82695+e837456fdca8+ac8e69e69363 knobs %+v, want latest's", q.Knobs())
 	}
 	cfg := policyConfig(t, "latest")
 	cfg.Policy = p
@@ -256,25 +256,27 @@ func TestSliceProtectionRefused(t *testing.T) {
 	}
 }
 
-// The wakeup preemption of e837456fdca8 (latest), by hand. One CPU, HZ 250,
-// base slice 0.70 ms (a start-of-trace task's first request half that,
-// 0.35 ms). A runs from t0 with C queued, both at vruntime 0; A's slice is
-// protected to its deadline, 0.35 ms. At 0.2 ms of its run A wakes W (a
-// task's wakeup, in task context, on A's own CPU): V = 0.1 ms, so A (at
-// 0.2 ms) is no longer eligible, and the pick is C (eligible, deadline
-// 0.35 ms), not W. Before the change nothing reschedules A until the tick
-// at t0+4 ms (its used-up request is noticed there); with it, the waker's
-// lost eligibility reschedules at once and C runs at t0+0.2 ms.
-func TestWakerNoLongerEligibleReschedules(t *testing.T) {
+// A fork never wakeup-preempts from e837456fdca8 (latest), by hand. One
+// CPU, HZ 250, base slice 0.70 ms (a start-of-trace task's first request
+// half that, 0.35 ms). A (nice 0) runs from t0 with C (nice 19, weight 15)
+// queued, both at vruntime 0; A is protected to its deadline, 0.35 ms. At
+// 0.2 ms of its run A forks F: V = 0.2 × 1024 / 1039 ms, just below A, so A
+// is no longer eligible and its protection no longer counts; F is placed at
+// V with half a slice, deadline V + 0.35 ms, earlier than C's (0.35 ms ×
+// 1024 / 15): EEVDF would pick F. Before the change F preempts at once
+// (t0+0.2 ms); with it nothing reschedules A until the tick at t0+4 ms,
+// where F, still the earliest eligible deadline, runs.
+func TestForkDoesNotPreempt(t *testing.T) {
 	for _, c := range []struct {
 		revert []string
 		at     int64
-	}{{nil, t0 + 200000}, {[]string{"e837456fdca8"}, t0 + 4*ms}} {
+	}{{nil, t0 + 4*ms}, {[]string{"e837456fdca8"}, t0 + 200000}} {
 		b := newBuilder(t, "sockets=1,cores=1,threads=1")
 		at := b.task("a", 120, 0, true, CauseStart, 20*ms)
-		ct := b.task("c", 120, 0, false, CauseStart, 1*ms)
-		wt := b.task("w", 120, 0, false, CauseWake, 1*ms)
-		b.edge(at, 0, 200000, wt, 0)
+		b.task("c", 139, 0, false, CauseStart, 20*ms)
+		ft := b.task("f", 120, 0, false, CauseFork, 1*ms)
+		b.w.Tasks[ft].Forked = true
+		b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: at, OffsetNS: 200000, Wakee: ft})
 		w := b.done(t)
 		cfg := policyConfig(t, "latest")
 		p, err := WithCommits(cfg.Policy, c.revert, nil)
@@ -283,12 +285,52 @@ func TestWakerNoLongerEligibleReschedules(t *testing.T) {
 		}
 		cfg.Policy = p
 		_, ch := replayChecked(t, w, cfg)
-		r := ch.firstRunAfter(int64(100+ct), 0)
+		r := ch.firstRunAfter(int64(100+ft), 0)
 		if r == nil {
-			t.Fatalf("revert %v: C never ran", c.revert)
+			t.Fatalf("revert %v: F never ran", c.revert)
 		}
 		if r.start != c.at {
-			t.Errorf("revert %v: C first ran at t0%+d ns, want t0%+d ns", c.revert, r.start-t0, c.at-t0)
+			t.Errorf("revert %v: F first ran at t0%+d ns, want t0%+d ns", c.revert, r.start-t0, c.at-t0)
+		}
+	}
+}
+
+// The wakeup-preemption check dequeues a delayed task it picks and picks
+// again from ac8e69e69363 (latest), by hand. One CPU, HZ 250, base slice
+// 0.70 ms (first requests 0.35 ms). B runs from t0 with A queued, both at
+// vruntime 0; B runs 0.2 ms and blocks while V = 0.1 ms: not eligible, it
+// stays queued (delayed). A runs from t0+0.2 ms, protected to 0.35 ms. A
+// timer wakes W at t0+0.5 ms: A at 0.3 ms, V = 0.25 ms, so A is no longer
+// eligible; W is placed at V (deadline at least 0.6 ms) and B, eligible
+// again with its deadline 0.35 ms, is what EEVDF picks. Before the change
+// that pick is not W, nothing preempts, and W waits for the tick at
+// t0+4 ms; with it B is dequeued for good and the pick made again finds W
+// (A, at 0.3 ms against V = 0.275 ms, is still not eligible): W runs at
+// t0+0.5 ms.
+func TestWakeupPickDequeuesDelayed(t *testing.T) {
+	for _, c := range []struct {
+		revert []string
+		at     int64
+	}{{nil, t0 + 500000}, {[]string{"ac8e69e69363"}, t0 + 4*ms}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		b.task("b", 120, 0, true, CauseStart, 200000)
+		b.task("a", 120, 0, false, CauseStart, 20*ms)
+		wt := b.task("w", 120, 0, false, CauseArrival, 1*ms)
+		b.w.Tasks[wt].Activations[0].ReleaseNS = t0 + 500000
+		w := b.done(t)
+		cfg := policyConfig(t, "latest")
+		p, err := WithCommits(cfg.Policy, c.revert, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Policy = p
+		_, ch := replayChecked(t, w, cfg)
+		r := ch.firstRunAfter(int64(100+wt), 0)
+		if r == nil {
+			t.Fatalf("revert %v: W never ran", c.revert)
+		}
+		if r.start != c.at {
+			t.Errorf("revert %v: W first ran at t0%+d ns, want t0%+d ns", c.revert, r.start-t0, c.at-t0)
 		}
 	}
 }

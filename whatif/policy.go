@@ -180,12 +180,17 @@ type Knobs struct {
 	// BaseSlice070: EEVDF's base slice is 0.70 ms × the CPU factor
 	// (v6.15+, 2ae891b82695) instead of 0.75 ms.
 	BaseSlice070 bool
-	// PreemptBuddy: EEVDF's wakeup preemption as NEXT_BUDDY's
-	// re-implementation left it (e837456fdca8, v6.19; in 6.18.y stable):
-	// a fork never preempts, and a task's wakeup reschedules a running
-	// task that is no longer eligible even inside its protected slice.
-	// The buddy itself is off with NEXT_BUDDY (default off before v6.19).
-	PreemptBuddy bool
+	// ForkNoPreempt: a fork (WF_FORK) never wakeup-preempts under EEVDF
+	// (e837456fdca8, NEXT_BUDDY's re-implementation, v6.19; in 6.18.y from
+	// May 2026). Its other rule, a task's wakeup rescheduling a waker no
+	// longer eligible, was reverted before v6.19 (15257cc2f905) and is not
+	// modelled; NEXT_BUDDY itself is off (default off again from v6.19-rc7).
+	ForkNoPreempt bool
+	// WakeupPickDelayed: the wakeup-preemption check picks with
+	// pick_next_entity, so a delayed task it picks is dequeued for good and
+	// the pick is made again (ac8e69e69363 and its fix 9f6d929ee2c6; in
+	// 6.18.y from May 2026).
+	WakeupPickDelayed bool
 	// StatRuntimeAllClasses: sched_stat_runtime comes from every class's
 	// runtime accounting (real-time and stop tasks too) and has no
 	// vruntime field (v6.8+); before, only CFS's update_curr emits it.

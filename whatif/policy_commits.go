@@ -37,8 +37,10 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.knobs.DelayDequeue = on }, func(p *reworkPolicy) bool { return p.knobs.DelayDequeue }},
 	{"2ae891b82695", "sched: Reduce the default slice to avoid tasks getting an extra tick (EEVDF base slice 0.70 ms)", "v6.15",
 		func(p *reworkPolicy, on bool) { p.knobs.BaseSlice070 = on }, func(p *reworkPolicy) bool { return p.knobs.BaseSlice070 }},
-	{"e837456fdca8", "sched/fair: Reimplement NEXT_BUDDY to align with EEVDF goals (wakeup preemption; NEXT_BUDDY itself off)", "v6.19",
-		func(p *reworkPolicy, on bool) { p.knobs.PreemptBuddy = on }, func(p *reworkPolicy) bool { return p.knobs.PreemptBuddy }},
+	{"e837456fdca8", "sched/fair: Reimplement NEXT_BUDDY to align with EEVDF goals (a fork never preempts; the rest reverted or off)", "v6.19",
+		func(p *reworkPolicy, on bool) { p.knobs.ForkNoPreempt = on }, func(p *reworkPolicy) bool { return p.knobs.ForkNoPreempt }},
+	{"ac8e69e69363", "sched/fair: Fix wakeup_preempt_fair() vs delayed dequeue (+ 9f6d929ee2c6)", "v7.1",
+		func(p *reworkPolicy, on bool) { p.knobs.WakeupPickDelayed = on }, func(p *reworkPolicy) bool { return p.knobs.WakeupPickDelayed }},
 }
 
 // CommitInfo describes a switchable upstream change.

@@ -573,24 +573,24 @@ func (s *Sim) wakeupPreempt(r *rq, t *simTask) {
 			s.reschedLater(r)
 			return
 		}
-		if s.knobs.PreemptBuddy {
-			// e837456fdca8: a fork never preempts, and a wakeup raised in
-			// task context (the waker's own CPU, or a remote one sharing
-			// its cache: no wake-list IPI) reschedules a running task that
-			// is no longer eligible, protected or not.
-			if s.forking {
-				return
-			}
-			if w := s.wakerCPU1 - 1; w >= 0 && (w == r.cpu || s.cpusShareCache(w, r.cpu)) && !r.eligible(curr) {
+		if s.forking && s.knobs.ForkNoPreempt {
+			// e837456fdca8: a fork (WF_FORK) never preempts.
+			return
+		}
+		// Then preempt iff the wakee is what EEVDF would pick now. From
+		// ac8e69e69363 the check is pick_next_entity's: a delayed task
+		// it picks is dequeued for good and the pick is made again.
+		for {
+			p := s.eevdfPick(r)
+			if p == t {
 				s.reschedLater(r)
 				return
 			}
+			if p == nil || !p.delayed || !s.knobs.WakeupPickDelayed {
+				return
+			}
+			s.finishDelayed(r, p)
 		}
-		// Then preempt iff the wakee is what pick_eevdf would run now.
-		if s.eevdfPick(r) == t {
-			s.reschedLater(r)
-		}
-		return
 	}
 	if s.wakeupPreemptEntity(curr, t) == 1 {
 		r.next = t
