@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -14,6 +15,29 @@ func policyConfig(t *testing.T, name string) Config {
 	c := DefaultConfig(p)
 	c.IdleWake = false
 	return c
+}
+
+// latestWithout is latest's configuration with the given commits reverted.
+func latestWithout(t *testing.T, revert []string) Config {
+	t.Helper()
+	cfg := policyConfig(t, "latest")
+	p, err := WithCommits(cfg.Policy, revert, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Policy = p
+	return cfg
+}
+
+// firstStart replays w under cfg and returns when task index ti first ran.
+func firstStart(t *testing.T, w *Workload, cfg Config, ti int32, what string) int64 {
+	t.Helper()
+	_, ch := replayChecked(t, w, cfg)
+	r := ch.firstRunAfter(int64(100+ti), 0)
+	if r == nil {
+		t.Fatalf("%s: task %d never ran", what, ti)
+	}
+	return r.start
 }
 
 // Delayed dequeue (v6.12+), by hand. Two CPUs in one LLC, HZ 250, EEVDF
@@ -219,13 +243,9 @@ func TestSliceProtection(t *testing.T) {
 		w := b.done(t)
 		cfg := policyConfig(t, "latest")
 		cfg.SliceProtection = c.mode
-		_, ch := replayChecked(t, w, cfg)
-		r := ch.firstRunAfter(int64(100+ct), 0)
-		if r == nil {
-			t.Fatalf("%s, W at t0+%d ns: C never ran", c.mode, c.tw)
-		}
-		if r.start != c.at {
-			t.Errorf("%s, W at t0+%d ns: C first ran at t0%+d ns, want t0%+d ns", c.mode, c.tw, r.start-t0, c.at-t0)
+		what := fmt.Sprintf("%s, W at t0+%d ns", c.mode, c.tw)
+		if got := firstStart(t, w, cfg, ct, what); got != c.at {
+			t.Errorf("%s: C first ran at t0%+d ns, want t0%+d ns", what, got-t0, c.at-t0)
 		}
 	}
 }
@@ -278,19 +298,8 @@ func TestForkDoesNotPreempt(t *testing.T) {
 		b.w.Tasks[ft].Forked = true
 		b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: at, OffsetNS: 200000, Wakee: ft})
 		w := b.done(t)
-		cfg := policyConfig(t, "latest")
-		p, err := WithCommits(cfg.Policy, c.revert, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Policy = p
-		_, ch := replayChecked(t, w, cfg)
-		r := ch.firstRunAfter(int64(100+ft), 0)
-		if r == nil {
-			t.Fatalf("revert %v: F never ran", c.revert)
-		}
-		if r.start != c.at {
-			t.Errorf("revert %v: F first ran at t0%+d ns, want t0%+d ns", c.revert, r.start-t0, c.at-t0)
+		if got := firstStart(t, w, latestWithout(t, c.revert), ft, fmt.Sprint("revert ", c.revert)); got != c.at {
+			t.Errorf("revert %v: F first ran at t0%+d ns, want t0%+d ns", c.revert, got-t0, c.at-t0)
 		}
 	}
 }
@@ -318,19 +327,8 @@ func TestWakeupPickDequeuesDelayed(t *testing.T) {
 		wt := b.task("w", 120, 0, false, CauseArrival, 1*ms)
 		b.w.Tasks[wt].Activations[0].ReleaseNS = t0 + 500000
 		w := b.done(t)
-		cfg := policyConfig(t, "latest")
-		p, err := WithCommits(cfg.Policy, c.revert, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Policy = p
-		_, ch := replayChecked(t, w, cfg)
-		r := ch.firstRunAfter(int64(100+wt), 0)
-		if r == nil {
-			t.Fatalf("revert %v: W never ran", c.revert)
-		}
-		if r.start != c.at {
-			t.Errorf("revert %v: W first ran at t0%+d ns, want t0%+d ns", c.revert, r.start-t0, c.at-t0)
+		if got := firstStart(t, w, latestWithout(t, c.revert), wt, fmt.Sprint("revert ", c.revert)); got != c.at {
+			t.Errorf("revert %v: W first ran at t0%+d ns, want t0%+d ns", c.revert, got-t0, c.at-t0)
 		}
 	}
 }
