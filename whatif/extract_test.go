@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -288,6 +289,76 @@ func TestSpanBeyondAWeek(t *testing.T) {
 		set(w)
 		if err := w.Validate(); err == nil || !strings.Contains(err.Error(), "more than a week") {
 			t.Errorf("accepted: %v", err)
+		}
+	}
+}
+
+// WF_SYNC inferred only where the wakee's placements do not contradict it,
+// by hand. Task 20 keeps CPU 1 busy; 30 and 50 last ran (and sleep) on
+// CPU 1; 10 runs on CPU 0.
+//   - A, 1 ms: 10 wakes 30 (its previous CPU 1) and blocks 20 µs later:
+//     sync by the 50 µs rule. 30 then runs on CPU 1, busy, though 10 was
+//     alone on CPU 0, where WF_SYNC would have stacked it: evidence
+//     against, for 30.
+//   - C, 3 ms: 10 (woken by an interrupt at 2 ms) wakes 50 and blocks;
+//     50 runs on CPU 0: pulled onto its waker's CPU, evidence for, for 50.
+//   - D, 4 ms: 20 on CPU 1 wakes 30 on the same CPU and blocks 20 µs
+//     later: the trace cannot show the flag's effect there, and 30's
+//     evidence (1 against, 0 for) says its wakeups are not WF_SYNC.
+//
+// So A and D are not sync, C is. With another task (60) queued on CPU 0
+// at A, 10 was not alone: no evidence, and A and D stay sync.
+func TestSyncInferenceFromPlacement(t *testing.T) {
+	us := int64(1000)
+	base := []timeline.Event{
+		nSwitch(100*us, 1, 0, "R", 20), nSwitch(200*us, 0, 0, "R", 10),
+		nSwitch(300*us, 1, 20, "R", 30), nSwitch(350*us, 1, 30, "S", 20),
+		nSwitch(400*us, 1, 20, "R", 50), nSwitch(450*us, 1, 50, "S", 20),
+	}
+	rest := []timeline.Event{
+		nWaking(1000*us, 0, 10, 30, 1), nSwitch(1020*us, 0, 10, "S", 0),
+		nSwitch(1500*us, 1, 20, "R", 30), nSwitch(1600*us, 1, 30, "S", 20),
+		nWaking(2000*us, 0, 0, 10, 0), nSwitch(2050*us, 0, 0, "R", 10),
+		nWaking(3000*us, 0, 10, 50, 1), nSwitch(3020*us, 0, 10, "S", 50), nSwitch(3100*us, 0, 50, "S", 0),
+		nWaking(4000*us, 1, 20, 30, 1), nSwitch(4020*us, 1, 20, "S", 30), nSwitch(4100*us, 1, 30, "S", 0),
+	}
+	queued := []timeline.Event{nSwitch(500*us, 0, 10, "R", 60), nSwitch(600*us, 0, 60, "R", 10)}
+	for _, c := range []struct {
+		name    string
+		evs     []timeline.Event
+		a, c, d bool
+	}{
+		{"alone", append(slices.Clone(base), rest...), false, true, false},
+		{"not alone", append(append(slices.Clone(base), queued...), rest...), true, true, true},
+	} {
+		w, err := Extract(&noiseReader{evs: c.evs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx := map[int32]int32{}
+		for i, tk := range w.Tasks {
+			idx[tk.TID] = int32(i)
+		}
+		sync := func(waker, wakee int32, at int64) (bool, bool) {
+			for _, e := range w.Edges {
+				if e.Waker == idx[waker] && e.Wakee == idx[wakee] && e.TimeNS == at {
+					return e.Sync, true
+				}
+			}
+			return false, false
+		}
+		for _, x := range []struct {
+			what         string
+			waker, wakee int32
+			at           int64
+			want         bool
+		}{{"A", 10, 30, 1000 * us, c.a}, {"C", 10, 50, 3000 * us, c.c}, {"D", 20, 30, 4000 * us, c.d}} {
+			got, ok := sync(x.waker, x.wakee, x.at)
+			if !ok {
+				t.Errorf("%s: no edge %s", c.name, x.what)
+			} else if got != x.want {
+				t.Errorf("%s: edge %s sync %v, want %v", c.name, x.what, got, x.want)
+			}
 		}
 	}
 }

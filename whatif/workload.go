@@ -158,7 +158,10 @@ type Edge struct {
 	WakerCPU, Target int32 // the CPU it fired on and the target_cpu the kernel chose
 	// Sync: inferred WF_SYNC (the waker left its CPU, blocking or
 	// preempted, within syncWindowNS of this wakeup with no switch in
-	// between: what the flag asserts). The trace has no wake flags.
+	// between: what the flag asserts), unless the wakee's wakeups show
+	// placements WF_SYNC would not have made more often than ones it
+	// would (extractor.notSync: a futex wake whose waker blocks at once
+	// looks synchronous but is not). The trace has no wake flags.
 	Sync bool
 	// NoPreemptNS > 0: this wakeup preempted its waker on the waker's own
 	// CPU in the trace (the wakee was placed there and switched in when
@@ -289,6 +292,7 @@ type extTask struct {
 	exiting  bool
 	seenPrio bool
 	lastSeen int64 // last switch-out runnable or wakeup
+	qcpu     int32 // the CPU it is queued on while runnable
 	// runByPrio: run time per prio, from each slice's switch-out
 	// (prev_prio), in order of first appearance.
 	runByPrio []prioRun
@@ -327,7 +331,16 @@ type extractor struct {
 	// where and when it fired, for the WF_SYNC inference.
 	lastWake map[int32]pendWake
 	edges    []Edge
-	comms    map[int32]string
+	// WF_SYNC's evidence (Edge.Sync). runnable holds the tasks made
+	// runnable (stale entries are dropped when read); wakerAlone[i]: when
+	// edge i fired, nothing else was queued on its waker's CPU; notSync
+	// and pulled count per wakee (task index) the wakeups placed on a busy
+	// CPU not the waker's, though the waker was alone (WF_SYNC would have
+	// stacked them: wake_affine_idle), and those moved onto the waker's CPU.
+	runnable        map[int32]*extTask
+	wakerAlone      []bool
+	notSync, pulled map[int32]int
+	comms           map[int32]string
 	// Per CPU, since its last switch: the tick records (hard-IRQ
 	// sched_stat_runtime) and the first event showing the running
 	// task's TIF_NEED_RESCHED set (-1: none).
@@ -355,7 +368,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		w.Cmdline = m.Source.Cmdline
 	}
 	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{},
-		lastWake:   map[int32]pendWake{},
+		lastWake: map[int32]pendWake{}, runnable: map[int32]*extTask{}, notSync: map[int32]int{}, pulled: map[int32]int{},
 		stalls:     newStallEstimator(4000000), // HZ 250, the default Config.HZ
 		hostStalls: newHostStallFinder(4000000)}
 	if m != nil {
@@ -688,6 +701,8 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 		case strings.HasPrefix(st, "R"):
 			t.state = stRunnable
 			t.lastSeen = now
+			t.qcpu = c
+			x.runnable[prev] = t
 		case t.exiting || strings.HasPrefix(st, "X") || strings.HasPrefix(st, "Z"):
 			a.End, a.EndState = EndExit, st
 			t.state = stDead
@@ -709,6 +724,20 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 		t.state, t.runStart, t.runCPU = stRunning, now, c
 		if a := x.act(t); a.CPU < 0 {
 			a.CPU = c
+		}
+		// Where the wakeup placed the wakee (pw.cpu, after the wakeup's
+		// migration): WF_SYNC's evidence, for and against.
+		for _, pm := range [2]map[int32]pendWake{x.pendIdle, x.pendBusy} {
+			pw, ok := pm[next]
+			if !ok || pw.edge < 0 {
+				continue
+			}
+			e := &x.edges[pw.edge]
+			if c == e.WakerCPU && e.Target != e.WakerCPU {
+				x.pulled[e.Wakee]++
+			} else if c == pw.cpu && pw.cpu != e.WakerCPU && pw.curr != 0 && x.wakerAlone[pw.edge] {
+				x.notSync[e.Wakee]++
+			}
 		}
 		if pw, ok := x.pendIdle[next]; ok {
 			// The idle target CPU's first switch since the wakeup, to the
@@ -801,6 +830,8 @@ func (x *extractor) displace(c, tid int32, at int64) int64 {
 		at = max(at, p.runStart)
 		x.accrue(p, at)
 		p.state, p.lastSeen = stRunnable, at
+		p.qcpu = c
+		x.runnable[x.cur[c]] = p
 	}
 	return at
 }
@@ -836,6 +867,9 @@ func (x *extractor) reschedByWakeup(c int32, at int64) bool {
 // previous one moves its pending delay measurement to that CPU.
 func (x *extractor) onMigrate(e *timeline.Event, c int32) {
 	pid := e.Int32(timeline.PID)
+	if t := x.byTID[pid]; t != nil && t.state == stRunnable && e.IsSet(timeline.DestCPU) {
+		t.qcpu = e.Int32(timeline.DestCPU)
+	}
 	if pid == 0 || x.wokeOn[c] != pid {
 		return
 	}
@@ -944,6 +978,8 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 		}
 		x.newAct(t, cause, now)
 		t.state = stRunnable
+		t.qcpu = target
+		x.runnable[wakee] = t
 		t.lastSeen = now
 		causal = true
 		act = int32(len(x.w.Tasks[t.idx].Activations) - 1)
@@ -977,12 +1013,33 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 	if !isNew {
 		x.lastWake[wakerTID] = pendWake{now, int32(len(x.edges)), c, x.switches[c], c, -1, 0}
 	}
+	alone := false
+	if causal && !isNew {
+		alone = true
+		for tid, r := range x.runnable {
+			if r.state != stRunnable {
+				delete(x.runnable, tid)
+				continue
+			}
+			if tid != wakee && r.qcpu == c {
+				alone = false
+			}
+		}
+	}
+	x.wakerAlone = append(x.wakerAlone, alone)
 	x.edges = append(x.edges, Edge{Kind: kind, Causal: causal, Waker: waker.idx, WakerAct: int32(len(x.w.Tasks[waker.idx].Activations) - 1),
 		OffsetNS: wa.DemandNS, Wakee: t.idx, WakeeAct: act, TimeNS: now, WakerCPU: c, Target: target})
 }
 
 func (x *extractor) finish() {
 	w := x.w
+	// A wakee whose wakeups the trace shows placed against WF_SYNC more
+	// often than stacked by it is woken without it (Edge.Sync).
+	for i := range x.edges {
+		if e := &x.edges[i]; e.Sync && x.notSync[e.Wakee] > x.pulled[e.Wakee] {
+			e.Sync = false
+		}
+	}
 	for _, t := range x.byTID {
 		x.accrue(t, w.EndNS)
 		// A task's policy can change in the trace (sched_setscheduler:
