@@ -15,6 +15,9 @@ type sdState struct {
 	nrBalanceFailed    int
 	maxNewidleLbCost   int64 // ns
 	lastDecayMaxLbCost int64 // jiffies
+	// NI_RANDOM's success statistics (newidle_call, newidle_success,
+	// newidle_ratio: sd_init starts them at a 50 % success rate).
+	niCall, niSuccess, niRatio int64
 }
 
 // Load-balance flags (LBF_*).
@@ -601,6 +604,16 @@ func (s *Sim) preemptForStopper(r *rq) {
 // domain's max_newidle_lb_cost raises it; otherwise, once a second (HZ
 // jiffies), it decays by 253/256. It reports whether it decayed.
 func (s *Sim) updateNewidleCost(st *sdState, cost int64) bool {
+	return s.updateNewidleCostSuccess(st, cost, 0)
+}
+
+// updateNewidleCostSuccess is update_newidle_cost() with NI_RANDOM's
+// statistics: a pass (cost > 0) counts as a call, with success its
+// weight when it pulled.
+func (s *Sim) updateNewidleCostSuccess(st *sdState, cost, success int64) bool {
+	if cost > 0 && s.knobs.NIRandom {
+		st.updateNewidleStats(success)
+	}
 	if cost > st.maxNewidleLbCost {
 		st.maxNewidleLbCost = cost
 		st.lastDecayMaxLbCost = s.jiffies()
@@ -612,6 +625,18 @@ func (s *Sim) updateNewidleCost(st *sdState, cost int64) bool {
 		return true
 	}
 	return false
+}
+
+// updateNewidleStats is update_newidle_stats(): the success ratio over
+// the last ~1024 calls, halved each time the calls reach 1024.
+func (st *sdState) updateNewidleStats(success int64) {
+	st.niCall++
+	st.niSuccess += success
+	if st.niCall >= 1024 {
+		st.niRatio = st.niSuccess
+		st.niCall /= 2
+		st.niSuccess /= 2
+	}
 }
 
 // newidleBalance is newidle_balance() with the v5.16 gate (§3.2). The
@@ -638,6 +663,19 @@ func (s *Sim) newidleBalance(r *rq) {
 			break
 		}
 		if st.sd.Flags&model.SDBalanceNewidle != 0 {
+			weight := int64(1)
+			if s.knobs.NIRandom {
+				// NI_RANDOM (33cf66d88306): a 1024-sided die; the pass
+				// runs with the domain's success rate, and a success
+				// counts 1/rate.
+				d1k := int64(s.niRand() % 1024)
+				weight = 1 + st.niRatio
+				if d1k > weight {
+					st.updateNewidleStats(0)
+					continue
+				}
+				weight = (1024 + weight/2) / weight
+			}
 			cont := true
 			n := s.loadBalance(r, st, CPUNewlyIdle, &cont, MigrationSourceNewidle)
 			pulled += n
@@ -647,7 +685,11 @@ func (s *Sim) newidleBalance(r *rq) {
 			if end := s.stallEnd(r.cpu, s.now); end > s.now {
 				cost += end - s.now
 			}
-			s.updateNewidleCost(st, cost)
+			success := int64(0)
+			if n > 0 {
+				success = weight
+			}
+			s.updateNewidleCostSuccess(st, cost, success)
 			curCost += cost
 		}
 		if pulled > 0 || r.nrRunning() > 0 {

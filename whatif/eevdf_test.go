@@ -332,3 +332,40 @@ func TestWakeupPickDequeuesDelayed(t *testing.T) {
 		}
 	}
 }
+
+// NI_RANDOM's bookkeeping (33cf66d88306), by hand. sd_init starts a domain
+// at 512 calls, 256 successes, ratio 512 (50 %). 512 passes that pull
+// nothing bring the calls to 1024: the ratio becomes the successes, 256,
+// and both halve (512, 128). The die then lets a pass run when
+// d1k <= 1 + 256, and a success counts (1024 + 257/2) / 257 = 4: one
+// success after 511 more empty calls makes 1024 calls, 128 + 4 = 132
+// successes: ratio 132.
+func TestNIRandomStats(t *testing.T) {
+	st := &sdState{niCall: 512, niSuccess: 256, niRatio: 512}
+	for range 512 {
+		st.updateNewidleStats(0)
+	}
+	if st.niRatio != 256 || st.niCall != 512 || st.niSuccess != 128 {
+		t.Fatalf("after 512 empty calls: call %d success %d ratio %d, want 512 128 256", st.niCall, st.niSuccess, st.niRatio)
+	}
+	weight := 1 + st.niRatio
+	weight = (1024 + weight/2) / weight
+	if weight != 4 {
+		t.Fatalf("weight %d, want 4", weight)
+	}
+	for range 511 {
+		st.updateNewidleStats(0)
+	}
+	st.updateNewidleStats(weight)
+	if st.niRatio != 132 {
+		t.Errorf("ratio %d, want 132", st.niRatio)
+	}
+	// The commit switches the knob.
+	p, err := WithCommits(mustPolicy(t, "v6.1"), nil, []string{"33cf66d88306"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Knobs().NIRandom || mustPolicy(t, "v6.1").Knobs().NIRandom {
+		t.Error("33cf66d88306 does not switch NI_RANDOM on v6.1 alone")
+	}
+}

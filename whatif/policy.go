@@ -186,6 +186,14 @@ type Knobs struct {
 	// longer eligible, was reverted before v6.19 (15257cc2f905) and is not
 	// modelled; NEXT_BUDDY itself is off (default off again from v6.19-rc7).
 	ForkNoPreempt bool
+	// NIRandom: NI_RANDOM, newidle balancing run per domain with its
+	// measured success rate (33cf66d88306 "sched/fair: Proportional
+	// newidle balance", v6.19; backported to the 6.1, 6.6 and 6.12 stable
+	// series in December 2025 and January 2026: the 6.1.192 guests of
+	// fixtures/kernels list it in sched/features). Off in every policy:
+	// with the engine's newidle costs it meets fewer fidelity goals
+	// (FIDELITY.md round 22), so it is `--apply 33cf66d88306` for now.
+	NIRandom bool
 	// WakeupPickDelayed: the wakeup-preemption check picks with
 	// pick_next_entity, so a delayed task it picks is dequeued for good and
 	// the pick is made again (ac8e69e69363 and its fix 9f6d929ee2c6; in

@@ -39,6 +39,8 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.knobs.BaseSlice070 = on }, func(p *reworkPolicy) bool { return p.knobs.BaseSlice070 }},
 	{"e837456fdca8", "sched/fair: Reimplement NEXT_BUDDY to align with EEVDF goals (a fork never preempts; the rest reverted or off)", "v6.19",
 		func(p *reworkPolicy, on bool) { p.knobs.ForkNoPreempt = on }, func(p *reworkPolicy) bool { return p.knobs.ForkNoPreempt }},
+	{"33cf66d88306", "sched/fair: Proportional newidle balance (NI_RANDOM)", "v6.19",
+		func(p *reworkPolicy, on bool) { p.knobs.NIRandom = on }, func(p *reworkPolicy) bool { return p.knobs.NIRandom }},
 	{"ac8e69e69363", "sched/fair: Fix wakeup_preempt_fair() vs delayed dequeue (+ 9f6d929ee2c6)", "v7.1",
 		func(p *reworkPolicy, on bool) { p.knobs.WakeupPickDelayed = on }, func(p *reworkPolicy) bool { return p.knobs.WakeupPickDelayed }},
 }

@@ -59,7 +59,7 @@ func (s *Sim) newRQ(c int) *rq {
 	r := &rq{cpu: c, capacity: capacityScale, avgIdle: 2 * s.cfg.MigrationCostNS, maxIdleBalanceCost: s.cfg.MigrationCostNS}
 	if c < len(s.dom.CPUs) {
 		for _, sd := range s.dom.CPUs[c].Domains {
-			r.sd = append(r.sd, &sdState{sd: sd, balanceInterval: int64(sd.BalanceInterval), groups: sd.Groups()})
+			r.sd = append(r.sd, &sdState{sd: sd, balanceInterval: int64(sd.BalanceInterval), groups: sd.Groups(), niCall: 512, niSuccess: 256, niRatio: 512})
 		}
 	}
 	if s.cfg.Topology != nil || s.w.Topology != nil {

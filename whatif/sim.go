@@ -304,6 +304,7 @@ type Sim struct {
 	now    int64
 	tickNS int64
 	rng    uint64
+	niRng  uint64 // NI_RANDOM's die: its own stream, so the other draws stay as they were
 	// remotePool, rtPool: the wakeup-preemption delay pools drawn from
 	// for a remote CFS and a real-time wakeup (initPreemptPools).
 	remotePool, rtPool []int64
@@ -486,6 +487,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 		s.maxLBInterval = 1
 	}
 	s.rng = cfg.Seed*0x9e3779b97f4a7c15 + 0x2545f4914f6cdd1d
+	s.niRng = cfg.Seed*0x9e3779b97f4a7c15 + 0x6a09e667f3bcc909
 	s.nohz.idle = make([]bool, s.ncpu)
 	s.nohz.kickPending = make([]bool, s.ncpu)
 	s.llc = make([]*llcShared, s.ncpu)
@@ -541,13 +543,19 @@ func (s *Sim) push(e event) {
 }
 
 // rand returns the next number of a SplitMix64 stream (deterministic).
-func (s *Sim) rand() uint64 {
-	s.rng += 0x9e3779b97f4a7c15
-	z := s.rng
+func (s *Sim) rand() uint64 { return splitMix64(&s.rng) }
+
+// splitMix64 advances a SplitMix64 state and returns its next number.
+func splitMix64(state *uint64) uint64 {
+	*state += 0x9e3779b97f4a7c15
+	z := *state
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
 }
+
+// niRand is rand for NI_RANDOM's die, on its own stream.
+func (s *Sim) niRand() uint64 { return splitMix64(&s.niRng) }
 
 func (s *Sim) jiffies() int64 { return s.now / s.tickNS }
 
