@@ -105,7 +105,7 @@ func (s *Sim) rebalanceDomains(r *rq, idle IdleType, source int) {
 	for _, st := range r.sd {
 		// The regular visit decays max_newidle_lb_cost (a pass skipped
 		// by the newidle gate never does).
-		needDecay = s.updateNewidleCost(st, 0)
+		needDecay = s.updateNewidleCost(st, 0, 0)
 		maxCost += st.maxNewidleLbCost
 		if !cont {
 			if needDecay {
@@ -602,15 +602,10 @@ func (s *Sim) preemptForStopper(r *rq) {
 
 // updateNewidleCost is update_newidle_cost(): a pass costlier than the
 // domain's max_newidle_lb_cost raises it; otherwise, once a second (HZ
-// jiffies), it decays by 253/256. It reports whether it decayed.
-func (s *Sim) updateNewidleCost(st *sdState, cost int64) bool {
-	return s.updateNewidleCostSuccess(st, cost, 0)
-}
-
-// updateNewidleCostSuccess is update_newidle_cost() with NI_RANDOM's
-// statistics: a pass (cost > 0) counts as a call, with success its
-// weight when it pulled.
-func (s *Sim) updateNewidleCostSuccess(st *sdState, cost, success int64) bool {
+// jiffies), it decays by 253/256. It reports whether it decayed. With
+// NI_RANDOM a pass (cost > 0) also counts as a call, with success its
+// weight when it pulled (0 from rebalance_domains' visit).
+func (s *Sim) updateNewidleCost(st *sdState, cost, success int64) bool {
 	if cost > 0 && s.knobs.NIRandom {
 		st.updateNewidleStats(success)
 	}
@@ -689,7 +684,7 @@ func (s *Sim) newidleBalance(r *rq) {
 			if n > 0 {
 				success = weight
 			}
-			s.updateNewidleCostSuccess(st, cost, success)
+			s.updateNewidleCost(st, cost, success)
 			curCost += cost
 		}
 		if pulled > 0 || r.nrRunning() > 0 {

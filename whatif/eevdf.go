@@ -225,9 +225,8 @@ func (t *simTask) protected() bool { return t.vprot > t.vruntime }
 
 // eevdfPick is pick_eevdf(): curr if it is eligible and still protected
 // (protect_slice; by default RUN_TO_PARITY: not past the deadline it was
-// picked with), else the
-// eligible entity with the earliest deadline (ties: a queued entity before
-// curr, then the smaller vruntime).
+// picked with), else the eligible entity with the earliest deadline (ties:
+// a queued entity before curr, then the smaller vruntime).
 func (s *Sim) eevdfPick(r *rq) *simTask {
 	curr := r.currOnRQ()
 	if curr != nil && !r.eligible(curr) {
