@@ -192,7 +192,8 @@ type Knobs struct {
 	// series in December 2025 and January 2026: the 6.1.192 guests of
 	// fixtures/kernels list it in sched/features). Off in every policy:
 	// with the engine's newidle costs it meets fewer fidelity goals
-	// (FIDELITY.md round 22), so it is `--apply 33cf66d88306` for now.
+	// (FIDELITY.md round 22), so it is `--apply 33cf66d88306` (a policy
+	// comparison) for now.
 	NIRandom bool
 	// WakeupPickDelayed: the wakeup-preemption check picks with
 	// pick_next_entity, so a delayed task it picks is dequeued for good and
