@@ -369,3 +369,40 @@ func TestNIRandomStats(t *testing.T) {
 		t.Error("33cf66d88306 does not switch NI_RANDOM on v6.1 alone")
 	}
 }
+
+// A wakee with a positive lag preempts a protected running task by making
+// it ineligible (PLACE_LAG), by hand: the mechanism of this machine's
+// schbench -t 4 cycle (FIDELITY.md round 23). One CPU, HZ 250, latest
+// (base slice 0.7 ms; a start-of-trace task's first request half that).
+// Y runs from t0 with X queued, both at vruntime 0. At the tick (t0+4 ms)
+// Y's request is used up (v_Y = 4 ms, next deadline 4.7 ms) and it is not
+// eligible (V = 2 ms): X runs. X blocks at t0+5 ms with v_X = 1 ms while
+// V = (1 + 4)/2 = 2.5 ms: lag +1.5 ms, eligible, so dequeued at once.
+// Y runs, protected to its deadline (4.7 ms). X's timer wakes it at
+// t0+5.15 ms (v_Y = 4.15 ms): placed with its lag inflated for the one
+// task queued, 1.5 × 2, at v_X = 1.15 ms, V becomes 2.65 ms, Y is behind
+// it and no longer eligible, and pick_eevdf takes X: X runs at once, at
+// t0+5.15 ms. Placed with lag 0 it would sit at V beside an eligible,
+// protected Y and wait for the tick at t0+8 ms (a failing mutation
+// checked). With one task queued any positive lag does it, inflated or
+// not (uninflated: v_X = 2.65 ms, V = 3.4 ms): this checks that the lag
+// is kept across the sleep, not the inflation.
+func TestPositiveLagWakeePreempts(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	b.task("y", 120, 0, true, CauseStart, 20*ms)
+	xt := b.task("x", 120, 0, false, CauseStart, 1*ms, 1*ms)
+	a := &b.w.Tasks[xt].Activations[1]
+	a.Cause, a.SleepNS = CauseArrival, 150000
+	_, ch := replayChecked(t, b.done(t), policyConfig(t, "latest"))
+	first := ch.firstRunAfter(int64(100+xt), 0)
+	if first == nil || first.start != t0+4*ms || first.end != t0+5*ms {
+		t.Fatalf("X's first run %+v, want t0+4 ms to t0+5 ms", first)
+	}
+	r := ch.firstRunAfter(int64(100+xt), first.start)
+	if r == nil {
+		t.Fatal("X never ran again")
+	}
+	if r.start != t0+5150000 {
+		t.Errorf("X's wakeup ran at t0%+d ns, want t0+5.15 ms", r.start-t0)
+	}
+}
