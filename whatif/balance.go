@@ -174,6 +174,9 @@ func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source 
 		e.cpus[c] = true
 	}
 	s.stats.LBAttempts++
+	if idle == CPUNewlyIdle {
+		s.stats.LBNewidle++
+	}
 	if !s.shouldWeBalance(e) {
 		*cont = false
 		return s.outBalanced(st, idle, false)
@@ -676,10 +679,8 @@ func (s *Sim) newidleBalance(r *rq) {
 			pulled += n
 			cost := s.cfg.NewidleC0NS + s.cfg.NewidleC1NS*int64(st.sd.SpanWeight) + s.cfg.NewidleC2NS*int64(n)
 			// The kernel measures the pass in wall time (sched_clock_cpu):
-			// a vCPU stall inside it is part of its cost.
-			if end := s.stallEnd(r.cpu, s.now); end > s.now {
-				cost += end - s.now
-			}
+			// a host deschedule of the vCPU during it is part of its cost.
+			cost += s.stallWithin(r.cpu, s.now, cost)
 			success := int64(0)
 			if n > 0 {
 				success = weight

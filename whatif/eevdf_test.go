@@ -189,7 +189,9 @@ func TestTickPicksDelayedTask(t *testing.T) {
 // commits: latest without 152e11f6df29 keeps its base slice and queues no
 // delayed task (B of TestDelayedDequeueKeepsWakeeOnItsCPU goes to the idle
 // CPU 1 at its wakeup); v6.12 with 2ae891b82695, e837456fdca8 and
-// ac8e69e69363 applied has latest's knobs.
+// ac8e69e69363 applied and 33cf66d88306 (NI_RANDOM, which the 6.12 LTS
+// series took and this project's 6.18.44 lacks) reverted has latest's
+// knobs.
 func TestEEVDFCommitsSwitch(t *testing.T) {
 	p, err := WithCommits(mustPolicy(t, "latest"), []string{"152e11f6df29"}, nil)
 	if err != nil {
@@ -198,12 +200,12 @@ func TestEEVDFCommitsSwitch(t *testing.T) {
 	if k := p.Knobs(); k.DelayDequeue || !k.BaseSlice070 {
 		t.Errorf("latest~152e11f6df29 knobs %+v", k)
 	}
-	q, err := WithCommits(mustPolicy(t, "v6.12"), nil, []string{"2ae891b82695", "e837456fdca8", "ac8e69e69363"})
+	q, err := WithCommits(mustPolicy(t, "v6.12"), []string{"33cf66d88306"}, []string{"2ae891b82695", "e837456fdca8", "ac8e69e69363"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if q.Knobs() != mustPolicy(t, "latest").Knobs() {
-		t.Errorf("v6.12+2ae891b82695+e837456fdca8+ac8e69e69363 knobs %+v, want latest's", q.Knobs())
+		t.Errorf("v6.12~33cf66d88306+2ae891b82695+e837456fdca8+ac8e69e69363 knobs %+v, want latest's", q.Knobs())
 	}
 	cfg := policyConfig(t, "latest")
 	cfg.Policy = p
@@ -360,13 +362,28 @@ func TestNIRandomStats(t *testing.T) {
 	if st.niRatio != 132 {
 		t.Errorf("ratio %d, want 132", st.niRatio)
 	}
-	// The commit switches the knob.
-	p, err := WithCommits(mustPolicy(t, "v6.1"), nil, []string{"33cf66d88306"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !p.Knobs().NIRandom || mustPolicy(t, "v6.1").Knobs().NIRandom {
-		t.Error("33cf66d88306 does not switch NI_RANDOM on v6.1 alone")
+	// The commit switches the knob: on in the LTS policies (their stable
+	// series took it), off in v6.10 and latest.
+	for _, c := range []struct {
+		policy string
+		on     bool
+	}{{"v6.1", true}, {"v6.6", true}, {"v6.10", false}, {"v6.12", true}, {"latest", false}} {
+		if got := mustPolicy(t, c.policy).Knobs().NIRandom; got != c.on {
+			t.Errorf("%s: NI_RANDOM %v, want %v", c.policy, got, c.on)
+		}
+		var revert, apply []string
+		if c.on {
+			revert = []string{"33cf66d88306"}
+		} else {
+			apply = []string{"33cf66d88306"}
+		}
+		p, err := WithCommits(mustPolicy(t, c.policy), revert, apply)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Knobs().NIRandom == c.on {
+			t.Errorf("%s: 33cf66d88306 does not switch NI_RANDOM", c.policy)
+		}
 	}
 }
 

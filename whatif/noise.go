@@ -342,6 +342,25 @@ func (s *Sim) stallEnd(cpu int, t int64) int64 {
 	return s.stall[cpu].endAt(m, t, f)
 }
 
+// stallWithin is the length of the stall of cpu's stall process that
+// begins within (t, t+d]: a newidle pass running from t for d is
+// descheduled by the host for that long. A stall the process has in
+// progress at t does not count: the vCPU is running the pass, and the
+// process is a statistical stand-in for when it is not (charging the rest
+// of such stalls made every pass cost milliseconds and gated newidle
+// balancing 3–7 times more often than the guests' schedstat shows,
+// FIDELITY.md round 23). 0 without a stall model.
+func (s *Sim) stallWithin(cpu int, t, d int64) int64 {
+	if s.stallEnd(cpu, t) > t || s.stall == nil {
+		return 0
+	}
+	p := &s.stall[cpu]
+	if p.start > t && p.start <= t+d {
+		return p.end - p.start
+	}
+	return 0
+}
+
 // newStallProcs starts one alternating stall process per CPU at the
 // trace's start, each on its own random stream (seed(cpu)).
 func (s *Sim) newStallProcs(f float64, seed func(cpu int) uint64) []stallProc {

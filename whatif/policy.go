@@ -190,10 +190,9 @@ type Knobs struct {
 	// measured success rate (33cf66d88306 "sched/fair: Proportional
 	// newidle balance", v6.19; backported to the 6.1, 6.6 and 6.12 stable
 	// series in December 2025 and January 2026: the 6.1.192 guests of
-	// fixtures/kernels list it in sched/features). Off in every policy:
-	// with the engine's newidle costs it meets fewer fidelity goals
-	// (FIDELITY.md round 22), so it is `--apply 33cf66d88306` (a policy
-	// comparison) for now.
+	// fixtures/kernels list it in sched/features). On in `v6.1`, `v6.6`
+	// and `v6.12` (those LTS series as they are now), off in `v6.10` and
+	// `latest` (this project's 6.18.44 lacks it).
 	NIRandom bool
 	// WakeupPickDelayed: the wakeup-preemption check picks with
 	// pick_next_entity, so a delayed task it picks is dequeued for good and

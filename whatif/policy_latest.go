@@ -14,8 +14,9 @@ package whatif
 // 15257cc2f905, and whose buddy stays off, NEXT_BUDDY's default), and the
 // check's pick dequeues a delayed task it finds (ac8e69e69363, v7.1).
 //
-// v6.19's NI_RANDOM newidle balance is modelled but off (`--apply
-// 33cf66d88306`; this project's 6.18.44 machine does not run it). Not
+// v6.19's NI_RANDOM newidle balance (on in `v6.12`, whose stable series
+// took it) is off (`--apply 33cf66d88306`; this project's 6.18.44 machine
+// does not run it). Not
 // modelled: v6.19's SD_SERIALIZE gate, and v6.17's
 // RUN_TO_PARITY limit to the shortest queued slice (the model has one slice
 // for all); see also policy_v612.go.
@@ -30,5 +31,8 @@ func newLatest() *reworkPolicy {
 	p.knobs.BaseSlice070 = true
 	p.knobs.ForkNoPreempt = true
 	p.knobs.WakeupPickDelayed = true
+	// 6.18.44 (this project's machine) has no NI_RANDOM (its sched
+	// feature mask ends at HZ_BW).
+	p.knobs.NIRandom = false
 	return p
 }

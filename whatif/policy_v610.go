@@ -35,5 +35,7 @@ func newV610() *reworkPolicy {
 	p.r.StrictMisfitPick = true
 	p.r.UtilShrBound = true
 	p.knobs.StatRuntimeAllClasses = true
+	// v6.10 and v6.11 left stable support before NI_RANDOM was backported.
+	p.knobs.NIRandom = false
 	return p
 }

@@ -726,45 +726,61 @@ func TestWakeAffineWeightSyncTie(t *testing.T) {
 }
 
 // newidle_balance measures each pass in wall time (sched_clock_cpu before
-// and after load_balance), so on a guest a vCPU stall during the pass is
-// part of the cost it records in max_newidle_lb_cost, and the next newly
-// idle CPU whose avg_idle is below that skips the balance. The engine
-// applies its stall process here as it does to ticks and IPIs: a pass run
-// while the CPU's stall process is stalled completes at the stall's end.
-// State set by hand on 2 CPUs (nothing to pull): CPU 0 goes newly idle at
-// 10 ms inside a stall [9, 13) ms, with avg_idle 1 ms and the root domain
-// overloaded. The pass costs c0 + c1 × span = 1,000 + 50 × 2 = 1,100 ns
-// plus the 3 ms left of the stall: max_newidle_lb_cost 3,001,100 ns (before:
-// 1,100). At the next newly idle moment, avg_idle 1 ms < 3.0011 ms: the
-// balance is skipped (before: it ran).
+// and after load_balance), so on a guest a host deschedule of the vCPU
+// during the pass is part of the cost it records in max_newidle_lb_cost,
+// and the next newly idle CPU whose avg_idle is below that skips the
+// balance. The engine takes a stall of the CPU's stall process that
+// begins within the pass, for its whole length; one in progress when the
+// pass starts does not count (the vCPU is running the pass). By hand on 2
+// CPUs (nothing to pull; NI_RANDOM off so every pass runs): CPU 0 goes
+// newly idle at 10 ms with avg_idle 1 ms and the root domain overloaded.
+// The pass costs c0 + c1 × span = 1,000 + 50 × 2 = 1,100 ns, plus
+//   - a stall [10 ms + 500 ns, 13 ms): 2,999,500 ns, so 3,000,600 ns, and
+//     at the next newly idle moment avg_idle 1 ms < 3.0006 ms skips it;
+//   - a stall [9, 13) ms, in progress: nothing (1,100 ns; the next runs);
+//   - a stall from 10 ms + 2,000 ns, after the pass: nothing.
 func TestNewidleCostIncludesStall(t *testing.T) {
-	b := newBuilder(t, "sockets=1,cores=2,threads=1")
-	b.task("a", 120, 0, true, CauseStart, ms)
-	b.task("b", 120, 1, true, CauseStart, ms)
-	w := b.done(t)
-	w.Stalls = &StallModel{TickNS: 4 * ms, Fraction: 0.5, FractionByBusy: []float64{0.5, 0.5}, StallsNS: []int64{4 * ms}, MeanStallNS: 4 * ms}
-	cfg := testConfig()
-	cfg.IdleWake = true
-	s, _ := newSim(t, w, cfg)
-	s.now = t0 + 10*ms
-	s.stall = make([]stallProc, s.ncpu)
-	for c := range s.stall {
-		s.stall[c] = stallProc{start: 1 << 62, end: 1<<62 + 1}
-	}
-	s.stall[0] = stallProc{start: t0 + 9*ms, end: t0 + 13*ms}
-	r := s.cpus[0]
-	s.rdOverload = true
-	r.avgIdle = ms
-	s.newidleBalance(r)
-	if got, want := r.sd[0].maxNewidleLbCost, int64(3001100); got != want {
-		t.Fatalf("max_newidle_lb_cost %d, want %d", got, want)
-	}
-	before := s.stats.NewidleSkipped
-	s.now = t0 + 20*ms
-	r.avgIdle = ms
-	s.newidleBalance(r)
-	if s.stats.NewidleSkipped != before+1 {
-		t.Errorf("the next newidle balance ran with avg_idle 1 ms < max_newidle_lb_cost %d", r.sd[0].maxNewidleLbCost)
+	for _, c := range []struct {
+		name       string
+		start, end int64
+		cost       int64
+		skipped    bool
+	}{
+		{"begins in the pass", t0 + 10*ms + 500, t0 + 13*ms, 3000600, true},
+		{"in progress", t0 + 9*ms, t0 + 13*ms, 1100, false},
+		{"after the pass", t0 + 10*ms + 2000, t0 + 13*ms, 1100, false},
+	} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		b.task("a", 120, 0, true, CauseStart, ms)
+		b.task("b", 120, 1, true, CauseStart, ms)
+		w := b.done(t)
+		w.Stalls = &StallModel{TickNS: 4 * ms, Fraction: 0.5, FractionByBusy: []float64{0.5, 0.5}, StallsNS: []int64{4 * ms}, MeanStallNS: 4 * ms}
+		cfg := testConfig()
+		cfg.IdleWake = true
+		s, _ := newSim(t, w, cfg)
+		s.knobs.NIRandom = false
+		s.now = t0 + 10*ms
+		s.stall = make([]stallProc, s.ncpu)
+		for i := range s.stall {
+			s.stall[i] = stallProc{start: 1 << 62, end: 1<<62 + 1}
+		}
+		s.stall[0] = stallProc{start: c.start, end: c.end}
+		r := s.cpus[0]
+		s.rdOverload = true
+		r.avgIdle = ms
+		s.newidleBalance(r)
+		if got := r.sd[0].maxNewidleLbCost; got != c.cost {
+			t.Errorf("%s: max_newidle_lb_cost %d, want %d", c.name, got, c.cost)
+			continue
+		}
+		before := s.stats.NewidleSkipped
+		s.now = t0 + 20*ms
+		r.avgIdle = ms
+		s.rdOverload = true // the first pass found nothing overloaded
+		s.newidleBalance(r)
+		if got := s.stats.NewidleSkipped == before+1; got != c.skipped {
+			t.Errorf("%s: next newidle balance skipped %v, want %v (max_newidle_lb_cost %d)", c.name, got, c.skipped, r.sd[0].maxNewidleLbCost)
+		}
 	}
 }
 

@@ -372,14 +372,17 @@ type nohzState struct {
 
 // Stats are the replay's own counters (kernel-lb.md §8.8).
 type Stats struct {
-	Events                int64 `json:"events"`
-	MigrationsWakeup      int64 `json:"migrations_wakeup"`
-	MigrationsFork        int64 `json:"migrations_fork"`
-	MigrationsPeriodic    int64 `json:"migrations_periodic"`
-	MigrationsNewidle     int64 `json:"migrations_newidle"`
-	MigrationsNohz        int64 `json:"migrations_nohz"`
-	MigrationsActive      int64 `json:"migrations_active"`
-	LBAttempts            int64 `json:"lb_count"`
+	Events             int64 `json:"events"`
+	MigrationsWakeup   int64 `json:"migrations_wakeup"`
+	MigrationsFork     int64 `json:"migrations_fork"`
+	MigrationsPeriodic int64 `json:"migrations_periodic"`
+	MigrationsNewidle  int64 `json:"migrations_newidle"`
+	MigrationsNohz     int64 `json:"migrations_nohz"`
+	MigrationsActive   int64 `json:"migrations_active"`
+	LBAttempts         int64 `json:"lb_count"`
+	// LBNewidle: the passes newidle balancing ran, summed over the
+	// domains (schedstat's lb_count[CPU_NEWLY_IDLE]).
+	LBNewidle             int64 `json:"lb_count_newidle"`
 	LBBalanced            int64 `json:"lb_balanced"`
 	LBFailed              int64 `json:"lb_failed"`
 	LBMoved               int64 `json:"lb_gained"`
