@@ -246,13 +246,45 @@ func PolicyNames() []string {
 	return n
 }
 
-// LookupPolicy returns the named policy.
+// LookupPolicy returns the named policy, or one changed by switchable
+// commits: POLICY~ID (reverted) and POLICY+ID (applied), in order.
 func LookupPolicy(name string) (Policy, error) {
-	f, ok := policies[name]
+	base, ops := name, ""
+	if i := strings.IndexAny(name, "~+"); i >= 0 {
+		base, ops = name[:i], name[i:]
+	}
+	f, ok := policies[base]
 	if !ok {
 		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(PolicyNames(), ", "))
 	}
-	return f(), nil
+	p := f()
+	// POLICY~ID reverts and POLICY+ID applies a switchable commit, in
+	// order, as WithCommits names its results: a changed policy can be
+	// named wherever a policy can (--policy, --baseline, and so
+	// --validate without a comparison).
+	for ops != "" {
+		sep := ops[0]
+		ops = ops[1:]
+		id := ops
+		if i := strings.IndexAny(ops, "~+"); i >= 0 {
+			id, ops = ops[:i], ops[i:]
+		} else {
+			ops = ""
+		}
+		if id == "" {
+			return nil, fmt.Errorf("policy %q: a commit ID after %q", name, string(sep))
+		}
+		var err error
+		if sep == '~' {
+			p, err = WithCommits(p, []string{id}, nil)
+		} else {
+			p, err = WithCommits(p, nil, []string{id})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("policy %q: %v", name, err)
+		}
+	}
+	return p, nil
 }
 
 // kernelRanges maps kernel releases to the policy whose range holds them

@@ -44,3 +44,35 @@ func TestWithCommits(t *testing.T) {
 		t.Error("registry policy modified")
 	}
 }
+
+// A policy name may carry switchable commits, POLICY~ID (reverted) and
+// POLICY+ID (applied), in order, as WithCommits names its results; an
+// abbreviated ID names the commit in full.
+func TestLookupPolicyWithCommits(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+		ni         bool
+	}{
+		{"v6.1~33cf66d", "v6.1~33cf66d88306", false},
+		{"latest+33cf66d88306", "latest+33cf66d88306", true},
+		{"v6.12~33cf66d88306+2ae891b82695+e837456fdca8+ac8e69e69363", "v6.12~33cf66d88306+2ae891b82695+e837456fdca8+ac8e69e69363", false},
+	} {
+		p, err := LookupPolicy(c.name)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if p.Name() != c.want || p.Knobs().NIRandom != c.ni {
+			t.Errorf("%s: name %s NI_RANDOM %v, want %s %v", c.name, p.Name(), p.Knobs().NIRandom, c.want, c.ni)
+		}
+	}
+	// The last is latest, spelled as v6.12 changed.
+	p, _ := LookupPolicy("v6.12~33cf66d88306+2ae891b82695+e837456fdca8+ac8e69e69363")
+	if p.Knobs() != mustPolicy(t, "latest").Knobs() {
+		t.Errorf("v6.12 changed into latest: knobs %+v, want latest's", p.Knobs())
+	}
+	for _, bad := range []string{"v6.1~", "v6.1+33cf66d", "nope~33cf66d", "legacy~33cf66d88306", "v6.1~33cf66", "v6.1~0000000"} {
+		if _, err := LookupPolicy(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}

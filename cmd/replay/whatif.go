@@ -36,7 +36,7 @@ func whatifCommand() *cli.Command {
 			"Same input, policy and seed give byte-identical output. What is modelled: whatif/README.md.",
 		Flags: []cli.Flag{
 			inputFlag(),
-			&cli.StringSliceFlag{Name: "policy", Aliases: []string{"p"}, Usage: "load-balancer policy (default: the one matching the kernel); repeat (or comma-separate) to compare policies against --baseline; known: " + fmt.Sprint(whatif.PolicyNames())},
+			&cli.StringSliceFlag{Name: "policy", Aliases: []string{"p"}, Usage: "load-balancer policy (default: the one matching the kernel); repeat (or comma-separate) to compare policies against --baseline; POLICY~ID / POLICY+ID names one with a switchable commit reverted / applied (so --validate --policy v6.1~33cf66d88306 validates it); known: " + fmt.Sprint(whatif.PolicyNames())},
 			&cli.StringFlag{Name: "baseline", Usage: "policy the others are compared with (default: the one matching the trace's kernel); implies a comparison"},
 			&cli.IntFlag{Name: "runs", Aliases: []string{"seeds"}, Value: 10, Usage: "comparison: replays per policy, with seeds derived from --seed (same seeds for every policy)"},
 			&cli.StringFlag{Name: "numa-rule", Usage: "replace the policies' NUMA imbalance allowance: " + strings.Join(whatif.NumaRuleNames(), ", ")},

@@ -57,6 +57,7 @@ func main() {
 	bin := flag.String("bin", "", "the replay binary (default: go build ./cmd/replay)")
 	jobs := flag.Int("j", 2, "runs at once")
 	set618 := flag.String("set618", "", "a --set for this machine's 6.18 recordings only (a what-if of their kernel, e.g. slice_protection=none: FIDELITY.md round 22)")
+	policy61 := flag.String("policy61", "", "the policy for the 6.1 guests' recordings instead of their kernel's (e.g. v6.1~33cf66d88306: FIDELITY.md round 23)")
 	table := flag.Bool("table", false, "print FIDELITY.md's results table (markdown) instead of one line per run")
 	flag.Parse()
 	ss, err := parseSeeds(*seeds)
@@ -79,6 +80,10 @@ func main() {
 	groupArgs := map[string][]string{}
 	if *set618 != "" {
 		groupArgs["6.18"] = []string{"--set", *set618}
+	}
+	if *policy61 != "" {
+		groupArgs["6.1 committed"] = []string{"--policy", *policy61}
+		groupArgs["6.1 shared"] = []string{"--policy", *policy61}
 	}
 	var recs []rec
 	add := func(group, pattern string) {
