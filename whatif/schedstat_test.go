@@ -24,8 +24,8 @@ func schedstatNewidle(t *testing.T, path string) int64 {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
-		if len(fs) > 0 && fs[0] == "version" && fs[1] != "15" {
-			t.Fatalf("%s: schedstat version %s, want 15", path, fs[1])
+		if len(fs) > 0 && fs[0] == "version" && (len(fs) < 2 || fs[1] != "15") {
+			t.Fatalf("%s: schedstat %q, want version 15", path, sc.Text())
 		}
 		if len(fs) < 2+24 || !strings.HasPrefix(fs[0], "domain") {
 			continue
