@@ -174,8 +174,11 @@ func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source 
 		e.cpus[c] = true
 	}
 	s.stats.LBAttempts++
-	if idle == CPUNewlyIdle {
+	switch idle {
+	case CPUNewlyIdle:
 		s.stats.LBNewidle++
+	case CPUIdle:
+		s.stats.LBIdle++
 	}
 	if !s.shouldWeBalance(e) {
 		*cont = false
@@ -231,6 +234,9 @@ func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source 
 	} else {
 		st.nrBalanceFailed = 0
 		s.stats.LBMoved += int64(moved)
+		if idle == CPUIdle {
+			s.stats.LBGainedIdle += int64(moved)
+		}
 	}
 	st.balanceInterval = int64(sd.MinInterval)
 	return moved

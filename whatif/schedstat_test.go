@@ -9,11 +9,18 @@ import (
 	"testing"
 )
 
-// schedstatNewidle sums lb_count[CPU_NEWLY_IDLE] over every CPU's domains
-// in a /proc/schedstat snapshot (version 15, v6.1: after a domain's name
-// and CPU mask come eight counters per idle type, in the order CPU_IDLE,
-// CPU_NOT_IDLE, CPU_NEWLY_IDLE, lb_count first).
-func schedstatNewidle(t *testing.T, path string) int64 {
+// Offsets of schedstat's per-domain load-balance counters (version 15,
+// v6.1: after a domain's name and CPU mask come eight counters per idle
+// type, in the order CPU_IDLE, CPU_NOT_IDLE, CPU_NEWLY_IDLE; lb_count
+// first, lb_gained fifth).
+const (
+	ssIdle, ssNewlyIdle = 0, 16
+	ssLBCount, ssGained = 0, 4
+)
+
+// schedstatSum sums one per-domain counter (an idle type's offset plus
+// the counter's) over every CPU's domains in a /proc/schedstat snapshot.
+func schedstatSum(t *testing.T, path string, field int) int64 {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -30,7 +37,7 @@ func schedstatNewidle(t *testing.T, path string) int64 {
 		if len(fs) < 2+24 || !strings.HasPrefix(fs[0], "domain") {
 			continue
 		}
-		v, err := strconv.ParseInt(fs[2+16], 10, 64)
+		v, err := strconv.ParseInt(fs[2+field], 10, 64)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -74,7 +81,7 @@ func TestNewidleCountMatchesSchedstat(t *testing.T) {
 				continue
 			}
 			t.Run(filepath.Base(dir)+"/"+wl, func(t *testing.T) {
-				kernel := schedstatNewidle(t, after) - schedstatNewidle(t, before)
+				kernel := schedstatSum(t, after, ssNewlyIdle+ssLBCount) - schedstatSum(t, before, ssNewlyIdle+ssLBCount)
 				w, _ := extractFixture(t, trace)
 				cfg := DefaultConfig(p)
 				_, cfg.ExitDeadlines = TimeBounded(w.Cmdline)
@@ -83,7 +90,8 @@ func TestNewidleCountMatchesSchedstat(t *testing.T) {
 					t.Fatal(err)
 				}
 				got := res.Stats.LBNewidle
-				t.Logf("newidle passes: replay %d, kernel %d", got, kernel)
+				idleGained := schedstatSum(t, after, ssIdle+ssGained) - schedstatSum(t, before, ssIdle+ssGained)
+				t.Logf("newidle passes: replay %d, kernel %d; CPU_IDLE passes %d, %d; gained %d, %d", got, kernel, res.Stats.LBIdle, schedstatSum(t, after, ssIdle+ssLBCount)-schedstatSum(t, before, ssIdle+ssLBCount), res.Stats.LBGainedIdle, idleGained)
 				if kernel <= 0 || 4*got < kernel || got > 2*kernel {
 					t.Errorf("newidle passes: replay %d, kernel %d (want within [1/4, 2] of it)", got, kernel)
 				}

@@ -382,7 +382,12 @@ type Stats struct {
 	LBAttempts         int64 `json:"lb_count"`
 	// LBNewidle: the passes newidle balancing ran, summed over the
 	// domains (schedstat's lb_count[CPU_NEWLY_IDLE]).
-	LBNewidle             int64 `json:"lb_count_newidle"`
+	LBNewidle int64 `json:"lb_count_newidle"`
+	// LBIdle, LBGainedIdle: the passes periodic balancing of idle CPUs
+	// (own tick or nohz ILB) ran and the tasks they moved
+	// (lb_count[CPU_IDLE], lb_gained[CPU_IDLE]).
+	LBIdle                int64 `json:"lb_count_idle"`
+	LBGainedIdle          int64 `json:"lb_gained_idle"`
 	LBBalanced            int64 `json:"lb_balanced"`
 	LBFailed              int64 `json:"lb_failed"`
 	LBMoved               int64 `json:"lb_gained"`
