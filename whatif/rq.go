@@ -240,6 +240,11 @@ func (s *Sim) enqueue(r *rq, t *simTask, flag int) {
 	if t.rt {
 		t.state = tsQueued
 		r.rtq = append(r.rtq, t)
+		// add_nr_running counts every class: an RT task queued
+		// beside a CFS one overloads the root domain too.
+		if r.nrRunning() >= 2 {
+			s.rdOverload = true
+		}
 		return
 	}
 	s.updateCurr(r)

@@ -1192,3 +1192,32 @@ func TestRTPreemptionPointFromTrueProgress(t *testing.T) {
 		t.Errorf("RT task first ran %+v, want at %d", r, t0+3*ms)
 	}
 }
+
+// add_nr_running sets the root domain's overload flag when a queue goes
+// to two tasks of any class (enqueue_top_rt_rq calls it for RT). By hand:
+// a CFS task running alone on CPU 0, an RT task queued there makes two
+// (overload); the same RT task queued on idle CPU 1 makes one (none).
+// The replay counted only CFS enqueues, so an RT wakeup beside a CFS task
+// left newidle balancing gated off (FIDELITY.md round 24).
+func TestRTEnqueueSetsOverload(t *testing.T) {
+	for _, c := range []struct {
+		cpu  int
+		want bool
+	}{{0, true}, {1, false}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		b.task("a", 120, 0, false, CauseArrival, ms)
+		b.task("fifo", 49, int32(c.cpu), false, CauseArrival, ms)
+		s, _ := newSim(t, b.done(t), testConfig())
+		s.now = t0
+		a, rt := s.tasks[0], s.tasks[1]
+		s.startActivation(a, 0)
+		s.startActivation(rt, 0)
+		s.enqueue(s.cpus[0], a, enqWakeup)
+		s.switchTo(s.cpus[0], a, "")
+		s.rdOverload = false
+		s.enqueue(s.cpus[c.cpu], rt, enqWakeup)
+		if s.rdOverload != c.want {
+			t.Errorf("RT task queued on CPU %d: rd overload %v, want %v", c.cpu, s.rdOverload, c.want)
+		}
+	}
+}
