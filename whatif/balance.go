@@ -141,6 +141,22 @@ func (s *Sim) rebalanceDomains(r *rq, idle IdleType, source int) {
 	}
 }
 
+// updateNextBalance is update_next_balance(): next is lowered to when
+// st's idle balance interval next falls due.
+func (s *Sim) updateNextBalance(st *sdState, next *int64) {
+	if n := st.lastBalance + s.balanceInterval(st, false); n < *next {
+		*next = n
+	}
+}
+
+// moveNextBalance is newidle_balance's exit: rq->next_balance becomes
+// *next if that is sooner.
+func (s *Sim) moveNextBalance(r *rq, next *int64) {
+	if *next < r.nextBalance {
+		r.nextBalance = *next
+	}
+}
+
 // updateBlockedAverages decays an idle CPU's blocked PELT signals to now.
 func (s *Sim) updateBlockedAverages(r *rq) { s.updateRQLoad(r) }
 
@@ -644,18 +660,26 @@ func (st *sdState) updateNewidleStats(success int64) {
 }
 
 // newidleBalance is newidle_balance() with the v5.16 gate (§3.2). The
-// modelled cost of each load_balance feeds max_newidle_lb_cost.
+// modelled cost of each load_balance feeds max_newidle_lb_cost. On its
+// way out it moves the CPU's next periodic balance forward to when the
+// idle intervals of the domains it looked at fall due ("Move the next
+// balance forward", update_next_balance): a CPU going idle with tasks
+// left to pull is balanced as CPU_IDLE within a jiffy or two, by the nohz
+// ILB (FIDELITY.md round 23).
 func (s *Sim) newidleBalance(r *rq) {
 	if len(r.sd) == 0 {
 		return
 	}
 	r.idleStamp = s.now
+	nextBalance := s.jiffies() + int64(s.cfg.HZ)
+	defer s.moveNextBalance(r, &nextBalance)
 	sd0 := r.sd[0]
 	skip := !s.rdOverload || r.avgIdle < sd0.maxNewidleLbCost
 	if !s.knobs.NewidleGate516 {
 		skip = !s.rdOverload || r.avgIdle < s.cfg.MigrationCostNS
 	}
 	if skip {
+		s.updateNextBalance(sd0, &nextBalance)
 		s.stats.NewidleSkipped++
 		return
 	}
@@ -663,6 +687,7 @@ func (s *Sim) newidleBalance(r *rq) {
 	var curCost int64
 	pulled := 0
 	for _, st := range r.sd {
+		s.updateNextBalance(st, &nextBalance)
 		if r.avgIdle < curCost+st.maxNewidleLbCost {
 			break
 		}
@@ -720,6 +745,13 @@ func (s *Sim) noteWakeOnIdle(r *rq) {
 	r.idleStamp = 0
 }
 
+// The nohz kick flags (NOHZ_STATS_KICK, NOHZ_BALANCE_KICK, NOHZ_NEXT_KICK).
+const (
+	kickStats   = 1
+	kickBalance = 2
+	kickNext    = 4
+)
+
 // nohzBalancerKick is nohz_balancer_kick() on a busy CPU's tick (§3.3).
 func (s *Sim) nohzBalancerKick(r *rq) {
 	if s.cfg.NoNOHZ {
@@ -732,10 +764,6 @@ func (s *Sim) nohzBalancerKick(r *rq) {
 	if s.nohz.nrCPUs == 0 {
 		return
 	}
-	const (
-		kickStats   = 1
-		kickBalance = 2
-	)
 	flags := 0
 	if s.nohz.hasBlocked && s.now > s.nohz.nextBlocked {
 		flags = kickStats
@@ -755,6 +783,11 @@ func (s *Sim) nohzBalancerKick(r *rq) {
 			}
 		}
 	}
+	if s.nohz.needsUpdate {
+		// A CPU entered nohz idle since the last update: the ILB
+		// recomputes nohz.next_balance (NOHZ_NEXT_KICK).
+		flags |= kickNext
+	}
 	if flags == 0 {
 		return
 	}
@@ -768,44 +801,60 @@ func (s *Sim) nohzBalancerKick(r *rq) {
 			break
 		}
 	}
-	if ilb < 0 || s.nohz.kickPending[ilb] {
+	if ilb < 0 {
 		return
 	}
-	s.nohz.kickPending[ilb] = true
+	// kick_ilb ORs the flags into the ILB's; only the first kick sends
+	// the IPI.
+	pending := s.nohz.kickFlags[ilb] != 0
+	s.nohz.kickFlags[ilb] |= flags
+	if pending {
+		return
+	}
 	s.stats.NohzKicks++
-	s.push(event{t: s.now + s.cfg.IPILatencyNS, kind: evNohzKick, cpu: int32(ilb), a: int32(flags)})
+	s.push(event{t: s.now + s.cfg.IPILatencyNS, kind: evNohzKick, cpu: int32(ilb)})
 }
 
-// nohzIdleBalance is _nohz_idle_balance() on the kicked ILB: refresh the
-// blocked averages of idle CPUs (STATS) and run their periodic balance as
-// CPU_IDLE when due (BALANCE), from ilb+1 wrapping, ilb last.
-func (s *Sim) nohzIdleBalance(ilb, flags int) {
-	s.nohz.kickPending[ilb] = false
-	if flags&1 != 0 {
+// nohzIdleBalance is _nohz_idle_balance() on the kicked ILB, with the
+// flags its kicks left: refresh the blocked averages of idle CPUs
+// (STATS), run their periodic balance as CPU_IDLE when due (BALANCE),
+// from ilb+1 wrapping, ilb last; and set nohz.next_balance to the earliest
+// of theirs.
+func (s *Sim) nohzIdleBalance(ilb int) {
+	flags := s.nohz.kickFlags[ilb]
+	s.nohz.kickFlags[ilb] = 0
+	if flags&kickStats != 0 {
 		s.nohz.hasBlocked = false
+	}
+	if flags&kickNext != 0 {
+		s.nohz.needsUpdate = false
 	}
 	j := s.jiffies()
 	next := j + 60*int64(s.cfg.HZ)
+	visited := false
 	for k := 1; k <= s.ncpu; k++ {
 		c := (ilb + k) % s.ncpu
 		r := s.cpus[c]
 		if !s.nohz.idle[c] || !r.idle() {
 			continue
 		}
-		if flags&1 != 0 {
+		if flags&kickStats != 0 {
 			s.updateBlockedAverages(r)
 		}
-		if flags&2 != 0 && j >= r.nextBalance {
+		if flags&kickBalance != 0 && j >= r.nextBalance {
 			s.rebalanceDomains(r, CPUIdle, MigrationSourceNohz)
 		}
 		if r.nextBalance < next {
 			next = r.nextBalance
 		}
+		visited = true
 	}
-	if flags&2 != 0 {
+	// Any kick that visited an idle CPU sets nohz.next_balance to the
+	// earliest of theirs.
+	if visited {
 		s.nohz.nextBalance = next
 	}
-	if flags&1 != 0 {
+	if flags&kickStats != 0 {
 		s.nohz.nextBlocked = s.now + 32*1000000
 	}
 }

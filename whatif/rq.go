@@ -798,6 +798,7 @@ func (s *Sim) enterIdle(r *rq) {
 			s.nohz.idle[r.cpu] = true
 			s.nohz.nrCPUs++
 			s.nohz.hasBlocked = true
+			s.nohz.needsUpdate = true
 		}
 	}
 }

@@ -784,6 +784,84 @@ func TestNewidleCostIncludesStall(t *testing.T) {
 	}
 }
 
+// newidle_balance moves the CPU's next periodic balance forward to when
+// the idle balance interval of each domain it looked at next falls due
+// (update_next_balance), also when its gate skips the pass (then only the
+// lowest domain). By hand on 2 CPUs (one MC domain, nothing to pull),
+// HZ 250: the domain last balanced at jiffy j0 − 1 with balance_interval
+// 8 ms (2 jiffies), the CPU's next_balance at j0 + 100. Going newly idle
+// at jiffy j0, with the gate shut (root domain not overloaded) or open,
+// next_balance becomes j0 − 1 + 2 = j0 + 1; one already sooner (j0) stays.
+func TestNewidleMovesNextBalance(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		overload   bool
+		next, want int64 // relative to j0
+	}{
+		{"gate shut", false, 100, 1},
+		{"pass run", true, 100, 1},
+		{"already sooner", true, 0, 0},
+	} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		b.task("a", 120, 0, true, CauseStart, ms)
+		b.task("b", 120, 1, true, CauseStart, ms)
+		s, _ := newSim(t, b.done(t), testConfig())
+		s.knobs.NIRandom = false
+		s.now = t0 + 10*ms
+		j0 := s.jiffies()
+		r := s.cpus[0]
+		st := r.sd[0]
+		st.lastBalance, st.balanceInterval = j0-1, 8
+		r.nextBalance = j0 + c.next
+		s.rdOverload = c.overload
+		r.avgIdle = ms
+		s.newidleBalance(r)
+		if got := r.nextBalance - j0; got != c.want {
+			t.Errorf("%s: next_balance j0%+d, want j0%+d", c.name, got, c.want)
+		}
+	}
+}
+
+// A CPU entering nohz idle sets nohz.needs_update; the next busy CPU's
+// tick kicks the ILB with NOHZ_NEXT_KICK even when no balance is due, and
+// the ILB sets nohz.next_balance to the earliest next_balance of the idle
+// CPUs, which lets the following ticks kick a balance for them in time.
+// A kick while one is pending adds its flags to the ILB's and sends no
+// second IPI (kick_ilb's atomic_fetch_or). By hand on 2 CPUs:
+// nohz.next_balance at j0 + 1000 (no balance due), CPU 1 idle with
+// next_balance j0 + 2, CPU 0 busy at its tick. A first kick without the
+// update pending carries STATS only (CPU 1's blocked load); a second,
+// with it pending, adds NEXT to the same kick; the ILB then sets
+// nohz.next_balance to j0 + 2 and clears needs_update.
+func TestNohzNextKick(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	b.task("a", 120, 0, true, CauseStart, 100*ms)
+	s, _ := newSim(t, b.done(t), testConfig())
+	s.now = t0 + 10*ms
+	j0 := s.jiffies()
+	r0, r1 := s.cpus[0], s.cpus[1]
+	s.enterIdle(r1) // CPU 1 (nothing to run) enters nohz idle
+	if !s.nohz.needsUpdate {
+		t.Fatal("entering nohz idle did not set needs_update")
+	}
+	r1.nextBalance = j0 + 2
+	s.nohz.nextBalance = j0 + 1000
+	s.nohz.needsUpdate = false
+	s.nohzBalancerKick(r0)
+	if got := s.nohz.kickFlags[1]; got != kickStats || s.stats.NohzKicks != 1 {
+		t.Fatalf("first kick: flags %d, kicks %d; want STATS (%d), 1", got, s.stats.NohzKicks, kickStats)
+	}
+	s.nohz.needsUpdate = true
+	s.nohzBalancerKick(r0)
+	if got := s.nohz.kickFlags[1]; got != kickStats|kickNext || s.stats.NohzKicks != 1 {
+		t.Fatalf("second kick: flags %d, kicks %d; want STATS|NEXT (%d), 1", got, s.stats.NohzKicks, kickStats|kickNext)
+	}
+	s.nohzIdleBalance(1)
+	if s.nohz.nextBalance != j0+2 || s.nohz.needsUpdate || s.nohz.kickFlags[1] != 0 {
+		t.Errorf("after the ILB: nohz.next_balance j0%+d, needs_update %v, flags %d; want j0+2, false, 0", s.nohz.nextBalance-j0, s.nohz.needsUpdate, s.nohz.kickFlags[1])
+	}
+}
+
 // rebalance_domains decays max_newidle_lb_cost on its regular visit
 // (update_newidle_cost(sd, 0)), at most once per HZ jiffies, and resets
 // max_idle_balance_cost to max(sysctl_sched_migration_cost, the sum of the

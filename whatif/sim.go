@@ -367,7 +367,10 @@ type nohzState struct {
 	hasBlocked  bool
 	nextBalance int64 // jiffies
 	nextBlocked int64 // ns
-	kickPending []bool
+	// needsUpdate: a CPU entered nohz idle since nohz.next_balance was
+	// last computed (nohz.needs_update).
+	needsUpdate bool
+	kickFlags   []int // per ILB: the kick flags pending (nohz_flags)
 }
 
 // Stats are the replay's own counters (kernel-lb.md §8.8).
@@ -497,7 +500,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	s.rng = cfg.Seed*0x9e3779b97f4a7c15 + 0x2545f4914f6cdd1d
 	s.niRng = cfg.Seed*0x9e3779b97f4a7c15 + 0x6a09e667f3bcc909
 	s.nohz.idle = make([]bool, s.ncpu)
-	s.nohz.kickPending = make([]bool, s.ncpu)
+	s.nohz.kickFlags = make([]int, s.ncpu)
 	s.llc = make([]*llcShared, s.ncpu)
 	llcByID := map[int]*llcShared{}
 	for c := 0; c < s.ncpu; c++ {
@@ -651,7 +654,7 @@ func (s *Sim) Run() (*Stats, error) {
 		case evActive:
 			s.activeBalanceStop(int(e.cpu), int(e.a))
 		case evNohzKick:
-			s.nohzIdleBalance(int(e.cpu), int(e.a))
+			s.nohzIdleBalance(int(e.cpu))
 		case evTick:
 			s.tick(s.cpus[e.cpu])
 		case evDeadline:

@@ -3,6 +3,7 @@ package synth
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,10 +51,29 @@ func pctRow(r *Report) string {
 	return b.String()
 }
 
+// replayMeasured is replay keeping the wakeup latencies (sorted, ns).
+func replayMeasured(t *testing.T, res *Result, spec string, p whatif.Policy, seed uint64) (*Report, *Measure) {
+	t.Helper()
+	rep := replay(t, res, spec, p, seed)
+	cfg := whatif.DefaultConfig(p)
+	cfg.Topology, cfg.Seed = topo(t, spec), seed
+	m := NewMeasure(res)
+	if _, err := whatif.Replay(res.Workload, cfg, m); err != nil {
+		t.Fatal(err)
+	}
+	m.Finish()
+	return rep, m
+}
+
 // schbenchExperiment runs cmd on spec under bad and good and checks the
 // published shape: p99 (and p95 when checkP95) at least 10x higher under
 // bad, bad's p99 in the milliseconds, good's below a millisecond, p50
-// about the same.
+// about the same. The tail checks pool the seeds' wakeups: a run of
+// schbench -r 10 on HiKey has 40, so its p95 is its third-longest wakeup,
+// and whether that one waited behind a hog is chance (the replay's rework
+// runs put 0 to 4 of 40 there, seeds 1-8; the published run's p90 51 us
+// and p95 4 ms say 2 to 3 of 40). The pooled percentiles check the
+// fraction; each seed's p50 and good's p99 are checked alone.
 func schbenchExperiment(t *testing.T, spec, cmd string, bad, good string, checkP95 bool) {
 	ps := policies(t, bad, good)
 	seeds := []uint64{1, 2, 3}
@@ -61,28 +81,35 @@ func schbenchExperiment(t *testing.T, spec, cmd string, bad, good string, checkP
 		seeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8}
 	}
 	t.Logf("%s on %s; percentiles (us) p50 p75 p90 p95 p99 p99.5 p99.9", cmd, spec)
+	pool := [2]*Measure{{}, {}}
 	for _, seed := range seeds {
 		res := gen(t, cmd, seed, topo(t, spec))
-		b := replay(t, res, spec, ps[0], seed)
-		g := replay(t, res, spec, ps[1], seed)
+		b, bm := replayMeasured(t, res, spec, ps[0], seed)
+		g, gm := replayMeasured(t, res, spec, ps[1], seed)
+		pool[0].Latencies = append(pool[0].Latencies, bm.Latencies...)
+		pool[1].Latencies = append(pool[1].Latencies, gm.Latencies...)
 		t.Logf("seed %d %-16s%s  samples %d pending %d migrations %d invol %d", seed, bad, pctRow(b), b.Samples, b.EdgesPending, b.AllMigrations, b.InvoluntarySwaps)
 		t.Logf("seed %d %-16s%s  samples %d pending %d migrations %d invol %d", seed, good, pctRow(g), g.Samples, g.EdgesPending, g.AllMigrations, g.InvoluntarySwaps)
-		bp99, gp99 := b.Pct["p99"], g.Pct["p99"]
-		if bp99 < 1000 {
-			t.Errorf("seed %d: p99 under %s %d us, want milliseconds", seed, bad, bp99)
-		}
-		if gp99 >= 1000 {
+		if gp99 := g.Pct["p99"]; gp99 >= 1000 {
 			t.Errorf("seed %d: p99 under %s %d us, want below a millisecond", seed, good, gp99)
-		}
-		if bp99 < 10*max(gp99, 1) {
-			t.Errorf("seed %d: p99 %s %d us vs %s %d us: want at least 10x", seed, bad, bp99, good, gp99)
-		}
-		if checkP95 && b.Pct["p95"] < 10*max(g.Pct["p95"], 1) {
-			t.Errorf("seed %d: p95 %s %d us vs %s %d us: want at least 10x", seed, bad, b.Pct["p95"], good, g.Pct["p95"])
 		}
 		if d := b.Pct["p50"] - g.Pct["p50"]; d > 20 || d < -20 {
 			t.Errorf("seed %d: p50 %s %d us vs %s %d us: want about the same", seed, bad, b.Pct["p50"], good, g.Pct["p50"])
 		}
+	}
+	for _, m := range pool {
+		slices.Sort(m.Latencies)
+	}
+	pct := func(i int, q float64) int64 { return pool[i].Percentile(q) / 1000 }
+	t.Logf("seeds pooled: %s p95 %d p99 %d us (%d wakeups), %s p95 %d p99 %d us (%d)", bad, pct(0, 95), pct(0, 99), len(pool[0].Latencies), good, pct(1, 95), pct(1, 99), len(pool[1].Latencies))
+	if bp99 := pct(0, 99); bp99 < 1000 {
+		t.Errorf("pooled p99 under %s %d us, want milliseconds", bad, bp99)
+	}
+	if bp99, gp99 := pct(0, 99), pct(1, 99); bp99 < 10*max(gp99, 1) {
+		t.Errorf("pooled p99 %s %d us vs %s %d us: want at least 10x", bad, bp99, good, gp99)
+	}
+	if bp95, gp95 := pct(0, 95), pct(1, 95); checkP95 && bp95 < 10*max(gp95, 1) {
+		t.Errorf("pooled p95 %s %d us vs %s %d us: want at least 10x", bad, bp95, good, gp95)
 	}
 }
 
