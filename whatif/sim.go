@@ -389,8 +389,11 @@ type Stats struct {
 	// LBIdle, LBGainedIdle: the passes periodic balancing of idle CPUs
 	// (own tick or nohz ILB) ran and the tasks they moved
 	// (lb_count[CPU_IDLE], lb_gained[CPU_IDLE]).
-	LBIdle                int64 `json:"lb_count_idle"`
-	LBGainedIdle          int64 `json:"lb_gained_idle"`
+	LBIdle       int64 `json:"lb_count_idle"`
+	LBGainedIdle int64 `json:"lb_gained_idle"`
+	// TTWUMoveAffine: wakeups wake_affine sent to the waker's CPU
+	// (schedstat's ttwu_move_affine).
+	TTWUMoveAffine        int64 `json:"ttwu_move_affine"`
 	LBBalanced            int64 `json:"lb_balanced"`
 	LBFailed              int64 `json:"lb_failed"`
 	LBMoved               int64 `json:"lb_gained"`

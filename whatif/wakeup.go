@@ -177,6 +177,7 @@ func (s *Sim) wakeAffine(sd *model.SchedDomain, p *simTask, this, prev int, wake
 		}
 	}
 	if target == this {
+		s.stats.TTWUMoveAffine++
 		return this
 	}
 	return prev
