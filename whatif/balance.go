@@ -665,7 +665,7 @@ func (st *sdState) updateNewidleStats(success int64) {
 // idle intervals of the domains it looked at fall due ("Move the next
 // balance forward", update_next_balance): a CPU going idle with tasks
 // left to pull is balanced as CPU_IDLE within a jiffy or two, by the nohz
-// ILB (FIDELITY.md round 23).
+// ILB (FIDELITY.md round 24).
 func (s *Sim) newidleBalance(r *rq) {
 	if len(r.sd) == 0 {
 		return
