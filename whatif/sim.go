@@ -393,19 +393,25 @@ type Stats struct {
 	LBGainedIdle int64 `json:"lb_gained_idle"`
 	// TTWUMoveAffine: wakeups wake_affine sent to the waker's CPU
 	// (schedstat's ttwu_move_affine).
-	TTWUMoveAffine        int64 `json:"ttwu_move_affine"`
-	LBBalanced            int64 `json:"lb_balanced"`
-	LBFailed              int64 `json:"lb_failed"`
-	LBMoved               int64 `json:"lb_gained"`
-	NewidleSkipped        int64 `json:"newidle_skipped"`
-	ActiveBalances        int64 `json:"active_balances"`
-	NohzKicks             int64 `json:"nohz_kicks"`
-	EdgesFired            int64 `json:"edges_fired"`
-	EdgesRedundant        int64 `json:"edges_redundant"`
-	EdgesPending          int64 `json:"edges_pending"`
-	Arrivals              int64 `json:"arrivals"`
-	ContinuedWithoutSleep int64 `json:"continued_without_sleep"`
-	RepliesHeld           int64 `json:"replies_held"`
+	TTWUMoveAffine int64 `json:"ttwu_move_affine"`
+	// TTWULocal, TTWUWakeRemote: wakeups placed on the CPU that ran
+	// them, and the others by the lowest domain of that CPU spanning the
+	// chosen one (schedstat's ttwu_local and per-domain
+	// ttwu_wake_remote, keyed by domain name).
+	TTWULocal             int64            `json:"ttwu_local"`
+	TTWUWakeRemote        map[string]int64 `json:"ttwu_wake_remote"`
+	LBBalanced            int64            `json:"lb_balanced"`
+	LBFailed              int64            `json:"lb_failed"`
+	LBMoved               int64            `json:"lb_gained"`
+	NewidleSkipped        int64            `json:"newidle_skipped"`
+	ActiveBalances        int64            `json:"active_balances"`
+	NohzKicks             int64            `json:"nohz_kicks"`
+	EdgesFired            int64            `json:"edges_fired"`
+	EdgesRedundant        int64            `json:"edges_redundant"`
+	EdgesPending          int64            `json:"edges_pending"`
+	Arrivals              int64            `json:"arrivals"`
+	ContinuedWithoutSleep int64            `json:"continued_without_sleep"`
+	RepliesHeld           int64            `json:"replies_held"`
 	// A parent waiting for any child (reap.go): its children's exits, the
 	// ones that woke it, and the reap activations it continued into
 	// without sleeping (a zombie child at hand).
@@ -1009,6 +1015,7 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 		cpu = s.selectTaskRqFair(t, prev, src, waker, false)
 	}
 	s.emitWaking(t, waker, src, cpu)
+	s.ttwuStat(src, cpu)
 	r := s.cpus[cpu]
 	if cpu != prev {
 		s.migrateSleeping(t, s.cpus[prev], r)
@@ -1018,6 +1025,24 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 	s.enqueue(r, t, enqWakeup)
 	s.noteWakeOnIdle(r)
 	s.wakeupPreemptFrom(r, t, waker, wakerCPU, src)
+}
+
+// ttwuStat is ttwu_stat()'s placement counts: src ran the wakeup, cpu
+// is where the wakee went.
+func (s *Sim) ttwuStat(src, cpu int) {
+	if cpu == src {
+		s.stats.TTWULocal++
+		return
+	}
+	for _, sd := range s.domains(src) {
+		if inSpan(sd.Span, cpu) {
+			if s.stats.TTWUWakeRemote == nil {
+				s.stats.TTWUWakeRemote = map[string]int64{}
+			}
+			s.stats.TTWUWakeRemote[sd.Name]++
+			return
+		}
+	}
 }
 
 // wakeupPreemptFrom is wakeupPreempt for a wakeup raised by waker on
