@@ -10,13 +10,17 @@
 // ones only in ../shared/fixtures/kernels (GPL-licensed or too large;
 // skipped with a note when ../shared is absent), and this project's 6.18
 // machine (fixtures/local-6.18). -o keeps every run's JSON, so two builds
-// can be compared file by file (cmp) for byte-identity.
+// can be compared file by file (cmp) for byte-identity. Last, per kernel,
+// the median |relative error| of each goal's metric over all runs: a goal
+// count moves by chance when a metric sits near its limit, the median
+// error much less (FIDELITY.md round 24).
 package main
 
 import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,6 +143,10 @@ func main() {
 
 	type tot struct{ met, all int }
 	totals := map[string]*tot{}
+	// errs: per kernel (6.1, 6.18) and goal metric, every run's |error|:
+	// their median moves less by chance than a count of goals met.
+	errs := map[string]map[string][]float64{}
+	var kernels []string
 	var order []string
 	for _, r := range runs {
 		if r.err != nil {
@@ -158,7 +166,13 @@ func main() {
 		}
 		met := 0
 		var vals []string
+		kern := strings.Fields(r.group)[0]
+		if errs[kern] == nil {
+			errs[kern] = map[string][]float64{}
+			kernels = append(kernels, kern)
+		}
 		for _, g := range r.res.Fidelity.Goals {
+			errs[kern][g.Metric] = append(errs[kern][g.Metric], math.Abs(g.Value))
 			if g.Met {
 				met++
 			}
@@ -187,6 +201,25 @@ func main() {
 	if c, s := totals["6.1 committed"], totals["6.1 shared"]; c != nil && s != nil {
 		fmt.Printf("%-14s %d of %d goals met\n", "6.1 all nine", c.met+s.met, c.all+s.all)
 	}
+	for _, k := range kernels {
+		var parts []string
+		for _, m := range []string{"wakeup_p50_ns", "wakeup_p95_ns", "wakeup_p99_ns", "idle_ns/total_cpu_time"} {
+			if v := errs[k][m]; len(v) > 0 {
+				parts = append(parts, fmt.Sprintf("%s %.1f%%", strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(m, "wakeup_"), "_ns"), "_ns/total_cpu_time"), 100*median(v)))
+			}
+		}
+		fmt.Printf("%-14s median |error|: %s\n", k, strings.Join(parts, ", "))
+	}
+}
+
+// median of v (sorted in place).
+func median(v []float64) float64 {
+	sort.Float64s(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // tableRow is one run as a row of FIDELITY.md's results table: the goals'
