@@ -182,10 +182,16 @@ func pctName(p float64) string { return fmt.Sprintf("p%g", p) }
 // Run replays res's workload under cfg and returns the benchmark's
 // report.
 func Run(res *Result, cfg whatif.Config) (*Report, *whatif.Result, error) {
+	rep, out, _, err := run(res, cfg)
+	return rep, out, err
+}
+
+// run is Run that also returns the measure (its sorted latencies).
+func run(res *Result, cfg whatif.Config) (*Report, *whatif.Result, *Measure, error) {
 	m := NewMeasure(res)
 	out, err := whatif.Replay(res.Workload, cfg, m)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	m.Finish()
 	rep := &Report{Benchmark: res.Name, Command: res.Command, Policy: cfg.Policy.Name(), Migrations: m.Migrations}
@@ -217,7 +223,7 @@ func Run(res *Result, cfg whatif.Config) (*Report, *whatif.Result, error) {
 			rep.TimeS = float64(m.LastExitNS-m.GoNS) / 1e9
 		}
 	}
-	return rep, out, nil
+	return rep, out, m, nil
 }
 
 // WriteText prints the report as the benchmark would, roughly.

@@ -54,14 +54,12 @@ func pctRow(r *Report) string {
 // replayMeasured is replay keeping the wakeup latencies (sorted, ns).
 func replayMeasured(t *testing.T, res *Result, spec string, p whatif.Policy, seed uint64) (*Report, *Measure) {
 	t.Helper()
-	rep := replay(t, res, spec, p, seed)
 	cfg := whatif.DefaultConfig(p)
 	cfg.Topology, cfg.Seed = topo(t, spec), seed
-	m := NewMeasure(res)
-	if _, err := whatif.Replay(res.Workload, cfg, m); err != nil {
-		t.Fatal(err)
+	rep, _, m, err := run(res, cfg)
+	if err != nil {
+		t.Fatalf("%s under %s: %v", res.Command, p.Name(), err)
 	}
-	m.Finish()
 	return rep, m
 }
 
