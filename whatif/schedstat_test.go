@@ -23,35 +23,62 @@ const (
 	ssWakeRemote, ssMoveAffine = 33, 34
 )
 
-// schedstatSum sums one per-domain counter (an idle type's offset plus
-// the counter's) over every CPU's domains in a /proc/schedstat snapshot.
-func schedstatSum(t *testing.T, path string, field int) int64 {
+// schedstat is one /proc/schedstat snapshot (version 15), summed over
+// CPUs: each per-domain field (dom, by offset after the name and CPU
+// mask) over every domain, ttwu_local from the cpu lines (their sixth
+// field), and ttwu_wake_remote per domain index (domain0, ...).
+type schedstat struct {
+	dom    []int64
+	local  int64
+	remote map[string]int64
+}
+
+func readSchedstat(t *testing.T, path string) *schedstat {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var n int64
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) > 0 && fs[0] == "version" && (len(fs) < 2 || fs[1] != "15") {
-			t.Fatalf("%s: schedstat %q, want version 15", path, sc.Text())
-		}
-		if len(fs) < 2+24 || !strings.HasPrefix(fs[0], "domain") {
-			continue
-		}
-		v, err := strconv.ParseInt(fs[2+field], 10, 64)
+	ss := &schedstat{dom: make([]int64, ssMoveAffine+1), remote: map[string]int64{}}
+	num := func(s string) int64 {
+		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		n += v
+		return v
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		switch {
+		case len(fs) > 0 && fs[0] == "version" && (len(fs) < 2 || fs[1] != "15"):
+			t.Fatalf("%s: schedstat %q, want version 15", path, sc.Text())
+		case len(fs) > 6 && strings.HasPrefix(fs[0], "cpu"):
+			ss.local += num(fs[6])
+		case len(fs) >= 2+len(ss.dom) && strings.HasPrefix(fs[0], "domain"):
+			for i := range ss.dom {
+				ss.dom[i] += num(fs[2+i])
+			}
+			ss.remote[fs[0]] += num(fs[2+ssWakeRemote])
+		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return ss
+}
+
+// delta is after − before.
+func (a *schedstat) delta(b *schedstat) *schedstat {
+	d := &schedstat{dom: make([]int64, len(a.dom)), local: a.local - b.local, remote: map[string]int64{}}
+	for i := range a.dom {
+		d.dom[i] = a.dom[i] - b.dom[i]
+	}
+	for k, v := range a.remote {
+		d.remote[k] = v - b.remote[k]
+	}
+	return d
 }
 
 // The replay's newidle balancing runs about as often as the guests'
@@ -105,7 +132,8 @@ func TestBalanceCountsMatchSchedstat(t *testing.T) {
 				continue
 			}
 			t.Run(filepath.Base(dir)+"/"+wl, func(t *testing.T) {
-				kernel := schedstatSum(t, after, ssNewlyIdle+ssLBCount) - schedstatSum(t, before, ssNewlyIdle+ssLBCount)
+				k := readSchedstat(t, after).delta(readSchedstat(t, before))
+				kernel := k.dom[ssNewlyIdle+ssLBCount]
 				w, _ := extractFixture(t, trace)
 				cfg := DefaultConfig(p)
 				_, cfg.ExitDeadlines = TimeBounded(w.Cmdline)
@@ -114,12 +142,12 @@ func TestBalanceCountsMatchSchedstat(t *testing.T) {
 					t.Fatal(err)
 				}
 				got := res.Stats.LBNewidle
-				idleGained := schedstatSum(t, after, ssIdle+ssGained) - schedstatSum(t, before, ssIdle+ssGained)
-				t.Logf("newidle passes: replay %d, kernel %d; CPU_IDLE passes %d, %d; gained %d, %d; ttwu_move_affine %d, %d", got, kernel, res.Stats.LBIdle, schedstatSum(t, after, ssIdle+ssLBCount)-schedstatSum(t, before, ssIdle+ssLBCount), res.Stats.LBGainedIdle, idleGained, res.Stats.TTWUMoveAffine, schedstatSum(t, after, ssMoveAffine)-schedstatSum(t, before, ssMoveAffine))
+				idleGained := k.dom[ssIdle+ssGained]
+				t.Logf("newidle passes: replay %d, kernel %d; CPU_IDLE passes %d, %d; gained %d, %d; ttwu_move_affine %d, %d", got, kernel, res.Stats.LBIdle, k.dom[ssIdle+ssLBCount], res.Stats.LBGainedIdle, idleGained, res.Stats.TTWUMoveAffine, k.dom[ssMoveAffine])
 				if kernel <= 0 || 4*got < kernel || got > 2*kernel {
 					t.Errorf("newidle passes: replay %d, kernel %d (want within [1/4, 2] of it)", got, kernel)
 				}
-				t.Logf("wakeups local / remote by domain: replay %s; kernel %s", placement(res.Stats.TTWULocal, res.Stats.TTWUWakeRemote), kernelPlacement(t, before, after))
+				t.Logf("wakeups local / remote by domain: replay %s; kernel %s", placement(res.Stats.TTWULocal, res.Stats.TTWUWakeRemote), placement(k.local, k.remote))
 				g := res.Stats.LBGainedIdle
 				if idleGained >= 10 && (3*g < idleGained || g > 3*idleGained) || idleGained < 10 && g > 3*idleGained+10 {
 					t.Errorf("tasks pulled by idle CPUs' periodic balance: replay %d, kernel %d (want within [1/3, 3] of it, or at most 3k+10 below 10)", g, idleGained)
@@ -146,36 +174,4 @@ func placement(local int64, remote map[string]int64) string {
 		out += fmt.Sprintf(" %s %.0f%%", k, 100*float64(remote[k])/float64(n))
 	}
 	return out
-}
-
-// kernelPlacement reads ttwu_local (cpu lines, the sixth field) and each
-// domain's ttwu_wake_remote between two /proc/schedstat snapshots; the
-// domains are named by the snapshot's own domain index (domain0, ...).
-func kernelPlacement(t *testing.T, before, after string) string {
-	read := func(path string) (int64, map[string]int64) {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var local int64
-		remote := map[string]int64{}
-		for _, l := range strings.Split(string(b), "\n") {
-			fs := strings.Fields(l)
-			switch {
-			case len(fs) > 6 && strings.HasPrefix(fs[0], "cpu"):
-				v, _ := strconv.ParseInt(fs[6], 10, 64)
-				local += v
-			case len(fs) > 2+ssWakeRemote && strings.HasPrefix(fs[0], "domain"):
-				v, _ := strconv.ParseInt(fs[2+ssWakeRemote], 10, 64)
-				remote[fs[0]] += v
-			}
-		}
-		return local, remote
-	}
-	l0, r0 := read(before)
-	l1, r1 := read(after)
-	for k := range r1 {
-		r1[k] -= r0[k]
-	}
-	return placement(l1-l0, r1)
 }
