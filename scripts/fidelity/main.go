@@ -203,9 +203,11 @@ func main() {
 	}
 	for _, k := range kernels {
 		var parts []string
-		for _, m := range []string{"wakeup_p50_ns", "wakeup_p95_ns", "wakeup_p99_ns", "idle_ns/total_cpu_time"} {
-			if v := errs[k][m]; len(v) > 0 {
-				parts = append(parts, fmt.Sprintf("%s %.1f%%", strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(m, "wakeup_"), "_ns"), "_ns/total_cpu_time"), 100*median(v)))
+		for _, m := range [...]struct{ metric, label string }{
+			{"wakeup_p50_ns", "p50"}, {"wakeup_p95_ns", "p95"}, {"wakeup_p99_ns", "p99"}, {"idle_ns/total_cpu_time", "idle"},
+		} {
+			if v := errs[k][m.metric]; len(v) > 0 {
+				parts = append(parts, fmt.Sprintf("%s %.1f%%", m.label, 100*median(v)))
 			}
 		}
 		fmt.Printf("%-14s median |error|: %s\n", k, strings.Join(parts, ", "))
