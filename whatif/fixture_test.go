@@ -172,8 +172,11 @@ func TestWorkloadRoundTrip(t *testing.T) {
 		!reflect.DeepEqual(w.IdleWakeLocalNS, w2.IdleWakeLocalNS) || !reflect.DeepEqual(w.IdleWakeRemoteNS, w2.IdleWakeRemoteNS) ||
 		!reflect.DeepEqual(w.PreemptWakeNS, w2.PreemptWakeNS) || !reflect.DeepEqual(w.PreemptWakeLocalNS, w2.PreemptWakeLocalNS) || !reflect.DeepEqual(w.PreemptWakeRTNS, w2.PreemptWakeRTNS) || !reflect.DeepEqual(w.Stalls, w2.Stalls) ||
 		w.StartNS != w2.StartNS || w.EndNS != w2.EndNS || w.Kernel != w2.Kernel || !reflect.DeepEqual(w.Topology, w2.Topology) ||
-		!reflect.DeepEqual(w.Cmdline, w2.Cmdline) {
+		!reflect.DeepEqual(w.Cmdline, w2.Cmdline) || w.NewidleChances != w2.NewidleChances || w.NewidlePulls != w2.NewidlePulls {
 		t.Error("workload changed through save/load")
+	}
+	if w.NewidleChances == 0 {
+		t.Errorf("%s: no newidle chances counted", f)
 	}
 	if len(w.Cmdline) == 0 {
 		t.Errorf("%s: no recorded command line extracted", f)

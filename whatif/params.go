@@ -20,7 +20,7 @@ import (
 // policy: the question is how the policies differ under those parameters.
 
 // ParamKeys are the keys --set and --sweep accept, for usage messages.
-var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection"}
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio"}
 
 // ParamLevels are the domain level names imbalance_pct/busy_factor accept
 // (as model.BuildDomains names them; the package level is PKG from v6.9,
@@ -34,7 +34,8 @@ var ValidHZ = []int{100, 250, 300, 1000}
 func ParamUsage() string {
 	return "imbalance_pct.LEVEL=N (N >= 100), busy_factor=N or busy_factor.LEVEL=N (N >= 1), " +
 		"migration_cost=DURATION (e.g. 500us, 0 = never cache hot), nr_migrate=N (N >= 1), hz=100|250|300|1000, " +
-		"slice_protection=" + strings.Join(SliceProtections, "|") + " (EEVDF kernels); " +
+		"slice_protection=" + strings.Join(SliceProtections, "|") + " (EEVDF kernels), " +
+		"newidle_ratio=trace|boot|N (NI_RANDOM's starting success ratio of 1024; kernels with NI_RANDOM); " +
 		"LEVEL: " + strings.Join(ParamLevels, ", ")
 }
 
@@ -141,6 +142,19 @@ func (s Setting) Apply(cfg *Config) error {
 			}
 		}
 		return bad("one of " + strings.Join(SliceProtections, ", "))
+	case "newidle_ratio":
+		switch s.Value {
+		case "trace":
+			cfg.NIRatio = 0
+		case "boot":
+			cfg.NIRatio = 513
+		default:
+			n, err := strconv.Atoi(s.Value)
+			if err != nil || n < 0 || n > 1023 {
+				return bad("trace, boot, or an integer 0..1023")
+			}
+			cfg.NIRatio = n + 1
+		}
 	default:
 		return fmt.Errorf("%s: unknown key %q; keys: %s", s, s.Key, ParamUsage())
 	}

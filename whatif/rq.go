@@ -58,8 +58,9 @@ type rq struct {
 func (s *Sim) newRQ(c int) *rq {
 	r := &rq{cpu: c, capacity: capacityScale, avgIdle: 2 * s.cfg.MigrationCostNS, maxIdleBalanceCost: s.cfg.MigrationCostNS}
 	if c < len(s.dom.CPUs) {
+		ratio := s.niStart
 		for _, sd := range s.dom.CPUs[c].Domains {
-			r.sd = append(r.sd, &sdState{sd: sd, balanceInterval: int64(sd.BalanceInterval), groups: sd.Groups(), niCall: 512, niSuccess: 256, niRatio: 512})
+			r.sd = append(r.sd, &sdState{sd: sd, balanceInterval: int64(sd.BalanceInterval), groups: sd.Groups(), niCall: 512, niSuccess: ratio / 2, niRatio: ratio})
 		}
 	}
 	if s.cfg.Topology != nil || s.w.Topology != nil {
@@ -469,6 +470,15 @@ func (s *Sim) schedule(r *rq, prevState string) {
 	}
 	next := s.pickNext(r)
 	if next == nil {
+		if prev != nil {
+			// The kernel's update_curr at the dequeue writes the
+			// leaving task's sched_stat_runtime before newidle
+			// balancing, so a pull's sched_migrate_task follows it (as
+			// the trace's do: newidleTally tells them from placements
+			// by it).
+			s.emitStatRuntime(r, prev)
+			prev.sliceExec = prev.sumExec
+		}
 		r.curr = nil
 		r.inBalance = true
 		s.newidleBalance(r)

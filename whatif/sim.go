@@ -41,6 +41,11 @@ type Config struct {
 	// Preemption: CONFIG_PREEMPTION (PREEMPT_DYNAMIC kernels): a newly idle
 	// pass pulls at most one task.
 	Preemption bool
+	// NIRatio sets where NI_RANDOM's per-domain success ratio starts: 0,
+	// at the share of newidle chances the trace's CPUs took
+	// (Workload.NewidleChances; the boot value 512 when it has too few);
+	// N > 0, at N-1 (`--set newidle_ratio`: "boot" is 513).
+	NIRatio int
 	// NewidleCost: cost of one load_balance at a domain, c0 + c1 × span +
 	// c2 × moved (ns); feeds max_newidle_lb_cost (§8.6).
 	NewidleC0NS, NewidleC1NS, NewidleC2NS int64
@@ -314,9 +319,11 @@ type Sim struct {
 	maxLBInterval                      int64 // jiffies
 
 	rdOverload bool
-	nohz       nohzState
-	sgcImb     map[sgcKey]bool
-	llc        []*llcShared
+	// niStart: NI_RANDOM's starting success ratio (niStartRatio).
+	niStart int64
+	nohz    nohzState
+	sgcImb  map[sgcKey]bool
+	llc     []*llcShared
 
 	out      Sink
 	stats    Stats
@@ -398,20 +405,24 @@ type Stats struct {
 	// them, and the others by the lowest domain of that CPU spanning the
 	// chosen one (schedstat's ttwu_local and per-domain
 	// ttwu_wake_remote, keyed by domain name).
-	TTWULocal             int64            `json:"ttwu_local"`
-	TTWUWakeRemote        map[string]int64 `json:"ttwu_wake_remote"`
-	LBBalanced            int64            `json:"lb_balanced"`
-	LBFailed              int64            `json:"lb_failed"`
-	LBMoved               int64            `json:"lb_gained"`
-	NewidleSkipped        int64            `json:"newidle_skipped"`
-	ActiveBalances        int64            `json:"active_balances"`
-	NohzKicks             int64            `json:"nohz_kicks"`
-	EdgesFired            int64            `json:"edges_fired"`
-	EdgesRedundant        int64            `json:"edges_redundant"`
-	EdgesPending          int64            `json:"edges_pending"`
-	Arrivals              int64            `json:"arrivals"`
-	ContinuedWithoutSleep int64            `json:"continued_without_sleep"`
-	RepliesHeld           int64            `json:"replies_held"`
+	TTWULocal      int64            `json:"ttwu_local"`
+	TTWUWakeRemote map[string]int64 `json:"ttwu_wake_remote"`
+	LBBalanced     int64            `json:"lb_balanced"`
+	LBFailed       int64            `json:"lb_failed"`
+	LBMoved        int64            `json:"lb_gained"`
+	NewidleSkipped int64            `json:"newidle_skipped"`
+	// NIRatioStart: NI_RANDOM's success ratio (of 1024) every domain
+	// started at (Config.NIRatio); absent when the policy has no
+	// NI_RANDOM.
+	NIRatioStart          *int64 `json:"ni_ratio_start,omitempty"`
+	ActiveBalances        int64  `json:"active_balances"`
+	NohzKicks             int64  `json:"nohz_kicks"`
+	EdgesFired            int64  `json:"edges_fired"`
+	EdgesRedundant        int64  `json:"edges_redundant"`
+	EdgesPending          int64  `json:"edges_pending"`
+	Arrivals              int64  `json:"arrivals"`
+	ContinuedWithoutSleep int64  `json:"continued_without_sleep"`
+	RepliesHeld           int64  `json:"replies_held"`
 	// A parent waiting for any child (reap.go): its children's exits, the
 	// ones that woke it, and the reap activations it continued into
 	// without sleeping (a zombie child at hand).
@@ -508,6 +519,11 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	}
 	s.rng = cfg.Seed*0x9e3779b97f4a7c15 + 0x2545f4914f6cdd1d
 	s.niRng = cfg.Seed*0x9e3779b97f4a7c15 + 0x6a09e667f3bcc909
+	s.niStart = niStartRatio(cfg, w)
+	if s.knobs.NIRandom {
+		v := s.niStart
+		s.stats.NIRatioStart = &v
+	}
 	s.nohz.idle = make([]bool, s.ncpu)
 	s.nohz.kickFlags = make([]int, s.ncpu)
 	s.llc = make([]*llcShared, s.ncpu)

@@ -29,6 +29,11 @@ type Metrics struct {
 	IdleWhileRunnableByLevel map[string]int64 `json:"idle_while_runnable_by_level,omitempty"`
 	MigrationsByLevel        map[string]int64 `json:"migrations_by_level,omitempty"`
 	WakeupCount              int64            `json:"wakeup_count"`
+	// NewidleChances, NewidlePulls: a CPU left by a blocking task with a
+	// task waiting on another busy CPU, and how often it pulled one
+	// (pullrate.go).
+	NewidleChances int `json:"newidle_chances"`
+	NewidlePulls   int `json:"newidle_pulls"`
 
 	latencies []int64
 }
@@ -77,6 +82,7 @@ func (m *Metrics) value(k string) int64 {
 type Measurer struct {
 	a    *analysis.Analyzer
 	lats []int64
+	ni   *newidleTally
 }
 
 type latSink struct{ m *Measurer }
@@ -90,7 +96,7 @@ func (l latSink) WriteSlice(s *analysis.Slice) error {
 
 // NewMeasurer prepares the analysis with the machine's domain levels.
 func NewMeasurer(d *model.Domains, ncpu int) *Measurer {
-	m := &Measurer{}
+	m := &Measurer{ni: newNewidleTally()}
 	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: true, Slices: latSink{m}}
 	if d != nil {
 		opts.Levels = analysis.FromDomains(d)
@@ -100,7 +106,12 @@ func NewMeasurer(d *model.Domains, ncpu int) *Measurer {
 }
 
 // Emit feeds one event (Measurer is a Sink).
-func (m *Measurer) Emit(e *timeline.Event) error { return m.a.Add(e) }
+func (m *Measurer) Emit(e *timeline.Event) error {
+	if e.Time != 0 || e.Kind == timeline.Lost {
+		m.ni.observe(e)
+	}
+	return m.a.Add(e)
+}
 
 // Finish computes the metrics.
 func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
@@ -113,6 +124,7 @@ func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
 		WakeupP999NS: rep.WakeupLatency.P999NS, WakeupMaxNS: rep.WakeupLatency.MaxNS, WakeupCount: rep.WakeupLatency.Count,
 		IdleWhileRunnableNS: rep.IdleWhileRunnableTotal, Migrations: rep.MigrationsTotal,
 		InvoluntarySwitches: rep.InvoluntarySwitches, MakespanNS: rep.EndNS - rep.StartNS,
+		NewidleChances: m.ni.Chances, NewidlePulls: m.ni.Pulls,
 	}
 	for _, c := range rep.CPUs {
 		mt.IdleNS += c.IdleNS
@@ -229,6 +241,14 @@ func Compare(policy string, obs, sim *Metrics, st *Stats) *Fidelity {
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
+// pullShare is "pulls/chances (share)" of a schedule's newidle tally.
+func pullShare(m *Metrics) string {
+	if m.NewidleChances == 0 {
+		return "0/0"
+	}
+	return fmt.Sprintf("%d/%d (%.0f%%)", m.NewidlePulls, m.NewidleChances, 100*float64(m.NewidlePulls)/float64(m.NewidleChances))
+}
+
 // WriteTable prints the fidelity report for people.
 func (f *Fidelity) WriteTable(w io.Writer) error {
 	var b strings.Builder
@@ -248,6 +268,7 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "%-24s %16d %16d %+10.4f\n", k, f.Observed.value(k), f.Simulated.value(k), f.RelError[k])
 	}
 	fmt.Fprintf(&b, "%-24s %16d %16d\n", "wakeups", f.Observed.WakeupCount, f.Simulated.WakeupCount)
+	fmt.Fprintf(&b, "%-24s %16s %16s\n", "newidle_pulls/chances", pullShare(f.Observed), pullShare(f.Simulated))
 	var lv []string
 	for l := range f.Observed.MigrationsByLevel {
 		lv = append(lv, l)
@@ -260,6 +281,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "%-24s %16d %16d\n", "idle_while_runnable."+l, f.Observed.IdleWhileRunnableByLevel[l], f.Simulated.IdleWhileRunnableByLevel[l])
 	}
 	fmt.Fprintf(&b, "KS distance of wakeup latency: %.4f\n", f.KS)
+	if st := f.Stats; st != nil && st.NIRatioStart != nil {
+		fmt.Fprintf(&b, "NI_RANDOM: each domain's newidle success ratio started at %d of 1024\n", *st.NIRatioStart)
+	}
 	if st := f.Stats; st != nil && st.EdgesFired > 0 && st.EdgesPending*4 > st.EdgesFired {
 		// A wakeup that finds its wakee still running or queued from its
 		// previous activation is not a wakeup in the replay: the replay's

@@ -223,6 +223,10 @@ type Workload struct {
 	Topology *model.Topology
 	Kernel   string
 	Source   string
+	// NewidleChances, NewidlePulls: the trace's chances for a newly idle
+	// CPU to pull a waiting task and how many it took (pullrate.go); the
+	// replay starts NI_RANDOM's success ratio at their share.
+	NewidleChances, NewidlePulls int
 	// Cmdline is the recorded command line (perf.data CMDLINE), when the
 	// trace has one: TimeBounded reads the workload's nature from it.
 	Cmdline []string
@@ -316,6 +320,8 @@ type pendWake struct {
 type extractor struct {
 	w      *Workload
 	stalls *stallEstimator
+	// newidle counts the trace's newidle chances and pulls.
+	newidle *newidleTally
 	// hostStalls finds the stretches a busy CPU's vCPU was descheduled
 	// (hoststall.go).
 	hostStalls *hostStallFinder
@@ -369,6 +375,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 	}
 	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{},
 		lastWake: map[int32]pendWake{}, runnable: map[int32]*extTask{}, notSync: map[int32]int{}, pulled: map[int32]int{},
+		newidle:    newNewidleTally(),
 		stalls:     newStallEstimator(4000000), // HZ 250, the default Config.HZ
 		hostStalls: newHostStallFinder(4000000)}
 	if m != nil {
@@ -420,8 +427,10 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			}
 			x.hostStalls.lost(lc)
 			x.stalls.lost(lc)
+			x.newidle.observe(e)
 		} else if e.IsSet(timeline.CPU) && e.Time != 0 && !strings.HasPrefix(e.Name, "perf:") {
 			c := e.Int32(timeline.CPU)
+			x.newidle.observe(e)
 			if last, ok := x.hostStalls.gap(c, e.Time); ok {
 				x.hostStallGap(c, last, e.Time)
 			}
@@ -497,6 +506,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 	}
 	x.finish()
 	w.Stalls = x.stalls.model()
+	w.NewidleChances, w.NewidlePulls = x.newidle.Chances, x.newidle.Pulls
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("whatif: internal error extracting the workload: %w", err)
 	}
@@ -1164,6 +1174,9 @@ func (w *Workload) Validate() error {
 	n := int32(len(w.Tasks))
 	if w.EndNS-w.StartNS > MaxSpanNS {
 		return fmt.Errorf("workload span %d to %d ns: more than a week", w.StartNS, w.EndNS)
+	}
+	if w.NewidlePulls < 0 || w.NewidlePulls > w.NewidleChances {
+		return fmt.Errorf("workload newidle pulls %d of %d chances", w.NewidlePulls, w.NewidleChances)
 	}
 	for i, e := range w.Edges {
 		if e.Waker < 0 || e.Waker >= n || e.Wakee < 0 || e.Wakee >= n {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -85,6 +86,9 @@ func wlMetadata(w *Workload) (arrow.Metadata, error) {
 		}
 		md["stalls"] = string(b)
 	}
+	if w.NewidleChances > 0 {
+		md["newidle"] = fmt.Sprintf("%d/%d", w.NewidlePulls, w.NewidleChances)
+	}
 	if len(w.Cmdline) > 0 {
 		b, err := json.Marshal(w.Cmdline)
 		if err != nil {
@@ -93,7 +97,7 @@ func wlMetadata(w *Workload) (arrow.Metadata, error) {
 		md["cmdline"] = string(b)
 	}
 	keys := []string{"replay_workload", "start_ns", "end_ns", "kernel", "source"}
-	for _, k := range []string{"topology", "stalls", "cmdline"} {
+	for _, k := range []string{"topology", "stalls", "newidle", "cmdline"} {
 		if _, ok := md[k]; ok {
 			keys = append(keys, k)
 		}
@@ -282,6 +286,15 @@ func LoadWorkload(path string) (w *Workload, err error) {
 		w.Stalls = &StallModel{}
 		if err := json.Unmarshal([]byte(s), w.Stalls); err != nil {
 			return nil, fmt.Errorf("%s: stalls metadata: %w", path, err)
+		}
+	}
+	if s := get("newidle"); s != "" {
+		ps, cs, _ := strings.Cut(s, "/")
+		var e1, e2 error
+		w.NewidlePulls, e1 = strconv.Atoi(ps)
+		w.NewidleChances, e2 = strconv.Atoi(cs)
+		if e1 != nil || e2 != nil || w.NewidlePulls < 0 || w.NewidlePulls > w.NewidleChances {
+			return nil, fmt.Errorf("%s: newidle metadata %q: want pulls/chances, 0 <= pulls <= chances", path, s)
 		}
 	}
 	if s := get("cmdline"); s != "" {

@@ -258,6 +258,9 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 			return fmt.Errorf("whatif: WorkloadWriter.Finish: task %d carries its activations in the header", i)
 		}
 	}
+	if hdr.NewidlePulls < 0 || hdr.NewidlePulls > hdr.NewidleChances {
+		return fmt.Errorf("workload newidle pulls %d of %d chances", hdr.NewidlePulls, hdr.NewidleChances)
+	}
 	dir := w.dir
 	cols, err := newColWriters(dir)
 	if err != nil {
@@ -476,7 +479,8 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 	schema := wlSchema(&meta)
 	if cols.n == 0 {
 		// Nothing to stream: the builder path writes the empty batch.
-		return SaveWorkload(path, &Workload{StartNS: hdr.StartNS, EndNS: hdr.EndNS, Topology: hdr.Topology, Stalls: hdr.Stalls, Kernel: hdr.Kernel, Source: hdr.Source})
+		return SaveWorkload(path, &Workload{StartNS: hdr.StartNS, EndNS: hdr.EndNS, Topology: hdr.Topology, Stalls: hdr.Stalls, Kernel: hdr.Kernel, Source: hdr.Source,
+			Cmdline: hdr.Cmdline, NewidleChances: hdr.NewidleChances, NewidlePulls: hdr.NewidlePulls})
 	}
 	arrs, err := cols.arrays()
 	if err != nil {

@@ -55,7 +55,7 @@ func streamWorkloadErr(t *testing.T, path string, w *Workload, batch int, seed i
 // tinyWorkload is a hand-made workload with every table.
 func tinyWorkload() *Workload {
 	w := &Workload{StartNS: 5, EndNS: 900, Kernel: "k", Source: "tiny",
-		IdleWakeNS: []int64{3, 7}, IdleWakeLocalNS: []int64{3}, IdleWakeRemoteNS: []int64{7}, PreemptWakeNS: []int64{11}, PreemptWakeLocalNS: []int64{2, 4, 8}, PreemptWakeRTNS: []int64{6, 9}}
+		NewidleChances: 40, NewidlePulls: 9, IdleWakeNS: []int64{3, 7}, IdleWakeLocalNS: []int64{3}, IdleWakeRemoteNS: []int64{7}, PreemptWakeNS: []int64{11}, PreemptWakeLocalNS: []int64{2, 4, 8}, PreemptWakeRTNS: []int64{6, 9}}
 	w.Tasks = []Task{
 		{TID: 1, PID: 1, Comm: "a", Prio: 120, Pinned: -1, StartRunning: true, Activations: []Activation{
 			{DemandNS: 100, Cause: CauseStart, End: EndSleep, EndState: "S", CPU: 0},
@@ -119,6 +119,7 @@ func TestWorkloadWriterValidates(t *testing.T) {
 		{"wakee out of range", func(w *Workload) { w.Edges[2].WakeeAct = 9 }, "out of range"},
 		{"waker out of range", func(w *Workload) { w.Edges[2].WakerAct = 9 }, "out of range"},
 		{"late start", func(w *Workload) { w.Tasks[0].Activations[1].Cause = CauseStart }, "only valid for the first"},
+		{"newidle pulls over chances", func(w *Workload) { w.NewidlePulls = 41 }, "newidle pulls 41 of 40 chances"},
 	}
 	for _, c := range cases {
 		w := tinyWorkload()
@@ -132,7 +133,7 @@ func TestWorkloadWriterValidates(t *testing.T) {
 		for _, e := range w.Edges {
 			ww.AddEdge(e)
 		}
-		hdr := &Workload{Tasks: make([]Task, len(w.Tasks))}
+		hdr := &Workload{Tasks: make([]Task, len(w.Tasks)), NewidleChances: w.NewidleChances, NewidlePulls: w.NewidlePulls}
 		err := ww.Finish(filepath.Join(t.TempDir(), "x.arrow"), hdr)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)

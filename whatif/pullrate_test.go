@@ -1,0 +1,205 @@
+package whatif
+
+import (
+	"os"
+	"testing"
+
+	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/timeline"
+)
+
+func withComm(e timeline.Event, comm string, prio int64) timeline.Event {
+	e.SetStr(timeline.Comm, comm)
+	e.SetInt(timeline.Prio, prio)
+	return e
+}
+
+// The chances and pulls of hand-built schedules. CPU 0 runs task 10 and
+// CPU 1 task 20 from the start; task 30 wakes onto CPU 1 (queued behind
+// 20) unless a case says otherwise; then 10 leaves CPU 0. Each count is
+// the definition applied by hand.
+func TestNewidleTallyByHand(t *testing.T) {
+	start := []timeline.Event{nSwitch(1*ms, 0, 0, "R", 10), nSwitch(1*ms, 1, 0, "R", 20)}
+	wake30 := nWaking(2*ms, 1, 20, 30, 1)
+	for _, c := range []struct {
+		name           string
+		evs            []timeline.Event
+		chances, pulls int
+	}{
+		{"goes idle while 30 waits on busy CPU 1", []timeline.Event{wake30, nSwitch(3*ms, 0, 10, "S", 0)}, 1, 0},
+		{"exits while 30 waits", []timeline.Event{wake30, nSwitch(3*ms, 0, 10, "X", 0)}, 1, 0},
+		{"pulls 30 (its migration follows 10's own events)", []timeline.Event{wake30,
+			nRuntime(3*ms, 0, 10, 0), nMigrate(3*ms+10000, 0, 30, 1, 0), nSwitch(3*ms+20000, 0, 10, "S", 30)}, 1, 1},
+		{"pulls 30 that 10 woke (the block's sched_stat_runtime between)", []timeline.Event{nWaking(2*ms, 0, 10, 30, 1),
+			nRuntime(3*ms, 0, 10, 0), nMigrate(3*ms+10000, 0, 30, 1, 0), nSwitch(3*ms+20000, 0, 10, "S", 30)}, 1, 1},
+		{"30 placed on CPU 0 by 10's wakeup: no newidle", []timeline.Event{nWaking(2*ms, 0, 10, 30, 1),
+			nMigrate(2*ms+10000, 0, 30, 1, 0), nSwitch(3*ms, 0, 10, "S", 30)}, 0, 0},
+		{"preempted, not a chance", []timeline.Event{wake30, nSwitch(3*ms, 0, 10, "R", 0)}, 0, 0},
+		{"nothing waiting", []timeline.Event{nSwitch(3*ms, 0, 10, "S", 0)}, 0, 0},
+		{"30 woken onto idle CPU 2: about to run there", []timeline.Event{nWaking(2*ms, 1, 20, 30, 2), nSwitch(3*ms, 0, 10, "S", 0)}, 0, 0},
+		{"30 ran since", []timeline.Event{wake30, nSwitch(2500000, 1, 20, "S", 30), nSwitch(3*ms, 0, 10, "S", 0)}, 0, 0},
+		{"a preempted task waits", []timeline.Event{nSwitch(2*ms, 1, 20, "R", 40), nSwitch(3*ms, 0, 10, "S", 0)}, 1, 0},
+		{"a per-CPU kthread waits", []timeline.Event{withComm(wake30, "kworker/1:2", 120), nSwitch(3*ms, 0, 10, "S", 0)}, 0, 0},
+		{"a real-time task waits", []timeline.Event{withComm(wake30, "t", 49), nSwitch(3*ms, 0, 10, "S", 0)}, 0, 0},
+		{"woken while still running", []timeline.Event{nWaking(2*ms, 1, 20, 10, 0), nSwitch(3*ms, 1, 20, "S", 0)}, 0, 0},
+		{"lost records forget the queue", []timeline.Event{wake30, {Kind: timeline.Lost}, nSwitch(3*ms, 0, 10, "S", 0)}, 0, 0},
+	} {
+		n := newNewidleTally()
+		for _, e := range append(append([]timeline.Event{}, start...), c.evs...) {
+			n.observe(&e)
+		}
+		if n.Chances != c.chances || n.Pulls != c.pulls {
+			t.Errorf("%s: %d chances, %d pulls; want %d, %d", c.name, n.Chances, n.Pulls, c.chances, c.pulls)
+		}
+	}
+}
+
+func TestNiRatioFrom(t *testing.T) {
+	for _, c := range []struct {
+		pulls, chances int
+		want           int64
+		ok             bool
+	}{
+		{51, 254, 205, true}, // 1024 × 51 / 254 = 205.6 → 206 − 1
+		{30, 30, 1023, true},
+		{0, 40, 0, true},
+		{1, 29, 0, false}, // too few chances
+		{5, 4, 0, false},
+	} {
+		got, ok := niRatioFrom(c.pulls, c.chances)
+		if got != c.want || ok != c.ok {
+			t.Errorf("niRatioFrom(%d, %d) = %d, %v; want %d, %v", c.pulls, c.chances, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// Each domain's NI_RANDOM ratio starts at the trace's share of chances
+// taken, at the boot value when it has too few, and where --set puts it.
+func TestNewidleRatioStart(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		pulls, chances int
+		set            string
+		want           int64
+	}{
+		{"from the trace", 25, 100, "", 255},
+		{"too few chances", 5, 10, "", 512},
+		{"boot", 25, 100, "boot", 512},
+		{"set", 25, 100, "100", 100},
+		{"trace named", 25, 100, "trace", 255},
+	} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=2")
+		b.task("a", 120, 0, true, CauseStart, ms)
+		w := b.done(t)
+		w.NewidlePulls, w.NewidleChances = c.pulls, c.chances
+		cfg := testConfig()
+		if c.set != "" {
+			if err := (Setting{"newidle_ratio", c.set}).Apply(&cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, _ := newSim(t, w, cfg)
+		for _, r := range s.cpus {
+			for _, st := range r.sd {
+				if st.niRatio != c.want || st.niSuccess != c.want/2 || st.niCall != 512 {
+					t.Errorf("%s: cpu %d %s: ratio %d, success %d of %d calls; want %d, %d of 512", c.name, r.cpu, st.sd.Name, st.niRatio, st.niSuccess, st.niCall, c.want, c.want/2)
+				}
+			}
+		}
+	}
+	for _, bad := range []string{"-1", "1024", "x"} {
+		if _, err := ParseSetting("newidle_ratio=" + bad); err == nil {
+			t.Errorf("newidle_ratio=%s accepted", bad)
+		}
+	}
+}
+
+type eventLog []timeline.Event
+
+func (l *eventLog) Emit(e *timeline.Event) error { *l = append(*l, *e); return nil }
+
+// The replay writes a newidle pull as the kernel does, after the leaving
+// task's sched_stat_runtime, so the tally reads the replay's pulls as it
+// reads a trace's. By hand, on 2 CPUs with NI_RANDOM's die always passing:
+// a runs 1 ms on CPU 0 and blocks; b starts on CPU 1 and at once wakes c
+// (prev CPU 1; no CPU idle, so it stays there), which does not preempt b:
+// a task that has not run starts at the queue's min_vruntime, b has run
+// nothing yet, so neither is ahead. At t0 + 1 ms c is queued behind b,
+// never run (not cache hot): CPU 0 writes a's runtime, pulls c
+// (sched_migrate_task 1 → 0) and switches a → c. The migration follows c's
+// sched_waking on no CPU of its own (b woke it on CPU 1), and a's runtime
+// precedes it: one chance, one pull.
+func TestReplayWritesNewidlePullAfterRuntime(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	b.task("a", 120, 0, true, CauseStart, ms)
+	tb := b.task("b", 120, 1, true, CauseStart, 3*ms)
+	tc := b.task("c", 120, 1, false, CauseWake, 3*ms)
+	b.edge(tb, 0, 0, tc, 0)
+	cfg := testConfig()
+	cfg.NIRatio = 1024
+	var log eventLog
+	if _, err := Replay(b.done(t), cfg, &log); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var pulled int64 = -1
+	m := NewMeasurer(nil, 2)
+	for i := range log {
+		e := &log[i]
+		if err := m.Emit(e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Time == t0+ms && e.Int(timeline.CPU) == 0 {
+			got = append(got, e.Kind.String())
+			if e.Kind == timeline.SchedMigrateTask {
+				pulled = e.Int(timeline.PID)
+			}
+		}
+	}
+	want := []string{"sched_stat_runtime", "sched_migrate_task", "sched_switch"}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("CPU 0 at t0+1ms wrote %v, want %v", got, want)
+	}
+	if want := int64(b.w.Tasks[tc].TID); pulled != want {
+		t.Errorf("pulled task %d, want c (%d)", pulled, want)
+	}
+	mt, _, err := m.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mt.NewidleChances != 1 || mt.NewidlePulls != 1 {
+		t.Errorf("measured %d pulls of %d chances, want 1 of 1", mt.NewidlePulls, mt.NewidleChances)
+	}
+}
+
+// BenchmarkNewidleTally measures the tally's cost per event on the largest
+// real fixture, read into memory first: what it adds to extraction and
+// to measuring a replay.
+func BenchmarkNewidleTally(b *testing.B) {
+	var big string
+	var bigSize int64
+	for _, f := range fixtures(b) {
+		if st, err := os.Stat(f); err == nil && st.Size() > bigSize {
+			big, bigSize = f, st.Size()
+		}
+	}
+	r, err := ingest.Open(big)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var evs []timeline.Event
+	for r.Next() {
+		var e timeline.Event
+		e.CopyFrom(r.Event())
+		evs = append(evs, e)
+	}
+	r.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		n := newNewidleTally()
+		for j := range evs {
+			n.observe(&evs[j])
+		}
+	}
+	b.ReportMetric(float64(b.N)*float64(len(evs))/b.Elapsed().Seconds(), "events/s")
+}
