@@ -636,6 +636,9 @@ func (s *Sim) updateNewidleCost(st *sdState, cost, success int64) bool {
 	}
 	if cost > st.maxNewidleLbCost {
 		st.maxNewidleLbCost = cost
+		if s.knobs.NewidleBumpOnFail {
+			st.maxNewidleLbCost = min(cost, s.cfg.MigrationCostNS+200)
+		}
 		st.lastDecayMaxLbCost = s.jiffies()
 		return false
 	}
@@ -712,6 +715,9 @@ func (s *Sim) newidleBalance(r *rq) {
 			// The kernel measures the pass in wall time (sched_clock_cpu):
 			// a host deschedule of the vCPU during it is part of its cost.
 			cost += s.stallWithin(r.cpu, s.now, cost)
+			if n == 0 && s.knobs.NewidleBumpOnFail {
+				cost = 3 * st.maxNewidleLbCost / 2
+			}
 			success := int64(0)
 			if n > 0 {
 				success = weight

@@ -194,6 +194,12 @@ type Knobs struct {
 	// and `v6.12` (those LTS series as they are now), off in `v6.10` and
 	// `latest` (this project's 6.18.44 lacks it).
 	NIRandom bool
+	// NewidleBumpOnFail: v6.17's 155213a2aed4, a newidle pass that pulls
+	// nothing counts as costing half as much again as the domain's
+	// max_newidle_lb_cost, which is capped at sysctl_sched_migration_cost
+	// + 200 ns: failing passes shut the gate (reverted with NI_RANDOM's
+	// series).
+	NewidleBumpOnFail bool
 	// WakeupPickDelayed: the wakeup-preemption check picks with
 	// pick_next_entity, so a delayed task it picks is dequeued for good and
 	// the pick is made again (ac8e69e69363 and its fix 9f6d929ee2c6; in

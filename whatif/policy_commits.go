@@ -41,6 +41,8 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.knobs.ForkNoPreempt = on }, func(p *reworkPolicy) bool { return p.knobs.ForkNoPreempt }},
 	{"33cf66d88306", "sched/fair: Proportional newidle balance (NI_RANDOM)", "v6.19",
 		func(p *reworkPolicy, on bool) { p.knobs.NIRandom = on }, func(p *reworkPolicy) bool { return p.knobs.NIRandom }},
+	{"155213a2aed4", "sched/fair: Bump sd->max_newidle_lb_cost when newidle balance fails", "v6.17",
+		func(p *reworkPolicy, on bool) { p.knobs.NewidleBumpOnFail = on }, func(p *reworkPolicy) bool { return p.knobs.NewidleBumpOnFail }},
 	{"ac8e69e69363", "sched/fair: Fix wakeup_preempt_fair() vs delayed dequeue (+ 9f6d929ee2c6)", "v7.1",
 		func(p *reworkPolicy, on bool) { p.knobs.WakeupPickDelayed = on }, func(p *reworkPolicy) bool { return p.knobs.WakeupPickDelayed }},
 }

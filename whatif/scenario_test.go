@@ -784,6 +784,59 @@ func TestNewidleCostIncludesStall(t *testing.T) {
 	}
 }
 
+// v6.17's 155213a2aed4: a newidle pass that pulls nothing is booked at
+// 3/2 of the domain's max_newidle_lb_cost, which is capped at
+// sysctl_sched_migration_cost + 200 ns. By hand on 2 CPUs (one MC domain,
+// nothing to pull), the cost at 1,100 ns: three failing passes raise it
+// to 1,650, 2,475, 3,712 ns; from 400 µs one raises it to the cap,
+// 500,200 ns, and an avg_idle of 400 µs then skips the next. Without the
+// change the failing passes leave it at 1,100.
+func TestNewidleBumpOnFail(t *testing.T) {
+	for _, bump := range []bool{true, false} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		b.task("a", 120, 0, true, CauseStart, ms)
+		b.task("b", 120, 1, true, CauseStart, ms)
+		s, _ := newSim(t, b.done(t), testConfig())
+		s.knobs.NIRandom = false
+		s.knobs.NewidleBumpOnFail = bump
+		r := s.cpus[0]
+		st := r.sd[0]
+		st.maxNewidleLbCost = 1100
+		want := []int64{1650, 2475, 3712}
+		if !bump {
+			want = []int64{1100, 1100, 1100}
+		}
+		for i, w := range want {
+			s.now = t0 + int64(i+1)*ms
+			s.rdOverload = true
+			r.avgIdle = ms
+			s.newidleBalance(r)
+			if st.maxNewidleLbCost != w {
+				t.Errorf("bump %v: pass %d: max_newidle_lb_cost %d, want %d", bump, i+1, st.maxNewidleLbCost, w)
+			}
+		}
+		if !bump {
+			continue
+		}
+		st.maxNewidleLbCost = 400000
+		s.now = t0 + 10*ms
+		s.rdOverload = true
+		r.avgIdle = ms
+		s.newidleBalance(r)
+		if st.maxNewidleLbCost != 500200 {
+			t.Errorf("from 400 µs: max_newidle_lb_cost %d, want the cap 500200", st.maxNewidleLbCost)
+		}
+		before := s.stats.NewidleSkipped
+		s.now = t0 + 11*ms
+		s.rdOverload = true
+		r.avgIdle = 400000
+		s.newidleBalance(r)
+		if s.stats.NewidleSkipped != before+1 {
+			t.Error("avg_idle 400 µs under the 500.2 µs cost: pass not skipped")
+		}
+	}
+}
+
 // newidle_balance moves the CPU's next periodic balance forward to when
 // the idle balance interval of each domain it looked at next falls due
 // (update_next_balance), also when its gate skips the pass (then only the

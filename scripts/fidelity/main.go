@@ -62,6 +62,7 @@ func main() {
 	jobs := flag.Int("j", 2, "runs at once")
 	set618 := flag.String("set618", "", "a --set for this machine's 6.18 recordings only (a what-if of their kernel, e.g. slice_protection=none: FIDELITY.md round 22)")
 	policy61 := flag.String("policy61", "", "the policy for the 6.1 guests' recordings instead of their kernel's (e.g. v6.1~33cf66d88306: FIDELITY.md round 23)")
+	policy618 := flag.String("policy618", "", "the policy for this machine's 6.18 recordings instead of latest (e.g. latest+155213a2aed4: FIDELITY.md round 25)")
 	table := flag.Bool("table", false, "print FIDELITY.md's results table (markdown) instead of one line per run")
 	flag.Parse()
 	ss, err := parseSeeds(*seeds)
@@ -84,6 +85,9 @@ func main() {
 	groupArgs := map[string][]string{}
 	if *set618 != "" {
 		groupArgs["6.18"] = []string{"--set", *set618}
+	}
+	if *policy618 != "" {
+		groupArgs["6.18"] = append(groupArgs["6.18"], "--policy", *policy618)
 	}
 	if *policy61 != "" {
 		groupArgs["6.1 committed"] = []string{"--policy", *policy61}
