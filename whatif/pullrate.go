@@ -16,12 +16,12 @@ import "github.com/schedreplay/replay/timeline"
 // The kernel's share of chances taken is hidden state made visible: with
 // NI_RANDOM a pass runs with its domain's newidle success ratio over the
 // last ~1024 calls, which the kernel carries into a recording from
-// whatever ran before it (FIDELITY.md round 25: the 6.1 guests took 10–18
-// % of schbench's chances with their lb_count agreeing with the replay's,
-// where the replay, starting every domain at the boot value 512/1024,
-// took 40–50 %). Extraction keeps the trace's counts in the workload, so
-// the replay starts each domain's ratio there (niRatioFrom), and the
-// fidelity report measures the replay the same way.
+// whatever ran before it, and hardly updates within a recording
+// (FIDELITY.md round 25: the 6.1 guests took 20–22 % of schbench's
+// chances, the replay starting every domain at the boot value 512/1024
+// 43–47 %). Extraction keeps the trace's counts in the workload, so the
+// replay starts each domain's ratio there (niRatioFrom), and the fidelity
+// report measures the replay the same way.
 type newidleTally struct {
 	Chances, Pulls int
 
@@ -97,13 +97,12 @@ func (n *newidleTally) observe(e *timeline.Event) {
 		n.lost()
 		return
 	}
-	if !e.IsSet(timeline.CPU) {
+	if !e.IsSet(timeline.CPU) || timeline.CheckCPUs(e) != nil {
+		// No CPU, or one out of range (the Measurer sees events before
+		// extraction rejects them): nothing to index.
 		return
 	}
 	c := e.Int32(timeline.CPU)
-	if c < 0 {
-		return
-	}
 	n.grow(c)
 	lw := n.lastWaking[c]
 	n.lastWaking[c] = -1

@@ -43,6 +43,7 @@ func TestNewidleTallyByHand(t *testing.T) {
 		{"a real-time task waits", []timeline.Event{withComm(wake30, "t", 49), nSwitch(3*ms, 0, 10, "S", 0)}, 0, 0},
 		{"woken while still running", []timeline.Event{nWaking(2*ms, 1, 20, 10, 0), nSwitch(3*ms, 1, 20, "S", 0)}, 0, 0},
 		{"lost records forget the queue", []timeline.Event{wake30, {Kind: timeline.Lost}, nSwitch(3*ms, 0, 10, "S", 0)}, 0, 0},
+		{"a CPU out of range is ignored", []timeline.Event{wake30, nWaking(2*ms, 1<<30, 20, 31, 1), nMigrate(2*ms, 1, 30, 1, 1<<30), nSwitch(3*ms, 0, 10, "S", 0)}, 1, 0},
 	} {
 		n := newNewidleTally()
 		for _, e := range append(append([]timeline.Event{}, start...), c.evs...) {
