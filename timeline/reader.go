@@ -89,6 +89,13 @@ func Open(path string) (*Reader, error) {
 }
 
 func (r *Reader) openIPC() error {
+	st, err := r.f.Stat()
+	if err != nil {
+		return err
+	}
+	if err := CheckIPCFooter(r.f, st.Size()); err != nil {
+		return fmt.Errorf("damaged Arrow IPC file: %w", err)
+	}
 	fr, err := ipc.NewFileReader(r.f, ipc.WithAllocator(memory.NewGoAllocator()))
 	if err != nil {
 		return err
@@ -118,6 +125,10 @@ func (r *Reader) openParquet() error {
 	pf, err := file.NewParquetReader(r.f)
 	if err != nil {
 		return err
+	}
+	if err := CheckParquetArrowSchema(pf.MetaData().KeyValueMetadata().FindValue("ARROW:schema")); err != nil {
+		pf.Close()
+		return fmt.Errorf("damaged Parquet file: %w", err)
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: DefaultBatchRows}, memory.NewGoAllocator())
 	if err != nil {

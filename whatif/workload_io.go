@@ -16,6 +16,7 @@ import (
 
 	"github.com/schedreplay/replay/internal/atomicfile"
 	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/timeline"
 )
 
 // WorkloadVersion is the "replay_workload" schema metadata value.
@@ -234,6 +235,9 @@ func IsWorkloadFile(path string) (ok bool) {
 	if n, _ := f.Read(head); n < 6 || !bytes.Equal(head, []byte("ARROW1")) {
 		return false
 	}
+	if st, err := f.Stat(); err != nil || timeline.CheckIPCFooter(f, st.Size()) != nil {
+		return false
+	}
 	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(memory.NewGoAllocator()))
 	if err != nil {
 		return false
@@ -257,6 +261,13 @@ func LoadWorkload(path string) (w *Workload, err error) {
 		return nil, err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := timeline.CheckIPCFooter(f, st.Size()); err != nil {
+		return nil, fmt.Errorf("%s: damaged Arrow IPC file: %w", path, err)
+	}
 	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(memory.NewGoAllocator()))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -1,0 +1,321 @@
+package timeline
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// CheckIPCFooter reads an Arrow IPC file's footer (f of size bytes) and
+// checks that every vector its schema names fits in the footer's bytes;
+// call it before handing a file from anywhere to arrow-go's reader. arrow-go sizes slices by the counts a file states
+// (ipc.fieldFromFB makes a Field slice of a field's children count): a
+// damaged or hostile count of a few billion is an allocation the runtime
+// cannot make, which kills the process rather than returning an error
+// (FuzzOpen found one). A real footer's vectors lie inside it, and its
+// fields are distinct tables, so the walk also bounds the fields visited
+// by what the bytes can hold: a table reached twice (a cycle, or a DAG
+// that would expand exponentially) is refused.
+func CheckIPCFooter(f io.ReaderAt, size int64) error {
+	const tail = 10 // int32 footer length, "ARROW1"
+	if size < 8+tail {
+		return errors.New("too short for an Arrow IPC file")
+	}
+	var t [tail]byte
+	if _, err := f.ReadAt(t[:], size-tail); err != nil {
+		return fmt.Errorf("reading the file's end: %w", err)
+	}
+	if string(t[4:]) != "ARROW1" {
+		return fmt.Errorf("no Arrow IPC end marker (last bytes %q)", t[4:])
+	}
+	flen := int64(int32(binary.LittleEndian.Uint32(t[:4])))
+	if flen <= 0 || flen > size-8-tail {
+		return fmt.Errorf("footer length %d outside the file (%d bytes)", flen, size)
+	}
+	fb := make([]byte, flen)
+	if _, err := f.ReadAt(fb, size-tail-flen); err != nil {
+		return fmt.Errorf("reading the footer: %w", err)
+	}
+	w := &fbWalk{b: fb, seen: map[int]bool{}}
+	if err := w.footer(); err != nil {
+		return fmt.Errorf("footer at byte %d: %w", size-tail-flen, err)
+	}
+	return nil
+}
+
+// CheckParquetArrowSchema checks the Arrow schema a Parquet file carries
+// in its "ARROW:schema" key-value metadata (base64 of an IPC schema
+// message), which pqarrow reads with the same trusting code: nil when it
+// is absent or every vector fits.
+func CheckParquetArrowSchema(serialized *string) error {
+	if serialized == nil {
+		return nil
+	}
+	// As pqarrow decodes it: padded base64 when the length allows, else
+	// unpadded.
+	var b []byte
+	var err error
+	if len(*serialized)%4 == 0 {
+		b, err = base64.StdEncoding.DecodeString(*serialized)
+	}
+	if len(b) == 0 || err != nil {
+		if b, err = base64.RawStdEncoding.DecodeString(*serialized); err != nil {
+			return fmt.Errorf("ARROW:schema metadata: %w", err)
+		}
+	}
+	if err := checkSchemaMessage(b); err != nil {
+		return fmt.Errorf("ARROW:schema metadata: %w", err)
+	}
+	return nil
+}
+
+// checkSchemaMessage checks an encapsulated IPC message (optional
+// continuation marker, int32 length, Message flatbuffer) holding a
+// Schema.
+func checkSchemaMessage(b []byte) error {
+	if len(b) >= 4 && binary.LittleEndian.Uint32(b) == 0xffffffff {
+		b = b[4:]
+	}
+	if len(b) < 4 {
+		return errors.New("no message length")
+	}
+	n := int64(int32(binary.LittleEndian.Uint32(b)))
+	if n <= 0 || n > int64(len(b)-4) {
+		return fmt.Errorf("message length %d outside its %d bytes", n, len(b)-4)
+	}
+	w := &fbWalk{b: b[4 : 4+n], seen: map[int]bool{}}
+	root, err := w.deref(0)
+	if err != nil {
+		return err
+	}
+	if err := w.keyValues(root, slotMessageMeta); err != nil {
+		return err
+	}
+	p, err := w.field(root, slotMessageHeaderType)
+	if err != nil || p == 0 || w.b[p] != headerSchema {
+		return err // not a schema: arrow-go refuses it
+	}
+	schema, err := w.table(root, slotMessageHeader)
+	if err != nil || schema == 0 {
+		return err
+	}
+	return w.schema(schema)
+}
+
+// fbWalk is a bounds-checked reader of one flatbuffer.
+type fbWalk struct {
+	b    []byte
+	seen map[int]bool // table positions visited (fields)
+}
+
+var errFB = errors.New("flatbuffer offset or vector out of range")
+
+func (w *fbWalk) u32(p int) (int, error) {
+	if p < 0 || p > len(w.b)-4 {
+		return 0, errFB
+	}
+	return int(binary.LittleEndian.Uint32(w.b[p:])), nil
+}
+
+// deref follows the uoffset stored at p.
+func (w *fbWalk) deref(p int) (int, error) {
+	o, err := w.u32(p)
+	if err != nil {
+		return 0, err
+	}
+	q := p + o
+	if q < 0 || q > len(w.b)-4 {
+		return 0, errFB
+	}
+	return q, nil
+}
+
+// field returns the position of slot's value in the table at pos, 0 when
+// absent.
+func (w *fbWalk) field(pos, slot int) (int, error) {
+	so, err := w.u32(pos)
+	if err != nil {
+		return 0, err
+	}
+	vt := pos - int(int32(so))
+	if vt < 0 || vt > len(w.b)-4 {
+		return 0, errFB
+	}
+	vsize := int(binary.LittleEndian.Uint16(w.b[vt:]))
+	if vsize < 4 || vsize%2 != 0 || vt+vsize > len(w.b) {
+		return 0, errFB
+	}
+	at := 4 + 2*slot
+	if at+2 > vsize {
+		return 0, nil
+	}
+	off := int(binary.LittleEndian.Uint16(w.b[vt+at:]))
+	if off == 0 {
+		return 0, nil
+	}
+	if pos+off > len(w.b)-1 {
+		return 0, errFB
+	}
+	return pos + off, nil
+}
+
+// table is the table an offset field of slot points to, 0 when absent.
+func (w *fbWalk) table(pos, slot int) (int, error) {
+	p, err := w.field(pos, slot)
+	if err != nil || p == 0 {
+		return 0, err
+	}
+	return w.deref(p)
+}
+
+// vector is the start and length of the vector (elements of elem bytes)
+// an offset field of slot points to; n is 0 when absent.
+func (w *fbWalk) vector(pos, slot, elem int) (start, n int, err error) {
+	p, err := w.table(pos, slot)
+	if err != nil || p == 0 {
+		return 0, 0, err
+	}
+	n, err = w.u32(p)
+	if err != nil {
+		return 0, 0, err
+	}
+	start = p + 4
+	if n < 0 || n > (len(w.b)-start)/elem {
+		return 0, 0, fmt.Errorf("vector of %d elements at byte %d, more than the footer's %d bytes hold", n, p, len(w.b))
+	}
+	return start, n, nil
+}
+
+// The slots of format/File.fbs and Schema.fbs this walk reads.
+const (
+	slotMessageHeaderType      = 1
+	slotMessageHeader          = 2
+	slotMessageMeta            = 4
+	headerSchema          byte = 1
+	slotFooterSchema           = 1
+	slotFooterDicts            = 2
+	slotFooterBatches          = 3
+	slotFooterMeta             = 4
+	slotSchemaFields           = 1
+	slotSchemaMeta             = 2
+	slotSchemaFeatures         = 3
+	slotFieldName              = 0
+	slotFieldTypeType          = 2
+	slotFieldType              = 3
+	slotFieldChildren          = 5
+	slotFieldMeta              = 6
+	slotKeyValueKey            = 0
+	slotKeyValueValue          = 1
+	slotUnionTypeIDs           = 1
+	slotTimestampTimezone      = 1
+	typeUnion             byte = 14
+	typeTimestamp         byte = 10
+	maxFieldDepth              = 64
+)
+
+func (w *fbWalk) footer() error {
+	root, err := w.deref(0)
+	if err != nil {
+		return err
+	}
+	for _, s := range []int{slotFooterDicts, slotFooterBatches} {
+		if _, _, err := w.vector(root, s, blockSize); err != nil {
+			return err
+		}
+	}
+	if err := w.keyValues(root, slotFooterMeta); err != nil {
+		return err
+	}
+	schema, err := w.table(root, slotFooterSchema)
+	if err != nil || schema == 0 {
+		return err
+	}
+	return w.schema(schema)
+}
+
+// schema checks a Schema table.
+func (w *fbWalk) schema(schema int) error {
+	if err := w.keyValues(schema, slotSchemaMeta); err != nil {
+		return err
+	}
+	if _, _, err := w.vector(schema, slotSchemaFeatures, 8); err != nil {
+		return err
+	}
+	return w.fields(schema, slotSchemaFields, 0)
+}
+
+// fields checks the vector of Field tables at slot of the table at pos.
+func (w *fbWalk) fields(pos, slot, depth int) error {
+	if depth > maxFieldDepth {
+		return fmt.Errorf("fields nested more than %d deep", maxFieldDepth)
+	}
+	start, n, err := w.vector(pos, slot, 4)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		f, err := w.deref(start + 4*i)
+		if err != nil {
+			return err
+		}
+		if w.seen[f] {
+			return fmt.Errorf("field table at byte %d reached twice", f)
+		}
+		w.seen[f] = true
+		if _, _, err := w.vector(f, slotFieldName, 1); err != nil {
+			return err
+		}
+		if err := w.fieldType(f); err != nil {
+			return err
+		}
+		if err := w.keyValues(f, slotFieldMeta); err != nil {
+			return err
+		}
+		if err := w.fields(f, slotFieldChildren, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fieldType checks the vectors of the type tables that have them.
+func (w *fbWalk) fieldType(f int) error {
+	p, err := w.field(f, slotFieldTypeType)
+	if err != nil || p == 0 {
+		return err
+	}
+	tt := w.b[p]
+	typ, err := w.table(f, slotFieldType)
+	if err != nil || typ == 0 {
+		return err
+	}
+	switch tt {
+	case typeUnion:
+		_, _, err = w.vector(typ, slotUnionTypeIDs, 4)
+	case typeTimestamp:
+		_, _, err = w.vector(typ, slotTimestampTimezone, 1)
+	}
+	return err
+}
+
+// keyValues checks a vector of KeyValue tables (custom metadata).
+func (w *fbWalk) keyValues(pos, slot int) error {
+	start, n, err := w.vector(pos, slot, 4)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		kv, err := w.deref(start + 4*i)
+		if err != nil {
+			return err
+		}
+		for _, s := range []int{slotKeyValueKey, slotKeyValueValue} {
+			if _, _, err := w.vector(kv, s, 1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
