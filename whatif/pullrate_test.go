@@ -75,23 +75,29 @@ func TestNiRatioFrom(t *testing.T) {
 }
 
 // Each domain's NI_RANDOM ratio starts at the trace's share of chances
-// taken, at the boot value when it has too few, and where --set puts it.
+// taken when the traced kernel ran NI_RANDOM, at the boot value when the
+// trace has too few chances or its kernel did not run it, and where --set
+// puts it (the replayed policy is v6.1 throughout).
 func TestNewidleRatioStart(t *testing.T) {
 	for _, c := range []struct {
 		name           string
+		kernel         string
 		pulls, chances int
 		set            string
 		want           int64
 	}{
-		{"from the trace", 25, 100, "", 255},
-		{"too few chances", 5, 10, "", 512},
-		{"boot", 25, 100, "boot", 512},
-		{"set", 25, 100, "100", 100},
-		{"trace named", 25, 100, "trace", 255},
+		{"from the trace", "6.1.0", 25, 100, "", 255},
+		{"too few chances", "6.1.0", 5, 10, "", 512},
+		{"boot", "6.1.0", 25, 100, "boot", 512},
+		{"set", "6.1.0", 25, 100, "100", 100},
+		{"trace named", "6.1.0", 25, 100, "trace", 255},
+		{"traced kernel without NI_RANDOM", "6.18.44", 25, 100, "", 512},
+		{"traced kernel unknown", "", 25, 100, "", 512},
 	} {
 		b := newBuilder(t, "sockets=1,cores=2,threads=2")
 		b.task("a", 120, 0, true, CauseStart, ms)
 		w := b.done(t)
+		w.Kernel = c.kernel
 		w.NewidlePulls, w.NewidleChances = c.pulls, c.chances
 		cfg := testConfig()
 		if c.set != "" {
