@@ -10,9 +10,9 @@ import (
 
 // CheckIPCFooter reads an Arrow IPC file's footer (f of size bytes) and
 // checks that every vector its schema names fits in the footer's bytes;
-// call it before handing a file from anywhere to arrow-go's reader. arrow-go sizes slices by the counts a file states
-// (ipc.fieldFromFB makes a Field slice of a field's children count): a
-// damaged or hostile count of a few billion is an allocation the runtime
+// call it before handing a file from anywhere to arrow-go's reader.
+// arrow-go sizes slices by the counts a file states (ipc.fieldFromFB makes
+// a Field slice of a field's children count): a damaged or hostile count of a few billion is an allocation the runtime
 // cannot make, which kills the process rather than returning an error
 // (FuzzOpen found one). A real footer's vectors lie inside it, and its
 // fields are distinct tables, so the walk also bounds the fields visited
@@ -251,15 +251,7 @@ func (w *fbWalk) fields(pos, slot, depth int) error {
 	if depth > maxFieldDepth {
 		return fmt.Errorf("fields nested more than %d deep", maxFieldDepth)
 	}
-	start, n, err := w.vector(pos, slot, 4)
-	if err != nil {
-		return err
-	}
-	for i := 0; i < n; i++ {
-		f, err := w.deref(start + 4*i)
-		if err != nil {
-			return err
-		}
+	return w.eachTable(pos, slot, func(f int) error {
 		if w.seen[f] {
 			return fmt.Errorf("field table at byte %d reached twice", f)
 		}
@@ -273,11 +265,8 @@ func (w *fbWalk) fields(pos, slot, depth int) error {
 		if err := w.keyValues(f, slotFieldMeta); err != nil {
 			return err
 		}
-		if err := w.fields(f, slotFieldChildren, depth+1); err != nil {
-			return err
-		}
-	}
-	return nil
+		return w.fields(f, slotFieldChildren, depth+1)
+	})
 }
 
 // fieldType checks the vectors of the type tables that have them.
@@ -302,19 +291,30 @@ func (w *fbWalk) fieldType(f int) error {
 
 // keyValues checks a vector of KeyValue tables (custom metadata).
 func (w *fbWalk) keyValues(pos, slot int) error {
+	return w.eachTable(pos, slot, func(kv int) error {
+		for _, s := range []int{slotKeyValueKey, slotKeyValueValue} {
+			if _, _, err := w.vector(kv, s, 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// eachTable calls visit with each table of the vector of tables at slot
+// of the table at pos.
+func (w *fbWalk) eachTable(pos, slot int, visit func(t int) error) error {
 	start, n, err := w.vector(pos, slot, 4)
 	if err != nil {
 		return err
 	}
 	for i := 0; i < n; i++ {
-		kv, err := w.deref(start + 4*i)
+		t, err := w.deref(start + 4*i)
 		if err != nil {
 			return err
 		}
-		for _, s := range []int{slotKeyValueKey, slotKeyValueValue} {
-			if _, _, err := w.vector(kv, s, 1); err != nil {
-				return err
-			}
+		if err := visit(t); err != nil {
+			return err
 		}
 	}
 	return nil

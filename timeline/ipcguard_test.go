@@ -13,21 +13,7 @@ import (
 // A timeline file written by the Writer, as bytes.
 func sampleIPC(t *testing.T) []byte {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "t.arrow")
-	w, err := Create(p, WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs := sampleEvents()
-	for i := range evs {
-		if err := w.Write(&evs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(&Meta{}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(p)
+	b, err := os.ReadFile(writeSample(t, t.TempDir(), "t.arrow"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +21,7 @@ func sampleIPC(t *testing.T) []byte {
 }
 
 // footerOf returns the footer's start in the file and a walker over it.
-func footerOf(t *testing.T, b []byte) (int, *fbWalk) {
+func footerOf(b []byte) (int, *fbWalk) {
 	n := len(b)
 	flen := int(binary.LittleEndian.Uint32(b[n-10:]))
 	start := n - 10 - flen
@@ -49,7 +35,7 @@ func footerOf(t *testing.T, b []byte) (int, *fbWalk) {
 // arrow-go made a Field slice that long.
 func TestCheckIPCFooter(t *testing.T) {
 	orig := sampleIPC(t)
-	fstart, w := footerOf(t, orig)
+	fstart, w := footerOf(orig)
 	root, err := w.deref(0)
 	if err != nil {
 		t.Fatal(err)
@@ -117,20 +103,7 @@ func TestCheckIPCFooter(t *testing.T) {
 // fields count set to 2^31−1 in place, Open refuses the file (FuzzOpen
 // found pqarrow allocating that slice), and the intact file opens.
 func TestParquetArrowSchemaChecked(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "t.parquet")
-	w, err := Create(p, WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs := sampleEvents()
-	for i := range evs {
-		if err := w.Write(&evs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(&Meta{}); err != nil {
-		t.Fatal(err)
-	}
+	p := writeSample(t, t.TempDir(), "t.parquet")
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package timeline
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/schedreplay/replay/internal/fuzzio"
@@ -12,21 +11,7 @@ import (
 func FuzzOpen(f *testing.F) {
 	dir := f.TempDir()
 	for _, name := range []string{"t.arrow", "t.parquet"} {
-		p := filepath.Join(dir, name)
-		w, err := Create(p, WriterOptions{})
-		if err != nil {
-			f.Fatal(err)
-		}
-		evs := sampleEvents()
-		for i := range evs {
-			if err := w.Write(&evs[i]); err != nil {
-				f.Fatal(err)
-			}
-		}
-		if err := w.Close(&Meta{}); err != nil {
-			f.Fatal(err)
-		}
-		fuzzio.AddFile(f, p)
+		fuzzio.AddFile(f, writeSample(f, dir, name))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Open(fuzzio.WriteTemp(t, "f", data))

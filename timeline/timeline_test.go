@@ -9,6 +9,27 @@ import (
 	"github.com/schedreplay/replay/model"
 )
 
+// writeSample writes sampleEvents to dir/name with the default options
+// (the format from the name) and returns the path.
+func writeSample(tb testing.TB, dir, name string) string {
+	tb.Helper()
+	p := filepath.Join(dir, name)
+	w, err := Create(p, WriterOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	evs := sampleEvents()
+	for i := range evs {
+		if err := w.Write(&evs[i]); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(&Meta{}); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
 func sampleEvents() []Event {
 	var evs []Event
 	var e Event

@@ -40,6 +40,18 @@ func fixtures(t testing.TB) []string {
 	return fs
 }
 
+// largestFixture is the biggest real fixture file, for benchmarks.
+func largestFixture(tb testing.TB) string {
+	var big string
+	var bigSize int64
+	for _, f := range fixtures(tb) {
+		if st, err := os.Stat(f); err == nil && st.Size() > bigSize {
+			big, bigSize = f, st.Size()
+		}
+	}
+	return big
+}
+
 func extractFixture(t testing.TB, path string) (*Workload, *Metrics) {
 	t.Helper()
 	r, err := ingest.Open(path)
@@ -322,14 +334,7 @@ func BenchmarkReplay(b *testing.B) {
 			b.Fatal(err)
 		}
 	} else {
-		var big string
-		var bigSize int64
-		for _, f := range fixtures(b) {
-			if st, err := os.Stat(f); err == nil && st.Size() > bigSize {
-				big, bigSize = f, st.Size()
-			}
-		}
-		w, _ = extractFixture(b, big)
+		w, _ = extractFixture(b, largestFixture(b))
 	}
 	p, _ := LookupPolicy("v6.1")
 	cfg := DefaultConfig(p)

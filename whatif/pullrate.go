@@ -19,7 +19,7 @@ import "github.com/schedreplay/replay/timeline"
 // whatever ran before it, and hardly updates within a recording
 // (FIDELITY.md round 25: the 6.1 guests took 20–22 % of schbench's
 // chances, the replay starting every domain at the boot value 512/1024
-// 43–47 %). Extraction keeps the trace's counts in the workload, so the
+// 43–46 %). Extraction keeps the trace's counts in the workload, so the
 // replay starts each domain's ratio there (niRatioFrom), and the fidelity
 // report measures the replay the same way.
 type newidleTally struct {

@@ -1,7 +1,6 @@
 package whatif
 
 import (
-	"os"
 	"testing"
 
 	"github.com/schedreplay/replay/ingest"
@@ -183,14 +182,7 @@ func TestReplayWritesNewidlePullAfterRuntime(t *testing.T) {
 // real fixture, read into memory first: what it adds to extraction and
 // to measuring a replay.
 func BenchmarkNewidleTally(b *testing.B) {
-	var big string
-	var bigSize int64
-	for _, f := range fixtures(b) {
-		if st, err := os.Stat(f); err == nil && st.Size() > bigSize {
-			big, bigSize = f, st.Size()
-		}
-	}
-	r, err := ingest.Open(big)
+	r, err := ingest.Open(largestFixture(b))
 	if err != nil {
 		b.Fatal(err)
 	}

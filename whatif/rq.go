@@ -58,9 +58,8 @@ type rq struct {
 func (s *Sim) newRQ(c int) *rq {
 	r := &rq{cpu: c, capacity: capacityScale, avgIdle: 2 * s.cfg.MigrationCostNS, maxIdleBalanceCost: s.cfg.MigrationCostNS}
 	if c < len(s.dom.CPUs) {
-		ratio := s.niStart
 		for _, sd := range s.dom.CPUs[c].Domains {
-			r.sd = append(r.sd, &sdState{sd: sd, balanceInterval: int64(sd.BalanceInterval), groups: sd.Groups(), niCall: 512, niSuccess: ratio / 2, niRatio: ratio})
+			r.sd = append(r.sd, &sdState{sd: sd, balanceInterval: int64(sd.BalanceInterval), groups: sd.Groups(), niCall: 512, niSuccess: s.niStart / 2, niRatio: s.niStart})
 		}
 	}
 	if s.cfg.Topology != nil || s.w.Topology != nil {

@@ -62,6 +62,7 @@ func main() {
 	jobs := flag.Int("j", 2, "runs at once")
 	set618 := flag.String("set618", "", "a --set for this machine's 6.18 recordings only (a what-if of their kernel, e.g. slice_protection=none: FIDELITY.md round 22)")
 	policy61 := flag.String("policy61", "", "the policy for the 6.1 guests' recordings instead of their kernel's (e.g. v6.1~33cf66d88306: FIDELITY.md round 23)")
+	set61 := flag.String("set61", "", "a --set for the 6.1 guests' recordings only (e.g. newidle_ratio=boot: FIDELITY.md round 25)")
 	policy618 := flag.String("policy618", "", "the policy for this machine's 6.18 recordings instead of latest (e.g. latest+155213a2aed4: FIDELITY.md round 25)")
 	table := flag.Bool("table", false, "print FIDELITY.md's results table (markdown) instead of one line per run")
 	flag.Parse()
@@ -89,9 +90,13 @@ func main() {
 	if *policy618 != "" {
 		groupArgs["6.18"] = append(groupArgs["6.18"], "--policy", *policy618)
 	}
-	if *policy61 != "" {
-		groupArgs["6.1 committed"] = []string{"--policy", *policy61}
-		groupArgs["6.1 shared"] = []string{"--policy", *policy61}
+	for _, g := range []string{"6.1 committed", "6.1 shared"} {
+		if *policy61 != "" {
+			groupArgs[g] = append(groupArgs[g], "--policy", *policy61)
+		}
+		if *set61 != "" {
+			groupArgs[g] = append(groupArgs[g], "--set", *set61)
+		}
 	}
 	var recs []rec
 	add := func(group, pattern string) {
@@ -205,6 +210,9 @@ func main() {
 	if c, s := totals["6.1 committed"], totals["6.1 shared"]; c != nil && s != nil {
 		fmt.Printf("%-14s %d of %d goals met\n", "6.1 all nine", c.met+s.met, c.all+s.all)
 	}
+	if !*table {
+		printNewidleShares(runs)
+	}
 	for _, k := range kernels {
 		var parts []string
 		for _, m := range [...]struct{ metric, label string }{
@@ -215,6 +223,41 @@ func main() {
 			}
 		}
 		fmt.Printf("%-14s median |error|: %s\n", k, strings.Join(parts, ", "))
+	}
+}
+
+// printNewidleShares prints, per recording, the share of newidle chances
+// the trace's CPUs took and the median over seeds of the replay's
+// (newidle_pulls / newidle_chances; FIDELITY.md round 25).
+func printNewidleShares(runs []*run) {
+	share := func(m map[string]any) (float64, bool) {
+		p, _ := m["newidle_pulls"].(float64)
+		c, _ := m["newidle_chances"].(float64)
+		return p / c, c > 0
+	}
+	var names []string
+	sims := map[string][]float64{}
+	obs := map[string]string{}
+	for _, r := range runs {
+		f := &r.res.Fidelity
+		if _, ok := obs[r.name]; !ok {
+			names = append(names, r.name)
+			obs[r.name] = "-"
+			if v, ok := share(f.Observed); ok {
+				obs[r.name] = fmt.Sprintf("%.0f%%", 100*v)
+			}
+		}
+		if v, ok := share(f.Simulated); ok {
+			sims[r.name] = append(sims[r.name], v)
+		}
+	}
+	fmt.Println("newidle pulls per chance (trace; replay, median over seeds):")
+	for _, n := range names {
+		sim := "-"
+		if v := sims[n]; len(v) > 0 {
+			sim = fmt.Sprintf("%.0f%%", 100*median(v))
+		}
+		fmt.Printf("  %-40s %5s  %5s\n", n, obs[n], sim)
 	}
 }
 
