@@ -8,31 +8,49 @@ import (
 	"github.com/schedreplay/replay/timeline"
 )
 
-// The host-core estimate, by hand: CPUs 1–3 busy from 0, CPU 0 runs task
-// 10 with ticks at 0 and 12 ms (the 4 ms tick taken at 12: an 8 ms
-// stall) and then every 4 ms to 1,200 ms: 1,200 ms observed with 4 CPUs
-// busy, 8 ms of it stalled, so the host ran 4 × 1,192 / 1,200 = 3.9733
-// busy vCPUs at once on average. Stopped at 900 ms it has under 1 s (250
-// ticks) observed: no estimate.
+// The host-core estimate, by hand (HZ 250: T = 4 ms, tolerance 0.5 ms).
+// CPUs 0–3 switch to CFS tasks at 1 ms and record their ticks every 4 ms
+// (4, 8, … ms), CPU 0 without those due at 104 and 108: it shows no event
+// from 100 to 112 ms, a host stall over [104, 112] found with 4 CPUs busy.
+// CPUs 2 and 3 go idle at 600.5 ms; CPU 0 then misses 704 and 708, a stall
+// found with 2 busy, which says nothing of how many the host runs once it
+// is oversubscribed (hostMinBusy = 3). Run to 1,200 ms, 4 busy CPUs for
+// 599.5 ms give 2,398 ms of busy CPU time, 8 ms of it stalled: the host
+// ran 4 × 2,390 / 2,398 = 3.98666 of them at once on average. Stopped at
+// 200 ms there are 796 ms, under 1 s (250 ticks): no estimate.
 func TestHostCoresEstimate(t *testing.T) {
 	run := func(end int64) *StallModel {
-		e := newStallEstimator(4 * ms)
-		e.switchTo(0, 0, 10)
-		for c := int32(1); c <= 3; c++ {
-			e.switchTo(c, 0, 20+c)
+		var evs []timeline.Event
+		for c := int32(0); c < 4; c++ {
+			evs = append(evs, nPrioSwitch(1*ms, c, 0, "R", 10+c, 120))
 		}
-		e.runtime(0, 0, 10, true)
-		for at := int64(12 * ms); at <= end; at += 4 * ms {
-			e.runtime(0, at, 10, true)
+		for at := int64(4 * ms); at <= end; at += 4 * ms {
+			for c := int32(0); c < 4; c++ {
+				if c == 0 && (at == 104*ms || at == 108*ms || at == 704*ms || at == 708*ms) {
+					continue
+				}
+				if c >= 2 && at >= 600*ms {
+					continue
+				}
+				evs = append(evs, nRuntime(at, c, 10+c, hardirq))
+			}
 		}
-		return e.model()
+		if end >= 600*ms {
+			evs = append(evs, nSwitch(600*ms+500000, 2, 12, "S", 0), nSwitch(600*ms+500000, 3, 13, "S", 0))
+		}
+		sortEvents(evs)
+		w, err := Extract(&noiseReader{evs: evs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.Stalls
 	}
 	m := run(1200 * ms)
-	if want := 4 * 1192.0 / 1200; m == nil || math.Abs(m.HostCores-want) > 1e-9 {
-		t.Fatalf("host cores %+v, want %.4f", m, want)
+	if want := 4 * 2390.0 / 2398; m == nil || math.Abs(m.HostCores-want) > 1e-9 {
+		t.Fatalf("host cores %+v, want %.5f", m, want)
 	}
-	if m := run(900 * ms); m == nil || m.HostCores != 0 {
-		t.Fatalf("900 ms observed: host cores %v, want none", m.HostCores)
+	if m := run(200 * ms); m == nil || m.HostCores != 0 {
+		t.Fatalf("200 ms observed: host cores %+v, want none", m)
 	}
 }
 

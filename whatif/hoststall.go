@@ -65,26 +65,41 @@ type rawGap struct {
 	capc      int64 // the CPU's capacity (demand per ns × 1024)
 	from      int64
 	last, end int64 // the CPU's last event before the gap, the event ending it
+	nBusy     int   // CPUs running a task when the gap was found
 }
 
 // hostStallFinder collects the gaps during extraction and resolves them
 // into HostStalls once the tick grid is estimated.
+//
+// It also measures how many vCPUs the host ran at once (hostCores): the
+// busy CPU time per number of busy CPUs, and the stalls found while that
+// many were busy.
 type hostStallFinder struct {
 	tickNS int64
 	lastEv []int64 // per CPU: last event (-1: none, or lost records since)
 	cfs    []bool  // per CPU: running a CFS task (switched to with prio >= 100)
+	busy   []bool  // per CPU: running a task (any class)
 	hist   [][]int // per CPU: tick records by phase bin
 	gaps   []rawGap
+	// lastT is the time of the last event on any CPU (-1: none, or lost
+	// records since); nBusy the CPUs running a task since then.
+	lastT int64
+	nBusy int
+	// obsBy[k] is the CPU time of busy CPUs while k were busy (k × the
+	// stretch), stallBy[k] the stall time of the gaps found while k were
+	// busy (filled by resolve).
+	obsBy, stallBy []int64
 }
 
 func newHostStallFinder(tickNS int64) *hostStallFinder {
-	return &hostStallFinder{tickNS: tickNS}
+	return &hostStallFinder{tickNS: tickNS, lastT: -1}
 }
 
 func (h *hostStallFinder) grow(c int32) {
 	for int(c) >= len(h.lastEv) {
 		h.lastEv = append(h.lastEv, -1)
 		h.cfs = append(h.cfs, false)
+		h.busy = append(h.busy, false)
 		h.hist = append(h.hist, nil)
 	}
 }
@@ -95,6 +110,13 @@ func (h *hostStallFinder) grow(c int32) {
 // the event.
 func (h *hostStallFinder) gap(c int32, t int64) (last int64, ok bool) {
 	h.grow(c)
+	if h.lastT >= 0 && t > h.lastT {
+		for len(h.obsBy) <= h.nBusy {
+			h.obsBy = append(h.obsBy, 0)
+		}
+		h.obsBy[h.nBusy] += (t - h.lastT) * int64(h.nBusy)
+	}
+	h.lastT = max(h.lastT, t)
 	last = h.lastEv[c]
 	if t > last {
 		h.lastEv[c] = t
@@ -102,10 +124,19 @@ func (h *hostStallFinder) gap(c int32, t int64) (last int64, ok bool) {
 	return last, last >= 0 && h.cfs[c] && t-last > h.tickNS+stallToleranceNS
 }
 
-// switchTo notes what CPU c runs from its switch on.
-func (h *hostStallFinder) switchTo(c int32, cfs bool) {
+// switchTo notes what CPU c runs from its switch on: a task or idle, a
+// CFS task or not.
+func (h *hostStallFinder) switchTo(c int32, busy, cfs bool) {
 	h.grow(c)
 	h.cfs[c] = cfs
+	if busy != h.busy[c] {
+		h.busy[c] = busy
+		if busy {
+			h.nBusy++
+		} else {
+			h.nBusy--
+		}
+	}
 }
 
 // tick notes a tick record (hard-IRQ sched_stat_runtime) on CPU c at t.
@@ -125,6 +156,7 @@ func (h *hostStallFinder) lost(c int32) {
 			h.lastEv[i] = -1
 		}
 	}
+	h.lastT = -1
 }
 
 func (h *hostStallFinder) add(g rawGap) { h.gaps = append(h.gaps, g) }
@@ -186,7 +218,14 @@ func (h *hostStallFinder) resolve(keep []int32) []HostStall {
 			due = ph + (floorDiv(g.last-ph, h.tickNS)+1)*h.tickNS
 		}
 		from := max(due, g.from)
-		if g.end-from <= stallToleranceNS || keep[g.task] < 0 {
+		if g.end-from <= stallToleranceNS {
+			continue
+		}
+		for len(h.stallBy) <= g.nBusy {
+			h.stallBy = append(h.stallBy, 0)
+		}
+		h.stallBy[g.nBusy] += g.end - from
+		if keep[g.task] < 0 {
 			continue
 		}
 		out = append(out, HostStall{Task: keep[g.task], Act: g.act,
@@ -202,4 +241,26 @@ func (h *hostStallFinder) resolve(keep []int32) []HostStall {
 		return int(min(max(a.OffsetNS-b.OffsetNS, -1), 1))
 	})
 	return out
+}
+
+// hostCores is how many of the busy vCPUs the host ran at once, on
+// average, while at least hostMinBusy were busy: Σ k (obs_k − stall_k) /
+// Σ obs_k over those counts k, from the stalls resolve found (call it
+// after resolve). 0 under hostMinObsTicks tick periods of such busy CPU
+// time. The stalls are lower bounds (dated from the first tick due), so
+// this is an upper bound: the guests' 2-core host gives 1.9–3.2.
+func (h *hostStallFinder) hostCores() float64 {
+	var run, obs float64
+	for k := hostMinBusy; k < len(h.obsBy); k++ {
+		st := int64(0)
+		if k < len(h.stallBy) {
+			st = h.stallBy[k]
+		}
+		run += float64(k) * float64(h.obsBy[k]-st)
+		obs += float64(h.obsBy[k])
+	}
+	if obs <= 0 || obs < hostMinObsTicks*float64(h.tickNS) {
+		return 0
+	}
+	return run / obs
 }

@@ -61,9 +61,11 @@ type StallModel struct {
 	ObservedNS int64 `json:"observed_ns"`
 	// HostCores is how many of the busy vCPUs the host ran at once, on
 	// average, while at least hostMinBusy were busy: Σ k (obs_k − stall_k)
-	// / Σ obs_k over those busy counts k. 0: not measured, or under
-	// hostMinObsTicks tick periods of such run observed (then the
-	// replay's idle exits come from the one pool; see hostEnd).
+	// / Σ obs_k over those busy counts k, obs_k the busy CPU time and
+	// stall_k the host stalls (hoststall.go) found while k were busy. 0:
+	// not measured, or under hostMinObsTicks tick periods of such busy
+	// time (then the replay's idle exits come from the one pool; see
+	// hostEnd).
 	HostCores float64 `json:"host_cores,omitempty"`
 	// IRQWakeStall is the fraction of the trace's wakeups raised by an
 	// interrupt or timer on the busy CPU they woke a task onto, that
@@ -86,9 +88,10 @@ const minSamples = 20
 const hostMinBusy = 3
 
 // hostMinObsTicks: HostCores needs this many tick periods (1 s at HZ 250)
-// of observed run with hostMinBusy or more CPUs busy. hackbench's short
-// runs give 0.28–0.47 s and estimates of 3.5–5.7 cores on the 2-core
-// host; schbench and stress-ng give 6.7–18.6 s and 2.3–3.2.
+// of busy CPU time with hostMinBusy or more CPUs busy. (It was first
+// measured from late ticks inside uninterrupted runs, which hackbench's
+// short runs hardly have: 0.28–0.47 s of them, and estimates of 3.5–5.7
+// cores on the 2-core host; FIDELITY.md round 26.)
 const hostMinObsTicks = 250
 
 // stallToleranceNS: a tick later than T + this is a missed tick.
@@ -252,14 +255,6 @@ func (s *stallEstimator) model() *StallModel {
 		acc[n-2].lo += acc[n-1].lo
 		acc[n-2].hi += acc[n-1].hi
 		groups, acc = groups[:n-1], acc[:n-1]
-	}
-	var run, obs float64
-	for i := hostMinBusy - 1; i < len(s.obsBy); i++ {
-		run += float64(i+1) * float64(s.obsBy[i]-s.stallBy[i])
-		obs += float64(s.obsBy[i])
-	}
-	if obs > 0 && obs >= hostMinObsTicks*float64(s.tickNS) {
-		m.HostCores = run / obs
 	}
 	m.FractionByBusy = make([]float64, len(s.obsBy))
 	for g, r := range groups {
