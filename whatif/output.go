@@ -25,7 +25,7 @@ func (t Tee) Emit(e *timeline.Event) error {
 }
 
 func (s *Sim) emit(e *timeline.Event) {
-	if s.err != nil {
+	if s.err != nil || s.afterRecording(e) {
 		return
 	}
 	if err := s.out.Emit(e); err != nil {

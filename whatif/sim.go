@@ -95,6 +95,9 @@ type Config struct {
 	// set_protect_slice): "" or SliceProtectDeadline, SliceProtectBase or
 	// SliceProtectNone (eevdf.go). Only for the EEVDF run queue.
 	SliceProtection string
+	// FullWindow writes the whole replay; by default its output ends
+	// where the trace's recording did (recording.go).
+	FullWindow bool
 	// Topology overrides the workload's.
 	Topology *model.Topology
 	// MaxEvents aborts a runaway simulation (0: 1<<34).
@@ -358,6 +361,12 @@ type Sim struct {
 	// when that is the target the enqueue is local (ttwu_queue_cond is
 	// false for the current CPU) and resched_curr sends no IPI.
 	irqCPU1 int
+	// The recording window (recording.go): per task, whether it waits for
+	// the task's last activation; how many it still waits for; where it
+	// ended (-1: not yet, or no window).
+	recWait  []bool
+	recLeft  int
+	recEndNS int64
 }
 
 type sgcKey struct{ level, id int }
@@ -441,6 +450,12 @@ type Stats struct {
 	// StrandedCuts: tasks left asleep at the end for a wakeup a cut task
 	// would have sent, cut from there (strandCut).
 	StrandedCuts int64 `json:"stranded_cuts,omitempty"`
+	// RecordingEndNS: where the replay's recording window ends (the
+	// recorder's last activation and the command's process tree done;
+	// recording.go), 0 without one; EventsAfterRecording: the events
+	// after it, not written.
+	RecordingEndNS       int64 `json:"recording_end_ns,omitempty"`
+	EventsAfterRecording int64 `json:"events_after_recording,omitempty"`
 }
 
 // New prepares a replay of w.
@@ -604,6 +619,7 @@ func (s *Sim) msecsToJiffies(ms int64) int64 {
 // every edge fired. It returns the replay's statistics.
 func (s *Sim) Run() (*Stats, error) {
 	s.now = s.w.StartNS
+	s.initRecording()
 	// Tasks running or runnable at the trace start, on the CPU they were on.
 	for _, t := range s.tasks {
 		if len(t.w.Activations) == 0 {
@@ -852,6 +868,9 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 		s.stats.ReapWaits++
 		s.schedule(r, "S")
 		return
+	}
+	if !hasNext {
+		s.recordingDone(t)
 	}
 	if a.End == EndExit {
 		t.state = tsDead
@@ -1213,6 +1232,7 @@ func (s *Sim) deadline(t *simTask) {
 		t.state = tsDead
 	}
 	t.cut, t.cutNS = true, cut
+	s.recordingDone(t)
 	s.stats.DeadlineCuts++
 	s.stats.DeadlineCutNS += cut
 	for i := next; next >= 0 && i < acts[last].EdgeHi; i++ {

@@ -284,6 +284,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	if st := f.Stats; st != nil && st.NIRatioStart != nil {
 		fmt.Fprintf(&b, "NI_RANDOM: each domain's newidle success ratio started at %d of 1024\n", *st.NIRatioStart)
 	}
+	if st := f.Stats; st != nil && st.RecordingEndNS > 0 {
+		fmt.Fprintf(&b, "recording window: the replay's output ends where perf stops (its last activation and its command's process tree done); %d events after that are not written (--full-window keeps them)\n", st.EventsAfterRecording)
+	}
 	if st := f.Stats; st != nil && st.EdgesFired > 0 && st.EdgesPending*4 > st.EdgesFired {
 		// A wakeup that finds its wakee still running or queued from its
 		// previous activation is not a wakeup in the replay: the replay's

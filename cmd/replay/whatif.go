@@ -52,6 +52,7 @@ func whatifCommand() *cli.Command {
 			&cli.BoolFlag{Name: "validate", Usage: "compare the simulated schedule with the observed one (in a comparison: the baseline's first seed, JSON key fidelity)"},
 			&cli.StringFlag{Name: "work", Value: "auto", Usage: "a task's work: fixed (its recorded CPU time, however late it runs), until-exit (bounded by its recorded exit time, for workloads that stop at a wall-clock timeout such as stress-ng --timeout: a task still running then exits, its remaining work cut), or auto: until-exit when the trace's recorded command line runs such a program (stress-ng -t, schbench, cyclictest -D, timeout), else fixed"},
 			&cli.BoolFlag{Name: "paired-wakeups", Usage: "a task's wakeup starts only the activation the trace paired it with (the replay before round 19); by default it starts the wakee's next activation that waits for a task's wakeup, whoever sends it (FIDELITY.md round 19)"},
+			&cli.BoolFlag{Name: "full-window", Usage: "write and measure the whole replay; by default its output ends where the trace's recording did: once perf, woken by its command's exit, has run its last activation and the command's process tree has finished (the count of events after that is in the replay statistics; FIDELITY.md round 27)"},
 			&cli.BoolFlag{Name: "reap-any-child", Usage: "a parent that waits for any child (inferred: its child-exit wakeups in the trace are not in fork order, as hackbench's) is woken by whichever child exits first, not by the one the trace paired with each wakeup (opt-in; see FIDELITY.md round 10)"},
 			&cli.StringFlag{Name: "arrivals", Value: "relative", Usage: "interrupt/timer wakeups: relative (recorded sleep after the task blocks) or absolute (recorded time)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table, json or csv (a comparison: one row per policy and metric)"},
@@ -225,6 +226,7 @@ func runWhatif(c *cli.Context) error {
 	var workNote string
 	cfg.ExitDeadlines, workNote = workMode(c, w)
 	cfg.ReapAnyChild = c.Bool("reap-any-child")
+	cfg.FullWindow = c.Bool("full-window")
 	cfg.PairedWakeups = c.Bool("paired-wakeups")
 	for _, st := range settings {
 		_ = st.Apply(&cfg) // checked by parseSettings
@@ -425,6 +427,7 @@ func runCompare(c *cli.Context, w *whatif.Workload, obs *whatif.Metrics, kernel 
 	var workNote string
 	cfg.ExitDeadlines, workNote = workMode(c, w)
 	cfg.ReapAnyChild = c.Bool("reap-any-child")
+	cfg.FullWindow = c.Bool("full-window")
 	cfg.PairedWakeups = c.Bool("paired-wakeups")
 	// --set applies to the baseline and every policy alike.
 	for _, st := range settings {

@@ -1,0 +1,75 @@
+package whatif
+
+import "testing"
+
+// The recording window, by hand on 2 CPUs without machine noise (t0 is
+// the trace start), for a trace recorded by `perf sched record -- cmd`:
+//   - perf runs 1 ms on CPU 0 and sleeps; its last activation (0.5 ms,
+//     still running at the trace's end) is started by cmd's exit;
+//   - cmd (forked in the trace) runs 5 ms on CPU 1 and exits, waking perf:
+//     perf runs t0+5 to t0+5.5 ms on CPU 0;
+//   - late, also forked, arrives at t0+6 ms and runs 1 ms (on CPU 0, where
+//     it slept, idle then): the window waits for it, to t0+7 ms;
+//   - bg, a timer-driven daemon, arrives at t0+2 ms (CPU 0, idle since
+//     t0+1), runs 0.1 ms, and again a recorded 10 ms sleep later: t0+12.1
+//     to t0+12.2 ms, after the window, so its four events there (waking,
+//     switch in, runtime, switch out) are not written.
+//
+// With the window the measured makespan is 7 ms and 4 events are counted
+// after it; with FullWindow, 12.2 ms and none. Without perf on the command
+// line there is no recorder: the whole replay, 12.2 ms.
+func TestRecordingWindow(t *testing.T) {
+	build := func(cmdline ...string) *Workload {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		b.w.Cmdline = cmdline
+		perf := b.task("perf", 120, 0, true, CauseStart, ms, ms/2)
+		b.w.Tasks[perf].Activations[1].End = EndTraceEnd
+		cmd := b.task("cmd", 120, 1, true, CauseStart, 5*ms)
+		b.w.Tasks[cmd].Forked = true
+		b.w.Tasks[cmd].Activations[0].End = EndExit
+		b.edge(cmd, 0, 5*ms, perf, 1)
+		late := b.task("late", 120, 0, false, CauseArrival, ms)
+		b.w.Tasks[late].Forked = true
+		b.w.Tasks[late].Activations[0].ReleaseNS = t0 + 6*ms
+		b.w.Tasks[late].Activations[0].End = EndExit
+		bg := b.task("bg", 120, 0, false, CauseArrival, ms/10, ms/10)
+		b.w.Tasks[bg].Activations[0].ReleaseNS = t0 + 2*ms
+		b.w.Tasks[bg].Activations[1].Cause = CauseArrival
+		b.w.Tasks[bg].Activations[1].SleepNS = 10 * ms
+		b.w.Tasks[bg].Activations[1].ReleaseNS = t0 + 12*ms
+		return b.done(t)
+	}
+	perfCmd := []string{"perf", "sched", "record", "--", "cmd"}
+	for _, c := range []struct {
+		name     string
+		cmdline  []string
+		full     bool
+		makespan int64
+		recEnd   int64
+		after    int64
+	}{
+		{"window", perfCmd, false, 7 * ms, t0 + 7*ms, 4},
+		{"full window", perfCmd, true, 12*ms + ms/5, 0, 0},
+		{"no recorder", []string{"cmd"}, false, 12*ms + ms/5, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.FullWindow = c.full
+			res, err := Replay(build(c.cmdline...), cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Metrics.MakespanNS != c.makespan {
+				t.Errorf("makespan %d ns, want %d", res.Metrics.MakespanNS, c.makespan)
+			}
+			if res.Stats.RecordingEndNS != c.recEnd || res.Stats.EventsAfterRecording != c.after {
+				t.Errorf("recording end %d, %d events after; want %d, %d", res.Stats.RecordingEndNS, res.Stats.EventsAfterRecording, c.recEnd, c.after)
+			}
+			// The simulation itself runs to its end either way (its last
+			// engine event may be a later tick).
+			if res.Stats.EndNS < t0+12*ms+ms/5 {
+				t.Errorf("replay ended at t0%+d ns, before bg's last run ends (t0+12.2 ms)", res.Stats.EndNS-t0)
+			}
+		})
+	}
+}
