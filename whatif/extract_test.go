@@ -362,3 +362,44 @@ func TestSyncInferenceFromPlacement(t *testing.T) {
 		}
 	}
 }
+
+// A run whose wakeup and switch-in the trace both lost (this VM's 6.18
+// kernel) is dated by the task's first sched_stat_runtime: update_curr's
+// delta runs from exec_start, set at the switch-in. By hand on CPU 0: 10
+// runs from 0.5 ms and blocks at 1 ms; a runtime record of 10 at 4 ms
+// says 1 ms, so it was switched in at 3 ms; it blocks again at 5 ms. Its
+// second activation is an arrival released at 3 ms (the latest its
+// wakeup can have been), 2 ms after its block, with 2 ms of demand. Dated
+// from the CPU's last switch (its block at 1 ms) the run would be 4 ms
+// long; released at the trace start, as before, its sleep was negative
+// and the replay ran it again at once.
+func TestLostWakeupDatedByRuntime(t *testing.T) {
+	rt := nRuntime(4*ms, 0, 10, 0)
+	rt.SetInt(timeline.Runtime, 1*ms)
+	w, err := Extract(&noiseReader{evs: []timeline.Event{
+		nSwitch(500000, 0, 0, "R", 10), nSwitch(1*ms, 0, 10, "S", 0),
+		nSwitch(1100000, 1, 0, "R", 20),
+		rt,
+		nSwitch(5*ms, 0, 10, "S", 0),
+		nSwitch(6*ms, 1, 20, "S", 0),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ten *Task
+	for i := range w.Tasks {
+		if w.Tasks[i].TID == 10 {
+			ten = &w.Tasks[i]
+		}
+	}
+	if ten == nil || len(ten.Activations) != 2 {
+		t.Fatalf("task 10: %+v, want two activations", ten)
+	}
+	a := ten.Activations[1]
+	if a.Cause != CauseArrival || a.ReleaseNS != 3*ms || a.SleepNS != 2*ms || a.DemandNS != 2*ms {
+		t.Errorf("second activation %+v, want an arrival released at 3 ms after 2 ms of sleep, 2 ms of demand", a)
+	}
+	if w.LostSwitchIns != 1 {
+		t.Errorf("lost switch-ins %d, want 1", w.LostSwitchIns)
+	}
+}

@@ -297,6 +297,13 @@ type extTask struct {
 	seenPrio bool
 	lastSeen int64 // last switch-out runnable or wakeup
 	qcpu     int32 // the CPU it is queued on while runnable
+	// rtFrom, rtCPU: while the trace does not show it running, its
+	// first sched_stat_runtime (on rtCPU) dates a switch-in the trace
+	// lost: update_curr's delta runs from exec_start, which the switch-in
+	// set, so the run began at the record's time minus its runtime
+	// (rtCPU -1: none since it was last seen switched).
+	rtFrom int64
+	rtCPU  int32
 	// runByPrio: run time per prio, from each slice's switch-out
 	// (prev_prio), in order of first appearance.
 	runByPrio []prioRun
@@ -438,6 +445,9 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			case timeline.SchedStatRuntime:
 				hard := e.Int(timeline.CommonFlags)&flagHardIRQ != 0
 				x.stalls.runtime(c, e.Time, e.Int32(timeline.PID), hard)
+				if t := x.byTID[e.Int32(timeline.PID)]; t != nil && (t.state != stRunning || t.runCPU != c) && t.rtCPU < 0 && e.IsSet(timeline.Runtime) {
+					t.rtFrom, t.rtCPU = e.Time-e.Int(timeline.Runtime), c
+				}
 				if hard {
 					x.hostStalls.tick(c, e.Time)
 					x.growCPU(c)
@@ -536,7 +546,7 @@ func (x *extractor) growCPU(c int32) {
 func (x *extractor) task(tid int32, comm string, prio int32, cpu int32) *extTask {
 	t := x.byTID[tid]
 	if t == nil {
-		t = &extTask{idx: int32(len(x.w.Tasks)), runCPU: -1}
+		t = &extTask{idx: int32(len(x.w.Tasks)), runCPU: -1, rtCPU: -1}
 		x.byTID[tid] = t
 		x.w.Tasks = append(x.w.Tasks, Task{TID: tid, PID: -1, Comm: comm, Prio: prio, Pinned: -1, StartCPU: cpu})
 	}
@@ -671,30 +681,22 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 		t := x.task(prev, e.Str(timeline.PrevComm), e.Int32(timeline.PrevPrio), c)
 		if t.state != stRunning {
 			// Running since before the trace (its first switch on this
-			// CPU) or since a switch-in the trace lost.
-			if x.act(t) == nil || t.state == stSleeping || t.state == stUnseen || t.state == stDead {
-				switch {
-				case x.act(t) == nil:
-					x.newAct(t, CauseStart, x.w.StartNS)
-					x.w.Tasks[t.idx].StartRunning = true
-					x.w.Tasks[t.idx].StartCPU = c
-				case t.state == stDead:
-					// Running again after its exit record (newAct: that
-					// exit was not the end).
-					x.newAct(t, CauseArrival, max(t.blockAt, t.lastSeen, x.w.StartNS))
-				default:
-					x.newAct(t, CauseArrival, x.w.StartNS)
-				}
+			// CPU) or since a switch-in the trace lost: since the trace
+			// start, or since it was last seen switched out, woken or
+			// blocking (perf's own start-up hops between CPUs, a wakeup
+			// the trace lost too), but not before this CPU's last switch:
+			// until then the CPU ran another task or idled (perf sched
+			// timehist starts such a run there too). Some kernels leave
+			// the switch out of idle untraced.
+			since := max(x.w.StartNS, t.lastSeen)
+			if t.state == stSleeping || t.state == stDead {
+				since = max(since, t.blockAt)
 			}
-			// Since the trace start, or since it was last seen switched
-			// out or woken (a switch-in the trace lost, or perf's own
-			// start-up hops between CPUs), but not before this CPU's last
-			// switch: until then the CPU ran another task or idled (perf
-			// sched timehist starts such a run there too). Some kernels
-			// leave the switch out of idle untraced.
-			since := x.w.StartNS
-			if t.lastSeen > since {
-				since = t.lastSeen
+			if t.rtCPU == c && t.rtFrom > since && t.rtFrom <= now && t.state != stUnseen && x.act(t) != nil {
+				// (A task running since before the trace: its first
+				// record's delta runs from an earlier update, not from a
+				// switch-in.)
+				since = t.rtFrom
 			}
 			if int(c) < len(x.switches) && x.switches[c] > 0 {
 				// This CPU's switches are in the trace: the one to this
@@ -703,11 +705,29 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 				since = x.displace(c, prev, max(since, x.curSince[c]))
 				x.w.LostSwitchIns++
 			}
+			if x.act(t) == nil || t.state == stSleeping || t.state == stUnseen || t.state == stDead {
+				switch {
+				case x.act(t) == nil:
+					x.newAct(t, CauseStart, x.w.StartNS)
+					x.w.Tasks[t.idx].StartRunning = true
+					x.w.Tasks[t.idx].StartCPU = c
+				default:
+					// Woken, and switched in, without a record (or running
+					// again after its exit record: newAct, that exit was
+					// not the end): released when its run began, the
+					// latest its wakeup can have been, so that the replay
+					// sleeps it as long as the trace can have. (Released
+					// at the trace start, the replay took the sleep as
+					// negative and ran it again at once.)
+					x.newAct(t, CauseArrival, since)
+				}
+			}
 			t.state, t.runStart, t.runCPU = stRunning, since, c
 			if x.act(t).CPU < 0 {
 				x.act(t).CPU = c
 			}
 		}
+		t.rtCPU = -1
 		if e.IsSet(timeline.PrevPrio) {
 			t.addPrioRun(e.Int32(timeline.PrevPrio), now-t.runStart)
 		}
@@ -739,6 +759,7 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			x.newAct(t, CauseArrival, now)
 		}
 		t.state, t.runStart, t.runCPU = stRunning, now, c
+		t.rtCPU = -1
 		if a := x.act(t); a.CPU < 0 {
 			a.CPU = c
 		}
@@ -814,10 +835,19 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 // CPU's pending wakeups are not taken as idle exits or preemptions, and
 // t's own wakeup delay is not measured.
 func (x *extractor) lostSwitchIn(t *extTask, c int32) {
+	from := max(t.lastSeen, x.curSince[c], x.w.StartNS)
 	if t.state == stSleeping {
-		x.newAct(t, CauseArrival, t.lastSeen)
+		from = max(from, t.blockAt)
 	}
-	since := x.displace(c, x.w.Tasks[t.idx].TID, max(t.lastSeen, x.curSince[c], x.w.StartNS))
+	if t.rtCPU == c && t.rtFrom > from {
+		from = t.rtFrom
+	}
+	t.rtCPU = -1
+	since := x.displace(c, x.w.Tasks[t.idx].TID, from)
+	if t.state == stSleeping {
+		// Released when its run began, as onSwitch does.
+		x.newAct(t, CauseArrival, since)
+	}
 	t.state, t.runStart, t.runCPU = stRunning, since, c
 	if a := x.act(t); a.CPU < 0 {
 		a.CPU = c
