@@ -126,7 +126,10 @@ func (s *Sim) emitStatRuntime(r *rq, t *simTask) {
 }
 
 // emitWaking writes sched_waking on the waker's CPU (common_pid 0 for an
-// interrupt or timer arrival).
+// interrupt or timer arrival). Its target_cpu is the wakee's CPU when the
+// wakeup starts, as the kernel's tracepoint records task_cpu(p) before
+// select_task_rq: the placement is the sched_migrate_task that follows
+// (or that CPU).
 func (s *Sim) emitWaking(t, waker *simTask, cpu, target int) {
 	e := s.newEvent(timeline.SchedWaking, cpu, tidOf(waker))
 	e.SetStr(timeline.CommonComm, commOf(waker, cpu))

@@ -327,8 +327,21 @@ func TestSMTIdleCore(t *testing.T) {
 	if len(ch.wakings) != 1 {
 		t.Fatalf("%d wakings, want 1", len(ch.wakings))
 	}
-	if got := ch.wakings[0].Int(timeline.TargetCPU); got != 4 {
-		t.Errorf("W placed on cpu %d, want 4 (the idle core)", got)
+	// sched_waking's target_cpu is W's CPU when the wakeup starts (the
+	// kernel's task_cpu(p) before select_task_rq); where it ran says the
+	// placement.
+	if got := ch.wakings[0].Int(timeline.TargetCPU); got != 0 {
+		t.Errorf("sched_waking target_cpu %d, want W's previous CPU 0", got)
+	}
+	placed := int64(-1)
+	for _, r := range ch.runs {
+		if r.tid == int64(w.Tasks[wt].TID) {
+			placed = r.cpu
+			break
+		}
+	}
+	if placed != 4 {
+		t.Errorf("W placed on cpu %d, want 4 (the idle core)", placed)
 	}
 }
 

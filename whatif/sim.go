@@ -1049,7 +1049,7 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 	default:
 		cpu = s.selectTaskRqFair(t, prev, src, waker, false)
 	}
-	s.emitWaking(t, waker, src, cpu)
+	s.emitWaking(t, waker, src, prev)
 	s.ttwuStat(src, cpu)
 	r := s.cpus[cpu]
 	if cpu != prev {
