@@ -17,9 +17,13 @@ import "testing"
 //
 // With the window the measured makespan is 7 ms and 4 events are counted
 // after it; with FullWindow, 12.2 ms and none. Without perf on the command
-// line there is no recorder: the whole replay, 12.2 ms.
+// line there is no recorder: the whole replay, 12.2 ms. Without late, and
+// with exit deadlines and cmd's recorded exit at 3 ms, cmd is cut there,
+// its exit wakes perf at once (the final activation's edges fire at the
+// cut), perf runs to 3.5 ms and the window ends there: bg's second run is
+// after it again (4 events).
 func TestRecordingWindow(t *testing.T) {
-	build := func(cmdline ...string) *Workload {
+	build := func(withLate bool, cmdline ...string) *Workload {
 		b := newBuilder(t, "sockets=1,cores=2,threads=1")
 		b.w.Cmdline = cmdline
 		perf := b.task("perf", 120, 0, true, CauseStart, ms, ms/2)
@@ -28,10 +32,13 @@ func TestRecordingWindow(t *testing.T) {
 		b.w.Tasks[cmd].Forked = true
 		b.w.Tasks[cmd].Activations[0].End = EndExit
 		b.edge(cmd, 0, 5*ms, perf, 1)
-		late := b.task("late", 120, 0, false, CauseArrival, ms)
-		b.w.Tasks[late].Forked = true
-		b.w.Tasks[late].Activations[0].ReleaseNS = t0 + 6*ms
-		b.w.Tasks[late].Activations[0].End = EndExit
+		b.w.Tasks[cmd].ExitNS = t0 + 3*ms
+		if withLate {
+			late := b.task("late", 120, 0, false, CauseArrival, ms)
+			b.w.Tasks[late].Forked = true
+			b.w.Tasks[late].Activations[0].ReleaseNS = t0 + 6*ms
+			b.w.Tasks[late].Activations[0].End = EndExit
+		}
 		bg := b.task("bg", 120, 0, false, CauseArrival, ms/10, ms/10)
 		b.w.Tasks[bg].Activations[0].ReleaseNS = t0 + 2*ms
 		b.w.Tasks[bg].Activations[1].Cause = CauseArrival
@@ -43,19 +50,23 @@ func TestRecordingWindow(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		cmdline  []string
+		late     bool
+		deadline bool
 		full     bool
 		makespan int64
 		recEnd   int64
 		after    int64
 	}{
-		{"window", perfCmd, false, 7 * ms, t0 + 7*ms, 4},
-		{"full window", perfCmd, true, 12*ms + ms/5, 0, 0},
-		{"no recorder", []string{"cmd"}, false, 12*ms + ms/5, 0, 0},
+		{"window", perfCmd, true, false, false, 7 * ms, t0 + 7*ms, 4},
+		{"full window", perfCmd, true, false, true, 12*ms + ms/5, 0, 0},
+		{"no recorder", []string{"cmd"}, true, false, false, 12*ms + ms/5, 0, 0},
+		{"exit deadline", perfCmd, false, true, false, 3*ms + ms/2, t0 + 3*ms + ms/2, 4},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := testConfig()
 			cfg.FullWindow = c.full
-			res, err := Replay(build(c.cmdline...), cfg, nil)
+			cfg.ExitDeadlines = c.deadline
+			res, err := Replay(build(c.late, c.cmdline...), cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
