@@ -165,7 +165,7 @@ func (a *Analyzer) Finish() (*Report, error) {
 			unfinished++
 		}
 	}
-	r.WakeupLatency = distribution(a.wake)
+	r.WakeupLatency = Distribution(a.wake)
 	r.WakeupLatency.SpanningLoss = a.wakeSpanning
 	r.WakeupLatency.Unfinished = unfinished
 
@@ -244,7 +244,9 @@ func (finishedError) Error() string { return "analysis: Add after Finish" }
 
 var errFinished error = finishedError{}
 
-func distribution(x []int64) LatencyDist {
+// Distribution sorts x in place and summarizes it as the wakeup latency
+// is: count, mean, nearest-rank percentiles, max.
+func Distribution(x []int64) LatencyDist {
 	var d LatencyDist
 	n := len(x)
 	if n == 0 {

@@ -182,23 +182,36 @@ func TestReplayWritesNewidlePullAfterRuntime(t *testing.T) {
 // real fixture, read into memory first: what it adds to extraction and
 // to measuring a replay.
 func BenchmarkNewidleTally(b *testing.B) {
+	benchEvents(b, func() func(*timeline.Event) { return newNewidleTally().observe })
+}
+
+// benchEvents feeds the largest real fixture's events, read into memory
+// first, to a fresh tally per iteration and reports events per second.
+func benchEvents(b *testing.B, tally func() func(*timeline.Event)) {
+	evs := largestFixtureEvents(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		feed := tally()
+		for j := range evs {
+			feed(&evs[j])
+		}
+	}
+	b.ReportMetric(float64(b.N)*float64(len(evs))/b.Elapsed().Seconds(), "events/s")
+}
+
+// largestFixtureEvents reads the largest real fixture's events into
+// memory, for benchmarks of per-event tallies.
+func largestFixtureEvents(b *testing.B) []timeline.Event {
 	r, err := ingest.Open(largestFixture(b))
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer r.Close()
 	var evs []timeline.Event
 	for r.Next() {
 		var e timeline.Event
 		e.CopyFrom(r.Event())
 		evs = append(evs, e)
 	}
-	r.Close()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		n := newNewidleTally()
-		for j := range evs {
-			n.observe(&evs[j])
-		}
-	}
-	b.ReportMetric(float64(b.N)*float64(len(evs))/b.Elapsed().Seconds(), "events/s")
+	return evs
 }

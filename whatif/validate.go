@@ -34,6 +34,10 @@ type Metrics struct {
 	// (pullrate.go).
 	NewidleChances int `json:"newidle_chances"`
 	NewidlePulls   int `json:"newidle_pulls"`
+	// WakeupByPlace: the wakeup latencies split by where the wakee ran
+	// (PlaceNames: a CPU idle at the wakeup, the waker's busy CPU,
+	// another busy CPU; wakeplace.go).
+	WakeupByPlace map[string]PlaceStats `json:"wakeup_by_place,omitempty"`
 
 	latencies []int64
 }
@@ -83,6 +87,7 @@ type Measurer struct {
 	a    *analysis.Analyzer
 	lats []int64
 	ni   *newidleTally
+	pl   *placeTally
 }
 
 type latSink struct{ m *Measurer }
@@ -96,7 +101,7 @@ func (l latSink) WriteSlice(s *analysis.Slice) error {
 
 // NewMeasurer prepares the analysis with the machine's domain levels.
 func NewMeasurer(d *model.Domains, ncpu int) *Measurer {
-	m := &Measurer{ni: newNewidleTally()}
+	m := &Measurer{ni: newNewidleTally(), pl: newPlaceTally()}
 	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: true, Slices: latSink{m}}
 	if d != nil {
 		opts.Levels = analysis.FromDomains(d)
@@ -107,10 +112,18 @@ func NewMeasurer(d *model.Domains, ncpu int) *Measurer {
 
 // Emit feeds one event (Measurer is a Sink).
 func (m *Measurer) Emit(e *timeline.Event) error {
-	if e.Time != 0 || e.Kind == timeline.Lost {
+	observed := e.Time != 0 || e.Kind == timeline.Lost
+	if observed {
 		m.ni.observe(e)
+		m.pl.before(e)
 	}
-	return m.a.Add(e)
+	if err := m.a.Add(e); err != nil {
+		return err
+	}
+	if observed {
+		m.pl.after(e)
+	}
+	return nil
 }
 
 // Finish computes the metrics.
@@ -125,6 +138,7 @@ func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
 		IdleWhileRunnableNS: rep.IdleWhileRunnableTotal, Migrations: rep.MigrationsTotal,
 		InvoluntarySwitches: rep.InvoluntarySwitches, MakespanNS: rep.EndNS - rep.StartNS,
 		NewidleChances: m.ni.Chances, NewidlePulls: m.ni.Pulls,
+		WakeupByPlace: m.pl.stats(),
 	}
 	for _, c := range rep.CPUs {
 		mt.IdleNS += c.IdleNS
@@ -249,6 +263,11 @@ func pullShare(m *Metrics) string {
 	return fmt.Sprintf("%d/%d (%.0f%%)", m.NewidlePulls, m.NewidleChances, 100*float64(m.NewidlePulls)/float64(m.NewidleChances))
 }
 
+// placeCell is "count p50/p95 ms" of one wakeup place.
+func placeCell(p PlaceStats) string {
+	return fmt.Sprintf("%d %.3f/%.3f ms", p.Count, float64(p.P50NS)/1e6, float64(p.P95NS)/1e6)
+}
+
 // WriteTable prints the fidelity report for people.
 func (f *Fidelity) WriteTable(w io.Writer) error {
 	var b strings.Builder
@@ -269,6 +288,12 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "%-24s %16d %16d\n", "wakeups", f.Observed.WakeupCount, f.Simulated.WakeupCount)
 	fmt.Fprintf(&b, "%-24s %16s %16s\n", "newidle_pulls/chances", pullShare(f.Observed), pullShare(f.Simulated))
+	if f.Observed.WakeupByPlace != nil || f.Simulated.WakeupByPlace != nil {
+		// Where the wakees ran: count, p50 and p95 (ms) of each place.
+		for _, k := range PlaceNames {
+			fmt.Fprintf(&b, "%-24s %28s %28s\n", "wakeups@"+k, placeCell(f.Observed.WakeupByPlace[k]), placeCell(f.Simulated.WakeupByPlace[k]))
+		}
+	}
 	var lv []string
 	for l := range f.Observed.MigrationsByLevel {
 		lv = append(lv, l)

@@ -1,0 +1,190 @@
+package whatif
+
+import (
+	"github.com/schedreplay/replay/analysis"
+	"github.com/schedreplay/replay/timeline"
+)
+
+// Where wakeups land, for the fidelity report.
+//
+// The goal metrics pool every wakeup latency; where a replay departs from
+// the trace shows first in which kind of CPU the wakees ran on: one idle
+// at the wakeup (its latency is the idle exit, on a guest the host's wait
+// for a core), the waker's own busy CPU (the wakee waits for the waker to
+// block or be preempted), or another busy CPU (a remote wakeup preemption,
+// or a wait behind that CPU's tasks). FIDELITY.md's rounds 24–28 split the
+// guests' misses this way with throw-away readers; placeTally makes it
+// part of every `--validate`: count, p50 and p95 per place, observed beside
+// simulated. The latency is the analysis's own (perf sched timehist's
+// "sch delay": a task's first wakeup since its last switch-out to its
+// switch-in, none spanning lost records), so the counts add up to the goal
+// metrics' wakeups, less those onto a CPU whose state at the wakeup the
+// trace does not give (before the CPU's first switch, or since lost
+// records until its next).
+
+// Wakeup places, in report order.
+const (
+	placeIdle = iota
+	placeWaker
+	placeOtherBusy
+	nPlaces
+)
+
+// PlaceNames are the JSON keys of Metrics.WakeupByPlace.
+var PlaceNames = [nPlaces]string{"idle_cpu", "waker_cpu", "other_busy_cpu"}
+
+// PlaceStats is the wakeup latency of the wakeups of one place.
+type PlaceStats struct {
+	Count int64 `json:"count"`
+	P50NS int64 `json:"p50_ns"`
+	P95NS int64 `json:"p95_ns"`
+}
+
+type placeTally struct {
+	curr []int32 // per CPU: running pid, 0 idle, -1 unknown
+	// pend: a task's first wakeup since its last switch-out (the
+	// analysis's ready time); lastOut: its last switch-out.
+	pend     map[int32]*placeWake
+	lastOut  map[int32]int64
+	lastLoss int64 // the last lost-records mark (-1 none)
+	free     []*placeWake
+	lats     [nPlaces][]int64
+}
+
+// placeWake is a wakeup: when, the CPU that raised it, and which CPUs
+// were idle and which busy then (bit sets; neither: not known).
+type placeWake struct {
+	t          int64
+	cpu        int32
+	idle, busy []uint64
+}
+
+func newPlaceTally() *placeTally {
+	return &placeTally{pend: map[int32]*placeWake{}, lastOut: map[int32]int64{}, lastLoss: -1}
+}
+
+func (p *placeTally) grow(c int32) {
+	for int(c) >= len(p.curr) {
+		p.curr = append(p.curr, -1)
+	}
+}
+
+func (p *placeTally) drop(pid int32) {
+	if w := p.pend[pid]; w != nil {
+		p.free = append(p.free, w)
+		delete(p.pend, pid)
+	}
+}
+
+// before sees an event before the analysis does: a wakeup the analysis
+// times (sched_waking, sched_wakeup_new: it prefers sched_waking to
+// sched_wakeup) is noted with the CPUs' states; lost records make every
+// CPU's state unknown.
+func (p *placeTally) before(e *timeline.Event) {
+	if e.Kind == timeline.Lost {
+		for i := range p.curr {
+			p.curr[i] = -1
+		}
+		p.lastLoss = e.Time
+		return
+	}
+	if e.Kind != timeline.SchedWaking && e.Kind != timeline.SchedWakeupNew {
+		return
+	}
+	if !e.IsSet(timeline.CPU) || timeline.CheckCPUs(e) != nil {
+		return
+	}
+	pid := e.Int32(timeline.PID)
+	if pid == 0 || p.pend[pid] != nil {
+		return
+	}
+	c := e.Int32(timeline.CPU)
+	p.grow(c)
+	var w *placeWake
+	if n := len(p.free); n > 0 {
+		w, p.free = p.free[n-1], p.free[:n-1]
+	} else {
+		w = &placeWake{}
+	}
+	words := (len(p.curr) + 63) / 64
+	w.t, w.cpu = e.Time, c
+	w.idle, w.busy = resetBits(w.idle, words), resetBits(w.busy, words)
+	for i, cur := range p.curr {
+		switch {
+		case cur == 0:
+			w.idle[i/64] |= 1 << (i % 64)
+		case cur > 0:
+			w.busy[i/64] |= 1 << (i % 64)
+		}
+	}
+	p.pend[pid] = w
+}
+
+func resetBits(b []uint64, words int) []uint64 {
+	b = b[:0]
+	for range words {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// after sees a switch after the analysis: the task switched in has its
+// wakeup's latency classified where the analysis counts it (its wakeup,
+// and its last switch-out, after the last loss).
+func (p *placeTally) after(e *timeline.Event) {
+	if e.Kind != timeline.SchedSwitch || !e.IsSet(timeline.CPU) || timeline.CheckCPUs(e) != nil {
+		return
+	}
+	c := e.Int32(timeline.CPU)
+	p.grow(c)
+	now := e.Time
+	prev, next := e.Int32(timeline.PrevPID), e.Int32(timeline.NextPID)
+	if prev != 0 {
+		// A wakeup while it ran is before this switch-out: the analysis
+		// times the next one.
+		p.drop(prev)
+		p.lastOut[prev] = now
+	}
+	if next != 0 {
+		if w := p.pend[next]; w != nil && w.t <= now {
+			from, ok := p.lastOut[next]
+			if !ok || from == 0 {
+				from = w.t
+			}
+			if p.lastLoss < from {
+				p.classify(w, c, now-w.t)
+			}
+		}
+		p.drop(next)
+	}
+	p.curr[c] = next
+}
+
+// classify books a wakeup latency by the state at the wakeup of cpu, the
+// CPU the wakee ran on.
+func (p *placeTally) classify(w *placeWake, cpu int32, delay int64) {
+	if int(cpu)/64 >= len(w.idle) {
+		return
+	}
+	bit := uint64(1) << (cpu % 64)
+	switch {
+	case w.idle[cpu/64]&bit != 0:
+		p.lats[placeIdle] = append(p.lats[placeIdle], delay)
+	case w.busy[cpu/64]&bit == 0:
+		// The CPU's state at the wakeup is not known.
+	case cpu == w.cpu:
+		p.lats[placeWaker] = append(p.lats[placeWaker], delay)
+	default:
+		p.lats[placeOtherBusy] = append(p.lats[placeOtherBusy], delay)
+	}
+}
+
+// stats returns the per-place statistics (the analysis's percentiles).
+func (p *placeTally) stats() map[string]PlaceStats {
+	out := map[string]PlaceStats{}
+	for k, l := range p.lats {
+		d := analysis.Distribution(l)
+		out[PlaceNames[k]] = PlaceStats{Count: d.Count, P50NS: d.P50NS, P95NS: d.P95NS}
+	}
+	return out
+}
