@@ -213,5 +213,8 @@ func largestFixtureEvents(b *testing.B) []timeline.Event {
 		e.CopyFrom(r.Event())
 		evs = append(evs, e)
 	}
+	if err := r.Err(); err != nil {
+		b.Fatal(err)
+	}
 	return evs
 }

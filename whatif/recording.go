@@ -66,7 +66,6 @@ func recordingPlan(w *Workload) (recorder int32, wait []bool) {
 
 // initRecording sets up the window (Run).
 func (s *Sim) initRecording() {
-	s.recEndNS = -1
 	if s.cfg.FullWindow {
 		return
 	}
@@ -91,7 +90,6 @@ func (s *Sim) recordingDone(t *simTask) {
 	s.recWait[t.id] = false
 	s.recLeft--
 	if s.recLeft == 0 {
-		s.recEndNS = s.now
 		s.stats.RecordingEndNS = s.now
 	}
 }
@@ -99,7 +97,7 @@ func (s *Sim) recordingDone(t *simTask) {
 // afterRecording reports whether e falls after the window's end (and
 // counts it).
 func (s *Sim) afterRecording(e *timeline.Event) bool {
-	if s.recEndNS < 0 || e.Time <= s.recEndNS {
+	if s.recWait == nil || s.recLeft > 0 || e.Time <= s.stats.RecordingEndNS {
 		return false
 	}
 	s.stats.EventsAfterRecording++

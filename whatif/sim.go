@@ -362,11 +362,10 @@ type Sim struct {
 	// false for the current CPU) and resched_curr sends no IPI.
 	irqCPU1 int
 	// The recording window (recording.go): per task, whether it waits for
-	// the task's last activation; how many it still waits for; where it
-	// ended (-1: not yet, or no window).
-	recWait  []bool
-	recLeft  int
-	recEndNS int64
+	// the task's last activation (nil: no window), and how many it still
+	// waits for (0: ended, at Stats.RecordingEndNS).
+	recWait []bool
+	recLeft int
 }
 
 type sgcKey struct{ level, id int }

@@ -120,11 +120,13 @@ func (p *placeTally) before(e *timeline.Event) {
 	p.pend[pid] = w
 }
 
+// resetBits returns b as words zero words, reusing its array.
 func resetBits(b []uint64, words int) []uint64 {
-	b = b[:0]
-	for range words {
-		b = append(b, 0)
+	if cap(b) < words {
+		return make([]uint64, words)
 	}
+	b = b[:words]
+	clear(b)
 	return b
 }
 
