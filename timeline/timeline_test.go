@@ -12,9 +12,15 @@ import (
 // writeSample writes sampleEvents to dir/name with the default options
 // (the format from the name) and returns the path.
 func writeSample(tb testing.TB, dir, name string) string {
-	tb.Helper()
 	p := filepath.Join(dir, name)
-	w, err := Create(p, WriterOptions{})
+	writeEvents(tb, p, WriterOptions{}, &Meta{})
+	return p
+}
+
+// writeEvents writes sampleEvents to path with opt and meta.
+func writeEvents(tb testing.TB, path string, opt WriterOptions, meta *Meta) {
+	tb.Helper()
+	w, err := Create(path, opt)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -24,10 +30,9 @@ func writeSample(tb testing.TB, dir, name string) string {
 			tb.Fatal(err)
 		}
 	}
-	if err := w.Close(&Meta{}); err != nil {
+	if err := w.Close(meta); err != nil {
 		tb.Fatal(err)
 	}
-	return p
 }
 
 func sampleEvents() []Event {
@@ -86,21 +91,10 @@ func TestRoundTrip(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "t."+tc.opt.Format)
-			w, err := Create(path, tc.opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in := sampleEvents()
-			for i := range in {
-				if err := w.Write(&in[i]); err != nil {
-					t.Fatal(err)
-				}
-			}
 			meta := &Meta{Source: Source{Format: "test", Hostname: "h"}, Topology: &model.Topology{NrCPUs: 2}}
 			meta.Summary.Lost.Add(1, "PERF_RECORD_LOST", 12)
-			if err := w.Close(meta); err != nil {
-				t.Fatal(err)
-			}
+			writeEvents(t, path, tc.opt, meta)
+			in := sampleEvents()
 			r, err := Open(path)
 			if err != nil {
 				t.Fatal(err)
