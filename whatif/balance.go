@@ -18,6 +18,9 @@ type sdState struct {
 	// NI_RANDOM's success statistics (newidle_call, newidle_success,
 	// newidle_ratio: sd_init starts them at a 50 % success rate).
 	niCall, niSuccess, niRatio int64
+	// capNextUpdate is the local group's sgc->next_update (jiffies): a
+	// newly idle pass refreshes the CPU's capacity only after it.
+	capNextUpdate int64
 }
 
 // Load-balance flags (LBF_*).
@@ -240,7 +243,7 @@ func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source 
 			st.nrBalanceFailed++
 		}
 		e.NrBalanceFailed = st.nrBalanceFailed
-		if s.pol.NeedActiveBalance(&e.LBEnv) {
+		if s.pol.NeedActiveBalance(&e.LBEnv) || s.reducedCapacitySource(e, src) {
 			if !src.activeBalance && src.curr != nil && src.curr.allowed(r.cpu) && !src.curr.rt {
 				src.activeBalance = true
 				s.stats.ActiveBalances++
@@ -256,6 +259,16 @@ func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source 
 	}
 	st.balanceInterval = int64(sd.MinInterval)
 	return moved
+}
+
+// reducedCapacitySource is need_active_balance()'s rule for a source CPU
+// slowed by other classes (every kernel the policies model): an idle
+// destination takes the only CFS task of a source whose capacity is
+// reduced, when the destination has more.
+func (s *Sim) reducedCapacitySource(e *lbRun, src *rq) bool {
+	dst := s.cpus[e.DstCPU]
+	return e.Idle != CPUNotIdle && src.nrCFS == 1 && checkCPUCapacity(src, e.ImbalancePct) &&
+		src.cpuCapacity*e.ImbalancePct < dst.cpuCapacity*100
 }
 
 // outBalanced is the out_balanced/out_one_pinned exit: reset the failure
@@ -283,6 +296,14 @@ func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
 	sds.PreferSibling = child != nil && child.Flags&model.SDPreferSibling != 0
 	stats := make([]SGStats, len(e.st.groups))
 	overload := false
+	// update_group_capacity for the local group: at the lowest domain it
+	// is update_cpu_capacity (higher levels sum the CPUs' values, which
+	// the group statistics below do).
+	if child == nil && (e.Idle != CPUNewlyIdle || s.jiffies() >= e.st.capNextUpdate) {
+		j := s.msecsToJiffies(e.st.balanceInterval)
+		e.st.capNextUpdate = s.jiffies() + min(max(j, 1), s.maxLBInterval)
+		s.updateCPUCapacity(s.cpus[e.DstCPU])
+	}
 	for i, g := range e.st.groups {
 		sgs := &stats[i]
 		s.updateSGLBStats(e, g, sgs, i == 0)
@@ -319,7 +340,8 @@ func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
 }
 
 // updateSGLBStats is update_sg_lb_stats() (§3.6) for a symmetric machine
-// without RT/IRQ pressure (no misfit).
+// (no misfit); group capacity is Σ capacity_of(), which RT pressure
+// lowers (updateCPUCapacity).
 func (s *Sim) updateSGLBStats(e *lbRun, g *model.SchedGroup, sgs *SGStats, local bool) {
 	for _, c := range g.Span {
 		if !e.cpus[c] {
@@ -338,7 +360,7 @@ func (s *Sim) updateSGLBStats(e *lbRun, g *model.SchedGroup, sgs *SGStats, local
 		if n == 0 && r.idle() {
 			sgs.IdleCPUs++
 		}
-		sgs.GroupCapacity += r.capacity
+		sgs.GroupCapacity += r.cpuCapacity
 	}
 	sgs.GroupWeight = uint32(g.Weight)
 	sgs.Flags = g.Flags
@@ -397,12 +419,15 @@ func (s *Sim) findBusiestQueue(e *lbRun, g *model.SchedGroup) int {
 		}
 		switch e.MigrationType {
 		case MigrateLoad:
+			// cpu_load() against the imbalance, scaled by capacity_of()
+			// against the other CPUs: a CPU that other classes slow is
+			// the busier, and its single task may move.
 			load := s.cpuLoad(c)
-			if nr == 1 && int64(load) > e.Imbalance {
+			if nr == 1 && int64(load) > e.Imbalance && !checkCPUCapacity(r, e.ImbalancePct) {
 				continue
 			}
-			if best < 0 || load*bestCap > bestLoad*r.capacity {
-				best, bestLoad, bestCap = c, load, r.capacity
+			if best < 0 || load*bestCap > bestLoad*r.cpuCapacity {
+				best, bestLoad, bestCap = c, load, r.cpuCapacity
 			}
 		case MigrateUtil:
 			u := s.cpuUtil(c)
@@ -619,6 +644,7 @@ func (s *Sim) preemptForStopper(r *rq) {
 	s.updateTaskLoad(r, prev)
 	prev.state = tsQueued
 	r.treeInsert(prev)
+	s.updateRT(r)
 	r.curr = nil
 	r.gen++
 	s.clearResched(r)

@@ -263,8 +263,9 @@ func (legacyPolicy) AcceptForDetach(env *LBEnv, t DetachTask) bool {
 	return true
 }
 
-// NeedActiveBalance is v5.4's need_active_balance() on a symmetric machine
-// without RT/IRQ pressure: after more than cache_nice_tries+2 failures.
+// NeedActiveBalance is v5.4's need_active_balance() on a symmetric
+// machine: after more than cache_nice_tries+2 failures (the reduced-capacity
+// source rule is the engine's, Sim.reducedCapacitySource).
 func (legacyPolicy) NeedActiveBalance(env *LBEnv) bool {
 	return env.NrBalanceFailed > env.CacheNiceTries+2
 }

@@ -561,8 +561,9 @@ func shrBound(v uint64, n int) uint64 {
 	return v >> uint(n)
 }
 
-// NeedActiveBalance is need_active_balance() (symmetric machines, no
-// reduced-capacity source).
+// NeedActiveBalance is need_active_balance() (symmetric machines); its
+// reduced-capacity source rule, the same in every policy, is the engine's
+// (Sim.reducedCapacitySource).
 func (p *reworkPolicy) NeedActiveBalance(env *LBEnv) bool {
 	if env.MigrationType == MigrateMisfit {
 		return true

@@ -27,9 +27,9 @@ package whatif
 //
 // Not included (later than v6.1): the v6.4 imbalance-overflow guard
 // (91dcf1e8068e), the ~v6.2 LBF_ALL_PINNED placement, group_smt_balance and
-// sibling_imbalance (v6.6). Misfit (asymmetric or reduced capacity) needs
-// RT/IRQ pressure or asymmetric CPUs, which the simulator does not produce;
-// the misfit rules are present for completeness.
+// sibling_imbalance (v6.6). Misfit needs asymmetric CPUs (update_misfit_status
+// returns early without sched_asym_cpucapacity), which the simulator does not
+// produce; the misfit rules are present for completeness.
 //
 // It is the rule set of reworkPolicy (policy_rework.go) with these changes
 // switched on, so single commits can be reverted (--revert) like in every

@@ -23,7 +23,14 @@ type rq struct {
 	avg                  avg // cfs_rq PELT
 	utilEst              uint64
 	mruSeq               int64
-	capacity             uint64
+	// capacity is the CPU's original capacity (capacity_orig_of: the rate
+	// work progresses at); cpuCapacity is capacity_of(), what the fair
+	// class sees: the original less the real-time class's running-time
+	// average avgRT (rq->avg_rt), refreshed by the CPU's own load
+	// balancing (update_cpu_capacity), not at every read.
+	capacity    uint64
+	cpuCapacity uint64
+	avgRT       avg
 
 	currStart int64 // exec_start of curr
 	gen       uint32
@@ -71,6 +78,7 @@ func (s *Sim) newRQ(c int) *rq {
 			r.capacity = uint64(topo.CPUs[c].Capacity)
 		}
 	}
+	r.cpuCapacity = r.capacity
 	return r
 }
 
@@ -157,6 +165,40 @@ func (s *Sim) updateMinVruntime(r *rq) {
 func (s *Sim) updateRQLoad(r *rq) {
 	running := r.curr != nil && !r.curr.rt
 	r.avg.update(s.now, r.loadWeight, uint64(r.nrCFS), running, 1)
+	s.updateRT(r)
+}
+
+// updateRT is update_rt_rq_load_avg(): the real-time class's running-time
+// average on r, advanced with its input since the last update (an RT task
+// running or not). Call it before r.curr changes.
+func (s *Sim) updateRT(r *rq) {
+	if r.avgRT.lastUpdate == 0 {
+		r.avgRT.lastUpdate = s.now
+	}
+	var b uint64
+	if r.curr != nil && r.curr.rt && !r.curr.stop {
+		b = 1
+	}
+	r.avgRT.update(s.now, b, b, b == 1, 1)
+}
+
+// updateCPUCapacity is update_cpu_capacity() with scale_rt_capacity():
+// capacity_of(cpu) becomes the original capacity less the RT average's
+// util (the model has no IRQ time or deadline tasks), at least 1.
+func (s *Sim) updateCPUCapacity(r *rq) {
+	s.updateRT(r)
+	if used := r.avgRT.utilAvg; used < r.capacity {
+		r.cpuCapacity = r.capacity - used
+	} else {
+		r.cpuCapacity = 1
+	}
+}
+
+// checkCPUCapacity is check_cpu_capacity(): r's capacity for the fair
+// class is noticeably (more than the domain's imbalance_pct) reduced by
+// other classes.
+func checkCPUCapacity(r *rq, imbalancePct uint64) bool {
+	return r.cpuCapacity*imbalancePct < r.capacity*100
 }
 
 // updateTaskLoad is update_load_avg() of a CFS entity on its cfs_rq.
@@ -478,6 +520,7 @@ func (s *Sim) schedule(r *rq, prevState string) {
 			s.emitStatRuntime(r, prev)
 			prev.sliceExec = prev.sumExec
 		}
+		s.updateRT(r)
 		r.curr = nil
 		r.inBalance = true
 		s.newidleBalance(r)
@@ -485,6 +528,7 @@ func (s *Sim) schedule(r *rq, prevState string) {
 		next = s.pickNext(r)
 	}
 	if next == nil {
+		s.updateRT(r)
 		r.curr = nil
 		r.gen++
 		if prev != nil {
@@ -515,6 +559,7 @@ func (s *Sim) takeCurr(r *rq, t *simTask) {
 		r.treeRemove(t)
 	}
 	t.state = tsRunning
+	s.updateRT(r)
 	r.curr = t
 	r.currStart = s.now
 	t.prevSumExec = t.sumExec
@@ -841,6 +886,7 @@ func (s *Sim) tick(r *rq) {
 	if r.curr != nil {
 		s.updateCurr(r)
 		s.updateTaskLoad(r, r.curr)
+		s.updateRT(r) // task_tick_rt
 		if !r.curr.rt && r.nrCFS+r.nrDelayed > 1 {
 			if s.eevdf {
 				// The deadline check is in update_curr; a new request with

@@ -237,6 +237,10 @@ type simTask struct {
 	w      *Task
 	weight uint64
 	rt     bool
+	// stop: the CPU's stopper thread (migration/N), which traces show at
+	// prio 0 but which runs in the stop class, above RT: the model queues
+	// it as RT, but its time is not the RT class's (rq->avg_rt).
+	stop   bool
 	pinned int32
 
 	state    tstate
@@ -561,6 +565,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 		t := &w.Tasks[i]
 		st := &simTask{id: int32(i), w: t, rt: t.RT(), pinned: t.Pinned, act: -1, cpu: t.StartCPU, trig: make([]bool, len(t.Activations)),
 			heldK: -1, lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1}
+		st.stop = st.rt && isStopper(t.Comm)
 		st.weight = weightOfNice(t.Nice())
 		if st.rt {
 			st.weight = weightOfNice(-20)

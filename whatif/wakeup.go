@@ -164,9 +164,9 @@ func (s *Sim) wakeAffine(sd *model.SchedDomain, p *simTask, this, prev int, wake
 		}
 		taskLoad := p.avg.loadAvg
 		thisEff := thisLoad + int64(taskLoad)
-		thisEff *= 100 * int64(s.cpus[prev].capacity)
+		thisEff *= 100 * int64(s.cpus[prev].cpuCapacity)
 		prevEff := int64(s.cpuLoad(prev)) - int64(taskLoad) // s64: may go below 0
-		prevEff *= (100 + int64(sd.ImbalancePct-100)/2) * int64(s.cpus[this].capacity)
+		prevEff *= (100 + int64(sd.ImbalancePct-100)/2) * int64(s.cpus[this].cpuCapacity)
 		if sync {
 			// Equal loads: let select_idle_sibling consider stacking the
 			// wakee on the waker.
@@ -333,7 +333,7 @@ func (s *Sim) groupWakeupStats(g *model.SchedGroup, pct uint64) *wakeupStats {
 		ws.util += s.cpuUtil(c)
 		runnable += s.cpuRunnable(c)
 		ws.nr += uint64(s.cpus[c].nrRunning())
-		ws.capacity += s.cpus[c].capacity
+		ws.capacity += s.cpus[c].cpuCapacity
 		if s.cpus[c].idle() {
 			ws.idle++
 		}

@@ -237,6 +237,10 @@ type Workload struct {
 	LostSwitchIns int
 }
 
+// isStopper reports the per-CPU stopper thread, which the kernel names
+// "migration/<cpu>" (cpu_stop_threads).
+func isStopper(comm string) bool { return strings.HasPrefix(comm, "migration/") }
+
 // PinnedCPUOf infers that a task is a per-CPU kernel thread from its name,
 // the only evidence a trace gives (it does not record affinity): the
 // threads the kernel creates per CPU are named "<kind>/<cpu>" (ksoftirqd/3,

@@ -1,0 +1,111 @@
+package whatif
+
+import "testing"
+
+// capacity_of() is the CPU's capacity less the RT class's running-time
+// average (scale_rt_capacity), and wake_affine_weight scales each side's
+// load by the other CPU's capacity_of. State set by hand on 2 CPUs (one
+// MC domain, imbalance_pct 117, so prev's bias is 100 + 17/2 = 108): CPU 0
+// runs the waker W (load 300) with another task queued, cpu_load 1400;
+// CPU 1, the wakee P's previous CPU (P's load 300), runs a task, cpu_load
+// 1300; no WF_SYNC.
+//   - Both at 1024: this_eff = (1400 + 300) × 100 × 1024 = 174,080,000,
+//     prev_eff = (1300 − 300) × 108 × 1024 = 110,592,000: prev (CPU 1).
+//   - capacity_of(1) = 600 (an RT util of 424 taken off): this_eff =
+//     1700 × 100 × 600 = 102,000,000 < 110,592,000: the waker's CPU 0.
+//   - capacity_of(0) = 600 instead: prev_eff = 1000 × 108 × 600 =
+//     64,800,000 < this_eff: prev.
+func TestWakeAffineWeightRTPressure(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	wk := b.task("w", 120, 0, true, CauseStart, ms)
+	b.task("o", 120, 0, false, CauseStart, ms)
+	q := b.task("q", 120, 1, true, CauseStart, ms)
+	p := b.task("p", 120, 1, false, CauseWake, ms)
+	b.edge(wk, 0, ms/2, p, 0)
+	w := b.done(t)
+	s, _ := newSim(t, w, testConfig())
+	sd := s.domains(0)[0]
+	if sd.ImbalancePct != 117 {
+		t.Fatalf("imbalance_pct %d, the hand computation assumes 117", sd.ImbalancePct)
+	}
+	r0, r1 := s.cpus[0], s.cpus[1]
+	r0.curr, r0.nrCFS, r0.avg.loadAvg = s.tasks[wk], 2, 1400
+	r1.curr, r1.nrCFS, r1.avg.loadAvg = s.tasks[q], 1, 1300
+	s.tasks[wk].avg.loadAvg, s.tasks[p].avg.loadAvg = 300, 300
+	s.syncWake = false
+	for _, c := range []struct {
+		name       string
+		cap0, cap1 uint64
+		want       int
+	}{
+		{"no RT pressure", 1024, 1024, 1},
+		{"RT on the wakee's previous CPU", 1024, 600, 0},
+		{"RT on the waker's CPU", 600, 1024, 1},
+	} {
+		r0.cpuCapacity, r1.cpuCapacity = c.cap0, c.cap1
+		if got := s.wakeAffine(sd, s.tasks[p], 0, 1, s.tasks[wk]); got != c.want {
+			t.Errorf("%s: wake_affine chose CPU %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// rq->avg_rt follows the RT class's running time, not the stopper's
+// (migration/N: the stop class, above RT), and capacity_of() changes only
+// when the CPU refreshes it (update_cpu_capacity, from its own load
+// balancing). By hand: a signal that was 0 and is fed 1 for 32 whole
+// PELT periods (32 × 1024 × 1024 ns, from a period boundary) sums 1024 ×
+// (y + y² + … + y³²) = LOAD_AVG_MAX − decay(LOAD_AVG_MAX, 32) − 1024 +
+// 1024·y³² = 47,742 − 23,871 − 1,024 + 512 = 23,359 (y³² = 1/2 exactly in
+// the decay table), over the divider LOAD_AVG_MAX − 1024 = 46,718: util
+// 1024 × 23,359 / 46,718 = 512, so capacity_of 512.
+func TestCPUCapacityFromRTAverage(t *testing.T) {
+	const period = 1024 * 1024
+	for _, c := range []struct {
+		comm           string
+		prio           int32
+		utilLo, utilHi uint64
+	}{
+		{"rtx", 50, 512, 512},
+		{"migration/1", 0, 0, 0},
+	} {
+		t.Run(c.comm, func(t *testing.T) {
+			b := newBuilder(t, "sockets=1,cores=2,threads=1")
+			x := b.task(c.comm, c.prio, 1, true, CauseStart, 100*ms)
+			w := b.done(t)
+			s, _ := newSim(t, w, testConfig())
+			r := s.cpus[1]
+			s.now = t0
+			s.updateRT(r) // idle so far: the signal starts at t0
+			r.curr = s.tasks[x]
+			s.now = t0 + 32*period
+			s.updateRT(r)
+			if r.cpuCapacity != 1024 {
+				t.Fatalf("capacity_of before the CPU refreshed it: %d, want 1024", r.cpuCapacity)
+			}
+			u := r.avgRT.utilAvg
+			if u < c.utilLo || u > c.utilHi {
+				t.Fatalf("avg_rt util %d, want %d..%d", u, c.utilLo, c.utilHi)
+			}
+			s.updateCPUCapacity(r)
+			if want := 1024 - u; r.cpuCapacity != want {
+				t.Errorf("capacity_of %d, want 1024 − %d = %d", r.cpuCapacity, u, want)
+			}
+		})
+	}
+}
+
+// check_cpu_capacity(): a capacity for the fair class more than the
+// domain's imbalance_pct below the original is reduced. With 117: 875 ×
+// 117 = 102,375 < 102,400 = 1024 × 100 is reduced, 876 × 117 = 102,492
+// is not.
+func TestCheckCPUCapacity(t *testing.T) {
+	for _, c := range []struct {
+		capacity uint64
+		want     bool
+	}{{875, true}, {876, false}, {1024, false}, {1, true}} {
+		r := &rq{capacity: 1024, cpuCapacity: c.capacity}
+		if got := checkCPUCapacity(r, 117); got != c.want {
+			t.Errorf("capacity_of %d: reduced %v, want %v", c.capacity, got, c.want)
+		}
+	}
+}
