@@ -1060,6 +1060,43 @@ func TestExitDeadlineCutsWork(t *testing.T) {
 	}
 }
 
+// A time-bounded spinner runs on to its recorded exit (Config.ExitDeadlines,
+// runOn), worked by hand on 2 CPUs: "spin" runs on CPU 0 from t0, one
+// activation of 5 ms ending in its exit, recorded at 10 ms, whose exit
+// wakes its parent 50 µs before the end (offset 4.95 ms); the parent ran 1
+// ms on CPU 1 from t0 and runs 1 ms more after that wakeup, then exits.
+// The spinner did all its work in its final run, so with exit deadlines
+// it reaches the held wakeup at 4.95 ms and runs on: it exits at 10 ms,
+// the wakeup fires then and the parent runs 10–11 ms; nothing is cut; the
+// run-on is 10 − 4.95 = 5.05 ms. With fixed work it exits at 5 ms and the
+// parent at 5.95 ms.
+func TestSpinnerRunsOnToExit(t *testing.T) {
+	build := func() *Workload {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		sp := b.task("spin", 120, 0, true, CauseStart, 5*ms)
+		p := b.task("parent", 120, 1, true, CauseStart, ms, ms)
+		b.w.Tasks[sp].Activations[0].End = EndExit
+		b.w.Tasks[sp].ExitNS = t0 + 10*ms
+		b.w.Tasks[p].Activations[1].End = EndExit
+		b.edge(sp, 0, 5*ms-50000, p, 1)
+		return b.done(t)
+	}
+	cfg := testConfig()
+	cfg.ExitDeadlines = true
+	res, ex, _ := replayExits(t, build(), cfg)
+	if ex[100] != t0+10*ms || ex[101] != t0+11*ms {
+		t.Errorf("spinner exits at %d ns, parent at %d ns; want 10 and 11 ms", ex[100]-t0, ex[101]-t0)
+	}
+	if st := res.Stats; st.RunOnTasks != 1 || st.RunOnNS != 5*ms+50000 || st.DeadlineCuts != 0 {
+		t.Errorf("run-on %d tasks, %d ns, %d cuts; want 1, 5.05 ms, 0", st.RunOnTasks, st.RunOnNS, st.DeadlineCuts)
+	}
+	cfg.ExitDeadlines = false
+	res, ex, _ = replayExits(t, build(), cfg)
+	if ex[100] != t0+5*ms || ex[101] != t0+6*ms-50000 || res.Stats.RunOnTasks != 0 {
+		t.Errorf("fixed work: spinner exits at %d ns, parent at %d ns, run-on %d; want 5 and 5.95 ms, none", ex[100]-t0, ex[101]-t0, res.Stats.RunOnTasks)
+	}
+}
+
 // A timer wakeup preempting the busy CPU it fired on does not wait for a
 // vCPU stall. In v6.1 the timer interrupt runs try_to_wake_up on that CPU
 // (ttwu_queue_cond is false for the current CPU: the task is activated

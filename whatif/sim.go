@@ -289,7 +289,15 @@ type simTask struct {
 	runTime int64 // total simulated run time (invariant check)
 	cutNS   int64 // demand cut by its exit deadline (ExitDeadlines)
 	cut     bool  // stopped by its exit deadline
-	charged int64 // wall time charged while current (= runTime at capacity 1024)
+	// spinner: with ExitDeadlines, a task that did most of its work in its
+	// final run (stress-ng's --cpu workers): done with its recorded demand
+	// before its recorded exit, it runs on until then (runOn) from
+	// spinFrom, the progress where its exit's wakeups start; spinUntil is
+	// set once it does.
+	spinner   bool
+	spinFrom  int64
+	spinUntil int64
+	charged   int64 // wall time charged while current (= runTime at capacity 1024)
 	// childExits: the child-exit edges of its children that fired, for a
 	// parent that waits for any child (reapPlan).
 	childExits int32
@@ -450,6 +458,11 @@ type Stats struct {
 	DeadlineCuts  int64 `json:"deadline_cuts,omitempty"`
 	DeadlineCutNS int64 `json:"deadline_cut_ns,omitempty"`
 	EdgesCut      int64 `json:"edges_cut,omitempty"`
+	// RunOnTasks: time-bounded spinners that were done with their demand
+	// before their recorded exit and ran on to it (runOn); RunOnNS: the
+	// time from the end of their demand to that exit, summed.
+	RunOnTasks int64 `json:"run_on_tasks,omitempty"`
+	RunOnNS    int64 `json:"run_on_ns,omitempty"`
 	// StrandedCuts: tasks left asleep at the end for a wakeup a cut task
 	// would have sent, cut from there (strandCut).
 	StrandedCuts int64 `json:"stranded_cuts,omitempty"`
@@ -651,6 +664,7 @@ func (s *Sim) Run() (*Stats, error) {
 		for _, t := range s.tasks {
 			if t.w.ExitNS > 0 && len(t.w.Activations) > 0 {
 				s.push(event{t: t.w.ExitNS, kind: evDeadline, a: t.id})
+				s.markSpinner(t)
 			}
 		}
 	}
@@ -791,6 +805,9 @@ func (s *Sim) strandCut() {
 func (s *Sim) progress(r *rq) {
 	t := r.curr
 	s.updateCurr(r)
+	if t.spinner && s.runOn(r, t) {
+		return
+	}
 	s.fireDue(r, t)
 	if r.curr != t {
 		return
@@ -801,6 +818,59 @@ func (s *Sim) progress(r *rq) {
 		return
 	}
 	s.armProgress(r)
+}
+
+// markSpinner marks a time-bounded task whose final run, ending in its
+// exit, holds at least half of its demand: a loop that works until the
+// deadline, not a fixed amount of work (Config.ExitDeadlines). Its exit's
+// wakeups (the final run's edges within exitNotifyMaxNS of its end) wait
+// for the run-on.
+func (s *Sim) markSpinner(t *simTask) {
+	acts := t.w.Activations
+	a := &acts[len(acts)-1]
+	if t.rt || a.End != EndExit {
+		return
+	}
+	var total int64
+	for i := range acts {
+		total += acts[i].DemandNS
+	}
+	if 2*a.DemandNS < total || a.DemandNS == 0 {
+		return
+	}
+	t.spinner, t.spinFrom = true, a.DemandNS
+	for i := a.EdgeLo; i < a.EdgeHi; i++ {
+		if o := s.w.Edges[i].OffsetNS; o >= a.DemandNS-exitNotifyMaxNS && o < t.spinFrom {
+			t.spinFrom = o
+		}
+	}
+}
+
+// runOn keeps a spinner that reached spinFrom in its final run before its
+// recorded exit running until then: in the kernel it would have gone on
+// working to the deadline, whatever work it had done by then (the
+// demand's clock stops: run time stays the demand). It reports whether
+// the task is running on; at the exit time the held edges fire and the
+// run ends, or when the task next runs if it is preempted then, as a
+// loop that checks the time does.
+func (s *Sim) runOn(r *rq, t *simTask) bool {
+	if int(t.act) != len(t.w.Activations)-1 || t.progress < t.spinFrom {
+		return false
+	}
+	if t.spinUntil == 0 {
+		if t.w.ExitNS <= s.now {
+			return false
+		}
+		t.spinUntil = t.w.ExitNS
+		s.stats.RunOnTasks++
+		s.stats.RunOnNS += t.spinUntil - s.now
+	}
+	if s.now >= t.spinUntil {
+		return false
+	}
+	r.gen++
+	s.push(event{t: t.spinUntil, kind: evProgress, cpu: int32(r.cpu), gen: r.gen})
+	return true
 }
 
 // fireDue fires the current activation's edges whose offset has been
@@ -1179,7 +1249,8 @@ func (s *Sim) initTaskPELT(t *simTask, r *rq) {
 // A fork edge is never fired this way: its child, never started, is
 // stopped with it.
 func (s *Sim) deadline(t *simTask) {
-	if t.state == tsDead {
+	if t.state == tsDead || t.spinUntil > 0 {
+		// A spinner running on ends its run itself (runOn).
 		return
 	}
 	r := s.cpus[t.cpu]
