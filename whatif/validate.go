@@ -312,6 +312,13 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	if st := f.Stats; st != nil && st.RecordingEndNS > 0 {
 		fmt.Fprintf(&b, "recording window: the replay's output ends where perf stops (its last activation and its command's process tree done); %d events after that are not written (--full-window keeps them)\n", st.EventsAfterRecording)
 	}
+	if st := f.Stats; st != nil && (st.DeadlineCuts > 0 || st.RunOnTasks > 0) {
+		// --work until-exit: the work the recorded exits bounded, both
+		// ways (a task still running at its exit is cut; a spinner done
+		// early runs on to it).
+		fmt.Fprintf(&b, "exit deadlines: %d tasks stopped at their recorded exit (%.1f ms of demand cut), %d spinners ran on to it (%.1f ms past their demand)\n",
+			st.DeadlineCuts+st.StrandedCuts, float64(st.DeadlineCutNS)/1e6, st.RunOnTasks, float64(st.RunOnNS)/1e6)
+	}
 	if st := f.Stats; st != nil && st.EdgesFired > 0 && st.EdgesPending*4 > st.EdgesFired {
 		// A wakeup that finds its wakee still running or queued from its
 		// previous activation is not a wakeup in the replay: the replay's

@@ -27,3 +27,32 @@ func TestFidelityTableReportsPendingEdges(t *testing.T) {
 		}
 	}
 }
+
+// --validate's table reports the work the recorded exits bounded: tasks
+// cut at their exit (the stranded ones too) with the demand cut, and the
+// spinners that ran on to it; nothing without exit deadlines.
+func TestFidelityTableReportsExitDeadlines(t *testing.T) {
+	m := &Metrics{}
+	for _, c := range []struct {
+		st   Stats
+		want string
+	}{
+		{Stats{DeadlineCuts: 3, StrandedCuts: 1, DeadlineCutNS: 2500000, RunOnTasks: 2, RunOnNS: 7300000},
+			"exit deadlines: 4 tasks stopped at their recorded exit (2.5 ms of demand cut), 2 spinners ran on to it (7.3 ms past their demand)"},
+		{Stats{}, ""},
+	} {
+		var b strings.Builder
+		if err := Compare("v6.1", m, m, &c.st).WriteTable(&b); err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, l := range strings.Split(b.String(), "\n") {
+			if strings.HasPrefix(l, "exit deadlines:") {
+				got = l
+			}
+		}
+		if got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+	}
+}
