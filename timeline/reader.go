@@ -29,6 +29,23 @@ type EventReader interface {
 	Close() error
 }
 
+// ReadAll reads r's remaining events into memory, each a copy (Event's
+// record is reused by Next), and returns them with r's error. For tests
+// and small inputs: memory grows with the stream.
+func ReadAll(r interface {
+	Next() bool
+	Event() *Event
+	Err() error
+}) ([]Event, error) {
+	var out []Event
+	for r.Next() {
+		var e Event
+		e.CopyFrom(r.Event())
+		out = append(out, e)
+	}
+	return out, r.Err()
+}
+
 // IsTimelineFile reports whether the first bytes are an Arrow IPC file or
 // a Parquet file (the formats a timeline is written in).
 func IsTimelineFile(head []byte) bool {

@@ -109,13 +109,8 @@ func TestRoundTrip(t *testing.T) {
 				!reflect.DeepEqual(s.CPUs, []int{0, 1}) || s.Tasks != 2 || s.Lost.Events != 12 || s.Lost.ByCPU["1"] != 12 {
 				t.Errorf("summary = %+v", s)
 			}
-			var got []Event
-			for r.Next() {
-				var c Event
-				c.CopyFrom(r.Event())
-				got = append(got, c)
-			}
-			if err := r.Err(); err != nil {
+			got, err := ReadAll(r)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if len(got) != len(in) {

@@ -207,13 +207,8 @@ func largestFixtureEvents(b *testing.B) []timeline.Event {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	var evs []timeline.Event
-	for r.Next() {
-		var e timeline.Event
-		e.CopyFrom(r.Event())
-		evs = append(evs, e)
-	}
-	if err := r.Err(); err != nil {
+	evs, err := timeline.ReadAll(r)
+	if err != nil {
 		b.Fatal(err)
 	}
 	return evs

@@ -17,12 +17,7 @@ func readString(t *testing.T, text string) ([]timeline.Event, *Reader) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []timeline.Event
-	for r.Next() {
-		var e timeline.Event
-		e.CopyFrom(r.Event())
-		out = append(out, e)
-	}
+	out, _ := timeline.ReadAll(r) // callers check r.Err() where it matters
 	return out, r
 }
 

@@ -19,13 +19,7 @@ func readAllMapped(t *testing.T, path string) ([]timeline.Event, error) {
 		return nil, err
 	}
 	defer r.Close()
-	var evs []timeline.Event
-	for r.Next() {
-		var e timeline.Event
-		e.CopyFrom(r.Event())
-		evs = append(evs, e)
-	}
-	return evs, r.Err()
+	return timeline.ReadAll(r)
 }
 
 // A mapped file gives exactly the rows a read one does, on every committed

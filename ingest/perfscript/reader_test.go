@@ -20,13 +20,8 @@ func readFile(t testing.TB, name string) ([]timeline.Event, *Reader) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var out []timeline.Event
-	for r.Next() {
-		var e timeline.Event
-		e.CopyFrom(r.Event())
-		out = append(out, e)
-	}
-	if r.Err() != nil || r.Errors() != 0 {
+	out, err := timeline.ReadAll(r)
+	if err != nil || r.Errors() != 0 {
 		t.Fatalf("%s: %v, %d bad lines %v", name, r.Err(), r.Errors(), r.Meta().Source.Extra)
 	}
 	return out, r

@@ -20,13 +20,8 @@ func smallSpec(t testing.TB, pages int) *buildSpec {
 
 func readAll(t testing.TB, r *Reader) []timeline.Event {
 	t.Helper()
-	var out []timeline.Event
-	for r.Next() {
-		var e timeline.Event
-		e.CopyFrom(r.Event())
-		out = append(out, e)
-	}
-	if err := r.Err(); err != nil {
+	out, err := timeline.ReadAll(r)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out
