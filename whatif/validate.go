@@ -36,7 +36,8 @@ type Metrics struct {
 	NewidlePulls   int `json:"newidle_pulls"`
 	// WakeupByPlace: the wakeup latencies split by where the wakee ran
 	// (PlaceNames: a CPU idle at the wakeup, the waker's busy CPU,
-	// another busy CPU; wakeplace.go).
+	// another busy CPU, and that one split by whether the wakee got it by
+	// preempting a runnable task or after a block; wakeplace.go).
 	WakeupByPlace map[string]PlaceStats `json:"wakeup_by_place,omitempty"`
 
 	latencies []int64
@@ -290,8 +291,15 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "%-24s %16s %16s\n", "newidle_pulls/chances", pullShare(f.Observed), pullShare(f.Simulated))
 	if f.Observed.WakeupByPlace != nil || f.Simulated.WakeupByPlace != nil {
 		// Where the wakees ran: count, p50 and p95 (ms) of each place.
-		for _, k := range PlaceNames {
-			fmt.Fprintf(&b, "%-24s %28s %28s\n", "wakeups@"+k, placeCell(f.Observed.WakeupByPlace[k]), placeCell(f.Simulated.WakeupByPlace[k]))
+		for i, k := range PlaceNames {
+			label := "wakeups@" + k
+			switch i {
+			case placeOtherBusyPreempt:
+				label = "  ..preempting"
+			case placeOtherBusyBlock:
+				label = "  ..after a block"
+			}
+			fmt.Fprintf(&b, "%-24s %28s %28s\n", label, placeCell(f.Observed.WakeupByPlace[k]), placeCell(f.Simulated.WakeupByPlace[k]))
 		}
 	}
 	var lv []string

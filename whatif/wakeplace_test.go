@@ -20,10 +20,13 @@ import (
 //   - 7.5: an interrupt wakes 40 while it runs; 40 blocks at 8 (CPU 0
 //     idle from then); 9: 20 wakes 40 from CPU 1, and it runs on CPU 0
 //     at 9.4: idle, 0.4 (from the wakeup after its switch-out, not the
-//     one at 7.5), until 10.
+//     one at 7.5), until 10;
+//   - 11: 50 runs on CPU 0; 12: 50 wakes 10 onto CPU 1, where 20 runs
+//     and is switched out runnable at 12.6 for 10: another busy CPU, 0.6,
+//     by preemption (the one at 5.3 came after 30 blocked).
 //
 // idle: 0.4 and 0.5 ms (p50 0.4, p95 0.5 by nearest rank); waker: 0.2;
-// other busy: 0.3.
+// other busy: 0.3 and 0.6, of which preempting 0.6 and after a block 0.3.
 func TestWakePlaceByHand(t *testing.T) {
 	evs := []timeline.Event{
 		nSwitch(1*ms, 0, 0, "R", 10), nSwitch(1*ms, 1, 0, "R", 20),
@@ -36,6 +39,8 @@ func TestWakePlaceByHand(t *testing.T) {
 		nWaking(7500000, 0, 0, 40, 0), nSwitch(8*ms, 0, 40, "S", 0),
 		nWaking(9*ms, 1, 20, 40, 0), nSwitch(9400000, 0, 0, "R", 40),
 		nSwitch(10*ms, 0, 40, "S", 0),
+		nSwitch(11*ms, 0, 0, "R", 50),
+		nWaking(12*ms, 0, 50, 10, 1), nSwitch(12600000, 1, 20, "R", 10),
 	}
 	m := NewMeasurer(nil, 2)
 	for i := range evs {
@@ -48,9 +53,11 @@ func TestWakePlaceByHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]PlaceStats{
-		"idle_cpu":       {Count: 2, P50NS: 400000, P95NS: 500000},
-		"waker_cpu":      {Count: 1, P50NS: 200000, P95NS: 200000},
-		"other_busy_cpu": {Count: 1, P50NS: 300000, P95NS: 300000},
+		"idle_cpu":               {Count: 2, P50NS: 400000, P95NS: 500000},
+		"waker_cpu":              {Count: 1, P50NS: 200000, P95NS: 200000},
+		"other_busy_cpu":         {Count: 2, P50NS: 300000, P95NS: 600000},
+		"other_busy_cpu.preempt": {Count: 1, P50NS: 600000, P95NS: 600000},
+		"other_busy_cpu.block":   {Count: 1, P50NS: 300000, P95NS: 300000},
 	}
 	if !reflect.DeepEqual(mt.WakeupByPlace, want) {
 		t.Errorf("wakeups by place %+v, want %+v", mt.WakeupByPlace, want)
