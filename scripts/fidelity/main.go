@@ -5,6 +5,7 @@
 //
 //	go run ./scripts/fidelity                  # seeds 0-2
 //	go run ./scripts/fidelity -seeds 0-9 -o /tmp/fid
+//	go run ./scripts/fidelity -seeds 0 -places # where the wakeups landed
 //
 // Groups: the 6.1 guests' recordings committed in fixtures/kernels, the
 // ones only in ../shared/fixtures/kernels (GPL-licensed or too large;
@@ -65,6 +66,7 @@ func main() {
 	set61 := flag.String("set61", "", "a --set for the 6.1 guests' recordings only (e.g. newidle_ratio=boot: FIDELITY.md round 25)")
 	policy618 := flag.String("policy618", "", "the policy for this machine's 6.18 recordings instead of latest (e.g. latest+155213a2aed4: FIDELITY.md round 25)")
 	table := flag.Bool("table", false, "print FIDELITY.md's results table (markdown) instead of one line per run")
+	places := flag.Bool("places", false, "also print where the wakeups landed per recording (--validate's wakeups@ rows: the trace's, and the replay's median over the seeds; FIDELITY.md round 32)")
 	flag.Parse()
 	ss, err := parseSeeds(*seeds)
 	if err != nil {
@@ -213,6 +215,9 @@ func main() {
 	if !*table {
 		printNewidleShares(runs)
 	}
+	if *places {
+		printPlaces(runs)
+	}
 	for _, k := range kernels {
 		var parts []string
 		for _, m := range [...]struct{ metric, label string }{
@@ -258,6 +263,66 @@ func printNewidleShares(runs []*run) {
 			sim = fmt.Sprintf("%.0f%%", 100*median(v))
 		}
 		fmt.Printf("  %-40s %5s  %5s\n", n, obs[n], sim)
+	}
+}
+
+// placeKeys are the wakeup places of --validate's JSON (wakeup_by_place),
+// with the table's labels.
+var placeKeys = [...]struct{ key, label string }{
+	{"idle_cpu", "idle CPU"}, {"waker_cpu", "waker's CPU"}, {"other_busy_cpu", "other busy CPU"},
+	{"other_busy_cpu.preempt", "..preempting"}, {"other_busy_cpu.block", "..after a block"},
+}
+
+// printPlaces prints, per recording, a markdown table of where its
+// wakeups landed: count and p50 latency per place, the trace's and the
+// replay's median over the seeds.
+func printPlaces(runs []*run) {
+	place := func(m map[string]any, k string) (count, p50 float64, ok bool) {
+		byPlace, _ := m["wakeup_by_place"].(map[string]any)
+		p, _ := byPlace[k].(map[string]any)
+		if p == nil {
+			return 0, 0, false
+		}
+		c, _ := p["count"].(float64)
+		v, _ := p["p50_ns"].(float64)
+		return c, v, true
+	}
+	var names []string
+	byName := map[string][]*run{}
+	for _, r := range runs {
+		if byName[r.name] == nil {
+			names = append(names, r.name)
+		}
+		byName[r.name] = append(byName[r.name], r)
+	}
+	fmt.Println("\nwakeups by place (count, p50): trace | replay, median over seeds")
+	fmt.Print("| recording |")
+	for _, k := range placeKeys {
+		fmt.Printf(" %s |", k.label)
+	}
+	fmt.Print("\n|---|")
+	for range placeKeys {
+		fmt.Print("---|")
+	}
+	fmt.Println()
+	for _, n := range names {
+		rs := byName[n]
+		fmt.Printf("| %s |", n)
+		for _, k := range placeKeys {
+			oc, op, ok := place(rs[0].res.Fidelity.Observed, k.key)
+			var sc, sp []float64
+			for _, r := range rs {
+				if c, p, ok := place(r.res.Fidelity.Simulated, k.key); ok {
+					sc, sp = append(sc, c), append(sp, p)
+				}
+			}
+			if !ok || len(sc) == 0 {
+				fmt.Print(" - |")
+				continue
+			}
+			fmt.Printf(" %.0f, %.3f ms \\| %.0f, %.3f ms |", oc, op/1e6, median(sc), median(sp)/1e6)
+		}
+		fmt.Println()
 	}
 }
 
