@@ -21,7 +21,6 @@ import (
 // metrics' wakeups, less those onto a CPU whose state at the wakeup the
 // trace does not give (before the CPU's first switch, or since lost
 // records until its next).
-
 //
 // Another busy CPU's wakeups are split once more by how the wakee got the
 // CPU (the prev_state of its switch-in): by switching out a runnable task
