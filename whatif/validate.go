@@ -265,6 +265,25 @@ func pullShare(m *Metrics) string {
 }
 
 // placeCell is "count p50/p95 ms" of one wakeup place.
+// remotePreemptNote says when, on a trace with host stalls (a guest), the
+// trace's wakeups that preempted another busy CPU's task waited much
+// longer than the replay's: the IPI reached a vCPU the host had
+// descheduled, which the replay models only through the running task's
+// own stalls (FIDELITY.md round 32). Both sides need minSamples such
+// wakeups, and the trace's median 4 times and 1 ms above the replay's.
+func (f *Fidelity) remotePreemptNote() string {
+	if f.HostStalls == 0 {
+		return ""
+	}
+	k := PlaceNames[placeOtherBusyPreempt]
+	o, s := f.Observed.WakeupByPlace[k], f.Simulated.WakeupByPlace[k]
+	if o.Count < minSamples || s.Count < minSamples || o.P50NS < 4*s.P50NS || o.P50NS-s.P50NS < 1e6 {
+		return ""
+	}
+	return fmt.Sprintf("remote wakeup preemptions: the trace's waited %.3f ms (p50 of %d), the replay's %.3f ms (of %d): the host ran the preempted vCPU late, which the replay models only through the running task's own host stalls (FIDELITY.md round 32)",
+		float64(o.P50NS)/1e6, o.Count, float64(s.P50NS)/1e6, s.Count)
+}
+
 func placeCell(p PlaceStats) string {
 	return fmt.Sprintf("%d %.3f/%.3f ms", p.Count, float64(p.P50NS)/1e6, float64(p.P95NS)/1e6)
 }
@@ -332,6 +351,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		// previous activation is not a wakeup in the replay: the replay's
 		// order departed from the trace's (docs/whatif.md, "Wake edges").
 		fmt.Fprintf(&b, "replay order: %d of the %d wake edges fired found their wakee not yet blocked, where the trace's woke a sleeper: the replay ran wakers ahead of their wakees, and has fewer wakeups than the trace\n", st.EdgesPending, st.EdgesFired)
+	}
+	if note := f.remotePreemptNote(); note != "" {
+		fmt.Fprintln(&b, note)
 	}
 	for _, g := range f.Goals {
 		v := "MET"
