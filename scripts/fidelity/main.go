@@ -6,6 +6,7 @@
 //	go run ./scripts/fidelity                  # seeds 0-2
 //	go run ./scripts/fidelity -seeds 0-9 -o /tmp/fid
 //	go run ./scripts/fidelity -seeds 0 -places # where the wakeups landed
+//	go run ./scripts/fidelity -seeds 0-29 -against /tmp/fid  # goals met, before -> now
 //
 // Groups: the 6.1 guests' recordings committed in fixtures/kernels, the
 // ones only in ../shared/fixtures/kernels (GPL-licensed or too large;
@@ -66,6 +67,7 @@ func main() {
 	set61 := flag.String("set61", "", "a --set for the 6.1 guests' recordings only (e.g. newidle_ratio=boot: FIDELITY.md round 25)")
 	policy618 := flag.String("policy618", "", "the policy for this machine's 6.18 recordings instead of latest (e.g. latest+155213a2aed4: FIDELITY.md round 25)")
 	table := flag.Bool("table", false, "print FIDELITY.md's results table (markdown) instead of one line per run")
+	against := flag.String("against", "", "compare with the runs kept in this directory (an earlier -o): per recording and goal, the runs that met it before and now, over the seeds both have")
 	places := flag.Bool("places", false, "also print where the wakeups landed per recording (--validate's wakeups@ rows: the trace's, and the replay's median over the seeds; FIDELITY.md round 32)")
 	flag.Parse()
 	ss, err := parseSeeds(*seeds)
@@ -164,7 +166,7 @@ func main() {
 			fail(fmt.Errorf("%s seed %d: %v", r.path, r.seed, r.err))
 		}
 		if *outDir != "" {
-			f := filepath.Join(*outDir, strings.ReplaceAll(r.name, "/", "_")+".s"+strconv.Itoa(r.seed)+".json")
+			f := filepath.Join(*outDir, runFile(r))
 			if err := os.WriteFile(f, r.out, 0o644); err != nil {
 				fail(err)
 			}
@@ -217,6 +219,11 @@ func main() {
 	}
 	if *places {
 		printPlaces(runs)
+	}
+	if *against != "" {
+		if err := printAgainst(runs, *against); err != nil {
+			fail(err)
+		}
 	}
 	for _, k := range kernels {
 		var parts []string
@@ -324,6 +331,75 @@ func printPlaces(runs []*run) {
 		}
 		fmt.Println()
 	}
+}
+
+// runFile is the name -o gives a run's JSON.
+func runFile(r *run) string {
+	return strings.ReplaceAll(r.name, "/", "_") + ".s" + strconv.Itoa(r.seed) + ".json"
+}
+
+// printAgainst compares this invocation's runs with those kept in dir by
+// an earlier -o: for every recording and goal whose count moved, the runs
+// that met it there and here, then the totals per kernel; only runs both
+// have count (a seed or recording missing there is left out and said).
+func printAgainst(runs []*run, dir string) error {
+	type key struct{ name, metric string }
+	before, now := map[key]int{}, map[key]int{}
+	var keys []key
+	seen := map[key]bool{}
+	kern := map[string]string{}
+	missing := 0
+	for _, r := range runs {
+		b, err := os.ReadFile(filepath.Join(dir, runFile(r)))
+		if os.IsNotExist(err) {
+			missing++
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		var old result
+		if err := json.Unmarshal(b, &old); err != nil {
+			return fmt.Errorf("%s: %v", filepath.Join(dir, runFile(r)), err)
+		}
+		kern[r.name] = strings.Fields(r.group)[0]
+		count := func(gs []goal, m map[key]int) {
+			for _, g := range gs {
+				k := key{r.name, g.Metric}
+				if !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+				if g.Met {
+					m[k]++
+				}
+			}
+		}
+		count(old.Fidelity.Goals, before)
+		count(r.res.Fidelity.Goals, now)
+	}
+	fmt.Printf("\nagainst %s (runs met, before -> now)", dir)
+	if missing > 0 {
+		fmt.Printf("; %d runs not there, left out", missing)
+	}
+	fmt.Println(":")
+	totB, totN := map[string]int{}, map[string]int{}
+	var kerns []string
+	for _, k := range keys {
+		kn := kern[k.name]
+		if _, ok := totB[kn]; !ok {
+			kerns = append(kerns, kn)
+		}
+		totB[kn] += before[k]
+		totN[kn] += now[k]
+		if before[k] != now[k] {
+			fmt.Printf("  %-40s %-24s %3d -> %3d\n", k.name, k.metric, before[k], now[k])
+		}
+	}
+	for _, kn := range kerns {
+		fmt.Printf("%-14s %d -> %d goals met\n", kn, totB[kn], totN[kn])
+	}
+	return nil
 }
 
 // median of v (sorted in place).
