@@ -28,6 +28,23 @@ func TestFidelityTableReportsPendingEdges(t *testing.T) {
 	}
 }
 
+// tableLine is the line of f's table that starts with prefix ("" when
+// there is none; the last when several do).
+func tableLine(t *testing.T, f *Fidelity, prefix string) string {
+	t.Helper()
+	var b strings.Builder
+	if err := f.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	got := ""
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, prefix) {
+			got = l
+		}
+	}
+	return got
+}
+
 // --validate's table reports the work the recorded exits bounded: tasks
 // cut at their exit (the stranded ones too) with the demand cut, and the
 // spinners that ran on to it; nothing without exit deadlines.
@@ -41,17 +58,7 @@ func TestFidelityTableReportsExitDeadlines(t *testing.T) {
 			"exit deadlines: 4 tasks stopped at their recorded exit (2.5 ms of demand cut), 2 spinners ran on to it (7.3 ms past their demand)"},
 		{Stats{}, ""},
 	} {
-		var b strings.Builder
-		if err := Compare("v6.1", m, m, &c.st).WriteTable(&b); err != nil {
-			t.Fatal(err)
-		}
-		got := ""
-		for _, l := range strings.Split(b.String(), "\n") {
-			if strings.HasPrefix(l, "exit deadlines:") {
-				got = l
-			}
-		}
-		if got != c.want {
+		if got := tableLine(t, Compare("v6.1", m, m, &c.st), "exit deadlines:"); got != c.want {
 			t.Errorf("got %q, want %q", got, c.want)
 		}
 	}
@@ -80,17 +87,7 @@ func TestFidelityTableRemotePreemptNote(t *testing.T) {
 		sim := &Metrics{WakeupByPlace: map[string]PlaceStats{key: c.sim}}
 		f := Compare("v6.1", obs, sim, nil)
 		f.HostStalls = c.stalls
-		var b strings.Builder
-		if err := f.WriteTable(&b); err != nil {
-			t.Fatal(err)
-		}
-		got := ""
-		for _, l := range strings.Split(b.String(), "\n") {
-			if strings.HasPrefix(l, "remote wakeup preemptions:") {
-				got = l
-			}
-		}
-		if got != c.want {
+		if got := tableLine(t, f, "remote wakeup preemptions:"); got != c.want {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}
 	}
