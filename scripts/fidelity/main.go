@@ -7,6 +7,7 @@
 //	go run ./scripts/fidelity -seeds 0-9 -o /tmp/fid
 //	go run ./scripts/fidelity -seeds 0 -places # where the wakeups landed
 //	go run ./scripts/fidelity -seeds 0-29 -against /tmp/fid  # goals met, before -> now
+//	go run ./scripts/fidelity -seeds 0-29 -goals  # runs meeting each goal, per recording
 //
 // Groups: the 6.1 guests' recordings committed in fixtures/kernels, the
 // ones only in ../shared/fixtures/kernels (GPL-licensed or too large;
@@ -68,6 +69,7 @@ func main() {
 	policy618 := flag.String("policy618", "", "the policy for this machine's 6.18 recordings instead of latest (e.g. latest+155213a2aed4: FIDELITY.md round 25)")
 	table := flag.Bool("table", false, "print FIDELITY.md's results table (markdown) instead of one line per run")
 	against := flag.String("against", "", "compare with the runs kept in this directory (an earlier -o): per recording and goal, the runs that met it before and now, over the seeds both have")
+	goals := flag.Bool("goals", false, "also print, per recording, how many runs met each goal (the per-recording counts FIDELITY.md's rounds quote, e.g. round 34)")
 	places := flag.Bool("places", false, "also print where the wakeups landed per recording (--validate's wakeups@ rows: the trace's, and the replay's median over the seeds; FIDELITY.md round 32)")
 	flag.Parse()
 	ss, err := parseSeeds(*seeds)
@@ -217,6 +219,9 @@ func main() {
 	if !*table {
 		printNewidleShares(runs)
 	}
+	if *goals {
+		printGoals(runs)
+	}
 	if *places {
 		printPlaces(runs)
 	}
@@ -235,6 +240,39 @@ func main() {
 			}
 		}
 		fmt.Printf("%-14s median |error|: %s\n", k, strings.Join(parts, ", "))
+	}
+}
+
+// printGoals prints, per recording in run order, how many of its runs
+// met each goal, as "metric met/runs".
+func printGoals(runs []*run) {
+	type key struct{ name, metric string }
+	met, all := map[key]int{}, map[key]int{}
+	var names []string
+	metrics := map[string][]string{}
+	for _, r := range runs {
+		if _, ok := metrics[r.name]; !ok {
+			names = append(names, r.name)
+			metrics[r.name] = nil
+		}
+		for _, g := range r.res.Fidelity.Goals {
+			k := key{r.name, g.Metric}
+			if all[k] == 0 {
+				metrics[r.name] = append(metrics[r.name], g.Metric)
+			}
+			all[k]++
+			if g.Met {
+				met[k]++
+			}
+		}
+	}
+	fmt.Println("\ngoals met per recording (runs met / runs):")
+	for _, n := range names {
+		var parts []string
+		for _, m := range metrics[n] {
+			parts = append(parts, fmt.Sprintf("%s %d/%d", m, met[key{n, m}], all[key{n, m}]))
+		}
+		fmt.Printf("  %-40s %s\n", n, strings.Join(parts, "  "))
 	}
 }
 
