@@ -264,7 +264,6 @@ func pullShare(m *Metrics) string {
 	return fmt.Sprintf("%d/%d (%.0f%%)", m.NewidlePulls, m.NewidleChances, 100*float64(m.NewidlePulls)/float64(m.NewidleChances))
 }
 
-// placeCell is "count p50/p95 ms" of one wakeup place.
 // remotePreemptNote says when, on a trace with host stalls (a guest), the
 // trace's wakeups that preempted another busy CPU's task waited much
 // longer than the replay's: the IPI reached a vCPU the host had
@@ -284,6 +283,7 @@ func (f *Fidelity) remotePreemptNote() string {
 		float64(o.P50NS)/1e6, o.Count, float64(s.P50NS)/1e6, s.Count)
 }
 
+// placeCell is "count p50/p95 ms" of one wakeup place.
 func placeCell(p PlaceStats) string {
 	return fmt.Sprintf("%d %.3f/%.3f ms", p.Count, float64(p.P50NS)/1e6, float64(p.P95NS)/1e6)
 }

@@ -246,34 +246,42 @@ func main() {
 // printGoals prints, per recording in run order, how many of its runs
 // met each goal, as "metric met/runs".
 func printGoals(runs []*run) {
-	type key struct{ name, metric string }
-	met, all := map[key]int{}, map[key]int{}
-	var names []string
-	metrics := map[string][]string{}
-	for _, r := range runs {
-		if _, ok := metrics[r.name]; !ok {
-			names = append(names, r.name)
-			metrics[r.name] = nil
-		}
-		for _, g := range r.res.Fidelity.Goals {
-			k := key{r.name, g.Metric}
-			if all[k] == 0 {
-				metrics[r.name] = append(metrics[r.name], g.Metric)
-			}
-			all[k]++
-			if g.Met {
-				met[k]++
-			}
-		}
-	}
+	names, byName := byRecording(runs)
 	fmt.Println("\ngoals met per recording (runs met / runs):")
 	for _, n := range names {
+		var metrics []string
+		met, all := map[string]int{}, map[string]int{}
+		for _, r := range byName[n] {
+			for _, g := range r.res.Fidelity.Goals {
+				if all[g.Metric] == 0 {
+					metrics = append(metrics, g.Metric)
+				}
+				all[g.Metric]++
+				if g.Met {
+					met[g.Metric]++
+				}
+			}
+		}
 		var parts []string
-		for _, m := range metrics[n] {
-			parts = append(parts, fmt.Sprintf("%s %d/%d", m, met[key{n, m}], all[key{n, m}]))
+		for _, m := range metrics {
+			parts = append(parts, fmt.Sprintf("%s %d/%d", m, met[m], all[m]))
 		}
 		fmt.Printf("  %-40s %s\n", n, strings.Join(parts, "  "))
 	}
+}
+
+// byRecording groups runs by recording: the names in run order, and each
+// one's runs.
+func byRecording(runs []*run) ([]string, map[string][]*run) {
+	var names []string
+	by := map[string][]*run{}
+	for _, r := range runs {
+		if by[r.name] == nil {
+			names = append(names, r.name)
+		}
+		by[r.name] = append(by[r.name], r)
+	}
+	return names, by
 }
 
 // printNewidleShares prints, per recording, the share of newidle chances
@@ -285,29 +293,24 @@ func printNewidleShares(runs []*run) {
 		c, _ := m["newidle_chances"].(float64)
 		return p / c, c > 0
 	}
-	var names []string
-	sims := map[string][]float64{}
-	obs := map[string]string{}
-	for _, r := range runs {
-		f := &r.res.Fidelity
-		if _, ok := obs[r.name]; !ok {
-			names = append(names, r.name)
-			obs[r.name] = "-"
-			if v, ok := share(f.Observed); ok {
-				obs[r.name] = fmt.Sprintf("%.0f%%", 100*v)
-			}
-		}
-		if v, ok := share(f.Simulated); ok {
-			sims[r.name] = append(sims[r.name], v)
-		}
-	}
+	names, byName := byRecording(runs)
 	fmt.Println("newidle pulls per chance (trace; replay, median over seeds):")
 	for _, n := range names {
-		sim := "-"
-		if v := sims[n]; len(v) > 0 {
-			sim = fmt.Sprintf("%.0f%%", 100*median(v))
+		rs := byName[n]
+		obs, sim := "-", "-"
+		if v, ok := share(rs[0].res.Fidelity.Observed); ok {
+			obs = fmt.Sprintf("%.0f%%", 100*v)
 		}
-		fmt.Printf("  %-40s %5s  %5s\n", n, obs[n], sim)
+		var sims []float64
+		for _, r := range rs {
+			if v, ok := share(r.res.Fidelity.Simulated); ok {
+				sims = append(sims, v)
+			}
+		}
+		if len(sims) > 0 {
+			sim = fmt.Sprintf("%.0f%%", 100*median(sims))
+		}
+		fmt.Printf("  %-40s %5s  %5s\n", n, obs, sim)
 	}
 }
 
@@ -332,14 +335,7 @@ func printPlaces(runs []*run) {
 		v, _ := p["p50_ns"].(float64)
 		return c, v, true
 	}
-	var names []string
-	byName := map[string][]*run{}
-	for _, r := range runs {
-		if byName[r.name] == nil {
-			names = append(names, r.name)
-		}
-		byName[r.name] = append(byName[r.name], r)
-	}
+	names, byName := byRecording(runs)
 	fmt.Println("\nwakeups by place (count, p50): trace | replay, median over seeds")
 	fmt.Print("| recording |")
 	for _, k := range placeKeys {
