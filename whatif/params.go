@@ -20,7 +20,7 @@ import (
 // policy: the question is how the policies differ under those parameters.
 
 // ParamKeys are the keys --set and --sweep accept, for usage messages.
-var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio"}
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits"}
 
 // ParamLevels are the domain level names imbalance_pct/busy_factor accept
 // (as model.BuildDomains names them; the package level is PKG from v6.9,
@@ -35,7 +35,8 @@ func ParamUsage() string {
 	return "imbalance_pct.LEVEL=N (N >= 100), busy_factor=N or busy_factor.LEVEL=N (N >= 1), " +
 		"migration_cost=DURATION (e.g. 500us, 0 = never cache hot), nr_migrate=N (N >= 1), hz=100|250|300|1000, " +
 		"slice_protection=" + strings.Join(SliceProtections, "|") + " (EEVDF kernels), " +
-		"newidle_ratio=trace|boot|N (NI_RANDOM's starting success ratio of 1024; kernels with NI_RANDOM); " +
+		"newidle_ratio=trace|boot|N (NI_RANDOM's starting success ratio of 1024; kernels with NI_RANDOM), " +
+		"reply_awaits=on|off (a waker waits for the reply its wakee's preemption hid in the trace; default off); " +
 		"LEVEL: " + strings.Join(ParamLevels, ", ")
 }
 
@@ -154,6 +155,15 @@ func (s Setting) Apply(cfg *Config) error {
 				return bad("trace, boot, or an integer 0..1023")
 			}
 			cfg.NIRatio = n + 1
+		}
+	case "reply_awaits":
+		switch s.Value {
+		case "on":
+			cfg.ReplyAwaits = true
+		case "off":
+			cfg.ReplyAwaits = false
+		default:
+			return bad("on or off")
 		}
 	default:
 		return fmt.Errorf("%s: unknown key %q; keys: %s", s, s.Key, ParamUsage())

@@ -9,7 +9,7 @@ import (
 func TestParseSetting(t *testing.T) {
 	var cfg Config
 	for _, kv := range []string{"imbalance_pct.*=130", "imbalance_pct.MC=125", "busy_factor=8", "busy_factor.NUMA=4",
-		"migration_cost=250us", "nr_migrate=8", "hz=1000", "imbalance_pct.MC=120"} {
+		"migration_cost=250us", "nr_migrate=8", "hz=1000", "imbalance_pct.MC=120", "reply_awaits=on"} {
 		s, err := ParseSetting(kv)
 		if err != nil {
 			t.Fatalf("%s: %v", kv, err)
@@ -18,7 +18,7 @@ func TestParseSetting(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if cfg.MigrationCostNS != 250000 || cfg.NrMigrate != 8 || cfg.HZ != 1000 {
+	if cfg.MigrationCostNS != 250000 || cfg.NrMigrate != 8 || cfg.HZ != 1000 || !cfg.ReplyAwaits {
 		t.Errorf("config %+v", cfg)
 	}
 	// "*" first, the later MC value replaces the earlier one.
@@ -43,6 +43,7 @@ func TestParseSetting(t *testing.T) {
 		"migration_cost=-1ms": "duration",
 		"nr_migrate=x":        ">= 1",
 		"hz=200":              "CONFIG_HZ",
+		"reply_awaits=yes":    "on or off",
 		"tick=250":            "unknown key",
 		"nr_migrate.MC=3":     "unknown key",
 		"imbalance_pct.MC":    "key=value",

@@ -60,6 +60,8 @@ type rq struct {
 	// user space switches).
 	reschedOwn bool
 	reschedGen uint32
+	// reschedAt: when the pending reschedule switches (its evResched).
+	reschedAt int64
 }
 
 func (s *Sim) newRQ(c int) *rq {
@@ -426,6 +428,9 @@ func (s *Sim) armProgress(r *rq) {
 			m = o
 		}
 	}
+	if t.awaitOn != nil && t.awaitAt < m {
+		m = t.awaitAt
+	}
 	rem := m - t.progress
 	if rem < 0 {
 		rem = 0
@@ -707,6 +712,7 @@ func (s *Sim) reschedAfter(r *rq, pool []int64) {
 	}
 	r.reschedPending = true
 	r.reschedOwn = local
+	r.reschedAt = at
 	s.push(event{t: at, kind: evResched, cpu: int32(r.cpu), gen: r.reschedGen})
 }
 

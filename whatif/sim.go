@@ -87,6 +87,11 @@ type Config struct {
 	// first of them to run in the replay, not by the one that ran first
 	// in the trace (FIDELITY.md round 19).
 	PairedWakeups bool
+	// ReplyAwaits: a waker whose wakeup hid its wakee's reply in the
+	// trace (Edge.Awaits) waits for that reply where the trace shows it
+	// preempted (await.go). Off by default: measured, it did not pass the
+	// fidelity gate (FIDELITY.md, round 35).
+	ReplyAwaits bool
 	// RunQueue selects the per-CPU discipline: "" (the policy's),
 	// "cfs" or "eevdf".
 	RunQueue string
@@ -304,6 +309,17 @@ type simTask struct {
 	// waitEnd: asleep in wait() at the end of its current activation,
 	// for more child exits (reapWaitEnd).
 	waitEnd bool
+	// awaitOn, awaitK, awaitAt: the current activation waits at progress
+	// awaitAt for awaitOn to end its activation awaitK (Edge.Awaits;
+	// nil: none), and is then woken with awaitSync as WF_SYNC; awaiting:
+	// asleep there. waiters: the tasks awaiting one of this task's
+	// activations (await.go).
+	awaitOn   *simTask
+	awaitK    int32
+	awaitAt   int64
+	awaitSync bool
+	awaiting  bool
+	waiters   []*simTask
 }
 
 func (t *simTask) allowed(cpu int) bool { return t.pinned < 0 || int(t.pinned) == cpu }
@@ -443,6 +459,12 @@ type Stats struct {
 	Arrivals              int64  `json:"arrivals"`
 	ContinuedWithoutSleep int64  `json:"continued_without_sleep"`
 	RepliesHeld           int64  `json:"replies_held"`
+	// RepliesAwaited: a waker that reached its await point before its
+	// wakee's reply and slept there (await.go); AwaitsStranded: such a
+	// sleeper woken at the end because the reply never came (0 unless
+	// the engine is wrong).
+	RepliesAwaited int64 `json:"replies_awaited,omitempty"`
+	AwaitsStranded int64 `json:"awaits_stranded,omitempty"`
 	// A parent waiting for any child (reap.go): its children's exits, the
 	// ones that woke it, and the reap activations it continued into
 	// without sleeping (a zombie child at hand).
@@ -494,6 +516,9 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	d, err := model.BuildDomains(topo, kernel)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.ReplyAwaits {
+		w = w.withReplyEdges()
 	}
 	s := &Sim{cfg: cfg, pol: cfg.Policy, knobs: cfg.Policy.Knobs(), w: w, dom: d, ncpu: d.NrCPUs, out: out, sgcImb: map[sgcKey]bool{}}
 	s.hook, _ = cfg.Policy.(GroupStatsHook)
@@ -676,7 +701,7 @@ func (s *Sim) Run() (*Stats, error) {
 			s.enterIdle(r)
 		}
 	}
-	for len(s.q) > 0 {
+	for len(s.q) > 0 || s.releaseStranded() {
 		e := s.q.pop()
 		if e.t < s.now {
 			return nil, fmt.Errorf("whatif: internal error: time went backwards (%d < %d)", e.t, s.now)
@@ -812,6 +837,10 @@ func (s *Sim) progress(r *rq) {
 	if r.curr != t {
 		return
 	}
+	if t.awaitOn != nil && t.progress >= t.awaitAt {
+		s.awaitPoint(r, t)
+		return
+	}
 	a := &t.w.Activations[t.act]
 	if t.progress >= a.DemandNS && t.nextEdge >= a.EdgeHi {
 		s.endActivation(r, t)
@@ -890,6 +919,10 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 		if e.OffsetNS > t.progress && t.progress < a.DemandNS {
 			return
 		}
+		if t.awaitOn != nil && e.OffsetNS >= t.awaitAt {
+			// After the reply this task waits for (progress blocks).
+			return
+		}
 		if r.reschedPending && r.reschedOwn && e.OffsetNS >= t.noPreemptEnd {
 			// The wakeup is a new system call: the return to user space
 			// from the one that set TIF_NEED_RESCHED came first, and
@@ -904,6 +937,10 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 		s.fired[idx]++
 		s.stats.EdgesFired++
 		wakee := s.tasks[e.Wakee]
+		if e.Kind == EdgeReply {
+			s.reply(t, wakee, r.cpu)
+			continue
+		}
 		if s.reap.edge[idx] {
 			s.syncWake = e.Sync
 			s.childExit(t, wakee, r.cpu)
@@ -920,8 +957,11 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 			s.fork(r, t, wakee)
 		} else {
 			s.syncWake = e.Sync
-			s.wake(wakee, e.WakeeAct, t, r.cpu)
+			k := s.wake(wakee, e.WakeeAct, t, r.cpu)
 			s.syncWake = false
+			if e.Awaits && k >= 0 {
+				s.awaitReply(t, wakee, k, e)
+			}
 		}
 	}
 }
@@ -930,6 +970,8 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 // blocks (dequeue with DEQUEUE_SLEEP, then schedule()), exits, or, when
 // a wakeup for its next activation already arrived, continues at once.
 func (s *Sim) endActivation(r *rq, t *simTask) {
+	// The reply a waker awaits comes before this task blocks.
+	s.releaseWaiters(t, t.act, false, r.cpu)
 	a := &t.w.Activations[t.act]
 	next := t.act + 1
 	hasNext := int(next) < len(t.w.Activations)
@@ -1033,6 +1075,7 @@ func (s *Sim) scheduleArrival(t *simTask, k int32) {
 
 func (s *Sim) startActivation(t *simTask, k int32) {
 	t.waitEnd = false
+	t.awaitOn, t.awaiting = nil, false
 	t.act = k
 	t.progress = 0
 	t.nextEdge = t.w.Activations[k].EdgeLo
@@ -1049,28 +1092,29 @@ func (s *Sim) startActivation(t *simTask, k int32) {
 // faster), it is pending: t continues into k without sleeping, as a task
 // finding its wake condition already true does; unless it is the reply
 // to t's own request (isReply), which is held until t blocks.
-func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) {
+func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) int32 {
 	if waker != nil && !s.cfg.PairedWakeups {
 		k = s.wakeSlot(t, k)
 	}
 	if int(k) >= len(t.trig) || t.trig[k] || t.state == tsDead {
 		s.stats.EdgesRedundant++
-		return
+		return -1
 	}
 	t.trig[k] = true
-	if !(t.state == tsSleeping && t.act == k-1) && !(t.state == tsNotStarted && k == 0) {
+	if !(t.state == tsSleeping && t.act == k-1 && !t.awaiting) && !(t.state == tsNotStarted && k == 0) {
 		if waker != nil && t.act == k-1 && (t.state == tsRunning || t.state == tsQueued) && s.isReply(t, waker) {
 			// A reply to the wakee's own request: held until it blocks.
 			t.trig[k] = false
 			t.heldK, t.heldWaker = k, waker
 			s.stats.RepliesHeld++
-			return
+			return k
 		}
 		s.stats.EdgesPending++
-		return
+		return k
 	}
 	s.startActivation(t, t.act+1)
 	s.placeWoken(t, waker, wakerCPU)
+	return k
 }
 
 // wakeSlot is the activation of t that a task's wakeup paired with
@@ -1257,6 +1301,10 @@ func (s *Sim) deadline(t *simTask) {
 	if t.state == tsRunning {
 		s.updateCurr(r)
 	}
+	// Stopped for good: whoever awaits its reply is released, and its
+	// own wait ends.
+	s.releaseWaiters(t, 0, true, int(t.cpu))
+	t.awaitOn, t.awaiting = nil, false
 	acts := t.w.Activations
 	last := int32(len(acts) - 1)
 	k, next := t.act, int32(-1)

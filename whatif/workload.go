@@ -65,11 +65,24 @@ const (
 	EdgeWake EdgeKind = iota
 	// EdgeFork is a fork (sched_wakeup_new): the parent starts the child.
 	EdgeFork
+	// EdgeReply is a reply the trace hid (await.go), added by the replay
+	// with Config.ReplyAwaits, never in a workload file: the point of the
+	// waker's activation where it answers the task awaiting it (Wakee,
+	// whose Awaits edge started this activation), estimated from the
+	// pair's replies the trace shows. Never causal: it wakes the wakee only
+	// if it sleeps at its await point.
+	EdgeReply
+	numEdgeKinds
 )
 
-var edgeKindNames = []string{"wake", "fork"}
+var edgeKindNames = []string{"wake", "fork", "reply"}
 
-func (k EdgeKind) String() string { return edgeKindNames[k] }
+func (k EdgeKind) String() string {
+	if int(k) < len(edgeKindNames) {
+		return edgeKindNames[k]
+	}
+	return "kind" + strconv.Itoa(int(k))
+}
 
 // Task is one thread of the workload.
 type Task struct {
@@ -172,6 +185,14 @@ type Edge struct {
 	// call). The replay does not preempt the waker inside
 	// [OffsetNS, OffsetNS+NoPreemptNS) of its activation either.
 	NoPreemptNS int64
+	// Awaits: the waker needs its wakee's reply to go on (await.go). In
+	// the trace the wakee preempted the waker at this wakeup and ended
+	// its activation before the waker ran again, so the reply found the
+	// waker runnable and left no wakeup; and when this pair's wakeups do
+	// not preempt, the waker blocks right after and the wakee's reply
+	// wakes it. With Config.ReplyAwaits the replay makes the waker wait
+	// for that reply at its preemption point (OffsetNS+NoPreemptNS).
+	Awaits bool
 }
 
 // syncWindowNS: a waker switched out this soon after its wakeup, on the
@@ -311,6 +332,14 @@ type extTask struct {
 	// runByPrio: run time per prio, from each slice's switch-out
 	// (prev_prio), in order of first appearance.
 	runByPrio []prioRun
+	// awaitEdge: this task, runnable, was preempted by the wakee of this
+	// wake edge on its own CPU, and has not run since (-1: none).
+	// replyTo, replyEdge: on that wakee, the waker's TID (0: none) and
+	// the edge; the wakee ending its activation first marks the edge's
+	// Awaits candidate.
+	awaitEdge int32
+	replyTo   int32
+	replyEdge int32
 }
 
 type prioRun struct {
@@ -550,7 +579,7 @@ func (x *extractor) growCPU(c int32) {
 func (x *extractor) task(tid int32, comm string, prio int32, cpu int32) *extTask {
 	t := x.byTID[tid]
 	if t == nil {
-		t = &extTask{idx: int32(len(x.w.Tasks)), runCPU: -1, rtCPU: -1}
+		t = &extTask{idx: int32(len(x.w.Tasks)), runCPU: -1, rtCPU: -1, awaitEdge: -1, replyEdge: -1}
 		x.byTID[tid] = t
 		x.w.Tasks = append(x.w.Tasks, Task{TID: tid, PID: -1, Comm: comm, Prio: prio, Pinned: -1, StartCPU: cpu})
 	}
@@ -748,9 +777,11 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			a.End, a.EndState = EndExit, st
 			t.state = stDead
 			x.w.Tasks[t.idx].ExitNS = now
+			x.replied(t)
 		default:
 			a.End, a.EndState = EndSleep, st
 			t.state, t.blockAt = stSleeping, now
+			x.replied(t)
 		}
 	}
 	if next != 0 {
@@ -764,6 +795,7 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 		}
 		t.state, t.runStart, t.runCPU = stRunning, now, c
 		t.rtCPU = -1
+		t.awaitEdge = -1
 		if a := x.act(t); a.CPU < 0 {
 			a.CPU = c
 		}
@@ -809,6 +841,9 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			// no switch in between, within a tick (a longer wait is a
 			// slice expiry, which the model times itself).
 			preempted := prev == pb.curr && c == pb.cpu && x.switches[c] == pb.seq && strings.HasPrefix(e.Str(timeline.PrevState), "R")
+			if preempted && pb.from == c {
+				x.preemptedWaker(prev, t, pb.edge)
+			}
 			if preempted && e.Int(timeline.NextPrio) < 100 && e.Int(timeline.PrevPrio) >= 100 {
 				// A real-time wakee takes the CPU from a CFS task at the
 				// first preemption point, however long that is: the whole
@@ -965,6 +1000,35 @@ func (x *extractor) noPreempt(prev int32, ei int32) {
 	if d := a.DemandNS - e.OffsetNS; d > 0 {
 		e.NoPreemptNS = d
 	}
+}
+
+// preemptedWaker: the waker prev, switched out runnable on its own CPU
+// for wakee, the task its wake edge ei woke: if the wakee ends its
+// activation before prev runs again, the edge is an Awaits candidate
+// (replied).
+func (x *extractor) preemptedWaker(prev int32, wakee *extTask, ei int32) {
+	t := x.byTID[prev]
+	if ei < 0 || int(ei) >= len(x.edges) || t == nil {
+		return
+	}
+	if e := &x.edges[ei]; e.Waker != t.idx || e.Wakee != wakee.idx || !e.Causal || e.Kind != EdgeWake {
+		return
+	}
+	t.awaitEdge = ei
+	wakee.replyTo, wakee.replyEdge = prev, ei
+}
+
+// replied: t blocked or exited, ending its activation; if it had
+// preempted its waker, which has not run since, that wakeup is an Awaits
+// candidate.
+func (x *extractor) replied(t *extTask) {
+	if t.replyTo == 0 {
+		return
+	}
+	if w := x.byTID[t.replyTo]; w != nil && w.state == stRunnable && w.awaitEdge == t.replyEdge {
+		x.edges[t.replyEdge].Awaits = true
+	}
+	t.replyTo, t.replyEdge = 0, -1
 }
 
 func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
@@ -1156,6 +1220,7 @@ func (x *extractor) finish() {
 		slices.Sort(pool)
 	}
 	w.index()
+	w.keepRequestReplyAwaits()
 }
 
 // index sorts the edges and sets each activation's edge range.
@@ -1220,6 +1285,15 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("workload newidle pulls %d of %d chances", w.NewidlePulls, w.NewidleChances)
 	}
 	for i, e := range w.Edges {
+		if e.Kind >= numEdgeKinds {
+			return fmt.Errorf("workload edge %d: unknown kind %d", i, e.Kind)
+		}
+		if e.Kind == EdgeReply && (e.Causal || e.Awaits) {
+			return fmt.Errorf("workload edge %d: a reply edge cannot be causal or awaited", i)
+		}
+		if e.Awaits && (e.Kind != EdgeWake || !e.Causal) {
+			return fmt.Errorf("workload edge %d: only a causal wakeup can await a reply", i)
+		}
 		if e.Waker < 0 || e.Waker >= n || e.Wakee < 0 || e.Wakee >= n {
 			return fmt.Errorf("workload edge %d: task index out of range", i)
 		}
