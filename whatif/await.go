@@ -35,7 +35,8 @@ import "slices"
 // out runnable if its wakeup's reschedule is pending there, as in the
 // trace; else, if the reply has not come, asleep there
 // (Stats.RepliesAwaited) until the reply, or the end of the wakee's
-// activation, wakes it from the wakee's CPU.
+// activation, wakes it from the wakee's CPU; and the wakee's reply to a
+// waker it preempted is read without a wakeup (replyFindsRunnable).
 
 // minReplyExchanges: the blocking exchanges a pair needs to count as
 // request/reply.
@@ -237,4 +238,14 @@ func (s *Sim) releaseStranded() bool {
 		}
 	}
 	return woke
+}
+
+// replyFindsRunnable: with ReplyAwaits, a reply to t's request sent from
+// the CPU where t waits preempted (its replier took the CPU from it) is
+// not held for t's block (isReply): t, runnable, reads the reply when it
+// runs again and goes on without sleeping, as the trace's preempted
+// exchanges show (their replies left no wakeup). Held, t blocks and is
+// woken at once: a wakeup the kernel would not make.
+func (s *Sim) replyFindsRunnable(t *simTask, wakerCPU int) bool {
+	return s.cfg.ReplyAwaits && t.state == tsQueued && int(t.cpu) == wakerCPU
 }

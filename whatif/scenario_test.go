@@ -1402,3 +1402,63 @@ func TestRTEnqueueSetsOverload(t *testing.T) {
 		}
 	}
 }
+
+// A waker's own wakeup preemption comes at its return to user space,
+// before the call that blocks. One CPU, v6.1 (wakeup granularity 1 ms,
+// sleeper credit 3 ms), the trace's local preemptions took 0.3 ms. X runs
+// 3 ms and wakes W (0.5 ms) at 2.9 ms; W, at vruntime max(0, 2.9 − 3 ms)
+// = 0, is 2.9 ms behind: preempt, due at 3.2 ms. By hand: X is done at
+// 3.0 ms with the reschedule still pending, so its return to user space
+// switches it out runnable there (it would block in its next call); W
+// runs 3.0-3.5 and at 3.4 ms replies to X (X's activation woke it).
+//   - By default the reply is held until X blocks (isReply): X, run at
+//     3.5 ms, blocks at once and the reply wakes it: two wakeups (W's
+//     waited 0.1 ms, X's none), one involuntary switch (X's at 3.0 ms);
+//     X runs 0-3.0, 3.5-3.5 and 3.5-4.5.
+//   - With ReplyAwaits the reply, reaching X runnable on W's CPU, is not
+//     held for a block X would not make (replyFindsRunnable): X goes on
+//     into its next activation (1 ms) when it runs at 3.5 ms. One wakeup.
+//
+// Before, X blocked at 3.0 ms (its drawn delay ran past its demand).
+func TestPreemptedBeforeBlock(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		awaits    bool
+		runs      []string // task@start-end in 0.1 ms
+		wakeups   int64
+		held      int64
+		continued int64
+	}{
+		{"default", false, []string{"X@0-30", "W@30-35", "X@35-35", "X@35-45"}, 2, 1, 0},
+		{"reply_awaits", true, []string{"X@0-30", "W@30-35", "X@35-45"}, 1, 0, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBuilder(t, "sockets=1,cores=1,threads=1")
+			x := b.task("x", 120, 0, true, CauseStart, 3*ms, ms)
+			w := b.task("w", 120, 0, false, CauseWake, ms/2)
+			b.edge(x, 0, 29*ms/10, w, 0)
+			b.edge(w, 0, 4*ms/10, x, 1)
+			b.w.PreemptWakeLocalNS = []int64{3 * ms / 10}
+			wl := b.done(t)
+			cfg := testConfig()
+			cfg.IdleWake = true
+			cfg.ReplyAwaits = c.awaits
+			res, ch := replayChecked(t, wl, cfg)
+			name := map[int64]string{int64(wl.Tasks[x].TID): "X", int64(wl.Tasks[w].TID): "W"}
+			var got []string
+			for _, r := range ch.runs {
+				got = append(got, fmt.Sprintf("%s@%d-%d", name[r.tid], (r.start-t0)/100000, (r.end-t0)/100000))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.runs) {
+				t.Errorf("runs %v, want %v", got, c.runs)
+			}
+			m := res.Metrics
+			if m.WakeupCount != c.wakeups || m.WakeupMaxNS != ms/10 || m.InvoluntarySwitches != 1 {
+				t.Errorf("%d wakeups (max %d ns), %d involuntary switches; want %d (100000 ns), 1", m.WakeupCount, m.WakeupMaxNS, m.InvoluntarySwitches, c.wakeups)
+			}
+			if res.Stats.RepliesHeld != c.held || res.Stats.ContinuedWithoutSleep != c.continued {
+				t.Errorf("replies held %d, continued %d; want %d, %d", res.Stats.RepliesHeld, res.Stats.ContinuedWithoutSleep, c.held, c.continued)
+			}
+		})
+	}
+}

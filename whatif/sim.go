@@ -89,8 +89,9 @@ type Config struct {
 	PairedWakeups bool
 	// ReplyAwaits: a waker whose wakeup hid its wakee's reply in the
 	// trace (Edge.Awaits) waits for that reply where the trace shows it
-	// preempted (await.go). Off by default: measured, it did not pass the
-	// fidelity gate (FIDELITY.md, round 35).
+	// preempted, and a reply reaching its requester preempted on the
+	// replier's CPU is not held for a block (await.go). Off by default:
+	// measured, it did not pass the fidelity gate (FIDELITY.md, round 35).
 	ReplyAwaits bool
 	// RunQueue selects the per-CPU discipline: "" (the policy's),
 	// "cfs" or "eevdf".
@@ -843,6 +844,10 @@ func (s *Sim) progress(r *rq) {
 	}
 	a := &t.w.Activations[t.act]
 	if t.progress >= a.DemandNS && t.nextEdge >= a.EdgeHi {
+		if s.preemptedBeforeBlock(r, t) {
+			s.preempt(r)
+			return
+		}
 		s.endActivation(r, t)
 		return
 	}
@@ -1034,6 +1039,24 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 	}
 }
 
+// preemptedBeforeBlock: t, on r, is done with its activation's demand
+// and would now block, with a reschedule its own wakeup raised on r still
+// pending (its drawn delay not yet over). The wakeup's system call
+// returns to user space before t makes the call that blocks, and the
+// return switches it out: t is preempted here, runnable, and blocks when
+// it runs again. Not when the trace shows t ran on to its block with the
+// reschedule pending (Edge.NoPreemptNS up to the activation's end: the
+// block is in the same call), nor when t goes on into its next
+// activation without sleeping.
+func (s *Sim) preemptedBeforeBlock(r *rq, t *simTask) bool {
+	a := &t.w.Activations[t.act]
+	if !r.reschedPending || !r.reschedOwn || a.End != EndSleep || t.noPreemptEnd >= a.DemandNS {
+		return false
+	}
+	next := t.act + 1
+	return int(next) >= len(t.trig) || !t.trig[next]
+}
+
 // isReply: a wakeup of t by waker, for t's next activation, is the reply
 // to t's request when t's current activation woke waker (the activation
 // that, in the trace, blocked before this wakeup came: a causal wakeup
@@ -1102,7 +1125,7 @@ func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) int32 {
 	}
 	t.trig[k] = true
 	if !(t.state == tsSleeping && t.act == k-1 && !t.awaiting) && !(t.state == tsNotStarted && k == 0) {
-		if waker != nil && t.act == k-1 && (t.state == tsRunning || t.state == tsQueued) && s.isReply(t, waker) {
+		if waker != nil && t.act == k-1 && (t.state == tsRunning || t.state == tsQueued) && s.isReply(t, waker) && !s.replyFindsRunnable(t, wakerCPU) {
 			// A reply to the wakee's own request: held until it blocks.
 			t.trig[k] = false
 			t.heldK, t.heldWaker = k, waker
