@@ -4,7 +4,9 @@
 //
 // On Linux the data goes to an unnamed O_TMPFILE inode in the target
 // directory, which the kernel discards if the process dies; Commit links it
-// in under a temporary name and renames that over the path. Elsewhere (or
+// at the path (or, to replace a file there, under a temporary name renamed
+// over the path at once: only a kill between those two calls leaves that
+// name behind). Elsewhere (or
 // where the filesystem lacks O_TMPFILE) it falls back to a named temporary
 // file that Abort removes: then only SIGKILL can leave a temp file behind.
 package atomicfile
@@ -58,8 +60,18 @@ func (f *File) Commit() error {
 		}
 		return nil
 	}
-	// Link the unnamed inode under a fresh temporary name (linkat refuses
-	// to replace), then rename it into place atomically.
+	// Link the unnamed inode at the path itself when nothing is there: one
+	// system call, so a kill leaves the file complete or absent.
+	if err := linkTmpfile(f.File, f.path); !os.IsExist(err) {
+		closeErr := f.File.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.path, err)
+		}
+		return closeErr
+	}
+	// Something is there, and linkat refuses to replace it: link under a
+	// fresh temporary name and rename that into place at once (the name
+	// exists only between the two calls), closing afterwards.
 	tmp := ""
 	var err error
 	for i := 0; i < 100; i++ {
@@ -68,19 +80,16 @@ func (f *File) Commit() error {
 			break
 		}
 	}
-	closeErr := f.File.Close()
 	if err != nil {
+		f.File.Close()
 		return fmt.Errorf("%s: %w", f.path, err)
-	}
-	if closeErr != nil {
-		os.Remove(tmp)
-		return closeErr
 	}
 	if err := os.Rename(tmp, f.path); err != nil {
 		os.Remove(tmp)
+		f.File.Close()
 		return err
 	}
-	return nil
+	return f.File.Close()
 }
 
 // Abort discards the file; the path is untouched. Safe after Commit.

@@ -48,3 +48,30 @@ func TestCommitAndAbort(t *testing.T) {
 		t.Error("Abort after Commit removed the file")
 	}
 }
+
+// A new file (nothing at the path) is linked there directly: complete,
+// mode 0644, and nothing else in the directory.
+func TestCommitNew(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out")
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("new"))
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("while writing the directory holds %d entries", len(ents))
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Errorf("after commit the file holds %q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("after commit the directory holds %d entries, want 1", len(ents))
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+	}
+}
