@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,7 +68,11 @@ func fuzzEvents(data []byte) []timeline.Event {
 // replay of what it extracts runs to the end with its invariants held:
 // each task runs its demand, every edge fires once (or is cut), no CPU runs
 // two tasks (the checker), under CFS and EEVDF, with and without exit
-// deadlines and the trace's wakeup pairing.
+// deadlines and the trace's wakeup pairing; and with ReplyAwaits, on the
+// workload as extracted (nothing stranded: its awaits follow the trace's
+// order) and with every causal wakeup marked Awaits (the await and reply
+// machinery on every exchange; such marks can wait in a circle, which
+// releaseStranded breaks, and the invariants still hold).
 func FuzzExtractReplay(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 4, 0, 0, 0, 1, 8, 1, 0, 1, 2, 16, 0, 1, 0, 3, 8, 0, 0, 1, 2, 9, 0, 1, 0, 2, 4})
 	f.Add([]byte{0, 0, 0, 1, 4, 0, 1, 0, 2, 4, 1, 1, 2, 1, 8, 1, 0, 1, 3, 12, 1, 0, 1, 4, 4, 0, 0, 1, 4, 5, 0, 0, 4, 0, 9})
@@ -93,6 +98,32 @@ func FuzzExtractReplay(f *testing.F) {
 				cfg.MaxEvents = 1 << 20
 				if _, err := Replay(w, cfg, newChecker(t)); err != nil && isEngineFault(err) {
 					t.Fatalf("%s %+v: %v\nevents: %v", pol, v, err, describeEvents(evs))
+				}
+			}
+		}
+		all := *w
+		all.Edges = slices.Clone(w.Edges)
+		for i := range all.Edges {
+			if e := &all.Edges[i]; e.Causal && e.Kind == EdgeWake {
+				e.Awaits = true
+			}
+		}
+		for _, pol := range []string{"v6.1", "latest"} {
+			for _, c := range []struct {
+				name string
+				wl   *Workload
+			}{{"extracted", w}, {"all awaited", &all}} {
+				name, wl := c.name, c.wl
+				p, _ := LookupPolicy(pol)
+				cfg := DefaultConfig(p)
+				cfg.Topology, cfg.ReplyAwaits = topo, true
+				cfg.MaxEvents = 1 << 20
+				res, err := Replay(wl, cfg, newChecker(t))
+				if err != nil && isEngineFault(err) {
+					t.Fatalf("%s, reply awaits, %s: %v\nevents: %v", pol, name, err, describeEvents(evs))
+				}
+				if err == nil && wl == w && res.Stats.AwaitsStranded != 0 {
+					t.Fatalf("%s, reply awaits, %s: %d waiters stranded\nevents: %v", pol, name, res.Stats.AwaitsStranded, describeEvents(evs))
 				}
 			}
 		}
