@@ -224,9 +224,11 @@ func (s *Sim) releaseWaiters(b *simTask, k int32, all bool, cpu int) {
 }
 
 // releaseStranded wakes, as an interrupt would, any task still asleep at
-// an await point when nothing else is left to run (its wakee stopped
-// without ending the activation: an engine fault the invariants would
-// report otherwise); it reports whether it woke one.
+// an await point when nothing else is left to run, which the invariants
+// would otherwise report: awaits that wait in a circle (a workload made
+// by hand; extracted ones follow the trace's order, FuzzExtractReplay)
+// or a wakee stopped without ending the activation. It reports whether
+// it woke one.
 func (s *Sim) releaseStranded() bool {
 	woke := false
 	for _, t := range s.tasks {

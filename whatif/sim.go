@@ -462,8 +462,8 @@ type Stats struct {
 	RepliesHeld           int64  `json:"replies_held"`
 	// RepliesAwaited: a waker that reached its await point before its
 	// wakee's reply and slept there (await.go); AwaitsStranded: such a
-	// sleeper woken at the end because the reply never came (0 unless
-	// the engine is wrong).
+	// sleeper woken at the end because the reply never came (0 on an
+	// extracted workload; awaits marked by hand can wait in a circle).
 	RepliesAwaited int64 `json:"replies_awaited,omitempty"`
 	AwaitsStranded int64 `json:"awaits_stranded,omitempty"`
 	// A parent waiting for any child (reap.go): its children's exits, the
