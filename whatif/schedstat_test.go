@@ -88,29 +88,35 @@ func (a *schedstat) delta(b *schedstat) *schedstat {
 // skipped without it). The kernel's window is wider than the trace (it
 // spans perf's start and exit), so the bound below is loose: the replay
 // must run at least a quarter and at most twice the kernel's passes.
-// Measured (seed 0, replay / kernel): hackbench 156/200, 174/182, 52/52;
-// schbench 557/503, 357/338, 205/151; stress-ng 74/128, 62/85, 32/56 on
-// guest-A, B, D. Before FIDELITY.md round 23 (a vCPU stall's remainder in
-// every pass's cost, no NI_RANDOM) schbench's were 61/503, 77/338, 41/151.
+// Measured (seed 0, replay / kernel, round 35's engine): hackbench
+// 166/200, 134/182, 37/52; schbench 309/503, 169/338, 94/151; stress-ng
+// 32/128, 35/85, 22/56 on guest-A, B, D (stress-ng's guest-A at the
+// bound: a quarter of 128). Round 23's engine gave hackbench 156/200,
+// 174/182, 52/52; schbench 557/503, 357/338, 205/151; stress-ng 74/128,
+// 62/85, 32/56; before round 23 (a vCPU stall's remainder in every pass's
+// cost, no NI_RANDOM) schbench's were 61/503, 77/338, 41/151.
 //
 // Idle CPUs' periodic balancing (CPU_IDLE, on their own tick or by the
 // nohz ILB) pulls about as many tasks as the kernel's: lb_gained[CPU_IDLE]
 // (its passes, lb_count, are not comparable: the kernel's window holds
-// seconds of idle CPUs around the trace). Measured: hackbench 25/24,
-// 22/6, 13/17; schbench 35/41, 44/58, 40/50; stress-ng 10/1, 5/4, 6/3.
+// seconds of idle CPUs around the trace). Measured (round 35): hackbench
+// 21/24, 25/6, 28/17; schbench 68/41, 64/58, 47/50; stress-ng 4/1, 1/4,
+// 3/3 (round 24: hackbench 25/24, 22/6, 13/17; schbench 35/41, 44/58,
+// 40/50; stress-ng 10/1, 5/4, 6/3).
 // Before round 24 (newidle_balance did not move next_balance forward, no
 // NOHZ_NEXT_KICK) they were 1/24, 2/6, 1/17; 4/41, 8/58, 0/50.
 //
 // Logged, not asserted: ttwu_move_affine (wake_affine sent the wakee to
-// the waker's CPU), replay / kernel: hackbench 191/186, 381/478,
-// 876/1514; schbench 56/47, 55/29, 71/53; stress-ng 8/18, 36/17, 25/49
-// (the replay's hackbench has 60–80 % of the trace's wakeups).
+// the waker's CPU), replay / kernel (round 35): hackbench 188/186,
+// 394/478, 1033/1514; schbench 33/47, 52/29, 69/53; stress-ng 8/18,
+// 13/17, 11/49 (the replay's hackbench has 60–80 % of the trace's
+// wakeups).
 // Also logged: where wakeups go (ttwu_local and each domain's
 // ttwu_wake_remote, as shares). They agree within a few points on
-// guest-B and D; on guest-A (two nodes) the kernel sends 19 % of
-// schbench's wakeups across the nodes and the replay 2 %, and 20 % of
-// hackbench's to the waker's SMT sibling against 10 % (FIDELITY.md round
-// 24).
+// guest-B and D, and on guest-A (two nodes) for schbench across the
+// nodes (19 % both; the replay's was 2 % in round 24); guest-A's kernel
+// sends 20 % of hackbench's wakeups to the waker's SMT sibling against
+// the replay's 4 % (round 35; 10 % in round 24, FIDELITY.md).
 func TestBalanceCountsMatchSchedstat(t *testing.T) {
 	dirs, _ := filepath.Glob("../../shared/fixtures/kernels/guest-*")
 	if len(dirs) == 0 {
