@@ -141,7 +141,7 @@ func (w *Workload) withReplyEdges() *Workload {
 		return w
 	}
 	c := *w
-	c.Edges = append(slices.Clip(slices.Clone(w.Edges)), added...)
+	c.Edges = append(slices.Clone(w.Edges), added...)
 	c.Tasks = slices.Clone(w.Tasks)
 	for i := range c.Tasks {
 		c.Tasks[i].Activations = slices.Clone(c.Tasks[i].Activations)

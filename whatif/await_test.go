@@ -123,11 +123,7 @@ func TestReplyAwaited(t *testing.T) {
 			w := b.done(t)
 			cfg.ReplyAwaits = c.awaits
 			res, ch := replayChecked(t, w, cfg)
-			name := map[int64]string{int64(w.Tasks[a].TID): "A", int64(w.Tasks[bb].TID): "B"}
-			var got []string
-			for _, r := range ch.runs {
-				got = append(got, fmt.Sprintf("%s@%d-%d", name[r.tid], (r.start-t0)/100000, (r.end-t0)/100000))
-			}
+			got := ch.namedRuns(map[int64]string{int64(w.Tasks[a].TID): "A", int64(w.Tasks[bb].TID): "B"})
 			if fmt.Sprint(got) != fmt.Sprint(c.runs) {
 				t.Errorf("runs %v, want %v", got, c.runs)
 			}

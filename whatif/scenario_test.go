@@ -87,6 +87,17 @@ func (c *checker) Emit(e *timeline.Event) error {
 	return nil
 }
 
+// namedRuns lists the runs as name@start-end, in 0.1 ms from t0, each
+// task by its name in names (keyed by TID), for comparing with a schedule
+// worked out by hand.
+func (c *checker) namedRuns(names map[int64]string) []string {
+	var got []string
+	for _, r := range c.runs {
+		got = append(got, fmt.Sprintf("%s@%d-%d", names[r.tid], (r.start-t0)/100000, (r.end-t0)/100000))
+	}
+	return got
+}
+
 // firstRunAfter is the first run of task tid that starts after `after`
 // (nil if none).
 func (c *checker) firstRunAfter(tid, after int64) *run {
@@ -1444,11 +1455,7 @@ func TestPreemptedBeforeBlock(t *testing.T) {
 			cfg.IdleWake = true
 			cfg.ReplyAwaits = c.awaits
 			res, ch := replayChecked(t, wl, cfg)
-			name := map[int64]string{int64(wl.Tasks[x].TID): "X", int64(wl.Tasks[w].TID): "W"}
-			var got []string
-			for _, r := range ch.runs {
-				got = append(got, fmt.Sprintf("%s@%d-%d", name[r.tid], (r.start-t0)/100000, (r.end-t0)/100000))
-			}
+			got := ch.namedRuns(map[int64]string{int64(wl.Tasks[x].TID): "X", int64(wl.Tasks[w].TID): "W"})
 			if fmt.Sprint(got) != fmt.Sprint(c.runs) {
 				t.Errorf("runs %v, want %v", got, c.runs)
 			}
