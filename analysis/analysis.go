@@ -111,6 +111,16 @@ type task struct {
 	ready   int64 // first wakeup since lastOut, 0 = none (ready_to_run)
 	lastCPU int32 // CPU it last ran on, -1 = never seen running
 	runNS   int64 // sum of timehist run times
+	// wakeAt is 1 + the index in Analyzer.wake of the latency taken at the
+	// task's last switch-in, 0 after a switch-out: a second switch-in with
+	// no switch-out between (the first CPU's record lost) replaces it, as
+	// timehist's one row for that wakeup measures to the later switch-in.
+	wakeAt int
+	// inAt, inCPU: the task's last switch-in. A slice of a CPU it has
+	// since been switched in on elsewhere (this one's switch-out lost)
+	// does not carry that wakeup: the later switch-in's slice does.
+	inAt  int64
+	inCPU int32
 
 	// perf sched latency state: its last work atom and the totals.
 	lat latTask
@@ -418,11 +428,13 @@ func (a *Analyzer) onSwitch(e *timeline.Event) {
 		}
 		prev.lastOut = now
 		prev.ready = 0
+		prev.wakeAt = 0
 	}
 	cs.curMigrated = false
 	if next != nil {
 		a.leaveQueue(next, now)
 		next.rq, next.rqCPU = rqRunning, int32(c)
+		next.inAt, next.inCPU = now, int32(c)
 		// Wakeup latency in timehist's sense, taken at the switch-in so a
 		// slice still running at the end of the trace counts too.
 		if next.ready != 0 && next.ready <= now {
@@ -430,10 +442,14 @@ func (a *Analyzer) onSwitch(e *timeline.Event) {
 			if from == 0 {
 				from = next.ready
 			}
-			if a.lastLoss >= from {
+			switch {
+			case next.wakeAt > 0:
+				a.wake[next.wakeAt-1] = now - next.ready
+			case a.lastLoss >= from:
 				a.wakeSpanning++
-			} else {
+			default:
 				a.wake = append(a.wake, now-next.ready)
+				next.wakeAt = len(a.wake)
 			}
 		}
 		if next.lastCPU >= 0 && int(next.lastCPU) != c {
@@ -476,6 +492,9 @@ func (a *Analyzer) timehistRow(cs *cpuState, c int, prev *task, state string, no
 	} else {
 		s.TID, s.PID, s.Comm = prev.tid, prev.tgid, prev.name()
 		lastOut, ready = prev.lastOut, prev.ready
+		if prev.inCPU != int32(c) && prev.inAt > tprev {
+			ready = 0 // switched in elsewhere since: that slice has it
+		}
 	}
 	if tprev != 0 {
 		s.Start = tprev

@@ -54,3 +54,57 @@ func TestInitialStates(t *testing.T) {
 		t.Errorf("wakeup latency %+v, want 3 samples, max 1500 ns", rep.WakeupLatency)
 	}
 }
+
+// A task switched in on a second CPU with no switch-out on the first (that
+// CPU's record lost, as perf's own at the end of guest-M's schbench
+// recording) has one wakeup latency, to the later switch-in: timehist
+// prints one row for it (at its switch-out, from the CPU's previous
+// switch), and the analysis's distribution must count what the slices
+// show, as the report's and pprof's totals do. By hand: 20 woken at
+// 1000, in on CPU 0 at 1200, in on CPU 1 at 1500 (the CPU 0 switch-out
+// lost), out at 1800: one sample, 500 ns.
+func TestSwitchInTwiceOneLatency(t *testing.T) {
+	ev := func(tm int64, kind timeline.Kind, cpu int, set func(e *timeline.Event)) timeline.Event {
+		var e timeline.Event
+		e.Time, e.Kind, e.Name = tm, kind, kind.String()
+		e.SetInt(timeline.CPU, int64(cpu))
+		set(&e)
+		return e
+	}
+	sw := func(tm int64, cpu int, prev int64, state string, next int64) timeline.Event {
+		return ev(tm, timeline.SchedSwitch, cpu, func(e *timeline.Event) {
+			e.SetInt(timeline.PrevPID, prev)
+			e.SetStr(timeline.PrevState, state)
+			e.SetInt(timeline.NextPID, next)
+		})
+	}
+	evs := []timeline.Event{
+		sw(100, 0, 10, "S", 0),
+		sw(110, 1, 11, "S", 0),
+		ev(1000, timeline.SchedWaking, 1, func(e *timeline.Event) { e.SetInt(timeline.PID, 20); e.SetInt(timeline.TargetCPU, 0) }),
+		sw(1200, 0, 0, "R", 20),
+		sw(1500, 1, 0, "R", 20),
+		sw(1800, 1, 20, "S", 0),
+	}
+	// Also with 20 still running on CPU 1 when the trace ends: both CPUs'
+	// slices are cut there, and only CPU 1's carries the wakeup.
+	for _, evs := range [][]timeline.Event{evs, evs[:5]} {
+		sl := &collectSlices{}
+		rep, err := Run(&sliceReader{evs: evs}, Options{Slices: sl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.WakeupLatency.Count != 1 || rep.WakeupLatency.MaxNS != 500 {
+			t.Errorf("%d events: wakeup latency %+v, want 1 sample of 500 ns", len(evs), rep.WakeupLatency)
+		}
+		var delays []int64
+		for _, s := range sl.s {
+			if s.Start >= 0 && s.Wakeup >= 0 && !s.SpansLoss {
+				delays = append(delays, s.SchDelay)
+			}
+		}
+		if len(delays) != 1 || delays[0] != 500 {
+			t.Errorf("%d events: slices' scheduling delays %v, want [500]", len(evs), delays)
+		}
+	}
+}
