@@ -96,7 +96,7 @@ func main() {
 	if *policy618 != "" {
 		groupArgs["6.18"] = append(groupArgs["6.18"], "--policy", *policy618)
 	}
-	for _, g := range []string{"6.1 committed", "6.1 shared"} {
+	for _, g := range []string{"6.1 committed", "6.1 shared", "6.1 2-vCPU"} {
 		if *policy61 != "" {
 			groupArgs[g] = append(groupArgs[g], "--policy", *policy61)
 		}
@@ -112,7 +112,16 @@ func main() {
 			recs = append(recs, rec{group, f})
 		}
 	}
-	add("6.1 committed", "fixtures/kernels/*/*.perf.data")
+	// The eight-vCPU guests (A, B, D) are the totals FIDELITY.md has
+	// tracked since round 1; the two-vCPU guests (M, N: one vCPU per host
+	// core, so almost no host stalls) are a group of their own.
+	for _, g := range []string{"guest-A-*", "guest-B-*", "guest-D-*"} {
+		add("6.1 committed", filepath.Join("fixtures/kernels", g, "*.perf.data"))
+	}
+	for _, g := range []string{"guest-M-*", "guest-N-*"} {
+		add("6.1 2-vCPU", filepath.Join("fixtures/kernels", g, "*.perf.data"))
+		add("6.1 2-vCPU", filepath.Join("fixtures/kernels", g, "*.perf.data.gz"))
+	}
 	if _, err := os.Stat(*shared); err == nil {
 		for _, n := range []string{"guest-B-1s4c2t/hackbench", "guest-D-1s8c1t/hackbench", "guest-A-2s2c2t-2numa/stressng-mix",
 			"guest-B-1s4c2t/stressng-mix", "guest-D-1s8c1t/stressng-mix"} {
@@ -126,7 +135,7 @@ func main() {
 	var runs []*run
 	for _, r := range recs {
 		for _, s := range ss {
-			name := filepath.Base(filepath.Dir(r.path)) + "/" + strings.TrimSuffix(filepath.Base(r.path), ".perf.data")
+			name := filepath.Base(filepath.Dir(r.path)) + "/" + strings.TrimSuffix(strings.TrimSuffix(filepath.Base(r.path), ".gz"), ".perf.data")
 			runs = append(runs, &run{group: r.group, name: name, path: r.path, seed: s})
 		}
 	}
