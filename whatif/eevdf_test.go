@@ -423,3 +423,95 @@ func TestPositiveLagWakeePreempts(t *testing.T) {
 		t.Errorf("X's wakeup ran at t0%+d ns, want t0+5.15 ms", r.start-t0)
 	}
 }
+
+// record_wakee runs on current, so a wakeup from interrupt context counts
+// as a flip of the task it interrupted (of a fair, unpinned wakee:
+// select_task_rq_fair's). By hand, on 2 CPUs sharing the LLC
+// (sd_llc_size 2), v6.1 at HZ 250 (the flips halve on a task's first
+// record_wakee after jiffy 250, t0+4 ms): P runs on CPU 0 and C on CPU 1
+// from t0; timer wakeups (arrivals) of four tasks whose last CPU is 0 at
+// t0+4.5, 5, 5.5 and 6 ms interrupt P (four different wakees: flips 0
+// halved, then 4); of two on CPU 1 at t0+4.5 and 5 ms interrupt C (2
+// flips); each preempts and runs 10 µs. C blocks after 6 ms of work and
+// a hog H arrives on CPU 1 at t0+7 ms. At 9 ms of its work P, alone on
+// CPU 0, wakes C with WF_SYNC: record_wakee makes P's flips 5, and
+// wake_wide (master 5 >= 2 x slave 2, slave 2 >= 2) is true, so no
+// wake_affine: C stays on its busy previous CPU 1. Counting only
+// task-context wakeups, P has 1 flip and C 0: not wide, and
+// wake_affine_idle takes the waker's CPU (sync, P alone on it), which
+// select_idle_sibling keeps (CPU 1 busy): C would run on CPU 0. The
+// interrupt wakeups of a real-time task and of a per-CPU kernel thread
+// at t0+6.5 and 7 ms are not flips (select_task_rq_fair is not called).
+func TestInterruptWakeupFlipsCurrent(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	pt := b.task("p", 120, 0, true, CauseStart, 20*ms)
+	ct := b.task("c", 120, 1, true, CauseStart, 6*ms, ms)
+	ht := b.task("h", 120, 1, false, CauseArrival, 20*ms)
+	b.w.Tasks[ht].Activations[0].ReleaseNS = t0 + 7*ms
+	irq := func(comm string, prio, cpu int32, at int64) {
+		k := b.task(comm, prio, cpu, false, CauseArrival, 10000)
+		b.w.Tasks[k].Activations[0].ReleaseNS = at
+	}
+	irq("k0a", 120, 0, t0+9*ms/2)
+	irq("k0b", 120, 0, t0+5*ms)
+	irq("k0c", 120, 0, t0+11*ms/2)
+	irq("k0d", 120, 0, t0+6*ms)
+	irq("k1a", 120, 1, t0+9*ms/2)
+	irq("k1b", 120, 1, t0+5*ms)
+	// Not flips: a real-time wakee and a per-CPU kernel thread.
+	irq("rt0", 50, 0, t0+13*ms/2)
+	irq("kworker/0:1", 120, 0, t0+7*ms)
+	b.edge(pt, 0, 9*ms, ct, 1)
+	b.w.Edges[len(b.w.Edges)-1].Sync = true
+	w := b.done(t)
+	s, ch := newSim(t, w, testConfig())
+	if _, err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.tasks[pt].wakeeFlips; got != 5 {
+		t.Errorf("P's wakee_flips %d, want 5 (four interrupt wakeups, then C)", got)
+	}
+	if got := s.tasks[ct].wakeeFlips; got != 2 {
+		t.Errorf("C's wakee_flips %d, want 2 (two interrupt wakeups)", got)
+	}
+	r := ch.firstRunAfter(int64(w.Tasks[ct].TID), t0+7*ms)
+	if r == nil {
+		t.Fatal("C never ran after its wakeup")
+	}
+	if r.cpu != 1 {
+		t.Errorf("C ran on CPU %d after P's wakeup, want its previous CPU 1 (wake_wide)", r.cpu)
+	}
+	t.Log(ch.namedRuns(map[int64]string{int64(w.Tasks[pt].TID): "P", int64(w.Tasks[ct].TID): "C", int64(w.Tasks[ht].TID): "H"}))
+}
+
+// --set wakee_flips=N starts every task alive at the trace start with N
+// flips (what it did before the recording is not in the trace); a task
+// the trace shows forked starts with its parent's at the fork.
+func TestInitialWakeeFlips(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	pt := b.task("parent", 120, 0, true, CauseStart, 10*ms)
+	ot := b.task("other", 120, 1, true, CauseStart, 10*ms)
+	ct := b.task("child", 120, 0, false, CauseFork, ms)
+	b.w.Tasks[ct].Forked = true
+	b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: pt, OffsetNS: ms, Wakee: ct})
+	w := b.done(t)
+	for _, n := range []uint32{0, 6} {
+		cfg := testConfig()
+		s, err := ParseSetting(fmt.Sprintf("wakee_flips=%d", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(&cfg); err != nil {
+			t.Fatal(err)
+		}
+		sim, _ := newSim(t, w, cfg)
+		parent, other, child := sim.tasks[pt], sim.tasks[ot], sim.tasks[ct]
+		if parent.wakeeFlips != n || other.wakeeFlips != n || child.wakeeFlips != 0 {
+			t.Errorf("wakee_flips=%d: parent %d, other %d, child before its fork %d; want %d, %d, 0", n, parent.wakeeFlips, other.wakeeFlips, child.wakeeFlips, n, n)
+		}
+		sim.fork(sim.cpus[0], parent, child)
+		if child.wakeeFlips != n {
+			t.Errorf("wakee_flips=%d: child's %d after the fork, want the parent's", n, child.wakeeFlips)
+		}
+	}
+}

@@ -20,12 +20,16 @@ import (
 // policy: the question is how the policies differ under those parameters.
 
 // ParamKeys are the keys --set and --sweep accept, for usage messages.
-var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits"}
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "wakee_flips"}
 
 // ParamLevels are the domain level names imbalance_pct/busy_factor accept
 // (as model.BuildDomains names them; the package level is PKG from v6.9,
 // DIE before), and "*" for every level.
 var ParamLevels = []string{"SMT", "CLS", "MC", "PKG", "DIE", "NODE", "NUMA", "*"}
+
+// maxWakeeFlips bounds wakee_flips=N: far above any count a task reaches
+// (one per change of wakee, halved every second).
+const maxWakeeFlips = 1 << 20
 
 // ValidHZ are the CONFIG_HZ choices of the kernel's Kconfig.
 var ValidHZ = []int{100, 250, 300, 1000}
@@ -36,7 +40,8 @@ func ParamUsage() string {
 		"migration_cost=DURATION (e.g. 500us, 0 = never cache hot), nr_migrate=N (N >= 1), hz=100|250|300|1000, " +
 		"slice_protection=" + strings.Join(SliceProtections, "|") + " (EEVDF kernels), " +
 		"newidle_ratio=trace|boot|N (NI_RANDOM's starting success ratio of 1024; kernels with NI_RANDOM), " +
-		"reply_awaits=on|off (a waker waits for the reply its wakee's preemption hid in the trace; default off); " +
+		"reply_awaits=on|off (a waker waits for the reply its wakee's preemption hid in the trace; default off), " +
+		"wakee_flips=N (wake_wide's wakee_flips of the tasks alive at the trace start, which no trace shows; default 0); " +
 		"LEVEL: " + strings.Join(ParamLevels, ", ")
 }
 
@@ -165,6 +170,12 @@ func (s Setting) Apply(cfg *Config) error {
 		default:
 			return bad("on or off")
 		}
+	case "wakee_flips":
+		n, err := strconv.Atoi(s.Value)
+		if err != nil || n < 0 || n > maxWakeeFlips {
+			return bad(fmt.Sprintf("an integer 0..%d", maxWakeeFlips))
+		}
+		cfg.WakeeFlips = uint32(n)
 	default:
 		return fmt.Errorf("%s: unknown key %q; keys: %s", s, s.Key, ParamUsage())
 	}

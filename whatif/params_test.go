@@ -9,7 +9,7 @@ import (
 func TestParseSetting(t *testing.T) {
 	var cfg Config
 	for _, kv := range []string{"imbalance_pct.*=130", "imbalance_pct.MC=125", "busy_factor=8", "busy_factor.NUMA=4",
-		"migration_cost=250us", "nr_migrate=8", "hz=1000", "imbalance_pct.MC=120", "reply_awaits=on"} {
+		"migration_cost=250us", "nr_migrate=8", "hz=1000", "imbalance_pct.MC=120", "reply_awaits=on", "wakee_flips=4"} {
 		s, err := ParseSetting(kv)
 		if err != nil {
 			t.Fatalf("%s: %v", kv, err)
@@ -18,7 +18,7 @@ func TestParseSetting(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if cfg.MigrationCostNS != 250000 || cfg.NrMigrate != 8 || cfg.HZ != 1000 || !cfg.ReplyAwaits {
+	if cfg.MigrationCostNS != 250000 || cfg.NrMigrate != 8 || cfg.HZ != 1000 || !cfg.ReplyAwaits || cfg.WakeeFlips != 4 {
 		t.Errorf("config %+v", cfg)
 	}
 	// "*" first, the later MC value replaces the earlier one.
@@ -44,6 +44,8 @@ func TestParseSetting(t *testing.T) {
 		"nr_migrate=x":        ">= 1",
 		"hz=200":              "CONFIG_HZ",
 		"reply_awaits=yes":    "on or off",
+		"wakee_flips=-1":      "0..1048576",
+		"wakee_flips=many":    "0..1048576",
 		"tick=250":            "unknown key",
 		"nr_migrate.MC=3":     "unknown key",
 		"imbalance_pct.MC":    "key=value",

@@ -93,6 +93,14 @@ type Config struct {
 	// replier's CPU is not held for a block (await.go). Off by default:
 	// measured, it did not pass the fidelity gate (FIDELITY.md, round 35).
 	ReplyAwaits bool
+	// WakeeFlips is the wakee_flips (record_wakee's count, which
+	// wake_wide reads) of every task alive at the trace start: what they
+	// did before the recording, and what perf's workload inherited from
+	// perf at its fork, is not in the trace. Forked tasks inherit their
+	// parent's, as in the kernel; the once-a-second halving applies from
+	// a task's first wakeup on. 0 by default (FIDELITY.md round 36
+	// measures 2, 4 and 8).
+	WakeeFlips uint32
 	// RunQueue selects the per-CPU discipline: "" (the policy's),
 	// "cfs" or "eevdf".
 	RunQueue string
@@ -605,6 +613,9 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 		st := &simTask{id: int32(i), w: t, rt: t.RT(), pinned: t.Pinned, act: -1, cpu: t.StartCPU, trig: make([]bool, len(t.Activations)),
 			heldK: -1, lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1}
 		st.stop = st.rt && isStopper(t.Comm)
+		if !t.Forked {
+			st.wakeeFlips = cfg.WakeeFlips
+		}
 		st.weight = weightOfNice(t.Nice())
 		if st.rt {
 			st.weight = weightOfNice(-20)
@@ -1176,9 +1187,7 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 	prev := int(t.cpu)
 	cpu := prev
 	src := wakerCPU
-	if waker != nil {
-		s.recordWakee(waker, t)
-	} else {
+	if waker == nil {
 		// A timer or interrupt: it fires where the task slept.
 		src = prev
 	}
@@ -1188,6 +1197,18 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 	case t.rt:
 		cpu = prev
 	default:
+		// record_wakee is select_task_rq_fair's (not called for a
+		// real-time or pinned wakee) and runs on current: in interrupt
+		// context the task interrupted, whose children inherit the flip
+		// (hackbench's parent, flipping on softirq wakeups of rcu_preempt
+		// while it forks, hands wake_wide's slave flips to its receivers;
+		// FIDELITY.md round 36). wake_wide itself only matters for a
+		// task's wakeup: an interrupt's is on the wakee's own CPU.
+		if cur := waker; cur != nil {
+			s.recordWakee(cur, t)
+		} else if cur := s.cpus[src].curr; cur != nil {
+			s.recordWakee(cur, t)
+		}
 		cpu = s.selectTaskRqFair(t, prev, src, waker, false)
 	}
 	s.emitWaking(t, waker, src, prev)
