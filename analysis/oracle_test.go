@@ -223,8 +223,9 @@ func oracleCases(t *testing.T) []oracleCase {
 	shared := filepath.Join(repoRoot(), "..", "shared", "fixtures")
 	for _, root := range []string{filepath.Join(shared, "kernels"), filepath.Join(repoRoot(), "fixtures", "kernels")} {
 		traces, _ := filepath.Glob(filepath.Join(root, "*", "*.perf.data"))
-		for _, tr := range traces {
-			guest, base := filepath.Base(filepath.Dir(tr)), filepath.Base(tr)
+		gz, _ := filepath.Glob(filepath.Join(root, "*", "*.perf.data.gz"))
+		for _, tr := range append(traces, gz...) {
+			guest, base := filepath.Base(filepath.Dir(tr)), strings.TrimSuffix(filepath.Base(tr), ".gz")
 			dirs := []string{filepath.Join("testdata", "oracle", guest), filepath.Join(filepath.Dir(tr), "oracle")}
 			cases = addCase(cases, seen, guest+"/"+base, tr, dirs)
 		}
@@ -240,11 +241,29 @@ func oracleCases(t *testing.T) []oracleCase {
 	return cases
 }
 
+// unpacked is the case's trace as a plain file: a gzipped fixture (the
+// two-vCPU guests' stress-ng) is unpacked into the test's temporary
+// directory, since perfdata and perf itself read files.
+func (c oracleCase) unpacked(t *testing.T) string {
+	if !strings.HasSuffix(c.trace, ".gz") {
+		return c.trace
+	}
+	b, err := readMaybeGzip(c.trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(c.trace), ".gz"))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func addCase(cases []oracleCase, seen map[string]bool, name, trace string, dirs []string) []oracleCase {
 	if seen[name] {
 		return cases
 	}
-	base := filepath.Base(trace)
+	base := strings.TrimSuffix(filepath.Base(trace), ".gz")
 	c := oracleCase{name: name, trace: trace}
 	c.timehist = findOracle(dirs, base+".timehist.txt")
 	c.latency = findOracle(dirs, base+".latency.txt")

@@ -216,7 +216,7 @@ func TestPerfReproducesOracles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := exec.Command("perf", "sched", o.sub, "-i", c.trace).Output()
+			got, err := exec.Command("perf", "sched", o.sub, "-i", c.unpacked(t)).Output()
 			if err != nil {
 				t.Errorf("%s: perf sched %s: %v", c.name, o.sub, err)
 				continue

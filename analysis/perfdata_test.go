@@ -18,7 +18,7 @@ import (
 func TestOracles(t *testing.T) {
 	for _, c := range oracleCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := perfdata.Open(c.trace)
+			r, err := perfdata.Open(c.unpacked(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +45,7 @@ func TestKernelDomains(t *testing.T) {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
-			r, err := perfdata.Open(c.trace)
+			r, err := perfdata.Open(c.unpacked(t))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -136,7 +136,7 @@ func TestOraclesViaPerfScript(t *testing.T) {
 	}
 	for _, c := range oracleCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			evs, err := perfScriptEvents(c.trace)
+			evs, err := perfScriptEvents(c.unpacked(t))
 			if err != nil {
 				t.Fatal(err)
 			}
