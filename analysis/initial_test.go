@@ -6,25 +6,29 @@ import (
 	"github.com/schedreplay/replay/timeline"
 )
 
+// ev is a hand-built event of kind at tm on cpu; set fills its fields.
+func ev(tm int64, kind timeline.Kind, cpu int, set func(e *timeline.Event)) timeline.Event {
+	var e timeline.Event
+	e.Time, e.Kind, e.Name = tm, kind, kind.String()
+	e.SetInt(timeline.CPU, int64(cpu))
+	set(&e)
+	return e
+}
+
+// sw is a hand-built sched_switch on cpu from prev (leaving in state) to next.
+func sw(tm int64, cpu int, prev int64, state string, next int64) timeline.Event {
+	return ev(tm, timeline.SchedSwitch, cpu, func(e *timeline.Event) {
+		e.SetInt(timeline.PrevPID, prev)
+		e.SetStr(timeline.PrevState, state)
+		e.SetInt(timeline.NextPID, next)
+	})
+}
+
 // A trace that starts mid-run (a flight-recorder one) meets tasks in every
 // state; each task's state at the start is inferred from its first
 // scheduling event, and a task first seen switching in has no wakeup
 // latency (its wait began before the trace).
 func TestInitialStates(t *testing.T) {
-	ev := func(tm int64, kind timeline.Kind, cpu int, set func(e *timeline.Event)) timeline.Event {
-		var e timeline.Event
-		e.Time, e.Kind, e.Name = tm, kind, kind.String()
-		e.SetInt(timeline.CPU, int64(cpu))
-		set(&e)
-		return e
-	}
-	sw := func(tm int64, cpu int, prev int64, state string, next int64) timeline.Event {
-		return ev(tm, timeline.SchedSwitch, cpu, func(e *timeline.Event) {
-			e.SetInt(timeline.PrevPID, prev)
-			e.SetStr(timeline.PrevState, state)
-			e.SetInt(timeline.NextPID, next)
-		})
-	}
 	wake := func(tm int64, kind timeline.Kind, pid int64) timeline.Event {
 		return ev(tm, kind, 0, func(e *timeline.Event) {
 			e.SetInt(timeline.PID, pid)
@@ -64,20 +68,6 @@ func TestInitialStates(t *testing.T) {
 // 1000, in on CPU 0 at 1200, in on CPU 1 at 1500 (the CPU 0 switch-out
 // lost), out at 1800: one sample, 500 ns.
 func TestSwitchInTwiceOneLatency(t *testing.T) {
-	ev := func(tm int64, kind timeline.Kind, cpu int, set func(e *timeline.Event)) timeline.Event {
-		var e timeline.Event
-		e.Time, e.Kind, e.Name = tm, kind, kind.String()
-		e.SetInt(timeline.CPU, int64(cpu))
-		set(&e)
-		return e
-	}
-	sw := func(tm int64, cpu int, prev int64, state string, next int64) timeline.Event {
-		return ev(tm, timeline.SchedSwitch, cpu, func(e *timeline.Event) {
-			e.SetInt(timeline.PrevPID, prev)
-			e.SetStr(timeline.PrevState, state)
-			e.SetInt(timeline.NextPID, next)
-		})
-	}
 	evs := []timeline.Event{
 		sw(100, 0, 10, "S", 0),
 		sw(110, 1, 11, "S", 0),

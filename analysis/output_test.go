@@ -211,12 +211,13 @@ func TestPerfReproducesOracles(t *testing.T) {
 		t.Skipf("oracles are perf 6.1's; installed: %s", out)
 	}
 	for _, c := range oracleCases(t) {
+		trace := c.unpacked(t)
 		for _, o := range []struct{ sub, file string }{{"latency", c.latency}, {"timehist", c.timehist}} {
 			want, err := readMaybeGzip(o.file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := exec.Command("perf", "sched", o.sub, "-i", c.unpacked(t)).Output()
+			got, err := exec.Command("perf", "sched", o.sub, "-i", trace).Output()
 			if err != nil {
 				t.Errorf("%s: perf sched %s: %v", c.name, o.sub, err)
 				continue

@@ -1204,9 +1204,11 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 		// while it forks, hands wake_wide's slave flips to its receivers;
 		// FIDELITY.md round 36). wake_wide itself only matters for a
 		// task's wakeup: an interrupt's is on the wakee's own CPU.
-		if cur := waker; cur != nil {
-			s.recordWakee(cur, t)
-		} else if cur := s.cpus[src].curr; cur != nil {
+		cur := waker
+		if cur == nil {
+			cur = s.cpus[src].curr
+		}
+		if cur != nil {
 			s.recordWakee(cur, t)
 		}
 		cpu = s.selectTaskRqFair(t, prev, src, waker, false)
