@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/schedreplay/replay/analysis"
@@ -184,7 +185,8 @@ func TestWorkloadRoundTrip(t *testing.T) {
 		!reflect.DeepEqual(w.IdleWakeLocalNS, w2.IdleWakeLocalNS) || !reflect.DeepEqual(w.IdleWakeRemoteNS, w2.IdleWakeRemoteNS) ||
 		!reflect.DeepEqual(w.PreemptWakeNS, w2.PreemptWakeNS) || !reflect.DeepEqual(w.PreemptWakeLocalNS, w2.PreemptWakeLocalNS) || !reflect.DeepEqual(w.PreemptWakeRTNS, w2.PreemptWakeRTNS) || !reflect.DeepEqual(w.Stalls, w2.Stalls) ||
 		w.StartNS != w2.StartNS || w.EndNS != w2.EndNS || w.Kernel != w2.Kernel || !reflect.DeepEqual(w.Topology, w2.Topology) ||
-		!reflect.DeepEqual(w.Cmdline, w2.Cmdline) || w.NewidleChances != w2.NewidleChances || w.NewidlePulls != w2.NewidlePulls {
+		!reflect.DeepEqual(w.Cmdline, w2.Cmdline) || w.NewidleChances != w2.NewidleChances || w.NewidlePulls != w2.NewidlePulls ||
+		w.TickPhaseNS != w2.TickPhaseNS {
 		t.Error("workload changed through save/load")
 	}
 	if w.NewidleChances == 0 {
@@ -192,6 +194,13 @@ func TestWorkloadRoundTrip(t *testing.T) {
 	}
 	if len(w.Cmdline) == 0 {
 		t.Errorf("%s: no recorded command line extracted", f)
+	}
+	// guest-A's hackbench: its tick grid, read independently from `perf
+	// script -F cpu,time,event` (the sched_stat_runtime records with no
+	// other record on their CPU within 50 µs, times modulo 4 ms in 10 µs
+	// bins: the densest 200 µs window starts at 0.98 ms).
+	if strings.Contains(f, "guest-A-2s2c2t-2numa/hackbench") && w.TickPhaseNS != 980000 {
+		t.Errorf("%s: tick phase %d ns, want 980000", f, w.TickPhaseNS)
 	}
 	// Replaying the file read back gives the same simulated schedule.
 	p, _ := LookupPolicy("v6.1")

@@ -47,6 +47,10 @@ func (h *HostStall) overlaps(next *HostStall) bool {
 	return h.Task == next.Task && h.Act == next.Act && h.OffsetNS+h.LenNS > next.OffsetNS
 }
 
+// maxTickPhaseNS bounds a workload's tick phase: under the longest tick
+// period a kernel can have (HZ 100).
+const maxTickPhaseNS = 10000000
+
 // tickPhaseBins is the resolution of the tick-phase histogram (10 µs at
 // HZ 250); tickPhaseWindowBins the width of the on-time window (200 µs).
 // A CPU needs minSamples tick records for its own estimate.
@@ -76,6 +80,9 @@ type rawGap struct {
 // many were busy.
 type hostStallFinder struct {
 	tickNS int64
+	// global is the tick grid's phase from all CPUs' tick records (-1:
+	// too few), set by resolve.
+	global int64
 	lastEv []int64 // per CPU: last event (-1: none, or lost records since)
 	cfs    []bool  // per CPU: running a CFS task (switched to with prio >= 100)
 	busy   []bool  // per CPU: running a task (any class)
@@ -206,6 +213,7 @@ func (h *hostStallFinder) resolve(keep []int32) []HostStall {
 		}
 	}
 	global := h.phase(all)
+	h.global = global
 	var out []HostStall
 	for _, g := range h.gaps {
 		ph := global

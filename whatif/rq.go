@@ -870,7 +870,7 @@ func (s *Sim) startTick(r *rq) {
 		return
 	}
 	r.tickArmed = true
-	next := (s.now/s.tickNS + 1) * s.tickNS
+	next := s.nextJiffy()
 	s.push(event{t: next, cls: 1, kind: evTick, cpu: int32(r.cpu)})
 }
 
@@ -914,7 +914,7 @@ func (s *Sim) tick(r *rq) {
 	}
 	r.tickArmed = true
 	// The next jiffy boundary (s.now + tickNS unless this tick was late).
-	s.push(event{t: (s.now/s.tickNS + 1) * s.tickNS, cls: 1, kind: evTick, cpu: int32(r.cpu)})
+	s.push(event{t: s.nextJiffy(), cls: 1, kind: evTick, cpu: int32(r.cpu)})
 }
 
 // checkPreemptTick is check_preempt_tick(): the slice is used up, or the

@@ -1469,3 +1469,36 @@ func TestPreemptedBeforeBlock(t *testing.T) {
 		})
 	}
 }
+
+// The replay's ticks fall on the traced kernel's jiffy grid
+// (Workload.TickPhaseNS). Two equal CFS hogs on one CPU at HZ 250 (4 ms):
+// the v6.1 slice is sched_latency 6 ms / 2 = 3 ms, and check_preempt_tick
+// switches at the first tick after the runner has had more than that. On
+// the grid of phase 0 (ticks at t0 + 4k ms) each runs 4 ms: a 0–4, b 4–8
+// (their vruntimes tie at 4 ms, and the tie goes to the queued a), a 8–12.
+// With the phase at 1 ms the ticks are at t0 + 1, 5, 9, 13 ms: the tick at
+// 1 ms finds a 1 ms in (no switch), so a runs 0–5; b's tick at 9 ms
+// reschedules it after 4 ms but b (vruntime 4 ms) is still left of a
+// (5 ms), so b runs on to the tick at 13 ms (vruntime 8 ms), then a 13–17.
+func TestTickPhase(t *testing.T) {
+	for _, c := range []struct {
+		phase int64
+		want  []string
+	}{
+		{0, []string{"a@0-40", "b@40-80", "a@80-120"}},
+		{ms, []string{"a@0-50", "b@50-130", "a@130-170"}},
+	} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		b.task("a", 120, 0, true, CauseStart, 20*ms)
+		b.task("b", 120, 0, false, CauseStart, 20*ms)
+		b.w.TickPhaseNS = c.phase
+		w := b.done(t)
+		cfg := testConfig()
+		cfg.HZ = 250
+		_, ch := replayChecked(t, w, cfg)
+		got := ch.namedRuns(map[int64]string{int64(w.Tasks[0].TID): "a", int64(w.Tasks[1].TID): "b"})
+		if len(got) < len(c.want) || fmt.Sprint(got[:len(c.want)]) != fmt.Sprint(c.want) {
+			t.Errorf("phase %d ns: runs %v, want them to start %v", c.phase, got, c.want)
+		}
+	}
+}

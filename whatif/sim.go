@@ -335,21 +335,22 @@ func (t *simTask) allowed(cpu int) bool { return t.pinned < 0 || int(t.pinned) =
 
 // Sim is one replay of a workload under a policy.
 type Sim struct {
-	cfg    Config
-	pol    Policy
-	knobs  Knobs
-	hook   GroupStatsHook
-	w      *Workload
-	dom    *model.Domains
-	ncpu   int
-	cpus   []*rq
-	tasks  []*simTask
-	q      eventQueue
-	seq    uint64
-	now    int64
-	tickNS int64
-	rng    uint64
-	niRng  uint64 // NI_RANDOM's die: its own stream, so the other draws stay as they were
+	cfg       Config
+	pol       Policy
+	knobs     Knobs
+	hook      GroupStatsHook
+	w         *Workload
+	dom       *model.Domains
+	ncpu      int
+	cpus      []*rq
+	tasks     []*simTask
+	q         eventQueue
+	seq       uint64
+	now       int64
+	tickNS    int64
+	tickPhase int64
+	rng       uint64
+	niRng     uint64 // NI_RANDOM's die: its own stream, so the other draws stay as they were
 	// remotePool, rtPool: the wakeup-preemption delay pools drawn from
 	// for a remote CFS and a real-time wakeup (initPreemptPools).
 	remotePool, rtPool []int64
@@ -568,6 +569,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 		}
 	}
 	s.tickNS = 1000000000 / int64(cfg.HZ)
+	s.tickPhase = w.TickPhaseNS % s.tickNS
 	f := int64(1)
 	n := s.ncpu
 	if n > 8 {
@@ -662,7 +664,10 @@ func splitMix64(state *uint64) uint64 {
 // niRand is rand for NI_RANDOM's die, on its own stream.
 func (s *Sim) niRand() uint64 { return splitMix64(&s.niRng) }
 
-func (s *Sim) jiffies() int64 { return s.now / s.tickNS }
+func (s *Sim) jiffies() int64 { return floorDiv(s.now-s.tickPhase, s.tickNS) }
+
+// nextJiffy is the first jiffy boundary after now.
+func (s *Sim) nextJiffy() int64 { return s.tickPhase + (s.jiffies()+1)*s.tickNS }
 
 // msecsToJiffies rounds up, as the kernel's does.
 func (s *Sim) msecsToJiffies(ms int64) int64 {

@@ -248,6 +248,13 @@ type Workload struct {
 	// CPU to pull a waiting task and how many it took (pullrate.go); the
 	// replay starts NI_RANDOM's success ratio at their share.
 	NewidleChances, NewidlePulls int
+	// TickPhaseNS is where the traced kernel's ticks fell on the trace's
+	// clock, modulo the tick period: the jiffy grid's phase, from the
+	// trace's tick records (hostStallFinder; 0 without enough of them).
+	// Every CPU ticks on that one grid (no skew_tick), so the replay's
+	// ticks, jiffies and the balance intervals counted in them keep the
+	// traced kernel's timing relative to the workload's own events.
+	TickPhaseNS int64
 	// Cmdline is the recorded command line (perf.data CMDLINE), when the
 	// trace has one: TimeBounded reads the workload's nature from it.
 	Cmdline []string
@@ -1202,6 +1209,7 @@ func (x *extractor) finish() {
 	// extraction dated earlier: an inferred displacement) is cut there, and
 	// one overlapping the one before (the same) starts at its end.
 	stalls := x.hostStalls.resolve(keep)
+	w.TickPhaseNS = max(x.hostStalls.global, 0)
 	w.HostStalls = stalls[:0]
 	for _, h := range stalls {
 		if n := len(w.HostStalls); n > 0 {
@@ -1283,6 +1291,9 @@ func (w *Workload) Validate() error {
 	}
 	if w.NewidlePulls < 0 || w.NewidlePulls > w.NewidleChances {
 		return fmt.Errorf("workload newidle pulls %d of %d chances", w.NewidlePulls, w.NewidleChances)
+	}
+	if w.TickPhaseNS < 0 || w.TickPhaseNS >= maxTickPhaseNS {
+		return fmt.Errorf("workload tick phase %d ns: want [0, %d)", w.TickPhaseNS, maxTickPhaseNS)
 	}
 	for i, e := range w.Edges {
 		if e.Kind >= numEdgeKinds {

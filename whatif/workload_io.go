@@ -91,6 +91,9 @@ func wlMetadata(w *Workload) (arrow.Metadata, error) {
 	if w.NewidleChances > 0 {
 		md["newidle"] = fmt.Sprintf("%d/%d", w.NewidlePulls, w.NewidleChances)
 	}
+	if w.TickPhaseNS > 0 {
+		md["tick_phase_ns"] = strconv.FormatInt(w.TickPhaseNS, 10)
+	}
 	if len(w.Cmdline) > 0 {
 		b, err := json.Marshal(w.Cmdline)
 		if err != nil {
@@ -99,7 +102,7 @@ func wlMetadata(w *Workload) (arrow.Metadata, error) {
 		md["cmdline"] = string(b)
 	}
 	keys := []string{"replay_workload", "start_ns", "end_ns", "kernel", "source"}
-	for _, k := range []string{"topology", "stalls", "newidle", "cmdline"} {
+	for _, k := range []string{"topology", "stalls", "newidle", "tick_phase_ns", "cmdline"} {
 		if _, ok := md[k]; ok {
 			keys = append(keys, k)
 		}
@@ -308,6 +311,13 @@ func LoadWorkload(path string) (w *Workload, err error) {
 		if e1 != nil || e2 != nil || w.NewidlePulls < 0 || w.NewidlePulls > w.NewidleChances {
 			return nil, fmt.Errorf("%s: newidle metadata %q: want pulls/chances, 0 <= pulls <= chances", path, s)
 		}
+	}
+	if s := get("tick_phase_ns"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < 0 || v >= maxTickPhaseNS {
+			return nil, fmt.Errorf("%s: tick_phase_ns metadata %q: want an integer in [0, %d)", path, s, maxTickPhaseNS)
+		}
+		w.TickPhaseNS = v
 	}
 	if s := get("cmdline"); s != "" {
 		if err := json.Unmarshal([]byte(s), &w.Cmdline); err != nil {

@@ -264,6 +264,9 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 	if hdr.NewidlePulls < 0 || hdr.NewidlePulls > hdr.NewidleChances {
 		return fmt.Errorf("workload newidle pulls %d of %d chances", hdr.NewidlePulls, hdr.NewidleChances)
 	}
+	if hdr.TickPhaseNS < 0 || hdr.TickPhaseNS >= maxTickPhaseNS {
+		return fmt.Errorf("workload tick phase %d ns: want [0, %d)", hdr.TickPhaseNS, maxTickPhaseNS)
+	}
 	dir := w.dir
 	cols, err := newColWriters(dir)
 	if err != nil {

@@ -120,6 +120,8 @@ func TestWorkloadWriterValidates(t *testing.T) {
 		{"waker out of range", func(w *Workload) { w.Edges[2].WakerAct = 9 }, "out of range"},
 		{"late start", func(w *Workload) { w.Tasks[0].Activations[1].Cause = CauseStart }, "only valid for the first"},
 		{"newidle pulls over chances", func(w *Workload) { w.NewidlePulls = 41 }, "newidle pulls 41 of 40 chances"},
+		{"tick phase past HZ 100's period", func(w *Workload) { w.TickPhaseNS = 10000000 }, "tick phase 10000000 ns"},
+		{"negative tick phase", func(w *Workload) { w.TickPhaseNS = -1 }, "tick phase -1 ns"},
 	}
 	for _, c := range cases {
 		w := tinyWorkload()
@@ -133,7 +135,7 @@ func TestWorkloadWriterValidates(t *testing.T) {
 		for _, e := range w.Edges {
 			ww.AddEdge(e)
 		}
-		hdr := &Workload{Tasks: make([]Task, len(w.Tasks)), NewidleChances: w.NewidleChances, NewidlePulls: w.NewidlePulls}
+		hdr := &Workload{Tasks: make([]Task, len(w.Tasks)), NewidleChances: w.NewidleChances, NewidlePulls: w.NewidlePulls, TickPhaseNS: w.TickPhaseNS}
 		err := ww.Finish(filepath.Join(t.TempDir(), "x.arrow"), hdr)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
