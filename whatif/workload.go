@@ -1282,6 +1282,19 @@ func (w *Workload) index() {
 // "spanning" decades) is refused rather than simulated for hours.
 const MaxSpanNS = 7 * 24 * 3600 * int64(1e9)
 
+// validateMeasures checks the trace's measures a workload header carries
+// (shared by Validate and WorkloadWriter.Finish, which gets the header
+// without its activations).
+func (w *Workload) validateMeasures() error {
+	if w.NewidlePulls < 0 || w.NewidlePulls > w.NewidleChances {
+		return fmt.Errorf("workload newidle pulls %d of %d chances", w.NewidlePulls, w.NewidleChances)
+	}
+	if w.TickPhaseNS < 0 || w.TickPhaseNS >= maxTickPhaseNS {
+		return fmt.Errorf("workload tick phase %d ns: want [0, %d)", w.TickPhaseNS, maxTickPhaseNS)
+	}
+	return nil
+}
+
 // Validate checks the workload's internal references (a file read back may
 // come from elsewhere).
 func (w *Workload) Validate() error {
@@ -1289,11 +1302,8 @@ func (w *Workload) Validate() error {
 	if w.EndNS-w.StartNS > MaxSpanNS {
 		return fmt.Errorf("workload span %d to %d ns: more than a week", w.StartNS, w.EndNS)
 	}
-	if w.NewidlePulls < 0 || w.NewidlePulls > w.NewidleChances {
-		return fmt.Errorf("workload newidle pulls %d of %d chances", w.NewidlePulls, w.NewidleChances)
-	}
-	if w.TickPhaseNS < 0 || w.TickPhaseNS >= maxTickPhaseNS {
-		return fmt.Errorf("workload tick phase %d ns: want [0, %d)", w.TickPhaseNS, maxTickPhaseNS)
+	if err := w.validateMeasures(); err != nil {
+		return err
 	}
 	for i, e := range w.Edges {
 		if e.Kind >= numEdgeKinds {

@@ -261,11 +261,8 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 			return fmt.Errorf("whatif: WorkloadWriter.Finish: task %d carries its activations in the header", i)
 		}
 	}
-	if hdr.NewidlePulls < 0 || hdr.NewidlePulls > hdr.NewidleChances {
-		return fmt.Errorf("workload newidle pulls %d of %d chances", hdr.NewidlePulls, hdr.NewidleChances)
-	}
-	if hdr.TickPhaseNS < 0 || hdr.TickPhaseNS >= maxTickPhaseNS {
-		return fmt.Errorf("workload tick phase %d ns: want [0, %d)", hdr.TickPhaseNS, maxTickPhaseNS)
+	if err := hdr.validateMeasures(); err != nil {
+		return err
 	}
 	dir := w.dir
 	cols, err := newColWriters(dir)

@@ -126,6 +126,9 @@ func TestWorkloadWriterValidates(t *testing.T) {
 	for _, c := range cases {
 		w := tinyWorkload()
 		c.edit(w)
+		if err := w.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Validate: error %v, want %q", c.name, err, c.want)
+		}
 		ww := NewWorkloadWriter(t.TempDir(), 2)
 		for i := range w.Tasks {
 			for j, a := range w.Tasks[i].Activations {
