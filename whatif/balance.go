@@ -448,7 +448,7 @@ func (s *Sim) findBusiestQueue(e *lbRun, g *model.SchedGroup) int {
 }
 
 // cfsTasksTailFirst lists a rq's CFS tasks from the tail of cfs_tasks
-// (least recently picked first).
+// (least recently enqueued or picked first).
 func (s *Sim) cfsTasksTailFirst(r *rq) []*simTask {
 	ts := make([]*simTask, 0, r.nrCFS)
 	if r.curr != nil && !r.curr.rt {
@@ -531,10 +531,12 @@ func (s *Sim) detachAttach(e *lbRun, source int) int {
 			break
 		}
 		if !s.canMigrateTask(e, p, src) {
+			src.toHead(p)
 			continue
 		}
 		dt := DetachTask{Load: p.avg.loadAvg, UtilEst: p.utilEstValue()}
 		if !s.pol.AcceptForDetach(&e.LBEnv, dt) {
+			src.toHead(p)
 			continue
 		}
 		picked = append(picked, p)

@@ -327,10 +327,21 @@ func (s *Sim) enqueue(r *rq, t *simTask, flag int) {
 	t.utilEstEnq = t.utilEstValue()
 	r.utilEst += t.utilEstEnq
 	r.treeInsert(t)
+	r.toHead(t)
 	s.updateTaskLoad(r, t)
 	if r.nrRunning() >= 2 {
 		s.rdOverload = true
 	}
+}
+
+// toHead moves t to the head of r's cfs_tasks list, which the balancer
+// scans from the tail: an enqueue puts a task there
+// (account_entity_enqueue's list_add), and so do a pick (the MRU move in
+// pick_next_task_fair) and detach_tasks passing over a task it may not
+// take (the list_move at its "next" label).
+func (r *rq) toHead(t *simTask) {
+	r.mruSeq++
+	t.mru = r.mruSeq
 }
 
 // dequeue is dequeue_task_fair; sleep applies util_est's update
@@ -584,8 +595,7 @@ func (s *Sim) switchTo(r *rq, t *simTask, prevState string) {
 	if s.eevdf {
 		s.setProtectSlice(t)
 	}
-	r.mruSeq++
-	t.mru = r.mruSeq
+	r.toHead(t)
 	t.execStart = s.now
 	t.sliceExec = t.sumExec
 	t.ranOn = true

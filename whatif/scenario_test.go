@@ -1502,3 +1502,60 @@ func TestTickPhase(t *testing.T) {
 		}
 	}
 }
+
+// cfs_tasks, which detach_tasks scans from its tail, is in the order of
+// each task's last enqueue or pick (account_entity_enqueue's list_add,
+// pick_next_task_fair's MRU move), and detach_tasks moves a task it passes
+// over to the head. By hand on 2 CPUs: a, b, c, d, e enqueued on CPU 0 in
+// that order and a picked leave, tail first, b c d e a; c sleeping and
+// woken again moves to the head: b d e a c. A balance of CPU 1 for one
+// task (migrate_task) with b cache-hot (it ran 100 µs ago) passes over b,
+// which goes to the head, and takes d: CPU 0's list is then e a c b.
+// Counting picks only (the model before round 38), c would have gone.
+func TestCFSTasksOrder(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		b.task(n, 120, 0, n == "a", CauseStart, 10*ms)
+	}
+	s, _ := newSim(t, b.done(t), testConfig())
+	s.now = t0
+	r := s.cpus[0]
+	order := func() string {
+		var o []string
+		for _, p := range s.cfsTasksTailFirst(r) {
+			o = append(o, p.w.Comm)
+		}
+		return fmt.Sprint(o)
+	}
+	for _, p := range s.tasks {
+		p.trig[0] = true
+		s.startActivation(p, 0)
+		p.avg.lastUpdate = s.now
+		s.enqueue(r, p, enqStart)
+	}
+	s.switchTo(r, s.tasks[0], "")
+	if got := order(); got != "[b c d e a]" {
+		t.Fatalf("after the enqueues and a's pick: tail first %s, want [b c d e a]", got)
+	}
+	c := s.tasks[2]
+	s.now += ms
+	s.dequeue(r, c, true)
+	c.state = tsSleeping
+	s.now += ms
+	s.enqueue(r, c, enqWakeup)
+	if got := order(); got != "[b d e a c]" {
+		t.Fatalf("after c's wakeup: tail first %s, want [b d e a c]", got)
+	}
+	s.tasks[1].execStart = s.now - 100000
+	e := &lbRun{st: s.cpus[1].sd[0], cpus: make([]bool, 2), src: 0, loopMax: 5, loopBrk: 32}
+	e.LBEnv = LBEnv{DstCPU: 1, Idle: CPUIdle, Imbalance: 1, MigrationType: MigrateTask, CacheNiceTries: 1}
+	if n := s.detachAttach(e, MigrationSourcePeriodic); n != 1 {
+		t.Fatalf("detach_tasks moved %d tasks, want 1", n)
+	}
+	if d := s.tasks[3]; d.cpu != 1 {
+		t.Errorf("d is on CPU %d, want 1 (moved)", d.cpu)
+	}
+	if got := order(); got != "[e a c b]" {
+		t.Errorf("after the balance: CPU 0 tail first %s, want [e a c b]", got)
+	}
+}

@@ -299,7 +299,7 @@ type simTask struct {
 	lastWakee     int32
 	recentUsedCPU int32
 
-	mru     int64 // position in cfs_tasks (higher = more recently picked)
+	mru     int64 // position in cfs_tasks (higher = nearer the head: more recently enqueued or picked)
 	runTime int64 // total simulated run time (invariant check)
 	cutNS   int64 // demand cut by its exit deadline (ExitDeadlines)
 	cut     bool  // stopped by its exit deadline
