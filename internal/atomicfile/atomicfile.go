@@ -9,6 +9,10 @@
 // name behind). Elsewhere (or
 // where the filesystem lacks O_TMPFILE) it falls back to a named temporary
 // file that Abort removes: then only SIGKILL can leave a temp file behind.
+//
+// A path that names something other than a regular file (a device such as
+// /dev/null or /dev/stdout, a named pipe) is written in place: replacing
+// it would put a regular file where the device or pipe was.
 package atomicfile
 
 import (
@@ -21,13 +25,24 @@ import (
 // File is an output file being written.
 type File struct {
 	*os.File
-	path  string
-	named bool // fallback: os.File has a visible temporary name
-	done  bool
+	path   string
+	named  bool // fallback: os.File has a visible temporary name
+	direct bool // path is a device or pipe, written in place
+	done   bool
 }
 
 // Create starts writing path.
 func Create(path string) (*File, error) {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		if st.IsDir() {
+			return nil, fmt.Errorf("%s: is a directory", path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &File{File: f, path: path, direct: true}, nil
+	}
 	dir := filepath.Dir(path)
 	if f, err := openTmpfile(dir); err == nil {
 		return &File{File: f, path: path}, nil
@@ -45,6 +60,9 @@ func (f *File) Commit() error {
 		return fmt.Errorf("%s: already committed or aborted", f.path)
 	}
 	f.done = true
+	if f.direct {
+		return f.File.Close()
+	}
 	if err := f.File.Chmod(0o644); err != nil {
 		f.abort()
 		return err
@@ -92,7 +110,8 @@ func (f *File) Commit() error {
 	return f.File.Close()
 }
 
-// Abort discards the file; the path is untouched. Safe after Commit.
+// Abort discards the file; the path is untouched (a device or pipe has
+// had what was written to it). Safe after Commit.
 func (f *File) Abort() {
 	if f.done {
 		return
