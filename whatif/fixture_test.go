@@ -186,7 +186,7 @@ func TestWorkloadRoundTrip(t *testing.T) {
 		!reflect.DeepEqual(w.PreemptWakeNS, w2.PreemptWakeNS) || !reflect.DeepEqual(w.PreemptWakeLocalNS, w2.PreemptWakeLocalNS) || !reflect.DeepEqual(w.PreemptWakeRTNS, w2.PreemptWakeRTNS) || !reflect.DeepEqual(w.Stalls, w2.Stalls) ||
 		w.StartNS != w2.StartNS || w.EndNS != w2.EndNS || w.Kernel != w2.Kernel || !reflect.DeepEqual(w.Topology, w2.Topology) ||
 		!reflect.DeepEqual(w.Cmdline, w2.Cmdline) || w.NewidleChances != w2.NewidleChances || w.NewidlePulls != w2.NewidlePulls ||
-		w.TickPhaseNS != w2.TickPhaseNS {
+		w.TickPhaseNS != w2.TickPhaseNS || w.Flips != w2.Flips {
 		t.Error("workload changed through save/load")
 	}
 	if w.NewidleChances == 0 {
@@ -201,6 +201,9 @@ func TestWorkloadRoundTrip(t *testing.T) {
 	// bins: the densest 200 µs window starts at 0.98 ms).
 	if strings.Contains(f, "guest-A-2s2c2t-2numa/hackbench") && w.TickPhaseNS != 980000 {
 		t.Errorf("%s: tick phase %d ns, want 980000", f, w.TickPhaseNS)
+	}
+	if w.Flips.Placements == 0 {
+		t.Errorf("%s: no telling placements for the starting wakee_flips", f)
 	}
 	// Replaying the file read back gives the same simulated schedule.
 	p, _ := LookupPolicy("v6.1")

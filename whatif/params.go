@@ -171,11 +171,15 @@ func (s Setting) Apply(cfg *Config) error {
 			return bad("on or off")
 		}
 	case "wakee_flips":
+		if s.Value == "trace" {
+			cfg.WakeeFlips = -1
+			break
+		}
 		n, err := strconv.Atoi(s.Value)
 		if err != nil || n < 0 || n > maxWakeeFlips {
-			return bad(fmt.Sprintf("an integer 0..%d", maxWakeeFlips))
+			return bad(fmt.Sprintf("trace, or an integer 0..%d", maxWakeeFlips))
 		}
-		cfg.WakeeFlips = uint32(n)
+		cfg.WakeeFlips = int64(n)
 	default:
 		return fmt.Errorf("%s: unknown key %q; keys: %s", s, s.Key, ParamUsage())
 	}

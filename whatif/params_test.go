@@ -28,6 +28,9 @@ func TestParseSetting(t *testing.T) {
 	if got := cfg.Params.BusyFactor; len(got) != 2 || got[0] != (DomainParam{"*", 8}) || got[1] != (DomainParam{"NUMA", 4}) {
 		t.Errorf("busy_factor %v", got)
 	}
+	if s, err := ParseSetting("wakee_flips=trace"); err != nil || s.Apply(&cfg) != nil || cfg.WakeeFlips != -1 {
+		t.Errorf("wakee_flips=trace: %v, WakeeFlips %d, want -1 (the trace's placements)", err, cfg.WakeeFlips)
+	}
 	s, _ := ParseSetting("migration_cost=0")
 	var c0 Config
 	_ = s.Apply(&c0)

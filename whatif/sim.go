@@ -98,9 +98,10 @@ type Config struct {
 	// did before the recording, and what perf's workload inherited from
 	// perf at its fork, is not in the trace. Forked tasks inherit their
 	// parent's, as in the kernel; the once-a-second halving applies from
-	// a task's first wakeup on. 0 by default (FIDELITY.md round 36
-	// measures 2, 4 and 8).
-	WakeeFlips uint32
+	// a task's first wakeup on. -1 (the default): the count the trace's
+	// placements imply (Workload.Flips, wakeeflips.go; FIDELITY.md round
+	// 39); else that count for every such task.
+	WakeeFlips int64
 	// RunQueue selects the per-CPU discipline: "" (the policy's),
 	// "cfs" or "eevdf".
 	RunQueue string
@@ -154,7 +155,7 @@ func (c Config) withDefaults() Config {
 
 // DefaultConfig is the configuration `replay whatif` uses for a policy.
 func DefaultConfig(p Policy) Config {
-	return Config{Policy: p, IdleWake: true, Preemption: true}.withDefaults()
+	return Config{Policy: p, IdleWake: true, Preemption: true, WakeeFlips: -1}.withDefaults()
 }
 
 // Event kinds of the discrete-event engine (§8.2).
@@ -460,15 +461,20 @@ type Stats struct {
 	// NIRatioStart: NI_RANDOM's success ratio (of 1024) every domain
 	// started at (Config.NIRatio); absent when the policy has no
 	// NI_RANDOM.
-	NIRatioStart          *int64 `json:"ni_ratio_start,omitempty"`
-	ActiveBalances        int64  `json:"active_balances"`
-	NohzKicks             int64  `json:"nohz_kicks"`
-	EdgesFired            int64  `json:"edges_fired"`
-	EdgesRedundant        int64  `json:"edges_redundant"`
-	EdgesPending          int64  `json:"edges_pending"`
-	Arrivals              int64  `json:"arrivals"`
-	ContinuedWithoutSleep int64  `json:"continued_without_sleep"`
-	RepliesHeld           int64  `json:"replies_held"`
+	NIRatioStart *int64 `json:"ni_ratio_start,omitempty"`
+	// WakeeFlipsStart: the wakee_flips the tasks alive at the trace start
+	// began with (Config.WakeeFlips); WakeeFlipsFit: the trace's evidence
+	// (Workload.Flips), when it had telling placements.
+	WakeeFlipsStart       uint32   `json:"wakee_flips_start"`
+	WakeeFlipsFit         *FlipFit `json:"wakee_flips_fit,omitempty"`
+	ActiveBalances        int64    `json:"active_balances"`
+	NohzKicks             int64    `json:"nohz_kicks"`
+	EdgesFired            int64    `json:"edges_fired"`
+	EdgesRedundant        int64    `json:"edges_redundant"`
+	EdgesPending          int64    `json:"edges_pending"`
+	Arrivals              int64    `json:"arrivals"`
+	ContinuedWithoutSleep int64    `json:"continued_without_sleep"`
+	RepliesHeld           int64    `json:"replies_held"`
 	// RepliesAwaited: a waker that reached its await point before its
 	// wakee's reply and slept there (await.go); AwaitsStranded: such a
 	// sleeper woken at the end because the reply never came (0 on an
@@ -587,6 +593,14 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	s.rng = cfg.Seed*0x9e3779b97f4a7c15 + 0x2545f4914f6cdd1d
 	s.niRng = cfg.Seed*0x9e3779b97f4a7c15 + 0x6a09e667f3bcc909
 	s.niStart = niStartRatio(cfg, w)
+	s.stats.WakeeFlipsStart = w.Flips.WakeeFlips
+	if cfg.WakeeFlips >= 0 {
+		s.stats.WakeeFlipsStart = uint32(cfg.WakeeFlips)
+	}
+	if w.Flips.Placements > 0 {
+		fl := w.Flips
+		s.stats.WakeeFlipsFit = &fl
+	}
 	if s.knobs.NIRandom {
 		v := s.niStart
 		s.stats.NIRatioStart = &v
@@ -616,7 +630,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 			heldK: -1, lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1}
 		st.stop = st.rt && isStopper(t.Comm)
 		if !t.Forked {
-			st.wakeeFlips = cfg.WakeeFlips
+			st.wakeeFlips = s.stats.WakeeFlipsStart
 		}
 		st.weight = weightOfNice(t.Nice())
 		if st.rt {

@@ -336,6 +336,13 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	if st := f.Stats; st != nil && st.NIRatioStart != nil {
 		fmt.Fprintf(&b, "NI_RANDOM: each domain's newidle success ratio started at %d of 1024\n", *st.NIRatioStart)
 	}
+	if st := f.Stats; st != nil && (st.WakeeFlipsStart > 0 || st.WakeeFlipsFit != nil) {
+		fmt.Fprintf(&b, "wakee_flips: the tasks alive at the trace start began with %d", st.WakeeFlipsStart)
+		if fl := st.WakeeFlipsFit; fl != nil {
+			fmt.Fprintf(&b, " (the trace's placements: %d telling, %d explained by %d, %d by 0)", fl.Placements, fl.Explained, fl.WakeeFlips, fl.ExplainedAt0)
+		}
+		b.WriteString("\n")
+	}
 	if st := f.Stats; st != nil && st.RecordingEndNS > 0 {
 		fmt.Fprintf(&b, "recording window: the replay's output ends where perf stops (its last activation and its command's process tree done); %d events after that are not written (--full-window keeps them)\n", st.EventsAfterRecording)
 	}

@@ -248,6 +248,10 @@ type Workload struct {
 	// CPU to pull a waiting task and how many it took (pullrate.go); the
 	// replay starts NI_RANDOM's success ratio at their share.
 	NewidleChances, NewidlePulls int
+	// Flips is the wakee_flips the tasks alive at the trace start begin
+	// with, inferred from the trace's placements (wakeeflips.go), and the
+	// evidence for it.
+	Flips FlipFit
 	// TickPhaseNS is where the traced kernel's ticks fell on the trace's
 	// clock, modulo the tick period: the jiffy grid's phase, from the
 	// trace's tick records (hostStallFinder; 0 without enough of them).
@@ -369,6 +373,8 @@ type extractor struct {
 	stalls *stallEstimator
 	// newidle counts the trace's newidle chances and pulls.
 	newidle *newidleTally
+	// flips infers the starting wakee_flips from the placements.
+	flips *flipFit
 	// hostStalls finds the stretches a busy CPU's vCPU was descheduled
 	// (hoststall.go).
 	hostStalls *hostStallFinder
@@ -423,6 +429,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{},
 		lastWake: map[int32]pendWake{}, runnable: map[int32]*extTask{}, notSync: map[int32]int{}, pulled: map[int32]int{},
 		newidle:    newNewidleTally(),
+		flips:      newFlipFit(w.Topology, w.Kernel),
 		stalls:     newStallEstimator(4000000), // HZ 250, the default Config.HZ
 		hostStalls: newHostStallFinder(4000000)}
 	if m != nil {
@@ -475,9 +482,15 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			x.hostStalls.lost(lc)
 			x.stalls.lost(lc)
 			x.newidle.observe(e)
+			if x.flips != nil {
+				x.flips.observe(e)
+			}
 		} else if e.IsSet(timeline.CPU) && e.Time != 0 && !strings.HasPrefix(e.Name, "perf:") {
 			c := e.Int32(timeline.CPU)
 			x.newidle.observe(e)
+			if x.flips != nil {
+				x.flips.observe(e)
+			}
 			if last, ok := x.hostStalls.gap(c, e.Time); ok {
 				x.hostStallGap(c, last, e.Time)
 			}
@@ -564,6 +577,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		w.Stalls.HostCores = x.hostStalls.hostCores()
 	}
 	w.NewidleChances, w.NewidlePulls = x.newidle.Chances, x.newidle.Pulls
+	w.Flips = x.flips.result()
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("whatif: internal error extracting the workload: %w", err)
 	}
@@ -1291,6 +1305,9 @@ func (w *Workload) validateMeasures() error {
 	}
 	if w.TickPhaseNS < 0 || w.TickPhaseNS >= maxTickPhaseNS {
 		return fmt.Errorf("workload tick phase %d ns: want [0, %d)", w.TickPhaseNS, maxTickPhaseNS)
+	}
+	if fl := w.Flips; fl.WakeeFlips > maxWakeeFlips || fl.Placements < 0 || fl.Explained < 0 || fl.ExplainedAt0 < 0 || fl.Explained > fl.Placements || fl.ExplainedAt0 > fl.Placements {
+		return fmt.Errorf("workload wakee_flips %d explaining %d (at 0: %d) of %d placements: out of range", fl.WakeeFlips, fl.Explained, fl.ExplainedAt0, fl.Placements)
 	}
 	return nil
 }

@@ -94,6 +94,9 @@ func wlMetadata(w *Workload) (arrow.Metadata, error) {
 	if w.TickPhaseNS > 0 {
 		md["tick_phase_ns"] = strconv.FormatInt(w.TickPhaseNS, 10)
 	}
+	if fl := w.Flips; fl.Placements > 0 || fl.WakeeFlips > 0 {
+		md["wakee_flips"] = fmt.Sprintf("%d %d %d %d", fl.WakeeFlips, fl.Placements, fl.Explained, fl.ExplainedAt0)
+	}
 	if len(w.Cmdline) > 0 {
 		b, err := json.Marshal(w.Cmdline)
 		if err != nil {
@@ -102,7 +105,7 @@ func wlMetadata(w *Workload) (arrow.Metadata, error) {
 		md["cmdline"] = string(b)
 	}
 	keys := []string{"replay_workload", "start_ns", "end_ns", "kernel", "source"}
-	for _, k := range []string{"topology", "stalls", "newidle", "tick_phase_ns", "cmdline"} {
+	for _, k := range []string{"topology", "stalls", "newidle", "tick_phase_ns", "wakee_flips", "cmdline"} {
 		if _, ok := md[k]; ok {
 			keys = append(keys, k)
 		}
@@ -318,6 +321,12 @@ func LoadWorkload(path string) (w *Workload, err error) {
 			return nil, fmt.Errorf("%s: tick_phase_ns metadata %q: want an integer in [0, %d)", path, s, maxTickPhaseNS)
 		}
 		w.TickPhaseNS = v
+	}
+	if s := get("wakee_flips"); s != "" {
+		fl := &w.Flips
+		if n, err := fmt.Sscanf(s, "%d %d %d %d", &fl.WakeeFlips, &fl.Placements, &fl.Explained, &fl.ExplainedAt0); err != nil || n != 4 {
+			return nil, fmt.Errorf("%s: wakee_flips metadata %q: want four integers (count, placements, explained, explained at 0)", path, s)
+		}
 	}
 	if s := get("cmdline"); s != "" {
 		if err := json.Unmarshal([]byte(s), &w.Cmdline); err != nil {
