@@ -41,7 +41,7 @@ func ParamUsage() string {
 		"slice_protection=" + strings.Join(SliceProtections, "|") + " (EEVDF kernels), " +
 		"newidle_ratio=trace|boot|N (NI_RANDOM's starting success ratio of 1024; kernels with NI_RANDOM), " +
 		"reply_awaits=on|off (a waker waits for the reply its wakee's preemption hid in the trace; default off), " +
-		"wakee_flips=N (wake_wide's wakee_flips of the tasks alive at the trace start, which no trace shows; default 0); " +
+		"wakee_flips=trace|N (wake_wide's wakee_flips of the tasks alive at the trace start; default trace: the count the trace's placements imply, else 0); " +
 		"LEVEL: " + strings.Join(ParamLevels, ", ")
 }
 
