@@ -113,12 +113,13 @@ func main() {
 		}
 	}
 	// The eight-vCPU guests (A, B, D) are the totals FIDELITY.md has
-	// tracked since round 1; the two-vCPU guests (M, N: one vCPU per host
-	// core, so almost no host stalls) are a group of their own.
+	// tracked since round 1; the two-vCPU guests (M, N, and P since round
+	// 40: one vCPU per host core, so few host stalls) are a group of their
+	// own.
 	for _, g := range []string{"guest-A-*", "guest-B-*", "guest-D-*"} {
 		add("6.1 committed", filepath.Join("fixtures/kernels", g, "*.perf.data"))
 	}
-	for _, g := range []string{"guest-M-*", "guest-N-*"} {
+	for _, g := range []string{"guest-M-*", "guest-N-*", "guest-P-*"} {
 		add("6.1 2-vCPU", filepath.Join("fixtures/kernels", g, "*.perf.data"))
 		add("6.1 2-vCPU", filepath.Join("fixtures/kernels", g, "*.perf.data.gz"))
 	}
