@@ -698,7 +698,7 @@ func (s *Sim) reschedLater(r *rq) {
 func (s *Sim) reschedAfter(r *rq, pool []int64) {
 	d := int64(0)
 	local := r.cpu+1 == s.wakerCPU1
-	if s.cfg.IdleWake && len(pool) > 0 {
+	if s.cfg.IdleWake && len(pool) > 0 && !(local && s.inOwnRunOn(r)) {
 		d = pool[s.rand()%uint64(len(pool))]
 	}
 	// A stalled vCPU takes the IPI or reaches its return to user when the
@@ -724,6 +724,17 @@ func (s *Sim) reschedAfter(r *rq, pool []int64) {
 	r.reschedOwn = local
 	r.reschedAt = at
 	s.push(event{t: at, kind: evResched, cpu: int32(r.cpu), gen: r.reschedGen})
+}
+
+// inOwnRunOn reports whether r's running task is inside the run-on a
+// fired edge of its own recorded (Edge.NoPreemptNS: in the trace that
+// wakeup preempted it after exactly that much more of its work). The
+// switch then waits for the stretch's end (preemptionPoint), which is the
+// trace's own delay for this wakeup; a draw from the pool of such delays
+// on top would take the later of two, not the one the trace shows.
+func (s *Sim) inOwnRunOn(r *rq) bool {
+	t := r.curr
+	return t != nil && !t.rt && t.act >= 0 && t.noPreemptEnd > progressAt(r, s.now)
 }
 
 // reschedRT is resched_curr() for a real-time wakee on a CFS task's CPU:

@@ -528,17 +528,18 @@ func TestEdgePastDemandFires(t *testing.T) {
 }
 
 // A wakeup preemption on the waker's own CPU waits for the waker's next
-// preemption point (here the trace's one local resched delay, 100 µs);
-// the waker reaching a milestone meanwhile (a second, redundant wakeup in
-// the same system call: the trace shows X ran on 60 µs with
-// TIF_NEED_RESCHED set, Edge.NoPreemptNS) does not cancel it:
-// TIF_NEED_RESCHED stays set until __schedule(). One
-// CPU (latency 6 ms, wakeup_gran 1 ms), X runs 3 ms and wakes W (never
-// run, vruntime 0) at 1.5 ms, then W again (redundant) at 1.55 ms. By
-// hand: X's vruntime 1.5 ms, W placed at max(0, 1.5 − 3) = 0, lead
-// 1.5 ms > 1 ms: resched at 1.6 ms. W runs 1.6–2.6 ms (latency 100 µs),
-// X is preempted once and resumes 2.6–4.0 ms. (The milestone at 1.55 ms
-// used to drop the resched: W then waited for X to block at 3 ms.)
+// preemption point (here the end of the run-on the trace shows after this
+// wakeup, X running on 60 µs with TIF_NEED_RESCHED set, Edge.NoPreemptNS;
+// the pool's 100 µs delay is not drawn on top of it since round 41); the
+// waker reaching a milestone meanwhile (a second, redundant wakeup in the
+// same system call, at 50 µs) does not cancel it: TIF_NEED_RESCHED stays
+// set until __schedule(). One CPU (latency 6 ms, wakeup_gran 1 ms), X runs
+// 3 ms and wakes W (never run, vruntime 0) at 1.5 ms, then W again
+// (redundant) at 1.55 ms. By hand: X's vruntime 1.5 ms, W placed at
+// max(0, 1.5 − 3) = 0, lead 1.5 ms > 1 ms: resched at 1.56 ms. W runs
+// 1.56–2.56 ms (latency 60 µs), X is preempted once and resumes 2.56–4.0
+// ms. (The milestone at 1.55 ms used to drop the resched: W then waited
+// for X to block at 3 ms.)
 func TestLocalReschedSurvivesMilestone(t *testing.T) {
 	b := newBuilder(t, "sockets=1,cores=1,threads=1")
 	x := b.task("x", 120, 0, true, CauseStart, 3*ms)
@@ -551,8 +552,8 @@ func TestLocalReschedSurvivesMilestone(t *testing.T) {
 	cfg := testConfig()
 	cfg.IdleWake = true // the resched delay pool above; no idle-exit or stall samples
 	res, ch := replayChecked(t, w, cfg)
-	if res.Metrics.WakeupCount != 1 || res.Metrics.WakeupMaxNS != 100000 {
-		t.Errorf("wakeups %d latency %d, want 1 of 100 µs", res.Metrics.WakeupCount, res.Metrics.WakeupMaxNS)
+	if res.Metrics.WakeupCount != 1 || res.Metrics.WakeupMaxNS != 60000 {
+		t.Errorf("wakeups %d latency %d, want 1 of 60 µs", res.Metrics.WakeupCount, res.Metrics.WakeupMaxNS)
 	}
 	if res.Metrics.InvoluntarySwitches != 1 || res.Metrics.MakespanNS != 4*ms {
 		t.Errorf("involuntary %d makespan %d, want 1 and 4 ms (runs %+v)", res.Metrics.InvoluntarySwitches, res.Metrics.MakespanNS, ch.runs)
@@ -564,12 +565,13 @@ func TestLocalReschedSurvivesMilestone(t *testing.T) {
 // reschedules again nor moves the next buddy. One CPU, X runs 3 ms and
 // wakes W1 at 1.5 ms and W2 at 1.55 ms in one system call (the trace shows
 // X ran on 60 µs with TIF_NEED_RESCHED set after the first, NoPreemptNS)
-// (both never run: vruntime 0, as max(0, min_vruntime − 3 ms)); local
-// resched delay 100 µs. By hand: W1's
-// wakeup sets the next buddy W1 and the resched at 1.6 ms; W2's returns
-// early. At 1.6 ms the leftmost is W1 (equal keys: first inserted) and the
-// next buddy W1: W1 runs 1.6–2.6 ms, then W2 (2.6–3.6), then X. Before,
-// W2's wakeup moved the next buddy to W2, which ran first.
+// (both never run: vruntime 0, as max(0, min_vruntime − 3 ms)); the
+// switch comes at the end of that run-on (the pool's 100 µs is not drawn
+// on top of it). By hand: W1's wakeup sets the next buddy W1 and the
+// resched at 1.56 ms; W2's returns early. At 1.56 ms the leftmost is W1
+// (equal keys: first inserted) and the next buddy W1: W1 runs 1.56–2.56
+// ms, then W2 (2.56–3.56), then X. Before, W2's wakeup moved the next
+// buddy to W2, which ran first.
 func TestNeedReschedKeepsNextBuddy(t *testing.T) {
 	b := newBuilder(t, "sockets=1,cores=1,threads=1")
 	x := b.task("x", 120, 0, true, CauseStart, 3*ms)
@@ -589,7 +591,7 @@ func TestNeedReschedKeepsNextBuddy(t *testing.T) {
 			order = append(order, r.tid, r.start)
 		}
 	}
-	want := []int64{int64(w.Tasks[w1].TID), t0 + 16*ms/10, int64(w.Tasks[w2].TID), t0 + 26*ms/10}
+	want := []int64{int64(w.Tasks[w1].TID), t0 + 1560000, int64(w.Tasks[w2].TID), t0 + 2560000}
 	if fmt.Sprint(order) != fmt.Sprint(want) {
 		t.Errorf("wakee runs (tid, start) %v, want %v", order, want)
 	}
@@ -1557,5 +1559,35 @@ func TestCFSTasksOrder(t *testing.T) {
 	}
 	if got := order(); got != "[e a c b]" {
 		t.Errorf("after the balance: CPU 0 tail first %s, want [e a c b]", got)
+	}
+}
+
+// A local wakeup that preempted its waker in the trace carries the
+// waker's run-on until that switch (Edge.NoPreemptNS): that is this
+// wakeup's own delay, so the replay waits for it alone, and draws from the
+// pool of such delays only for a wakeup without one. By hand, one CPU: x
+// runs from t0 and at 1.5 ms wakes w (far behind in vruntime: it
+// preempts); the pool holds one delay, 0.6 ms. With a recorded run-on of
+// 0.2 ms, x is switched out at 1.7 ms (taking the later of the two, as
+// before round 41, gave 2.1 ms); without one, at 1.5 + 0.6 = 2.1 ms.
+func TestOwnRunOnNotDrawnAgain(t *testing.T) {
+	for _, c := range []struct {
+		noPreempt int64
+		want      string
+	}{{200000, "x@0-17"}, {0, "x@0-21"}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		x := b.task("x", 120, 0, true, CauseStart, 3*ms)
+		w := b.task("w", 120, 0, false, CauseWake, ms)
+		b.edge(x, 0, 3*ms/2, w, 0)
+		b.w.Edges[0].NoPreemptNS = c.noPreempt
+		b.w.PreemptWakeLocalNS = []int64{600000}
+		wl := b.done(t)
+		cfg := testConfig()
+		cfg.IdleWake = true
+		_, ch := replayChecked(t, wl, cfg)
+		got := ch.namedRuns(map[int64]string{int64(wl.Tasks[x].TID): "x", int64(wl.Tasks[w].TID): "w"})
+		if len(got) == 0 || got[0] != c.want {
+			t.Errorf("run-on %d ns: runs %v, want the first %s", c.noPreempt, got, c.want)
+		}
 	}
 }
