@@ -382,12 +382,14 @@ func sortEvents(evs []timeline.Event) {
 
 // The interrupt-wakeup stall fraction, by hand: CPU 0 runs task 10 (one
 // 8 ms tick gap gives the model a stall). 24 interrupt wakeups of task 20
-// onto CPU 0, each at 100 ms + i·10 ms, each followed 50 µs later by an
-// event; for i < 6 the next event (the switch) comes 1 ms after that (a
-// 1 ms event-free stretch: stalled), else 50 µs after it. Wakeups 20–23
-// end in a switch to task 30 instead (not counted). Counted: 20, stalled:
-// 6, so IRQWakeStall = 6/20. With only 19 counted it stays 0.
+// (real-time) onto CPU 0, each at 100 ms + i·10 ms, each followed 50 µs
+// later by an event; for i < 6 the next event (the switch) comes 1 ms
+// after that (a 1 ms event-free stretch: stalled), else 50 µs after it.
+// Wakeups 20–23 end in a switch to task 30 instead (not counted).
+// Counted: 20, stalled: 6, so IRQWakeStall = 6/20. With only 19 counted
+// it stays 0, and with task 20 a CFS task none is counted.
 func TestIRQWakeStallEstimate(t *testing.T) {
+	rt := true
 	run := func(n int) *StallModel {
 		e := newStallEstimator(4 * ms)
 		e.switchTo(0, 0, 10)
@@ -396,7 +398,7 @@ func TestIRQWakeStallEstimate(t *testing.T) {
 		for i := int64(0); i < int64(n)+4; i++ {
 			at := 100*ms + i*10*ms
 			e.event(0, at) // the sched_waking
-			e.irqWake(0, at, 20)
+			e.irqWake(0, at, 20, rt)
 			e.runtime(0, at+50000, 10, false)
 			next := int32(20)
 			if i >= int64(n) {
@@ -416,6 +418,12 @@ func TestIRQWakeStallEstimate(t *testing.T) {
 	}
 	if m := run(19); m == nil || m.IRQWakeStall != 0 {
 		t.Fatalf("19 wakeups: got %+v, want IRQWakeStall 0", m)
+	}
+	// The same waits of a CFS wakee are not followed: it may wait for the
+	// running task's slice, so a silence says nothing of a stall.
+	rt = false
+	if m := run(20); m == nil || m.IRQWakeStall != 0 {
+		t.Fatalf("CFS wakees: got %+v, want IRQWakeStall 0", m)
 	}
 }
 

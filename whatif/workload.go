@@ -1128,7 +1128,7 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 		} else if x.cur[target] > 0 {
 			x.pendBusy[wakee] = pendWake{now, x.cur[target], target, x.switches[target], c, edge, x.busyCPUs()}
 			if irq && target == c {
-				x.stalls.irqWake(c, now, wakee)
+				x.stalls.irqWake(c, now, wakee, e.IsSet(timeline.Prio) && e.Int(timeline.Prio) < 100)
 			}
 		}
 		if !isNew {
