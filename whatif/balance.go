@@ -547,8 +547,17 @@ func (s *Sim) detachAttach(e *lbRun, source int) int {
 			break
 		}
 	}
+	// detach_tasks list_add()s each task it detaches at the head of
+	// env->tasks and attach_tasks takes them from the head: they reach
+	// dst in the reverse of the order they left src. With equal vruntimes
+	// (a herd woken together, all at min_vruntime less the sleeper
+	// credit) that is dst's run order: the task detached last (the most
+	// recently queued or run of those moved) runs first there.
 	for _, p := range picked {
-		s.migrateQueued(p, src, dst, source)
+		s.detachQueued(p, src, dst, source)
+	}
+	for i := len(picked) - 1; i >= 0; i-- {
+		s.attachQueued(picked[i], dst)
 	}
 	return len(picked)
 }
@@ -557,6 +566,13 @@ func (s *Sim) detachAttach(e *lbRun, source int) int {
 // detach_task + attach_task, with PELT detached/attached at once and
 // vruntime re-based.
 func (s *Sim) migrateQueued(p *simTask, src, dst *rq, source int) {
+	s.detachQueued(p, src, dst, source)
+	s.attachQueued(p, dst)
+}
+
+// detachQueued is detach_task(): p leaves src (dequeued, its vruntime
+// made relative to src's min_vruntime), counted as a migration to dst.
+func (s *Sim) detachQueued(p *simTask, src, dst *rq, source int) {
 	s.updateCurr(src)
 	s.updateTaskLoad(src, p)
 	if s.eevdf {
@@ -580,6 +596,7 @@ func (s *Sim) migrateQueued(p *simTask, src, dst *rq, source int) {
 	s.updateRQLoad(src)
 	if !s.eevdf {
 		p.vruntime -= src.minVruntime
+		s.updateMinVruntime(src)
 	}
 	p.execStart = -1
 	s.emitMigrate(p, src.cpu, dst.cpu, dst.cpu)
@@ -593,6 +610,11 @@ func (s *Sim) migrateQueued(p *simTask, src, dst *rq, source int) {
 	default:
 		s.stats.MigrationsActive++
 	}
+}
+
+// attachQueued is attach_task(): p, detached, is enqueued on dst, which
+// checks it for a wakeup preemption.
+func (s *Sim) attachQueued(p *simTask, dst *rq) {
 	s.updateRQLoad(dst)
 	s.enqueue(dst, p, enqMigrated)
 	s.wakeupPreempt(dst, p)

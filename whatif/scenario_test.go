@@ -1591,3 +1591,44 @@ func TestOwnRunOnNotDrawnAgain(t *testing.T) {
 		}
 	}
 }
+
+// attach_tasks enqueues the detached tasks on dst in the reverse of the
+// order detach_tasks took them (each is list_add()ed at the head of
+// env->tasks, and attach takes from the head): with equal vruntimes that
+// is dst's run order. By hand: a (running), b, c, d, e queued on CPU 0 at
+// one vruntime, tail first [b c d e a]; an idle CPU 1 pulls three (one
+// task each): detach takes b, c, d; attach enqueues d, c, b, so CPU 1's
+// queue in run order is [d c b] (the replay had attached in detach order:
+// [b c d]). guest-N's hackbench shows it in the trace: CPU 0 pulls pids
+// 411 down to 403 from the herd on CPU 1 and runs 403 first.
+func TestAttachOrder(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		b.task(n, 120, 0, n == "a", CauseStart, 10*ms)
+	}
+	s, _ := newSim(t, b.done(t), testConfig())
+	s.now = t0
+	r := s.cpus[0]
+	for _, p := range s.tasks {
+		p.trig[0] = true
+		s.startActivation(p, 0)
+		p.avg.lastUpdate = s.now
+		s.enqueue(r, p, enqStart)
+	}
+	s.switchTo(r, s.tasks[0], "")
+	e := &lbRun{st: s.cpus[1].sd[0], cpus: make([]bool, 2), src: 0, loopMax: 5, loopBrk: 32}
+	e.LBEnv = LBEnv{DstCPU: 1, Idle: CPUIdle, Imbalance: 3, MigrationType: MigrateTask, CacheNiceTries: 1}
+	if n := s.detachAttach(e, MigrationSourcePeriodic); n != 3 {
+		t.Fatalf("detach_tasks moved %d tasks, want 3", n)
+	}
+	var o []string
+	if c := s.cpus[1].curr; c != nil {
+		o = append(o, c.w.Comm)
+	}
+	for _, p := range s.cpus[1].tree {
+		o = append(o, p.w.Comm)
+	}
+	if got := fmt.Sprint(o); got != "[d c b]" {
+		t.Errorf("CPU 1's queue in run order %s, want [d c b]", got)
+	}
+}
