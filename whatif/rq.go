@@ -919,7 +919,7 @@ func (s *Sim) tick(r *rq) {
 				// The deadline check is in update_curr; a new request with
 				// others queued (delayed ones too: nr_queued) reschedules.
 				if !r.curr.protected() && s.eevdfPick(r) != r.curr {
-					s.preempt(r)
+					s.tickResched(r)
 				}
 			} else {
 				s.checkPreemptTick(r)
@@ -954,7 +954,7 @@ func (s *Sim) checkPreemptTick(r *rq) {
 		if r.last == curr {
 			r.last = nil
 		}
-		s.preempt(r)
+		s.tickResched(r)
 		return
 	}
 	if ran < s.minGranNS || len(r.tree) == 0 {
@@ -962,6 +962,27 @@ func (s *Sim) checkPreemptTick(r *rq) {
 	}
 	d := curr.vruntime - r.tree[0].vruntime
 	if d > ideal {
-		s.preempt(r)
+		s.tickResched(r)
 	}
+}
+
+// tickResched is the tick's resched_curr(): the running task switches at
+// its next preemption point, which inside a stretch the trace shows it ran
+// on with TIF_NEED_RESCHED set (a wake-up loop in one system call:
+// hackbench's parent waking its 80 children through one pipe write) is
+// the stretch's end (preemptionPoint), not the tick. The replay had
+// switched at the tick, cutting such a loop in two.
+func (s *Sim) tickResched(r *rq) {
+	at := s.preemptionPoint(r, s.now)
+	if at <= s.now {
+		s.preempt(r)
+		return
+	}
+	if r.reschedPending {
+		return
+	}
+	r.reschedPending = true
+	r.reschedOwn = false
+	r.reschedAt = at
+	s.push(event{t: at, kind: evResched, cpu: int32(r.cpu), gen: r.reschedGen})
 }

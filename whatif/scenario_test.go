@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/schedreplay/replay/model"
@@ -1630,5 +1631,43 @@ func TestAttachOrder(t *testing.T) {
 	}
 	if got := fmt.Sprint(o); got != "[d c b]" {
 		t.Errorf("CPU 1's queue in run order %s, want [d c b]", got)
+	}
+}
+
+// The tick's reschedule, like a wakeup's, takes effect at the running
+// task's next preemption point: inside a stretch the trace shows it ran
+// on with TIF_NEED_RESCHED set (Edge.NoPreemptNS: the rest of one system
+// call) that is the stretch's end. By hand, one busy CPU of two: x and y
+// (pinned there) queued from t0, x running (slice 6 ms each of the 12 ms
+// latency); x wakes z (pinned to the idle CPU 1: no wakeup preemption on
+// CPU 0) at 7.5 ms of its work with a recorded run-on of 2 ms. The tick
+// at 8 ms finds x's slice used up (the one at 4 ms did not), and x
+// switches to y at 9.5 ms, the stretch's end; without the run-on, at the
+// tick (the replay had switched at the tick either way, cutting
+// hackbench's herd wakeup loop in two).
+func TestTickReschedWaitsForPreemptionPoint(t *testing.T) {
+	for _, c := range []struct {
+		noPreempt int64
+		want      string
+	}{{2 * ms, "x@0-95"}, {0, "x@0-80"}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		x := b.task("x", 120, 0, true, CauseStart, 10*ms)
+		y := b.task("kworker/0:1", 120, 0, false, CauseStart, 10*ms)
+		z := b.task("kworker/1:1", 120, 1, false, CauseWake, ms/10)
+		b.edge(x, 0, 15*ms/2, z, 0)
+		b.w.Edges[0].NoPreemptNS = c.noPreempt
+		wl := b.done(t)
+		_, ch := replayChecked(t, wl, testConfig())
+		got := ch.namedRuns(map[int64]string{int64(wl.Tasks[x].TID): "x", int64(wl.Tasks[y].TID): "y", int64(wl.Tasks[z].TID): "z"})
+		first := ""
+		for _, r := range got {
+			if strings.HasPrefix(r, "x@") {
+				first = r
+				break
+			}
+		}
+		if first != c.want {
+			t.Errorf("run-on %d ns: runs %v, want x's first %s", c.noPreempt, got, c.want)
+		}
 	}
 }
