@@ -95,6 +95,9 @@ const (
 	MigrationSourcePeriodic = iota
 	MigrationSourceNewidle
 	MigrationSourceNohz
+	// MigrationSourceAffinity: a task moved by the stopper it woke
+	// (EdgeMove), not by load balancing.
+	MigrationSourceAffinity
 )
 
 // rebalanceDomains is rebalance_domains() (§3.1).
@@ -607,6 +610,8 @@ func (s *Sim) detachQueued(p *simTask, src, dst *rq, source int) {
 		s.stats.MigrationsNewidle++
 	case MigrationSourceNohz:
 		s.stats.MigrationsNohz++
+	case MigrationSourceAffinity:
+		s.stats.MigrationsAffinity++
 	default:
 		s.stats.MigrationsActive++
 	}

@@ -1671,3 +1671,38 @@ func TestTickReschedWaitsForPreemptionPoint(t *testing.T) {
 		}
 	}
 }
+
+// A task that wakes its own CPU's stopper to be moved (EdgeMove:
+// sched_setaffinity, perf record hopping through the CPUs) is preempted
+// by it at once and, queued, moved to the edge's Target when the
+// stopper's activation ends. By hand, two idle CPUs but for p on CPU 0
+// (3 ms of work, the wakeup at 1 ms); migration/0 runs 0.1 ms: p runs
+// 0-1 ms on CPU 0, the stopper 1-1.1 ms there, then p 1.1-3.1 ms on CPU
+// 1, one affinity migration. As a plain wakeup (the replay before), p
+// waits out the stopper and goes on on CPU 0.
+func TestStopperMove(t *testing.T) {
+	for _, c := range []struct {
+		kind     EdgeKind
+		runs     string
+		cpu      int64
+		migrated int64
+	}{{EdgeMove, "[p@0-10 m@10-11 p@11-31]", 1, 1}, {EdgeWake, "[p@0-10 m@10-11 p@11-31]", 0, 0}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		p := b.task("perf", 120, 0, true, CauseStart, 3*ms)
+		m := b.task("migration/0", 0, 0, false, CauseWake, ms/10)
+		b.edge(p, 0, ms, m, 0)
+		b.w.Edges[0].Kind, b.w.Edges[0].Target = c.kind, 1
+		wl := b.done(t)
+		res, ch := replayChecked(t, wl, testConfig())
+		got := fmt.Sprint(ch.namedRuns(map[int64]string{int64(wl.Tasks[p].TID): "p", int64(wl.Tasks[m].TID): "m"}))
+		if got != c.runs {
+			t.Errorf("%v: runs %s, want %s", c.kind, got, c.runs)
+		}
+		if r := ch.firstRunAfter(int64(wl.Tasks[p].TID), t0+ms); r == nil || r.cpu != c.cpu {
+			t.Errorf("%v: p's run after the stopper %+v, want on CPU %d", c.kind, r, c.cpu)
+		}
+		if res.Stats.MigrationsAffinity != c.migrated {
+			t.Errorf("%v: affinity migrations %d, want %d", c.kind, res.Stats.MigrationsAffinity, c.migrated)
+		}
+	}
+}

@@ -271,6 +271,9 @@ type simTask struct {
 	// delivered when the task blocks.
 	heldK     int32
 	heldWaker *simTask
+	// moveTask, moveTo: a stopper woken by an EdgeMove: at the end of
+	// this activation it moves task moveTask (-1 none) to CPU moveTo.
+	moveTask, moveTo int32
 	// delayed: blocked but still queued on its CPU (EEVDF delayed
 	// dequeue): in the tree, in load and V, until picked or woken.
 	delayed bool
@@ -436,6 +439,8 @@ type Stats struct {
 	MigrationsNewidle  int64 `json:"migrations_newidle"`
 	MigrationsNohz     int64 `json:"migrations_nohz"`
 	MigrationsActive   int64 `json:"migrations_active"`
+	// MigrationsAffinity: tasks moved by the stopper they woke (EdgeMove).
+	MigrationsAffinity int64 `json:"migrations_affinity"`
 	LBAttempts         int64 `json:"lb_count"`
 	// LBNewidle: the passes newidle balancing ran, summed over the
 	// domains (schedstat's lb_count[CPU_NEWLY_IDLE]).
@@ -627,7 +632,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	for i := range w.Tasks {
 		t := &w.Tasks[i]
 		st := &simTask{id: int32(i), w: t, rt: t.RT(), pinned: t.Pinned, act: -1, cpu: t.StartCPU, trig: make([]bool, len(t.Activations)),
-			heldK: -1, lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1}
+			heldK: -1, lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1, moveTask: -1}
 		st.stop = st.rt && isStopper(t.Comm)
 		if !t.Forked {
 			st.wakeeFlips = s.stats.WakeeFlipsStart
@@ -997,6 +1002,16 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 			if e.Awaits && k >= 0 {
 				s.awaitReply(t, wakee, k, e)
 			}
+			if e.Kind == EdgeMove && k >= 0 {
+				wakee.moveTask, wakee.moveTo = t.id, e.Target
+				if int(wakee.cpu) == r.cpu && r.curr == t {
+					// stop_one_cpu: the waker waits for its stopper, which
+					// preempts it at once (the trace's R+), and goes on only
+					// once moved: no drawn resched delay, no further edge.
+					s.preempt(r)
+					return
+				}
+			}
 		}
 	}
 }
@@ -1005,6 +1020,9 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 // blocks (dequeue with DEQUEUE_SLEEP, then schedule()), exits, or, when
 // a wakeup for its next activation already arrived, continues at once.
 func (s *Sim) endActivation(r *rq, t *simTask) {
+	if t.moveTask >= 0 {
+		s.stopperMove(r, t)
+	}
 	// The reply a waker awaits comes before this task blocks.
 	s.releaseWaiters(t, t.act, false, r.cpu)
 	a := &t.w.Activations[t.act]
@@ -1067,6 +1085,21 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 		s.wake(t, next, w, int(w.cpu))
 		s.heldWake = false
 	}
+}
+
+// stopperMove is migration_cpu_stop for an EdgeMove: the stopper st, on
+// r, moves the task that asked (preempted by st, so queued on r) to
+// st.moveTo. A task no longer queued there (the replay ran it elsewhere,
+// or it blocked) stays: the kernel's stopper then finds it off its
+// runqueue and leaves it too.
+func (s *Sim) stopperMove(r *rq, st *simTask) {
+	p := s.tasks[st.moveTask]
+	dst := int(st.moveTo)
+	st.moveTask = -1
+	if p.state != tsQueued || int(p.cpu) != r.cpu || p.rt || p.delayed || dst < 0 || dst >= s.ncpu || dst == r.cpu || !p.allowed(dst) {
+		return
+	}
+	s.migrateQueued(p, r, s.cpus[dst], MigrationSourceAffinity)
 }
 
 // preemptedBeforeBlock: t, on r, is done with its activation's demand

@@ -72,10 +72,23 @@ const (
 	// pair's replies the trace shows. Never causal: it wakes the wakee only
 	// if it sleeps at its await point.
 	EdgeReply
+	// EdgeMove is a wakeup of the waker's own CPU's stopper (migration/N)
+	// after which the stopper moved the waker, preempted and queued, to
+	// CPU Target: sched_setaffinity or sched_exec (stop_one_cpu with
+	// migration_cpu_stop). perf record hops through every CPU this way as
+	// it opens its events, and sits on the last one while the workload
+	// runs; the workload's first task moves where sched_exec sent it. The
+	// replay wakes the stopper as for EdgeWake (the waker preempted at
+	// once: it waits for the stopper), and the stopper, at the end of the
+	// activation this edge woke, moves the waker to Target if it is still
+	// queued on the stopper's CPU. Target is the trace's: sched_exec's
+	// choice (find_idlest_cpu with SD_BALANCE_EXEC, at the trace's start)
+	// is taken as recorded, like a task's starting CPU.
+	EdgeMove
 	numEdgeKinds
 )
 
-var edgeKindNames = []string{"wake", "fork", "reply"}
+var edgeKindNames = []string{"wake", "fork", "reply", "move"}
 
 func (k EdgeKind) String() string {
 	if int(k) < len(edgeKindNames) {
@@ -976,6 +989,7 @@ func (x *extractor) onMigrate(e *timeline.Event, c int32) {
 	pid := e.Int32(timeline.PID)
 	if t := x.byTID[pid]; t != nil && t.state == stRunnable && e.IsSet(timeline.DestCPU) {
 		t.qcpu = e.Int32(timeline.DestCPU)
+		x.stopperMove(t, c, e.Int32(timeline.DestCPU))
 	}
 	if pid == 0 || x.wokeOn[c] != pid {
 		return
@@ -1004,6 +1018,41 @@ func (x *extractor) onMigrate(e *timeline.Event, c int32) {
 		x.pendBusy[pid] = pw
 	}
 }
+
+// stopperMove: runnable task t is moved to dest by the task running on
+// CPU c. When that is c's stopper (migration/c) and t's latest wakeup,
+// in its current activation, was of that stopper, t asked to be moved
+// (sched_setaffinity, sched_exec): that wake edge becomes an EdgeMove.
+// A stopper t did not wake (active balance, another CPU's
+// sched_setaffinity) is left to the model.
+func (x *extractor) stopperMove(t *extTask, c, dest int32) {
+	if int(c) >= len(x.cur) || dest < 0 || dest == c {
+		return
+	}
+	st := x.byTID[x.cur[c]]
+	if st == nil || st == t {
+		return
+	}
+	if comm := x.w.Tasks[st.idx].Comm; !strings.HasPrefix(comm, "migration/") || PinnedCPUOf(comm) != c {
+		return
+	}
+	act := int32(len(x.w.Tasks[t.idx].Activations) - 1)
+	for i := len(x.edges) - 1; i >= 0 && i >= len(x.edges)-stopperMoveScan; i-- {
+		e := &x.edges[i]
+		if e.Waker != t.idx {
+			continue
+		}
+		if e.Wakee == st.idx && e.WakerAct == act && e.Kind == EdgeWake && e.Causal {
+			e.Kind, e.Target = EdgeMove, dest
+		}
+		return
+	}
+}
+
+// stopperMoveScan bounds stopperMove's look back over the latest edges:
+// the stopper runs right after its waker's wakeup, so that edge is among
+// the last few (other CPUs' wakeups in between).
+const stopperMoveScan = 64
 
 // noPreempt records on wake edge ei of the waker prev, just switched out
 // runnable for that edge's wakee on its own CPU, how far the waker ran
@@ -1086,9 +1135,12 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 				x.w.Tasks[waker.idx].StartCPU = c
 				waker.state, waker.runStart, waker.runCPU = stRunning, x.w.StartNS, c
 				x.act(waker).CPU = c
-			case x.cur[c] >= 0 && waker.state != stRunning && waker.state != stDead:
+			case x.cur[c] >= 0 && waker.state != stRunning && waker.state != stDead,
+				x.cur[c] < 0 && waker.state == stRunnable && waker.qcpu == c:
 				// The trace has shown what c ran (before its first switch
-				// it has not: perf's own start-up hops stay arrivals).
+				// it has not, unless the waker was seen queued on c: perf's
+				// start-up hops through the CPUs, each moved by the stopper
+				// it woke, stopperMove).
 				x.lostSwitchIn(waker, c)
 			default:
 				waker = nil // inconsistent: treat as an arrival
@@ -1331,6 +1383,9 @@ func (w *Workload) Validate() error {
 		}
 		if e.Awaits && (e.Kind != EdgeWake || !e.Causal) {
 			return fmt.Errorf("workload edge %d: only a causal wakeup can await a reply", i)
+		}
+		if e.Kind == EdgeMove && (e.Target < 0 || e.Target >= model.MaxCPUs) {
+			return fmt.Errorf("workload edge %d: a move to CPU %d", i, e.Target)
 		}
 		if e.Waker < 0 || e.Waker >= n || e.Wakee < 0 || e.Wakee >= n {
 			return fmt.Errorf("workload edge %d: task index out of range", i)

@@ -414,6 +414,8 @@ func LoadWorkload(path string) (w *Workload, err error) {
 				case "wake":
 				case "fork":
 					k = EdgeFork
+				case "move":
+					k = EdgeMove
 				default:
 					return nil, fmt.Errorf("%s: row %d: unknown edge kind %q", path, i, str("kind", i))
 				}
