@@ -62,7 +62,7 @@ func prioOf(t *simTask) int64 {
 	if t == nil {
 		return 120
 	}
-	return int64(t.w.Prio)
+	return int64(t.prio)
 }
 
 func itoa(n int) string {
@@ -135,7 +135,7 @@ func (s *Sim) emitWaking(t, waker *simTask, cpu, target int) {
 	e.SetStr(timeline.CommonComm, commOf(waker, cpu))
 	e.SetStr(timeline.Comm, t.w.Comm)
 	e.SetInt(timeline.PID, int64(t.w.TID))
-	e.SetInt(timeline.Prio, int64(t.w.Prio))
+	e.SetInt(timeline.Prio, int64(t.prio))
 	e.SetInt(timeline.TargetCPU, int64(target))
 	s.emit(e)
 }
@@ -145,7 +145,7 @@ func (s *Sim) emitMigrate(t *simTask, from, to, cpu int) {
 	e := s.newEvent(timeline.SchedMigrateTask, cpu, 0)
 	e.SetStr(timeline.Comm, t.w.Comm)
 	e.SetInt(timeline.PID, int64(t.w.TID))
-	e.SetInt(timeline.Prio, int64(t.w.Prio))
+	e.SetInt(timeline.Prio, int64(t.prio))
 	e.SetInt(timeline.OrigCPU, int64(from))
 	e.SetInt(timeline.DestCPU, int64(to))
 	s.emit(e)
@@ -164,7 +164,7 @@ func (s *Sim) emitFork(r *rq, parent, child *simTask, target int) {
 	e.SetStr(timeline.CommonComm, parent.w.Comm)
 	e.SetStr(timeline.Comm, child.w.Comm)
 	e.SetInt(timeline.PID, int64(child.w.TID))
-	e.SetInt(timeline.Prio, int64(child.w.Prio))
+	e.SetInt(timeline.Prio, int64(child.prio))
 	e.SetInt(timeline.TargetCPU, int64(target))
 	s.emit(e)
 }
@@ -175,7 +175,7 @@ func (s *Sim) emitExit(r *rq, t *simTask) {
 	e.SetStr(timeline.CommonComm, t.w.Comm)
 	e.SetStr(timeline.Comm, t.w.Comm)
 	e.SetInt(timeline.PID, int64(t.w.TID))
-	e.SetInt(timeline.Prio, int64(t.w.Prio))
+	e.SetInt(timeline.Prio, int64(t.prio))
 	s.emit(e)
 }
 

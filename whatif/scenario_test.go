@@ -1706,3 +1706,39 @@ func TestStopperMove(t *testing.T) {
 		}
 	}
 }
+
+// A wakeup gives its task the class its activation ran under
+// (Activation.OwnPrio): by hand, one CPU, y a CFS hog from t0 (20 ms),
+// x a CFS task (prio 120) whose one activation, an arrival at 1 ms of 10
+// ms of work, the trace shows at prio 0 (SCHED_FIFO after
+// sched_setscheduler). As a real-time task x takes the CPU at its
+// wakeup and runs its 10 ms straight (1-11 ms). Under its task's class
+// (the replay before) it is placed at vruntime 0 (its own; the floor,
+// min_vruntime 1 ms less half the 6 ms latency, is lower), 1 ms behind
+// y: not more than the 1 ms wakeup granularity, so no preemption; the
+// 4 ms tick ends y's 3 ms slice and the two alternate a tick each (x at
+// 4-8, 12-16 and 20-22 ms).
+func TestActivationPrioTakenAtWakeup(t *testing.T) {
+	for _, c := range []struct {
+		own     bool
+		xRuns   string
+		changes int64
+	}{{true, "[x@10-110]", 1}, {false, "[x@40-80 x@120-160 x@200-220]", 0}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		y := b.task("y", 120, 0, true, CauseStart, 20*ms)
+		x := b.task("x", 120, 0, false, CauseArrival, 10*ms)
+		b.w.Tasks[x].Activations[0].ReleaseNS = t0 + ms
+		b.w.Tasks[x].Activations[0].Prio, b.w.Tasks[x].Activations[0].OwnPrio = 0, c.own
+		wl := b.done(t)
+		res, ch := replayChecked(t, wl, testConfig())
+		var xr []string
+		for _, r := range ch.namedRuns(map[int64]string{int64(wl.Tasks[x].TID): "x", int64(wl.Tasks[y].TID): "y"}) {
+			if r[0] == 'x' {
+				xr = append(xr, r)
+			}
+		}
+		if got := fmt.Sprint(xr); got != c.xRuns || res.Stats.PrioChanges != c.changes {
+			t.Errorf("own prio %v: x's runs %s, prio changes %d; want %s, %d", c.own, got, res.Stats.PrioChanges, c.xRuns, c.changes)
+		}
+	}
+}

@@ -274,6 +274,9 @@ type simTask struct {
 	// moveTask, moveTo: a stopper woken by an EdgeMove: at the end of
 	// this activation it moves task moveTask (-1 none) to CPU moveTo.
 	moveTask, moveTo int32
+	// prio: the prio it runs under now (Task.Prio, or its activation's:
+	// takeActPrio), as the output's sched_switch and sched_waking show it.
+	prio int32
 	// delayed: blocked but still queued on its CPU (EEVDF delayed
 	// dequeue): in the tree, in load and V, until picked or woken.
 	delayed bool
@@ -441,7 +444,10 @@ type Stats struct {
 	MigrationsActive   int64 `json:"migrations_active"`
 	// MigrationsAffinity: tasks moved by the stopper they woke (EdgeMove).
 	MigrationsAffinity int64 `json:"migrations_affinity"`
-	LBAttempts         int64 `json:"lb_count"`
+	// PrioChanges: wakeups that gave a task another class or weight
+	// (Activation.OwnPrio).
+	PrioChanges int64 `json:"prio_changes"`
+	LBAttempts  int64 `json:"lb_count"`
 	// LBNewidle: the passes newidle balancing ran, summed over the
 	// domains (schedstat's lb_count[CPU_NEWLY_IDLE]).
 	LBNewidle int64 `json:"lb_count_newidle"`
@@ -632,7 +638,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	for i := range w.Tasks {
 		t := &w.Tasks[i]
 		st := &simTask{id: int32(i), w: t, rt: t.RT(), pinned: t.Pinned, act: -1, cpu: t.StartCPU, trig: make([]bool, len(t.Activations)),
-			heldK: -1, lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1, moveTask: -1}
+			heldK: -1, lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1, moveTask: -1, prio: t.Prio}
 		st.stop = st.rt && isStopper(t.Comm)
 		if !t.Forked {
 			st.wakeeFlips = s.stats.WakeeFlipsStart
@@ -708,6 +714,7 @@ func (s *Sim) Run() (*Stats, error) {
 		case CauseStart:
 			t.trig[0] = true
 			s.startActivation(t, 0)
+			s.takeActPrio(t)
 			r := s.cpus[t.cpu]
 			t.avg.lastUpdate = s.now
 			// A task already running has been for a while: start its
@@ -1087,6 +1094,52 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 	}
 }
 
+// takeActPrio gives t, not queued, the class and weight the trace shows
+// it ran its current activation under (Activation.OwnPrio): a policy or
+// nice change (sched_setscheduler, setpriority) between activations. A
+// stopper stays what it is.
+func (s *Sim) takeActPrio(t *simTask) {
+	if t.act < 0 || int(t.act) >= len(t.w.Activations) || t.stop {
+		return
+	}
+	a := &t.w.Activations[t.act]
+	if !a.OwnPrio {
+		return
+	}
+	rt := a.Prio < 100
+	w := weightOfNice(niceOf(a.Prio))
+	if rt {
+		w = weightOfNice(-20)
+	}
+	t.prio = a.Prio
+	if rt == t.rt && w == t.weight {
+		return
+	}
+	if rt != t.rt {
+		// switched_from_fair / switched_to_fair on the task's CPU: its
+		// PELT contribution leaves that CPU's cfs_rq or joins it, its
+		// vruntime made relative to min_vruntime (after place_entity) or
+		// absolute again.
+		r := s.cpus[t.cpu]
+		s.updateRQLoad(r)
+		if rt {
+			t.avg.update(s.now, 0, 0, false, t.weight)
+			r.avg.detach(&t.avg, t.weight)
+			if !s.eevdf {
+				t.vruntime = max(t.vruntime, r.minVruntime-s.latencyNS/2) - r.minVruntime
+			}
+		} else {
+			if !s.eevdf {
+				t.vruntime += r.minVruntime
+			}
+			t.avg.update(s.now, 0, 0, false, w)
+			r.avg.attach(&t.avg, w)
+		}
+	}
+	t.rt, t.weight = rt, w
+	s.stats.PrioChanges++
+}
+
 // stopperMove is migration_cpu_stop for an EdgeMove: the stopper st, on
 // r, moves the task that asked (preempted by st, so queued on r) to
 // st.moveTo. A task no longer queued there (the replay ran it elsewhere,
@@ -1236,6 +1289,7 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 		s.requeueDelayed(t, waker, wakerCPU)
 		return
 	}
+	s.takeActPrio(t)
 	prev := int(t.cpu)
 	cpu := prev
 	src := wakerCPU
@@ -1322,6 +1376,7 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 	// wakees as flipping.
 	child.wakeeFlips, child.wakeeFlipTS, child.lastWakee = parent.wakeeFlips, parent.wakeeFlipTS, parent.lastWakee
 	s.startActivation(child, 0)
+	s.takeActPrio(child)
 	s.updateCurr(r)
 	cpu := r.cpu
 	if child.pinned >= 0 {

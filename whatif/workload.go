@@ -131,8 +131,11 @@ func (t *Task) Nice() int { return niceOf(t.Prio) }
 // RT reports a real-time task (prio < 100).
 func (t *Task) RT() bool { return t.Prio < 100 }
 
+// maxPrio is the largest kernel prio (nice 19).
+const maxPrio = 139
+
 func niceOf(prio int32) int {
-	if prio < 100 || prio > 139 {
+	if prio < 100 || prio > maxPrio {
 		return 0
 	}
 	return int(prio) - 120
@@ -162,6 +165,16 @@ type Activation struct {
 	// StallLo, StallHi index Workload.HostStalls inside this activation's
 	// demand (sorted by offset).
 	StallLo, StallHi int32
+	// Prio, OwnPrio: the prio the task ran under in this activation (the
+	// prev_prio of its switch-outs, the one it ran under longest), when
+	// the trace shows one (OwnPrio). A task's policy can change
+	// (sched_setscheduler: stress-ng's cyclic stressor runs its first
+	// activations under CFS and the rest SCHED_FIFO); the replay takes an
+	// activation's class and weight when it wakes the task for it (a task
+	// going on without sleeping keeps its class until its next wakeup).
+	// Without OwnPrio (older workload files) the task's Prio holds.
+	Prio    int32
+	OwnPrio bool
 }
 
 // Edge is a wakeup or fork issued by a task at a point of its own progress
@@ -364,6 +377,9 @@ type extTask struct {
 	awaitEdge int32
 	replyTo   int32
 	replyEdge int32
+	// actRunByPrio: run time per prio in the open activation (its
+	// Activation.Prio when it ends).
+	actRunByPrio []prioRun
 }
 
 type prioRun struct {
@@ -634,27 +650,45 @@ func (t *extTask) addPrioRun(prio int32, ns int64) {
 	if ns < 0 {
 		ns = 0
 	}
-	for i := range t.runByPrio {
-		if t.runByPrio[i].prio == prio {
-			t.runByPrio[i].ns += ns
-			return
+	t.runByPrio = addPrioRun(t.runByPrio, prio, ns)
+	t.actRunByPrio = addPrioRun(t.actRunByPrio, prio, ns)
+}
+
+func addPrioRun(rs []prioRun, prio int32, ns int64) []prioRun {
+	for i := range rs {
+		if rs[i].prio == prio {
+			rs[i].ns += ns
+			return rs
 		}
 	}
-	t.runByPrio = append(t.runByPrio, prioRun{prio, ns})
+	return append(rs, prioRun{prio, ns})
 }
 
 // mainPrio is the prio with the most run time (the first seen on a tie).
-func (t *extTask) mainPrio() (int32, bool) {
-	if len(t.runByPrio) == 0 {
+func (t *extTask) mainPrio() (int32, bool) { return longestPrio(t.runByPrio) }
+
+func longestPrio(rs []prioRun) (int32, bool) {
+	if len(rs) == 0 {
 		return 0, false
 	}
-	best := t.runByPrio[0]
-	for _, r := range t.runByPrio[1:] {
+	best := rs[0]
+	for _, r := range rs[1:] {
 		if r.ns > best.ns {
 			best = r
 		}
 	}
 	return best.prio, true
+}
+
+// closeActPrio sets the open activation's Prio from the prios it ran
+// under (none seen: the task's holds) and starts a new tally.
+func (x *extractor) closeActPrio(t *extTask) {
+	if a := x.act(t); a != nil {
+		if p, ok := longestPrio(t.actRunByPrio); ok && p >= 0 && p <= maxPrio {
+			a.Prio, a.OwnPrio = p, true
+		}
+	}
+	t.actRunByPrio = t.actRunByPrio[:0]
 }
 
 // hostStallGap: CPU c shows no event from last to end while running a CFS
@@ -699,6 +733,7 @@ func (x *extractor) act(t *extTask) *Activation {
 }
 
 func (x *extractor) newAct(t *extTask, cause Cause, at int64) *Activation {
+	x.closeActPrio(t)
 	wt := &x.w.Tasks[t.idx]
 	if n := len(wt.Activations); n > 0 && wt.Activations[n-1].End == EndExit {
 		// The trace shows the task again after its exit (records lost,
@@ -1238,6 +1273,7 @@ func (x *extractor) finish() {
 		if p, ok := t.mainPrio(); ok {
 			w.Tasks[t.idx].Prio = p
 		}
+		x.closeActPrio(t)
 	}
 	for i := range w.Tasks {
 		wt := &w.Tasks[i]
@@ -1430,6 +1466,9 @@ func (w *Workload) Validate() error {
 		for j, a := range w.Tasks[i].Activations {
 			if a.DemandNS < 0 {
 				return fmt.Errorf("workload task %d activation %d: negative demand", i, j)
+			}
+			if a.OwnPrio && (a.Prio < 0 || a.Prio > maxPrio) {
+				return fmt.Errorf("workload task %d activation %d: prio %d outside 0-%d", i, j, a.Prio, maxPrio)
 			}
 			if a.DemandNS > MaxSpanNS || a.SleepNS > MaxSpanNS || -a.SleepNS > MaxSpanNS || a.ReleaseNS-w.StartNS > MaxSpanNS || w.StartNS-a.ReleaseNS > MaxSpanNS {
 				return fmt.Errorf("workload task %d activation %d: demand %d, sleep %d or release %d ns more than a week", i, j, a.DemandNS, a.SleepNS, a.ReleaseNS)

@@ -192,8 +192,12 @@ func SaveWorkload(path string, w *Workload) (err error) {
 		add(wlRow{"table": "task", "task": i, "tid": t.TID, "pid": t.PID, "comm": t.Comm, "prio": t.Prio,
 			"pinned_cpu": t.Pinned, "start_cpu": t.StartCPU, "forked": t.Forked, "start_running": t.StartRunning, "exit_ns": t.ExitNS})
 		for j, a := range t.Activations {
-			add(wlRow{"table": "activation", "task": i, "activation": j, "demand_ns": a.DemandNS, "cause": a.Cause.String(),
-				"release_ns": a.ReleaseNS, "sleep_ns": a.SleepNS, "end": a.End.String(), "end_state": a.EndState, "cpu": a.CPU})
+			r := wlRow{"table": "activation", "task": i, "activation": j, "demand_ns": a.DemandNS, "cause": a.Cause.String(),
+				"release_ns": a.ReleaseNS, "sleep_ns": a.SleepNS, "end": a.End.String(), "end_state": a.EndState, "cpu": a.CPU}
+			if a.OwnPrio {
+				r["prio"] = a.Prio
+			}
+			add(r)
 		}
 	}
 	for _, e := range w.Edges {
@@ -384,6 +388,10 @@ func LoadWorkload(path string) (w *Workload, err error) {
 			}
 			return a.Value(i)
 		}
+		set := func(name string, i int) bool {
+			a, ok := col(name).(*array.Int64)
+			return ok && !a.IsNull(i)
+		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			switch str("table", i) {
 			case "task":
@@ -407,7 +415,8 @@ func LoadWorkload(path string) (w *Workload, err error) {
 					return nil, fmt.Errorf("%s: row %d: %w", path, i, err)
 				}
 				w.Tasks[ti].Activations = append(w.Tasks[ti].Activations, Activation{DemandNS: num("demand_ns", i), Cause: c,
-					ReleaseNS: num("release_ns", i), SleepNS: num("sleep_ns", i), End: e, EndState: str("end_state", i), CPU: int32(num("cpu", i))})
+					ReleaseNS: num("release_ns", i), SleepNS: num("sleep_ns", i), End: e, EndState: str("end_state", i), CPU: int32(num("cpu", i)),
+					Prio: int32(num("prio", i)), OwnPrio: set("prio", i)})
 			case "edge":
 				k := EdgeWake
 				switch str("kind", i) {

@@ -91,6 +91,12 @@ func encAct(dst []byte, v *streamAct) []byte {
 	dst = binary.AppendVarint(dst, a.ReleaseNS)
 	dst = binary.AppendVarint(dst, a.SleepNS)
 	dst = binary.AppendVarint(dst, int64(a.CPU))
+	// The activation's own prio, +1 (0: none).
+	p := int64(0)
+	if a.OwnPrio {
+		p = int64(a.Prio) + 1
+	}
+	dst = binary.AppendVarint(dst, p)
 	dst = binary.AppendUvarint(dst, uint64(len(a.EndState)))
 	return append(dst, a.EndState...)
 }
@@ -115,7 +121,7 @@ func varints(r *bufio.Reader, out ...*int64) error {
 var endStates = map[string]string{"S": "S", "X": "X", "D": "D", "": ""}
 
 func decAct(r *bufio.Reader, v *streamAct) error {
-	var task, act, cpu int64
+	var task, act, cpu, prio int64
 	a := &v.a
 	*a = Activation{}
 	if err := varints(r, &task, &act, &a.DemandNS); err != nil {
@@ -126,8 +132,11 @@ func decAct(r *bufio.Reader, v *streamAct) error {
 		return err
 	}
 	a.Cause, a.End = Cause(ce[0]), End(ce[1])
-	if err := varints(r, &a.ReleaseNS, &a.SleepNS, &cpu); err != nil {
+	if err := varints(r, &a.ReleaseNS, &a.SleepNS, &cpu, &prio); err != nil {
 		return err
+	}
+	if prio > 0 {
+		a.Prio, a.OwnPrio = int32(prio-1), true
 	}
 	n, err := binary.ReadUvarint(r)
 	if err != nil {
@@ -396,6 +405,9 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		row.str(cEnd, a.End.String())
 		row.str(cEndState, a.EndState)
 		row.num(cCPU, int64(a.CPU))
+		if a.OwnPrio {
+			row.num(cPrio, int64(a.Prio))
+		}
 		cols.add(&row)
 	}
 	for ; nextTask < nt; nextTask++ {
