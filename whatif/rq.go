@@ -713,6 +713,13 @@ func (s *Sim) reschedAfter(r *rq, pool []int64) {
 	} else {
 		at = s.preemptionPoint(r, s.hostStallEnd(r, s.now+d))
 	}
+	s.reschedAtPoint(r, at, local)
+}
+
+// reschedAtPoint switches r's running task at `at`: at once if that is
+// now, else TIF_NEED_RESCHED stays pending (own: raised by the task's own
+// wakeup) until its evResched, unless one already is.
+func (s *Sim) reschedAtPoint(r *rq, at int64, own bool) {
 	if at <= s.now {
 		s.preempt(r)
 		return
@@ -721,7 +728,7 @@ func (s *Sim) reschedAfter(r *rq, pool []int64) {
 		return
 	}
 	r.reschedPending = true
-	r.reschedOwn = local
+	r.reschedOwn = own
 	r.reschedAt = at
 	s.push(event{t: at, kind: evResched, cpu: int32(r.cpu), gen: r.reschedGen})
 }
@@ -973,16 +980,5 @@ func (s *Sim) checkPreemptTick(r *rq) {
 // the stretch's end (preemptionPoint), not the tick. The replay had
 // switched at the tick, cutting such a loop in two.
 func (s *Sim) tickResched(r *rq) {
-	at := s.preemptionPoint(r, s.now)
-	if at <= s.now {
-		s.preempt(r)
-		return
-	}
-	if r.reschedPending {
-		return
-	}
-	r.reschedPending = true
-	r.reschedOwn = false
-	r.reschedAt = at
-	s.push(event{t: at, kind: evResched, cpu: int32(r.cpu), gen: r.reschedGen})
+	s.reschedAtPoint(r, s.preemptionPoint(r, s.now), false)
 }

@@ -2,7 +2,6 @@ package whatif
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/schedreplay/replay/model"
@@ -1648,26 +1647,18 @@ func TestAttachOrder(t *testing.T) {
 func TestTickReschedWaitsForPreemptionPoint(t *testing.T) {
 	for _, c := range []struct {
 		noPreempt int64
-		want      string
-	}{{2 * ms, "x@0-95"}, {0, "x@0-80"}} {
+		wantEnd   int64
+	}{{2 * ms, t0 + 95*ms/10}, {0, t0 + 8*ms}} {
 		b := newBuilder(t, "sockets=1,cores=2,threads=1")
 		x := b.task("x", 120, 0, true, CauseStart, 10*ms)
-		y := b.task("kworker/0:1", 120, 0, false, CauseStart, 10*ms)
+		b.task("kworker/0:1", 120, 0, false, CauseStart, 10*ms)
 		z := b.task("kworker/1:1", 120, 1, false, CauseWake, ms/10)
 		b.edge(x, 0, 15*ms/2, z, 0)
 		b.w.Edges[0].NoPreemptNS = c.noPreempt
 		wl := b.done(t)
 		_, ch := replayChecked(t, wl, testConfig())
-		got := ch.namedRuns(map[int64]string{int64(wl.Tasks[x].TID): "x", int64(wl.Tasks[y].TID): "y", int64(wl.Tasks[z].TID): "z"})
-		first := ""
-		for _, r := range got {
-			if strings.HasPrefix(r, "x@") {
-				first = r
-				break
-			}
-		}
-		if first != c.want {
-			t.Errorf("run-on %d ns: runs %v, want x's first %s", c.noPreempt, got, c.want)
+		if run := ch.firstRunAfter(int64(wl.Tasks[x].TID), t0-1); run == nil || run.start != t0 || run.end != c.wantEnd {
+			t.Errorf("run-on %d ns: x's first run %+v, want from %d to %d", c.noPreempt, run, t0, c.wantEnd)
 		}
 	}
 }
