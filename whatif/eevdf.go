@@ -129,7 +129,9 @@ func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 	if waker == nil {
 		src = int(t.cpu)
 	}
-	s.emitWaking(t, waker, src, int(t.cpu))
+	if !s.wakingShown {
+		s.emitWaking(t, waker, src, int(t.cpu))
+	}
 	s.wakeupPreemptFrom(r, t, waker, wakerCPU, src)
 }
 

@@ -189,14 +189,20 @@ func TestWorkloadRoundTrip(t *testing.T) {
 		w.TickPhaseNS != w2.TickPhaseNS || w.Flips != w2.Flips {
 		t.Error("workload changed through save/load")
 	}
-	moves := 0
+	moves, raced := 0, 0
 	for _, e := range w2.Edges {
 		if e.Kind == EdgeMove {
 			moves++
 		}
+		if e.Raced {
+			raced++
+		}
 	}
 	if moves == 0 {
 		t.Errorf("%s: no stopper move (EdgeMove) read back", f)
+	}
+	if raced == 0 {
+		t.Errorf("%s: no raced wakeup (Edge.Raced) read back", f)
 	}
 	if w.NewidleChances == 0 {
 		t.Errorf("%s: no newidle chances counted", f)

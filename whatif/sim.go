@@ -271,6 +271,10 @@ type simTask struct {
 	// delivered when the task blocks.
 	heldK     int32
 	heldWaker *simTask
+	// heldRaced: the held wakeup is an Edge.Raced one, whose sched_waking
+	// was written when it fired (the wakee still on its CPU), as the
+	// kernel's is.
+	heldRaced bool
 	// moveTask, moveTo: a stopper woken by an EdgeMove: at the end of
 	// this activation it moves task moveTask (-1 none) to CPU moveTo.
 	moveTask, moveTo int32
@@ -391,6 +395,12 @@ type Sim struct {
 	stall       []stallProc // per CPU: vCPU stall process (noise.go)
 	irqStall    stallProc   // draws of irqWakeStallEnd (noise.go)
 	hostStall   []stallProc // per CPU: its wait for a host core after a remote IPI (noise.go)
+	// racedWake: wake() is firing an Edge.Raced (held until the wakee
+	// blocks, as a reply is).
+	racedWake bool
+	// wakingShown: the wakeup being placed had its sched_waking written
+	// already (a raced one, held: heldRaced).
+	wakingShown bool
 	// heldWake: wake() is releasing a held reply (its waker sent it from
 	// another CPU before the requester blocked, as the trace has it).
 	heldWake bool
@@ -486,6 +496,9 @@ type Stats struct {
 	Arrivals              int64    `json:"arrivals"`
 	ContinuedWithoutSleep int64    `json:"continued_without_sleep"`
 	RepliesHeld           int64    `json:"replies_held"`
+	// RacedHeld: wakeups that raced their wakee's block in the trace
+	// (Edge.Raced), held until it blocked in the replay too.
+	RacedHeld int64 `json:"raced_held"`
 	// RepliesAwaited: a waker that reached its await point before its
 	// wakee's reply and slept there (await.go); AwaitsStranded: such a
 	// sleeper woken at the end because the reply never came (0 on an
@@ -1003,9 +1016,9 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 		if e.Kind == EdgeFork {
 			s.fork(r, t, wakee)
 		} else {
-			s.syncWake = e.Sync
+			s.syncWake, s.racedWake = e.Sync, e.Raced
 			k := s.wake(wakee, e.WakeeAct, t, r.cpu)
-			s.syncWake = false
+			s.syncWake, s.racedWake = false, false
 			if e.Awaits && k >= 0 {
 				s.awaitReply(t, wakee, k, e)
 			}
@@ -1087,10 +1100,11 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 		// The reply that came before the block (wake: isReply), now
 		// that the task sleeps, from where its waker runs (or ran last).
 		w := t.heldWaker
-		t.heldK, t.heldWaker = -1, nil
+		s.wakingShown = t.heldRaced
+		t.heldK, t.heldWaker, t.heldRaced = -1, nil, false
 		s.heldWake = true
 		s.wake(t, next, w, int(w.cpu))
-		s.heldWake = false
+		s.heldWake, s.wakingShown = false, false
 	}
 }
 
@@ -1241,12 +1255,22 @@ func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) int32 {
 	}
 	t.trig[k] = true
 	if !(t.state == tsSleeping && t.act == k-1 && !t.awaiting) && !(t.state == tsNotStarted && k == 0) {
-		if waker != nil && t.act == k-1 && (t.state == tsRunning || t.state == tsQueued) && s.isReply(t, waker) && !s.replyFindsRunnable(t, wakerCPU) {
-			// A reply to the wakee's own request: held until it blocks.
-			t.trig[k] = false
-			t.heldK, t.heldWaker = k, waker
-			s.stats.RepliesHeld++
-			return k
+		if waker != nil && t.act == k-1 && (t.state == tsRunning || t.state == tsQueued) {
+			// A reply to the wakee's own request, or a wakeup that in the
+			// trace raced the wakee's block (Edge.Raced): held until it
+			// blocks.
+			raced := s.racedWake && t.heldK < 0
+			if raced || s.isReply(t, waker) && !s.replyFindsRunnable(t, wakerCPU) {
+				t.trig[k] = false
+				t.heldK, t.heldWaker, t.heldRaced = k, waker, raced
+				if raced {
+					s.stats.RacedHeld++
+					s.emitWaking(t, waker, wakerCPU, int(t.cpu))
+				} else {
+					s.stats.RepliesHeld++
+				}
+				return k
+			}
 		}
 		s.stats.EdgesPending++
 		return k
@@ -1319,7 +1343,9 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 		}
 		cpu = s.selectTaskRqFair(t, prev, src, waker, false)
 	}
-	s.emitWaking(t, waker, src, prev)
+	if !s.wakingShown {
+		s.emitWaking(t, waker, src, prev)
+	}
 	s.ttwuStat(src, cpu)
 	r := s.cpus[cpu]
 	if cpu != prev {

@@ -203,6 +203,10 @@ type Fidelity struct {
 	// not record, inferred by extraction. The observed metrics cannot
 	// time those runs' starts, so a large count makes them approximate.
 	LostSwitchIns int `json:"lost_switch_ins,omitempty"`
+	// RacedWakeups counts the workload's Edge.Raced: wakings that came
+	// while the wakee was still on its CPU, blocking, and that extraction
+	// took as what woke it (no waking followed before its switch-in).
+	RacedWakeups int `json:"raced_wakeups,omitempty"`
 	// HostStalls, HostStallNS: how many host stalls the trace shows in
 	// the tasks' demand and their total (Workload.HostStalls): a guest's
 	// vCPUs descheduled by its host, which the replay keeps in the work.
@@ -297,6 +301,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	}
 	if f.LostSwitchIns > 0 {
 		fmt.Fprintf(&b, "trace: %d switches to a task not recorded (inferred from its later events); the observed metrics cannot time those runs' starts\n", f.LostSwitchIns)
+	}
+	if f.RacedWakeups > 0 {
+		fmt.Fprintf(&b, "trace: %d wakeups came while their wakee was still on its CPU, blocking (switched out asleep right after, switched in with no later waking): replayed as what woke it, held until it blocks\n", f.RacedWakeups)
 	}
 	if f.HostStalls > 0 && f.DemandNS > 0 {
 		fmt.Fprintf(&b, "trace: %d host stalls of busy vCPUs, %.1f ms, %.0f%% of the tasks' demand (kept where they were in each task's work)\n",

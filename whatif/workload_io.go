@@ -44,11 +44,12 @@ var wlCols = []struct {
 	{"exit_ns", false},
 	{"stall_ns", false},
 	{"awaits", false},
+	{"raced", false},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -202,7 +203,7 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	}
 	for _, e := range w.Edges {
 		add(wlRow{"table": "edge", "kind": e.Kind.String(), "causal": e.Causal, "waker": e.Waker, "waker_activation": e.WakerAct, "offset_ns": e.OffsetNS,
-			"wakee": e.Wakee, "wakee_activation": e.WakeeAct, "time_ns": e.TimeNS, "waker_cpu": e.WakerCPU, "target_cpu": e.Target, "sync": e.Sync, "no_preempt_ns": e.NoPreemptNS, "awaits": e.Awaits})
+			"wakee": e.Wakee, "wakee_activation": e.WakeeAct, "time_ns": e.TimeNS, "waker_cpu": e.WakerCPU, "target_cpu": e.Target, "sync": e.Sync, "no_preempt_ns": e.NoPreemptNS, "awaits": e.Awaits, "raced": e.Raced})
 	}
 	for _, h := range w.HostStalls {
 		add(wlRow{"table": "host_stall", "task": h.Task, "activation": h.Act, "offset_ns": h.OffsetNS, "stall_ns": h.LenNS})
@@ -431,7 +432,7 @@ func LoadWorkload(path string) (w *Workload, err error) {
 				w.Edges = append(w.Edges, Edge{Kind: k, Causal: num("causal", i) != 0, Waker: int32(num("waker", i)), WakerAct: int32(num("waker_activation", i)),
 					OffsetNS: num("offset_ns", i), Wakee: int32(num("wakee", i)), WakeeAct: int32(num("wakee_activation", i)),
 					TimeNS: num("time_ns", i), WakerCPU: int32(num("waker_cpu", i)), Target: int32(num("target_cpu", i)), Sync: num("sync", i) != 0,
-					NoPreemptNS: num("no_preempt_ns", i), Awaits: num("awaits", i) != 0})
+					NoPreemptNS: num("no_preempt_ns", i), Awaits: num("awaits", i) != 0, Raced: num("raced", i) != 0})
 			case "host_stall":
 				w.HostStalls = append(w.HostStalls, HostStall{Task: int32(num("task", i)), Act: int32(num("activation", i)),
 					OffsetNS: num("offset_ns", i), LenNS: num("stall_ns", i)})

@@ -176,6 +176,9 @@ func encEdge(dst []byte, v *streamEdge) []byte {
 	if e.Awaits {
 		flags |= 4
 	}
+	if e.Raced {
+		flags |= 8
+	}
 	dst = append(dst, byte(e.Kind), flags)
 	for _, x := range []int64{int64(e.Waker), int64(e.WakerAct), e.OffsetNS, int64(e.Wakee), int64(e.WakeeAct), e.TimeNS, int64(e.WakerCPU), int64(e.Target), e.NoPreemptNS} {
 		dst = binary.AppendVarint(dst, x)
@@ -193,7 +196,7 @@ func decEdge(r *bufio.Reader, v *streamEdge) error {
 	if _, err := io.ReadFull(r, kf[:]); err != nil {
 		return err
 	}
-	e.Kind, e.Causal, e.Sync, e.Awaits = EdgeKind(kf[0]), kf[1]&1 != 0, kf[1]&2 != 0, kf[1]&4 != 0
+	e.Kind, e.Causal, e.Sync, e.Awaits, e.Raced = EdgeKind(kf[0]), kf[1]&1 != 0, kf[1]&2 != 0, kf[1]&4 != 0, kf[1]&8 != 0
 	var waker, wakerAct, wakee, wakeeAct, wcpu, target int64
 	if err := varints(r, &waker, &wakerAct, &e.OffsetNS, &wakee, &wakeeAct, &e.TimeNS, &wcpu, &target, &e.NoPreemptNS); err != nil {
 		return err
@@ -453,6 +456,7 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		row.flag(cSync, e.Sync)
 		row.num(cNoPreempt, e.NoPreemptNS)
 		row.flag(cAwaits, e.Awaits)
+		row.flag(cRaced, e.Raced)
 		cols.add(&row)
 	}
 	for _, h := range hdr.HostStalls {
@@ -544,6 +548,7 @@ var (
 	cExitNS       = wlColIndex("exit_ns")
 	cStallNS      = wlColIndex("stall_ns")
 	cAwaits       = wlColIndex("awaits")
+	cRaced        = wlColIndex("raced")
 )
 
 func wlColIndex(name string) int {

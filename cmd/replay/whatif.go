@@ -330,6 +330,11 @@ func writeMetricsCSV(w io.Writer, policy string, m *whatif.Metrics) error {
 // infer, and the host stalls it keeps in the tasks' demand.
 func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string) {
 	f.Work, f.LostSwitchIns = workNote, w.LostSwitchIns
+	for i := range w.Edges {
+		if w.Edges[i].Raced {
+			f.RacedWakeups++
+		}
+	}
 	f.HostStalls, f.HostStallNS = w.HostStallTotal()
 	_, _, _, _, f.DemandNS = w.Stats()
 }

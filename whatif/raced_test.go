@@ -1,0 +1,180 @@
+package whatif
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/schedreplay/replay/timeline"
+)
+
+// A waking that comes while its wakee still runs, just before the wakee
+// blocks (its sched_waking before its switch-out in S), with no waking
+// after the block: the kernel's try_to_wake_up waited for the switch and
+// queued the task again, so that waking started its next activation.
+// By hand, in each case: 10 runs on CPU 0 from 0.5 ms, 20 on CPU 1 from
+// 0.5 ms; 10 wakes 20 at 2 ms (10 has run 1.5 ms), 20 switches out at
+// 2.01 ms and in again at 2.3 ms, runs to 3 ms and sleeps; 10 sleeps at
+// 4 ms.
+//
+//   - raced: 20 blocks (S): its second activation (0.7 ms) is caused by
+//     10's edge (offset 1.5 ms), causal and Raced, released at the block
+//     (2.01 ms), not an arrival at its switch-in.
+//   - woken again: a second waking by 10 at 2.2 ms, after the block, is
+//     the cause (offset 1.7 ms); the first stays redundant.
+//   - preempted: 20 switches out in R: the waking found it queued and it
+//     did not block; one activation, the waking redundant.
+//   - from an interrupt (hard IRQ on CPU 1): no edge; the activation is an
+//     arrival released at the block, not at the switch-in.
+//   - long before: the waking at 1.5 ms, 0.51 ms before the block (past
+//     raceWindowNS): taken without blocking; the switch-in without a
+//     waking is an arrival released there (2.3 ms), the edge redundant.
+func TestExtractRacedWakeup(t *testing.T) {
+	irq := nWaking(2*ms, 1, 20, 20, 1)
+	irq.SetInt(timeline.CommonFlags, hardirq)
+	head := []timeline.Event{nSwitch(ms/2, 0, 0, "R", 10), nSwitch(ms/2, 1, 0, "R", 20)}
+	tail := []timeline.Event{nSwitch(2*ms+300000, 1, 0, "R", 20), nSwitch(3*ms, 1, 20, "S", 0), nSwitch(4*ms, 0, 10, "S", 0)}
+	for _, c := range []struct {
+		name      string
+		mid       []timeline.Event
+		acts      int
+		cause     Cause
+		releaseNS int64
+		edgeOff   int64 // the causal edge's offset, -1 none
+		raced     bool
+	}{
+		{"raced", []timeline.Event{nWaking(2*ms, 0, 10, 20, 1), nSwitch(2*ms+10000, 1, 20, "S", 0)}, 2, CauseWake, 2*ms + 10000, 3 * ms / 2, true},
+		{"woken again", []timeline.Event{nWaking(2*ms, 0, 10, 20, 1), nSwitch(2*ms+10000, 1, 20, "S", 0), nWaking(2*ms+200000, 0, 10, 20, 1)}, 2, CauseWake, 2*ms + 200000, 17 * ms / 10, false},
+		{"preempted", []timeline.Event{nWaking(2*ms, 0, 10, 20, 1), nSwitch(2*ms+10000, 1, 20, "R", 0)}, 1, CauseStart, 0, -1, false},
+		{"from an interrupt", []timeline.Event{irq, nSwitch(2*ms+10000, 1, 20, "S", 0)}, 2, CauseArrival, 2*ms + 10000, -1, false},
+		{"long before", []timeline.Event{nWaking(3*ms/2, 0, 10, 20, 1), nSwitch(2*ms+10000, 1, 20, "S", 0)}, 2, CauseArrival, 2*ms + 300000, -1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			evs := append(append(append([]timeline.Event{}, head...), c.mid...), tail...)
+			w, err := Extract(&noiseReader{evs: evs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var t20 = -1
+			for i, tk := range w.Tasks {
+				if tk.TID == 20 {
+					t20 = i
+				}
+			}
+			if t20 < 0 {
+				t.Fatal("task 20 not extracted")
+			}
+			acts := w.Tasks[t20].Activations
+			if len(acts) != c.acts {
+				t.Fatalf("task 20: %d activations %+v, want %d", len(acts), acts, c.acts)
+			}
+			last := acts[len(acts)-1]
+			if c.acts == 2 && (last.Cause != c.cause || last.ReleaseNS != c.releaseNS || last.DemandNS != 700000) {
+				t.Errorf("task 20's second activation: cause %v released %d demand %d, want %v, %d, 700000", last.Cause, last.ReleaseNS, last.DemandNS, c.cause, c.releaseNS)
+			}
+			off, raced, causal := int64(-1), false, 0
+			for _, e := range w.Edges {
+				if int(e.Wakee) == t20 && e.Causal {
+					causal++
+					off, raced = e.OffsetNS, e.Raced
+				}
+			}
+			if c.edgeOff >= 0 && causal != 1 || c.edgeOff < 0 && causal != 0 {
+				t.Fatalf("%d causal edges to task 20, want %d", causal, map[bool]int{true: 1, false: 0}[c.edgeOff >= 0])
+			}
+			if off != c.edgeOff || raced != c.raced {
+				t.Errorf("causal edge offset %d raced %v, want %d, %v", off, raced, c.edgeOff, c.raced)
+			}
+			if err := w.Validate(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// The replay holds a raced wakeup that finds its wakee still running
+// until the wakee blocks, and wakes it then. Two CPUs, no idle-exit
+// delay. A runs on CPU 0 (1 ms) and wakes B at 0.5 ms; B runs on CPU 1
+// (0.6 ms, then 0.3 ms woken by A); runs listed as they end. By hand: the edge at 0.5 ms finds B
+// running. Raced: held, written as sched_waking at 0.5 ms (as the kernel
+// writes it, before the block); B blocks at 0.6 ms and A's wakeup places
+// it: wake_affine_idle keeps the idle prev CPU 1, so B runs 0.6–0.9 ms
+// there. perf's timehist (the analysis) drops a waking followed by the
+// wakee's switch-out asleep, as it drops the trace's: no wakeup counted.
+// Not raced: pending, B runs on without sleeping, 0–0.9 ms.
+func TestRacedWakeupHeldUntilBlock(t *testing.T) {
+	for _, c := range []struct {
+		raced      bool
+		runs       []string
+		held, cont int64
+		wakings    int
+		count      int64
+	}{
+		{true, []string{"b@cpu1:0-6", "b@cpu1:6-9", "a@cpu0:0-10"}, 1, 0, 1, 0},
+		{false, []string{"b@cpu1:0-9", "a@cpu0:0-10"}, 0, 1, 0, 0},
+	} {
+		t.Run(fmt.Sprint("raced=", c.raced), func(t *testing.T) {
+			b := newBuilder(t, "sockets=1,cores=2,threads=1")
+			a := b.task("a", 120, 0, true, CauseStart, ms)
+			bt := b.task("b", 120, 1, true, CauseStart, 6*ms/10, 3*ms/10)
+			b.edge(a, 0, ms/2, bt, 1)
+			b.w.Edges[0].Raced = c.raced
+			w := b.done(t)
+			res, ch := replayChecked(t, w, testConfig())
+			var got []string
+			name := map[int64]string{int64(w.Tasks[a].TID): "a", int64(w.Tasks[bt].TID): "b"}
+			for _, r := range ch.runs {
+				got = append(got, fmt.Sprintf("%s@cpu%d:%d-%d", name[r.tid], r.cpu, (r.start-t0)/100000, (r.end-t0)/100000))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.runs) {
+				t.Errorf("runs (name@cpu:start-end in 0.1 ms) %v, want %v", got, c.runs)
+			}
+			if res.Stats.RacedHeld != c.held || res.Stats.ContinuedWithoutSleep != c.cont {
+				t.Errorf("raced held %d, continued %d; want %d, %d", res.Stats.RacedHeld, res.Stats.ContinuedWithoutSleep, c.held, c.cont)
+			}
+			if len(ch.wakings) != c.wakings || res.Metrics.WakeupCount != c.count {
+				t.Errorf("%d sched_waking, %d wakeups counted; want %d, %d", len(ch.wakings), res.Metrics.WakeupCount, c.wakings, c.count)
+			}
+			if c.raced && len(ch.wakings) == 1 && ch.wakings[0].Time != t0+ms/2 {
+				t.Errorf("sched_waking at %d ns, want %d (when the edge fired, before the block)", ch.wakings[0].Time-t0, ms/2)
+			}
+		})
+	}
+}
+
+// On a real trace, checked against `perf script` of guest-P's schbench
+// (fixtures/kernels/guest-P-1s2c1t/schbench.perf.data):
+//
+//	schbench-msg   416 [000] 15.438157: sched:sched_waking: comm=schbench-worker pid=425 prio=120 target_cpu=001
+//	schbench-worker 425 [001] 15.438163: sched:sched_switch: prev_comm=schbench-worker prev_pid=425 prev_prio=120 prev_state=S ==> next_comm=schbench-worker next_pid=421 next_prio=120
+//	schbench-msg   416 [000] 15.438234: sched:sched_stat_sleep: comm=schbench-worker pid=425 delay=114916 [ns]
+//
+// (the enqueue after the block, from the waker's CPU), and no waking of
+// 425 before its next switch-in. The message thread's waking is the
+// worker's next activation's cause: raced, released at the switch-out.
+func TestRacedWakeupFixture(t *testing.T) {
+	const path = "../fixtures/kernels/guest-P-1s2c1t/schbench.perf.data"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip(err)
+	}
+	w, _ := extractFixture(t, path)
+	tid := map[int32]int32{}
+	for i, tk := range w.Tasks {
+		tid[int32(i)] = tk.TID
+	}
+	near := func(ns, us int64) bool { d := ns - us*1000; return d > -1000 && d < 1000 }
+	for _, e := range w.Edges {
+		if tid[e.Waker] != 416 || tid[e.Wakee] != 425 || !near(e.TimeNS, 15438157) {
+			continue
+		}
+		if !e.Causal || !e.Raced {
+			t.Fatalf("416's waking of 425 at 15.438157: causal %v raced %v, want both", e.Causal, e.Raced)
+		}
+		a := w.Tasks[e.Wakee].Activations[e.WakeeAct]
+		if a.Cause != CauseWake || !near(a.ReleaseNS, 15438163) {
+			t.Errorf("its activation: cause %v released %d ns, want a wakeup released at 15.438163 s", a.Cause, a.ReleaseNS)
+		}
+		return
+	}
+	t.Fatal("no edge from 416 to 425 at 15.438157")
+}
