@@ -724,7 +724,10 @@ func TestBaseSlice(t *testing.T) {
 // 500; CPU 1 (the wakee's prev) runs a task, cpu_load 0 (stale); the wakee
 // P has load 0. Sync: this_eff = (500 − 500 + 0) × 100 × 1024 = 0,
 // prev_eff = (0 − 0) × 108 × 1024 + 1 = 1: this CPU. Without sync:
-// this_eff = 500 × 100 × 1024 > prev_eff = 0: prev.
+// this_eff = 500 × 100 × 1024 > prev_eff = 0: prev. With CPU 0's
+// cpu_load 400 (stale, below the waker's own 500), sync takes this CPU at
+// once ("current_load > this_eff_load"). Each choice of this CPU counts
+// one ttwu_move_affine, the early one too.
 func TestWakeAffineWeightSyncTie(t *testing.T) {
 	b := newBuilder(t, "sockets=1,cores=2,threads=1")
 	wk := b.task("w", 120, 0, true, CauseStart, ms)
@@ -741,12 +744,18 @@ func TestWakeAffineWeightSyncTie(t *testing.T) {
 	s.tasks[wk].avg.loadAvg, s.tasks[p].avg.loadAvg = 500, 0
 	sd := s.domains(0)[0]
 	for _, c := range []struct {
-		sync bool
-		want int
-	}{{true, 0}, {false, 1}} {
+		sync  bool
+		load0 uint64
+		want  int
+	}{{true, 500, 0}, {false, 500, 1}, {true, 400, 0}, {false, 400, 1}} {
 		s.syncWake = c.sync
+		r0.avg.loadAvg = c.load0
+		before := s.stats.TTWUMoveAffine
 		if got := s.wakeAffine(sd, s.tasks[p], 0, 1, s.tasks[wk]); got != c.want {
-			t.Errorf("sync %v: wake_affine chose CPU %d, want %d", c.sync, got, c.want)
+			t.Errorf("sync %v, cpu_load %d: wake_affine chose CPU %d, want %d", c.sync, c.load0, got, c.want)
+		}
+		if moved := s.stats.TTWUMoveAffine - before; moved != int64(1-c.want) {
+			t.Errorf("sync %v, cpu_load %d: ttwu_move_affine +%d, want +%d", c.sync, c.load0, moved, 1-c.want)
 		}
 	}
 }

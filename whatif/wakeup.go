@@ -152,35 +152,42 @@ func (s *Sim) wakeAffine(sd *model.SchedDomain, p *simTask, this, prev int, wake
 	} else if s.availableIdle(prev) {
 		target = prev
 	}
-	if target < 0 {
-		// wake_affine_weight.
-		thisLoad := int64(s.cpuLoad(this))
-		if sync {
-			cur := int64(waker.avg.loadAvg)
-			if cur > thisLoad {
-				return this
-			}
-			thisLoad -= cur
-		}
-		taskLoad := p.avg.loadAvg
-		thisEff := thisLoad + int64(taskLoad)
-		thisEff *= 100 * int64(s.cpus[prev].cpuCapacity)
-		prevEff := int64(s.cpuLoad(prev)) - int64(taskLoad) // s64: may go below 0
-		prevEff *= (100 + int64(sd.ImbalancePct-100)/2) * int64(s.cpus[this].cpuCapacity)
-		if sync {
-			// Equal loads: let select_idle_sibling consider stacking the
-			// wakee on the waker.
-			prevEff++
-		}
-		if thisEff < prevEff {
-			target = this
-		}
+	if target < 0 && s.wakeAffineWeight(sd, p, this, prev, waker, sync) {
+		target = this
 	}
 	if target == this {
 		s.stats.TTWUMoveAffine++
 		return this
 	}
 	return prev
+}
+
+// wakeAffineWeight is wake_affine_weight(): whether the waker's CPU
+// (this), with the wakee's load added (and, on WF_SYNC, the waker's own
+// taken off), is less loaded than prev without it, prev's side biased by
+// half the domain's imbalance_pct. A waker whose own load exceeds its
+// CPU's (a stale cpu_load) takes this CPU at once; wake_affine counts
+// that too (ttwu_move_affine).
+func (s *Sim) wakeAffineWeight(sd *model.SchedDomain, p *simTask, this, prev int, waker *simTask, sync bool) bool {
+	thisLoad := int64(s.cpuLoad(this))
+	if sync {
+		cur := int64(waker.avg.loadAvg)
+		if cur > thisLoad {
+			return true
+		}
+		thisLoad -= cur
+	}
+	taskLoad := p.avg.loadAvg
+	thisEff := thisLoad + int64(taskLoad)
+	thisEff *= 100 * int64(s.cpus[prev].cpuCapacity)
+	prevEff := int64(s.cpuLoad(prev)) - int64(taskLoad) // s64: may go below 0
+	prevEff *= (100 + int64(sd.ImbalancePct-100)/2) * int64(s.cpus[this].cpuCapacity)
+	if sync {
+		// Equal loads: let select_idle_sibling consider stacking the
+		// wakee on the waker.
+		prevEff++
+	}
+	return thisEff < prevEff
 }
 
 // selectIdleSibling is select_idle_sibling() of v6.1 (§5.4): target, prev
