@@ -29,6 +29,10 @@ import (
 //   - long before: the waking at 1.5 ms, 0.51 ms before the block (past
 //     raceWindowNS): taken without blocking; the switch-in without a
 //     waking is an arrival released there (2.3 ms), the edge redundant.
+//   - switch-in lost: as raced, but the trace lost 20's switch-in at 2.3
+//     ms (its switch-out at 3 ms comes from a CPU the trace shows idle):
+//     still the raced edge's activation, charged from the CPU's last
+//     switch (2.01 ms): 0.99 ms.
 func TestExtractRacedWakeup(t *testing.T) {
 	irq := nWaking(2*ms, 1, 20, 20, 1)
 	irq.SetInt(timeline.CommonFlags, hardirq)
@@ -42,15 +46,21 @@ func TestExtractRacedWakeup(t *testing.T) {
 		releaseNS int64
 		edgeOff   int64 // the causal edge's offset, -1 none
 		raced     bool
+		demand    int64
+		noTail    bool // the case's events end the trace (no common tail)
 	}{
-		{"raced", []timeline.Event{nWaking(2*ms, 0, 10, 20, 1), nSwitch(2*ms+10000, 1, 20, "S", 0)}, 2, CauseWake, 2*ms + 10000, 3 * ms / 2, true},
-		{"woken again", []timeline.Event{nWaking(2*ms, 0, 10, 20, 1), nSwitch(2*ms+10000, 1, 20, "S", 0), nWaking(2*ms+200000, 0, 10, 20, 1)}, 2, CauseWake, 2*ms + 200000, 17 * ms / 10, false},
-		{"preempted", []timeline.Event{nWaking(2*ms, 0, 10, 20, 1), nSwitch(2*ms+10000, 1, 20, "R", 0)}, 1, CauseStart, 0, -1, false},
-		{"from an interrupt", []timeline.Event{irq, nSwitch(2*ms+10000, 1, 20, "S", 0)}, 2, CauseArrival, 2*ms + 10000, -1, false},
-		{"long before", []timeline.Event{nWaking(3*ms/2, 0, 10, 20, 1), nSwitch(2*ms+10000, 1, 20, "S", 0)}, 2, CauseArrival, 2*ms + 300000, -1, false},
+		{"raced", []timeline.Event{nWaking(2*ms, 0, 10, 20, 1), nSwitch(2*ms+10000, 1, 20, "S", 0)}, 2, CauseWake, 2*ms + 10000, 3 * ms / 2, true, 700000, false},
+		{"woken again", []timeline.Event{nWaking(2*ms, 0, 10, 20, 1), nSwitch(2*ms+10000, 1, 20, "S", 0), nWaking(2*ms+200000, 0, 10, 20, 1)}, 2, CauseWake, 2*ms + 200000, 17 * ms / 10, false, 700000, false},
+		{"preempted", []timeline.Event{nWaking(2*ms, 0, 10, 20, 1), nSwitch(2*ms+10000, 1, 20, "R", 0)}, 1, CauseStart, 0, -1, false, 0, false},
+		{"from an interrupt", []timeline.Event{irq, nSwitch(2*ms+10000, 1, 20, "S", 0)}, 2, CauseArrival, 2*ms + 10000, -1, false, 700000, false},
+		{"long before", []timeline.Event{nWaking(3*ms/2, 0, 10, 20, 1), nSwitch(2*ms+10000, 1, 20, "S", 0)}, 2, CauseArrival, 2*ms + 300000, -1, false, 700000, false},
+		{"switch-in lost", []timeline.Event{nWaking(2*ms, 0, 10, 20, 1), nSwitch(2*ms+10000, 1, 20, "S", 0), nSwitch(3*ms, 1, 20, "S", 0), nSwitch(4*ms, 0, 10, "S", 0)}, 2, CauseWake, 2*ms + 10000, 3 * ms / 2, true, 990000, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			evs := append(append(append([]timeline.Event{}, head...), c.mid...), tail...)
+			evs := append(append([]timeline.Event{}, head...), c.mid...)
+			if !c.noTail {
+				evs = append(evs, tail...)
+			}
 			w, err := Extract(&noiseReader{evs: evs})
 			if err != nil {
 				t.Fatal(err)
@@ -69,8 +79,8 @@ func TestExtractRacedWakeup(t *testing.T) {
 				t.Fatalf("task 20: %d activations %+v, want %d", len(acts), acts, c.acts)
 			}
 			last := acts[len(acts)-1]
-			if c.acts == 2 && (last.Cause != c.cause || last.ReleaseNS != c.releaseNS || last.DemandNS != 700000) {
-				t.Errorf("task 20's second activation: cause %v released %d demand %d, want %v, %d, 700000", last.Cause, last.ReleaseNS, last.DemandNS, c.cause, c.releaseNS)
+			if c.acts == 2 && (last.Cause != c.cause || last.ReleaseNS != c.releaseNS || last.DemandNS != c.demand) {
+				t.Errorf("task 20's second activation: cause %v released %d demand %d, want %v, %d, %d", last.Cause, last.ReleaseNS, last.DemandNS, c.cause, c.releaseNS, c.demand)
 			}
 			off, raced, causal := int64(-1), false, 0
 			for _, e := range w.Edges {

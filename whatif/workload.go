@@ -761,6 +761,7 @@ func (x *extractor) act(t *extTask) *Activation {
 
 func (x *extractor) newAct(t *extTask, cause Cause, at int64) *Activation {
 	x.closeActPrio(t)
+	t.raceBlocked = false // whatever started this activation, not that waking
 	wt := &x.w.Tasks[t.idx]
 	if n := len(wt.Activations); n > 0 && wt.Activations[n-1].End == EndExit {
 		// The trace shows the task again after its exit (records lost,
@@ -840,6 +841,8 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 					x.newAct(t, CauseStart, x.w.StartNS)
 					x.w.Tasks[t.idx].StartRunning = true
 					x.w.Tasks[t.idx].StartCPU = c
+				case x.wakeRaced(t):
+					// Woken as it blocked (its switch-in lost too).
 				default:
 					// Woken, and switched in, without a record (or running
 					// again after its exit record: newAct, that exit was
