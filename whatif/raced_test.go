@@ -131,11 +131,7 @@ func TestRacedWakeupHeldUntilBlock(t *testing.T) {
 			b.w.Edges[0].Raced = c.raced
 			w := b.done(t)
 			res, ch := replayChecked(t, w, testConfig())
-			var got []string
-			name := map[int64]string{int64(w.Tasks[a].TID): "a", int64(w.Tasks[bt].TID): "b"}
-			for _, r := range ch.runs {
-				got = append(got, fmt.Sprintf("%s@cpu%d:%d-%d", name[r.tid], r.cpu, (r.start-t0)/100000, (r.end-t0)/100000))
-			}
+			got := ch.namedCPURuns(map[int64]string{int64(w.Tasks[a].TID): "a", int64(w.Tasks[bt].TID): "b"})
 			if fmt.Sprint(got) != fmt.Sprint(c.runs) {
 				t.Errorf("runs (name@cpu:start-end in 0.1 ms) %v, want %v", got, c.runs)
 			}

@@ -98,6 +98,15 @@ func (c *checker) namedRuns(names map[int64]string) []string {
 	return got
 }
 
+// namedCPURuns is namedRuns with each run's CPU: name@cpuN:start-end.
+func (c *checker) namedCPURuns(names map[int64]string) []string {
+	var got []string
+	for _, r := range c.runs {
+		got = append(got, fmt.Sprintf("%s@cpu%d:%d-%d", names[r.tid], r.cpu, (r.start-t0)/100000, (r.end-t0)/100000))
+	}
+	return got
+}
+
 // firstRunAfter is the first run of task tid that starts after `after`
 // (nil if none).
 func (c *checker) firstRunAfter(tid, after int64) *run {
@@ -419,11 +428,8 @@ func TestReplyHeldUntilRequesterBlocks(t *testing.T) {
 	b.edge(m, 0, ms/5, wt, 1)
 	w := b.done(t)
 	res, ch := replayChecked(t, w, testConfig())
-	var got []string
-	for _, r := range ch.runs {
-		got = append(got, fmt.Sprintf("%d@cpu%d:%d-%d", r.tid, r.cpu, (r.start-t0)/100000, (r.end-t0)/100000))
-	}
 	tw, tm := w.Tasks[wt].TID, w.Tasks[m].TID
+	got := ch.namedCPURuns(map[int64]string{int64(tw): fmt.Sprint(tw), int64(tm): fmt.Sprint(tm)})
 	want := []string{fmt.Sprintf("%d@cpu1:10-15", tm), fmt.Sprintf("%d@cpu0:0-20", tw), fmt.Sprintf("%d@cpu0:20-30", tw)}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("runs (tid@cpu:start-end in 0.1 ms) %v, want %v", got, want)
