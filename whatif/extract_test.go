@@ -71,6 +71,43 @@ func TestLostSwitchInChargedFromCPUsLastSwitch(t *testing.T) {
 //
 // Neither wakeup of 10 gives an idle-exit delay (its switch-in is not in
 // the trace).
+// perf records the sample of a task past exit_notify with pid -1 (perf
+// script prints ":-1 -1"): a child's last wakeup of its parent comes from
+// "-1" on the CPU the child runs on (found in a repeat recording of
+// guest-P's stress-ng, FIDELITY.md round 49). The waker is the exiting
+// task the switches show there, not a task -1 running since the trace
+// began (which held CPU 0 for the whole replay).
+func TestExitingWakerSampleUnresolved(t *testing.T) {
+	evs := []timeline.Event{
+		nSwitch(500000, 0, 0, "R", 10),
+		nSwitch(600000, 1, 0, "R", 20), nSwitch(800000, 1, 20, "S", 0),
+		nWaking(2*ms, 0, -1, 20, 1),
+		nSwitch(2100000, 0, 10, "X", 0),
+		nSwitch(2200000, 1, 0, "R", 20), nSwitch(3*ms, 1, 20, "S", 0),
+	}
+	w, err := Extract(&noiseReader{evs: evs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := map[int32]int{}
+	for i, tk := range w.Tasks {
+		idx[tk.TID] = i
+	}
+	if _, ok := idx[-1]; ok {
+		t.Errorf("a task -1 was extracted: %+v", w.Tasks[idx[-1]])
+	}
+	causal := false
+	for _, e := range w.Edges {
+		if e.Waker == int32(idx[10]) && e.Wakee == int32(idx[20]) {
+			causal = e.Causal
+		}
+	}
+	twenty := w.Tasks[idx[20]].Activations
+	if !causal || len(twenty) != 2 || twenty[1].Cause != CauseWake {
+		t.Errorf("the exiting 10's wakeup of 20 is not its causal edge (causal %v, 20's activations %+v)", causal, twenty)
+	}
+}
+
 func TestLostSwitchInferredFromWakeup(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -402,4 +439,32 @@ func TestLostWakeupDatedByRuntime(t *testing.T) {
 	if w.LostSwitchIns != 1 {
 		t.Errorf("lost switch-ins %d, want 1", w.LostSwitchIns)
 	}
+}
+
+// The recording TestExitingWakerSampleUnresolved's case was found in:
+// perf script shows ":-1 -1 [000] 23.561492: sched:sched_waking:
+// comm=stress-ng pid=432" right before "prev_pid=442 prev_state=X" on
+// CPU 0 (a sleep stressor's exit waking its parent).
+func TestExitingWakerFixture(t *testing.T) {
+	const path = "../fixtures/kernels/repeats/guest-P-1s2c1t/r2/stressng-mix.perf.data.gz"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip(err)
+	}
+	w, _ := extractFixture(t, path)
+	tid := map[int32]int32{}
+	for i, tk := range w.Tasks {
+		tid[int32(i)] = tk.TID
+		if tk.TID < 0 {
+			t.Errorf("task %d extracted (%d activations)", tk.TID, len(tk.Activations))
+		}
+	}
+	for _, e := range w.Edges {
+		if tid[e.Wakee] == 432 && e.TimeNS > 23561491000 && e.TimeNS < 23561493000 {
+			if tid[e.Waker] != 442 {
+				t.Errorf("the waking of 432 at 23.561492 is from %d, want the exiting 442", tid[e.Waker])
+			}
+			return
+		}
+	}
+	t.Fatal("no edge to 432 at 23.561492")
 }

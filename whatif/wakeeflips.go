@@ -290,7 +290,10 @@ func (f *flipFit) waking(e *timeline.Event, c int32) {
 	pl := fitPlace{pid: p, prev: prev}
 	fair := prioOr(e, timeline.Prio) >= 100 && PinnedCPUOf(e.Str(timeline.Comm)) < 0
 	cur := e.Int32(timeline.CommonPID)
-	if fair && cur != 0 {
+	if cur < 0 {
+		cur = f.cur[c] // an exiting task's sample (onWake)
+	}
+	if fair && cur > 0 {
 		f.record(cur, p, e.Time/fitTickNS)
 		irq := e.Int(timeline.CommonFlags)&(flagHardIRQ|flagSoftIRQ|flagNMI) != 0
 		if !irq && f.cur[c] == cur && prev != c && f.cur[prev] > 0 && f.queued[c] == 0 && f.affine[c][prev] {

@@ -1218,6 +1218,12 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 		isNew = false
 	}
 	wakerTID := e.Int32(timeline.CommonPID)
+	if wakerTID < 0 {
+		// perf's sample of a task past exit_notify, whose pid no longer
+		// resolves (perf script prints ":-1 -1"): the exiting task the
+		// switches show on c, e.g. a child waking its parent's wait().
+		wakerTID = max(x.cur[c], 0)
+	}
 	irq := e.Int(timeline.CommonFlags)&(flagHardIRQ|flagSoftIRQ|flagNMI) != 0
 	var waker *extTask
 	if wakerTID != 0 && !irq && wakerTID != wakee {
