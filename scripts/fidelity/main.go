@@ -8,11 +8,16 @@
 //	go run ./scripts/fidelity -seeds 0 -places # where the wakeups landed
 //	go run ./scripts/fidelity -seeds 0-29 -against /tmp/fid  # goals met, before -> now
 //	go run ./scripts/fidelity -seeds 0-29 -goals  # runs meeting each goal, per recording
+//	go run ./scripts/fidelity -seeds 0-29 -repeats # also the repeat recordings, and the kernel against itself
 //
 // Groups: the 6.1 guests' recordings committed in fixtures/kernels, the
 // ones only in ../shared/fixtures/kernels (GPL-licensed or too large;
 // skipped with a note when ../shared is absent), and this project's 6.18
-// machine (fixtures/local-6.18). -o keeps every run's JSON, so two builds
+// machine (fixtures/local-6.18); with -repeats also the repeat recordings
+// (fixtures/kernels/repeats: the same workloads on the same two-vCPU
+// guests, booted again), a group of their own, followed by how well one
+// real recording of a workload meets the goals against another (the
+// kernel's own run-to-run spread: FIDELITY.md round 49). -o keeps every run's JSON, so two builds
 // can be compared file by file (cmp) for byte-identity. Last, per kernel,
 // the median |relative error| of each goal's metric over all runs: a goal
 // count moves by chance when a metric sits near its limit, the median
@@ -27,10 +32,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/schedreplay/replay/whatif"
 )
 
 type goal struct {
@@ -70,6 +78,7 @@ func main() {
 	table := flag.Bool("table", false, "print FIDELITY.md's results table (markdown) instead of one line per run")
 	against := flag.String("against", "", "compare with the runs kept in this directory (an earlier -o): per recording and goal, the runs that met it before and now, over the seeds both have")
 	goals := flag.Bool("goals", false, "also print, per recording, how many runs met each goal (the per-recording counts FIDELITY.md's rounds quote, e.g. round 34)")
+	repeats := flag.Bool("repeats", false, "also replay the repeat recordings (fixtures/kernels/repeats) and print how the kernel's own recordings of a workload meet the goals against each other (FIDELITY.md round 49)")
 	places := flag.Bool("places", false, "also print where the wakeups landed per recording (--validate's wakeups@ rows: the trace's, and the replay's median over the seeds; FIDELITY.md round 32)")
 	flag.Parse()
 	ss, err := parseSeeds(*seeds)
@@ -96,7 +105,7 @@ func main() {
 	if *policy618 != "" {
 		groupArgs["6.18"] = append(groupArgs["6.18"], "--policy", *policy618)
 	}
-	for _, g := range []string{"6.1 committed", "6.1 shared", "6.1 2-vCPU"} {
+	for _, g := range []string{"6.1 committed", "6.1 shared", "6.1 2-vCPU", "6.1 repeats"} {
 		if *policy61 != "" {
 			groupArgs[g] = append(groupArgs[g], "--policy", *policy61)
 		}
@@ -132,11 +141,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "note: %s absent: the five shared 6.1 recordings are left out\n", *shared)
 	}
 	add("6.18", "fixtures/local-6.18/*.perf.data")
+	if *repeats {
+		add("6.1 repeats", "fixtures/kernels/repeats/*/r*/*.perf.data.gz")
+	}
 
 	var runs []*run
 	for _, r := range recs {
 		for _, s := range ss {
-			name := filepath.Base(filepath.Dir(r.path)) + "/" + strings.TrimSuffix(strings.TrimSuffix(filepath.Base(r.path), ".gz"), ".perf.data")
+			name := recordingName(r.path)
 			runs = append(runs, &run{group: r.group, name: name, path: r.path, seed: s})
 		}
 	}
@@ -191,7 +203,7 @@ func main() {
 		}
 		met := 0
 		var vals []string
-		kern := strings.Fields(r.group)[0]
+		kern := kernelOf(r.group)
 		if errs[kern] == nil {
 			errs[kern] = map[string][]float64{}
 			kernels = append(kernels, kern)
@@ -234,6 +246,11 @@ func main() {
 	}
 	if *places {
 		printPlaces(runs)
+	}
+	if *repeats {
+		if err := printSpread(runs); err != nil {
+			fail(err)
+		}
 	}
 	if *against != "" {
 		if err := printAgainst(runs, *against); err != nil {
@@ -377,6 +394,162 @@ func printPlaces(runs []*run) {
 	}
 }
 
+// kernelOf is the key the totals per kernel use: the group's kernel,
+// with the repeat recordings apart, so that -repeats leaves the figures
+// FIDELITY.md quotes for the others as they were.
+func kernelOf(group string) string {
+	if group == "6.1 repeats" {
+		return "6.1 repeats"
+	}
+	return strings.Fields(group)[0]
+}
+
+// recordingName names a recording by its guest and workload
+// ("guest-P-1s2c1t/hackbench"); a repeat recording
+// (repeats/GUEST/rN/WORKLOAD.perf.data.gz) adds "@rN", so that
+// family(name) groups it with the committed recording of its workload.
+func recordingName(path string) string {
+	dir := filepath.Dir(path)
+	work := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".gz"), ".perf.data")
+	if filepath.Base(filepath.Dir(filepath.Dir(dir))) == "repeats" {
+		return filepath.Base(filepath.Dir(dir)) + "/" + work + "@" + filepath.Base(dir)
+	}
+	return filepath.Base(dir) + "/" + work
+}
+
+// family is a recording's name without its repeat suffix.
+func family(name string) string {
+	f, _, _ := strings.Cut(name, "@")
+	return f
+}
+
+// printSpread prints, per workload recorded more than once on the same
+// guest, the trace's goal metrics in each recording; how many goals one
+// recording meets against another (every ordered pair, one taken as the
+// observed side and the other as if it were a replay, through the same
+// whatif.Compare the replays are scored by); the replays' goals met over
+// those recordings; and how many replays land within the range the
+// kernel's own recordings span (the idle goal as the idle share of
+// idle plus CPU time). Then the same summed over the workloads: the
+// kernel's own run-to-run spread beside the model's error.
+func printSpread(runs []*run) error {
+	names, byName := byRecording(runs)
+	var fams []string
+	members := map[string][]string{}
+	for _, n := range names {
+		f := family(n)
+		if members[f] == nil {
+			fams = append(fams, f)
+		}
+		members[f] = append(members[f], n)
+	}
+	metrics := func(r *run) (obs, sim *whatif.Metrics, err error) {
+		var v struct {
+			Fidelity struct {
+				Observed  whatif.Metrics `json:"observed"`
+				Simulated whatif.Metrics `json:"simulated"`
+			} `json:"fidelity"`
+		}
+		if err := json.Unmarshal(r.out, &v); err != nil {
+			return nil, nil, fmt.Errorf("%s: %v", r.path, err)
+		}
+		return &v.Fidelity.Observed, &v.Fidelity.Simulated, nil
+	}
+	// goalValue is the quantity a goal's range is taken over.
+	goalValue := func(metric string, m *whatif.Metrics) float64 {
+		switch metric {
+		case "wakeup_p50_ns":
+			return float64(m.WakeupP50NS)
+		case "wakeup_p95_ns":
+			return float64(m.WakeupP95NS)
+		case "wakeup_p99_ns":
+			return float64(m.WakeupP99NS)
+		}
+		if t := m.IdleNS + m.CPUTimeNS; t > 0 {
+			return float64(m.IdleNS) / float64(t)
+		}
+		return 0
+	}
+	ms := func(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 64) }
+	type tally struct{ met, all map[string]int }
+	newTally := func() tally { return tally{map[string]int{}, map[string]int{}} }
+	add := func(t tally, metric string, ok bool) {
+		t.all[metric]++
+		if ok {
+			t.met[metric]++
+		}
+	}
+	var order []string
+	format := func(t tally) string {
+		var parts []string
+		for _, m := range order {
+			label := strings.TrimSuffix(strings.TrimPrefix(m, "wakeup_"), "_ns")
+			label = strings.TrimSuffix(label, "_ns/total_cpu_time")
+			parts = append(parts, fmt.Sprintf("%s %d/%d", label, t.met[m], t.all[m]))
+		}
+		return strings.Join(parts, "  ")
+	}
+	allK, allR, allIn := newTally(), newTally(), newTally()
+	fmt.Println("\nthe kernel against itself: one recording of a workload scored as if it were a replay of another (ordered pairs); the replays of the same recordings; the replays within the range the recordings span:")
+	for _, f := range fams {
+		ns := members[f]
+		if len(ns) < 2 {
+			continue
+		}
+		obs := make([]*whatif.Metrics, len(ns))
+		for i, n := range ns {
+			m, _, err := metrics(byName[n][0])
+			if err != nil {
+				return err
+			}
+			obs[i] = m
+			fmt.Printf("  %-44s p50 %s  p95 %s  p99 %s ms  idle %s of %s ms\n", n, ms(m.WakeupP50NS), ms(m.WakeupP95NS), ms(m.WakeupP99NS), ms(m.IdleNS), ms(m.IdleNS+m.CPUTimeNS))
+		}
+		k, rep, in := newTally(), newTally(), newTally()
+		for i := range obs {
+			for j := range obs {
+				if i == j {
+					continue
+				}
+				for _, g := range whatif.Compare("", obs[i], obs[j], nil).Goals {
+					if !slices.Contains(order, g.Metric) {
+						order = append(order, g.Metric)
+					}
+					add(k, g.Metric, g.Met)
+					add(allK, g.Metric, g.Met)
+				}
+			}
+		}
+		for _, n := range ns {
+			for _, r := range byName[n] {
+				_, sim, err := metrics(r)
+				if err != nil {
+					return err
+				}
+				for _, g := range r.res.Fidelity.Goals {
+					add(rep, g.Metric, g.Met)
+					add(allR, g.Metric, g.Met)
+					lo, hi := math.Inf(1), math.Inf(-1)
+					for _, o := range obs {
+						v := goalValue(g.Metric, o)
+						lo, hi = min(lo, v), max(hi, v)
+					}
+					v := goalValue(g.Metric, sim)
+					add(in, g.Metric, v >= lo && v <= hi)
+					add(allIn, g.Metric, v >= lo && v <= hi)
+				}
+			}
+		}
+		fmt.Printf("  %-44s the kernel against itself: %s\n", f, format(k))
+		fmt.Printf("  %-44s the replays:                %s\n", "", format(rep))
+		fmt.Printf("  %-44s within the kernel's range:  %s\n", "", format(in))
+	}
+	fmt.Printf("  %-44s the kernel against itself: %s\n", "all of them", format(allK))
+	fmt.Printf("  %-44s the replays:                %s\n", "", format(allR))
+	fmt.Printf("  %-44s within the kernel's range:  %s\n", "", format(allIn))
+	return nil
+}
+
 // runFile is the name -o gives a run's JSON.
 func runFile(r *run) string {
 	return strings.ReplaceAll(r.name, "/", "_") + ".s" + strconv.Itoa(r.seed) + ".json"
@@ -406,7 +579,7 @@ func printAgainst(runs []*run, dir string) error {
 		if err := json.Unmarshal(b, &old); err != nil {
 			return fmt.Errorf("%s: %v", filepath.Join(dir, runFile(r)), err)
 		}
-		kern[r.name] = strings.Fields(r.group)[0]
+		kern[r.name] = kernelOf(r.group)
 		count := func(gs []goal, m map[key]int) {
 			for _, g := range gs {
 				k := key{r.name, g.Metric}
