@@ -468,3 +468,64 @@ func TestExitingWakerFixture(t *testing.T) {
 	}
 	t.Fatal("no edge to 432 at 23.561492")
 }
+
+// syncByPulls, by hand: senders 10 (CPU 0) and 40 (CPU 1) each run alone
+// on their CPU and wake receiver 30 in turn, which the trace shows pulled
+// each time from its previous CPU onto the waker's (sched_migrate_task to
+// the waker's CPU), where it preempts the waker 100 µs later (past the
+// 50 µs rule, so that rule marks none). Five such pulls mark every wakeup
+// of 30 WF_SYNC; four do not; five with one wakeup placed against it (30
+// left on its busy previous CPU while its waker ran alone) do not either.
+func TestSyncInferredFromPulls(t *testing.T) {
+	us := int64(1000)
+	start := []timeline.Event{
+		nSwitch(100*us, 0, 0, "R", 10), nSwitch(110*us, 1, 0, "R", 40),
+		nSwitch(300*us, 1, 40, "R", 30), nSwitch(400*us, 1, 30, "S", 40),
+	}
+	pulls := func(n int) []timeline.Event {
+		var evs []timeline.Event
+		for k := range n {
+			at := int64(k+1) * 1000 * us
+			waker, cpu, prev := int32(10), int32(0), int32(1)
+			if k%2 == 1 {
+				waker, cpu, prev = 40, 1, 0
+			}
+			evs = append(evs, nWaking(at, cpu, waker, 30, prev), nMigrate(at+10*us, cpu, 30, prev, cpu),
+				nSwitch(at+100*us, cpu, waker, "R", 30), nSwitch(at+200*us, cpu, 30, "S", waker))
+		}
+		return evs
+	}
+	// Against: after the fifth pull (by 10, on CPU 0) 40 wakes 30 from CPU
+	// 1, running alone there, and 30 stays on CPU 0, busy with 10.
+	against := []timeline.Event{
+		nWaking(7000*us, 1, 40, 30, 0),
+		nSwitch(7100*us, 0, 10, "R", 30), nSwitch(7200*us, 0, 30, "S", 10),
+	}
+	for _, c := range []struct {
+		name string
+		evs  []timeline.Event
+		want bool
+	}{
+		{"five pulls", append(slices.Clone(start), pulls(5)...), true},
+		{"four pulls", append(slices.Clone(start), pulls(4)...), false},
+		{"five pulls, one against", append(append(slices.Clone(start), pulls(5)...), against...), false},
+	} {
+		w, err := Extract(&noiseReader{evs: c.evs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range w.Edges {
+			if w.Tasks[e.Wakee].TID != 30 {
+				continue
+			}
+			n++
+			if e.Sync != c.want {
+				t.Errorf("%s: the wakeup of 30 at %d sync %v, want %v", c.name, e.TimeNS, e.Sync, c.want)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no wakeups of 30", c.name)
+		}
+	}
+}

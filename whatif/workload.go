@@ -455,7 +455,10 @@ type extractor struct {
 	runnable        map[int32]*extTask
 	wakerAlone      []bool
 	notSync, pulled map[int32]int
-	comms           map[int32]string
+	// pulledAlone: of pulled, those whose waker ran alone on its CPU
+	// (wakerAlone): WF_SYNC's signature (syncByPulls).
+	pulledAlone map[int32]int
+	comms       map[int32]string
 	// Per CPU, since its last switch: the tick records (hard-IRQ
 	// sched_stat_runtime) and the first event showing the running
 	// task's TIF_NEED_RESCHED set (-1: none).
@@ -483,7 +486,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		w.Cmdline = m.Source.Cmdline
 	}
 	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{},
-		lastWake: map[int32]pendWake{}, runnable: map[int32]*extTask{}, notSync: map[int32]int{}, pulled: map[int32]int{},
+		lastWake: map[int32]pendWake{}, runnable: map[int32]*extTask{}, notSync: map[int32]int{}, pulled: map[int32]int{}, pulledAlone: map[int32]int{},
 		newidle:    newNewidleTally(),
 		flips:      newFlipFit(w.Topology, w.Kernel),
 		stalls:     newStallEstimator(4000000), // HZ 250, the default Config.HZ
@@ -912,6 +915,9 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			e := &x.edges[pw.edge]
 			if c == e.WakerCPU && e.Target != e.WakerCPU {
 				x.pulled[e.Wakee]++
+				if x.wakerAlone[pw.edge] {
+					x.pulledAlone[e.Wakee]++
+				}
 			} else if c == pw.cpu && pw.cpu != e.WakerCPU && pw.curr != 0 && x.wakerAlone[pw.edge] {
 				x.notSync[e.Wakee]++
 			}
@@ -1330,13 +1336,39 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 		OffsetNS: wa.DemandNS, Wakee: t.idx, WakeeAct: act, TimeNS: now, WakerCPU: c, Target: target})
 }
 
+// syncPullsMin, syncAgainstRatio: syncByPulls' evidence.
+const (
+	syncPullsMin     = 5
+	syncAgainstRatio = 10
+)
+
+// syncByPulls: the trace shows wakee pulled from another CPU onto its
+// waker's, the waker running alone there, at least syncPullsMin times,
+// and placed against WF_SYNC (on its busy previous CPU while the waker
+// ran alone) at most once per syncAgainstRatio of those. That is
+// wake_affine_idle's sync case (a CPU running only the waker takes the
+// wakee); without the flag wake_affine_weight pulls in that state only
+// when the loads say so, about as often as not (schbench's futex wakes
+// of its message thread on guest-B: 50 such pulls, 38 against). A pipe
+// or socket write wakes with WF_SYNC whether or not its writer blocks
+// next, which the 50 µs rule (syncWindowNS) cannot see: hackbench's
+// senders write on to their other receivers (FIDELITY.md round 49).
+func (x *extractor) syncByPulls(wakee int32) bool {
+	n := x.pulledAlone[wakee]
+	return n >= syncPullsMin && syncAgainstRatio*x.notSync[wakee] <= n
+}
+
 func (x *extractor) finish() {
 	w := x.w
 	// A wakee whose wakeups the trace shows placed against WF_SYNC more
-	// often than stacked by it is woken without it (Edge.Sync).
+	// often than stacked by it is woken without it, and one the trace
+	// shows stacked as only WF_SYNC does, with it (Edge.Sync).
 	for i := range x.edges {
-		if e := &x.edges[i]; e.Sync && x.notSync[e.Wakee] > x.pulled[e.Wakee] {
+		switch e := &x.edges[i]; {
+		case e.Sync && x.notSync[e.Wakee] > x.pulled[e.Wakee]:
 			e.Sync = false
+		case !e.Sync && e.Kind == EdgeWake && x.syncByPulls(e.Wakee):
+			e.Sync = true
 		}
 	}
 	for _, t := range x.byTID {
