@@ -105,6 +105,7 @@ func main() {
 	if *policy618 != "" {
 		groupArgs["6.18"] = append(groupArgs["6.18"], "--policy", *policy618)
 	}
+	groupArgs["6.18 repeats"] = groupArgs["6.18"]
 	for _, g := range []string{"6.1 committed", "6.1 shared", "6.1 2-vCPU", "6.1 repeats"} {
 		if *policy61 != "" {
 			groupArgs[g] = append(groupArgs[g], "--policy", *policy61)
@@ -143,6 +144,7 @@ func main() {
 	add("6.18", "fixtures/local-6.18/*.perf.data")
 	if *repeats {
 		add("6.1 repeats", "fixtures/kernels/repeats/*/r*/*.perf.data.gz")
+		add("6.18 repeats", "fixtures/local-6.18/repeats/r*/*.perf.data")
 	}
 
 	var runs []*run
@@ -398,8 +400,8 @@ func printPlaces(runs []*run) {
 // with the repeat recordings apart, so that -repeats leaves the figures
 // FIDELITY.md quotes for the others as they were.
 func kernelOf(group string) string {
-	if group == "6.1 repeats" {
-		return "6.1 repeats"
+	if strings.HasSuffix(group, " repeats") {
+		return group
 	}
 	return strings.Fields(group)[0]
 }
@@ -413,6 +415,9 @@ func recordingName(path string) string {
 	work := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".gz"), ".perf.data")
 	if filepath.Base(filepath.Dir(filepath.Dir(dir))) == "repeats" {
 		return filepath.Base(filepath.Dir(dir)) + "/" + work + "@" + filepath.Base(dir)
+	}
+	if filepath.Base(filepath.Dir(dir)) == "repeats" { // local-6.18/repeats/rN/
+		return filepath.Base(filepath.Dir(filepath.Dir(dir))) + "/" + work + "@" + filepath.Base(dir)
 	}
 	return filepath.Base(dir) + "/" + work
 }
@@ -513,8 +518,11 @@ func printSpread(runs []*run) error {
 			fmt.Printf("  %-44s p50 %s  p95 %s  p99 %s ms  idle %s of %s ms\n", n, ms(m.WakeupP50NS), ms(m.WakeupP95NS), ms(m.WakeupP99NS), ms(m.IdleNS), ms(m.IdleNS+m.CPUTimeNS))
 		}
 		kind := "the eight-vCPU guests"
-		if byName[ns[0]][0].group == "6.1 2-vCPU" {
+		switch byName[ns[0]][0].group {
+		case "6.1 2-vCPU":
 			kind = "the two-vCPU guests"
+		case "6.18":
+			kind = "this machine's 6.18"
 		}
 		if sum[kind] == nil {
 			kinds = append(kinds, kind)
