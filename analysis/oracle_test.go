@@ -227,7 +227,7 @@ func oracleCases(t *testing.T) []oracleCase {
 		for _, tr := range append(traces, gz...) {
 			guest, base := filepath.Base(filepath.Dir(tr)), strings.TrimSuffix(filepath.Base(tr), ".gz")
 			dirs := []string{filepath.Join("testdata", "oracle", guest), filepath.Join(filepath.Dir(tr), "oracle")}
-			cases = addCase(cases, seen, guest+"/"+base, tr, dirs)
+			cases = addCase(cases, seen, guest+"/"+base, tr, dirs, false)
 		}
 	}
 	// The repeat recordings (fixtures/kernels/repeats/GUEST/rN/) carry
@@ -236,12 +236,12 @@ func oracleCases(t *testing.T) []oracleCase {
 	for _, tr := range repeats {
 		rep := filepath.Dir(tr)
 		name := filepath.Base(filepath.Dir(rep)) + "/" + filepath.Base(rep) + "/" + strings.TrimSuffix(filepath.Base(tr), ".gz")
-		cases = addCase(cases, seen, name, tr, []string{filepath.Join(rep, "oracle")})
+		cases = addCase(cases, seen, name, tr, []string{filepath.Join(rep, "oracle")}, true)
 	}
 	recorded, _ := filepath.Glob(filepath.Join(shared, "recorded", "*.data"))
 	for _, tr := range recorded {
 		base := filepath.Base(tr)
-		cases = addCase(cases, seen, "recorded/"+base, tr, []string{filepath.Join("testdata", "oracle", "recorded")})
+		cases = addCase(cases, seen, "recorded/"+base, tr, []string{filepath.Join("testdata", "oracle", "recorded")}, false)
 	}
 	if len(cases) == 0 {
 		t.Skip("no perf.data fixtures with oracles (../shared absent and none in fixtures/)")
@@ -267,7 +267,9 @@ func (c oracleCase) unpacked(t *testing.T) string {
 	return path
 }
 
-func addCase(cases []oracleCase, seen map[string]bool, name, trace string, dirs []string) []oracleCase {
+// addCase adds trace when dirs hold its oracles: both, or with
+// latencyOnly perf sched latency's alone.
+func addCase(cases []oracleCase, seen map[string]bool, name, trace string, dirs []string, latencyOnly bool) []oracleCase {
 	if seen[name] {
 		return cases
 	}
@@ -275,7 +277,7 @@ func addCase(cases []oracleCase, seen map[string]bool, name, trace string, dirs 
 	c := oracleCase{name: name, trace: trace}
 	c.timehist = findOracle(dirs, base+".timehist.txt")
 	c.latency = findOracle(dirs, base+".latency.txt")
-	if c.latency == "" || c.timehist == "" && !strings.Contains(trace, "repeats") {
+	if c.latency == "" || c.timehist == "" && !latencyOnly {
 		return cases
 	}
 	seen[name] = true
