@@ -207,6 +207,11 @@ type Fidelity struct {
 	// while the wakee was still on its CPU, blocking, and that extraction
 	// took as what woke it (no waking followed before its switch-in).
 	RacedWakeups int `json:"raced_wakeups,omitempty"`
+	// SyncWakeups, Wakeups: the workload's wake edges and those with
+	// Edge.Sync, WF_SYNC inferred (the trace has no wake flags), which
+	// the replay's wake_affine takes as sync wakeups.
+	SyncWakeups int `json:"sync_wakeups,omitempty"`
+	Wakeups     int `json:"-"`
 	// HostStalls, HostStallNS: how many host stalls the trace shows in
 	// the tasks' demand and their total (Workload.HostStalls): a guest's
 	// vCPUs descheduled by its host, which the replay keeps in the work.
@@ -304,6 +309,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	}
 	if f.RacedWakeups > 0 {
 		fmt.Fprintf(&b, "trace: %d wakeups came while their wakee was still on its CPU, blocking (switched out asleep right after, switched in with no later waking): replayed as what woke it, held until it blocks\n", f.RacedWakeups)
+	}
+	if f.SyncWakeups > 0 {
+		fmt.Fprintf(&b, "trace: %d of %d wake edges taken as WF_SYNC (inferred: the waker left its CPU within 50 µs, or the wakee was pulled onto its waker's CPU as only WF_SYNC does)\n", f.SyncWakeups, f.Wakeups)
 	}
 	if f.HostStalls > 0 && f.DemandNS > 0 {
 		fmt.Fprintf(&b, "trace: %d host stalls of busy vCPUs, %.1f ms, %.0f%% of the tasks' demand (kept where they were in each task's work)\n",

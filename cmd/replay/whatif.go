@@ -326,13 +326,21 @@ func writeMetricsCSV(w io.Writer, policy string, m *whatif.Metrics) error {
 }
 
 // traceNotes adds to a fidelity report what the workload says about the
-// trace itself: how its work was bounded, the switches extraction had to
-// infer, and the host stalls it keeps in the tasks' demand.
+// trace itself: how its work was bounded, the switches and wake flags
+// extraction had to infer, and the host stalls it keeps in the tasks'
+// demand.
 func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string) {
 	f.Work, f.LostSwitchIns = workNote, w.LostSwitchIns
 	for i := range w.Edges {
-		if w.Edges[i].Raced {
+		e := &w.Edges[i]
+		if e.Raced {
 			f.RacedWakeups++
+		}
+		if e.Kind == whatif.EdgeWake {
+			f.Wakeups++
+			if e.Sync {
+				f.SyncWakeups++
+			}
 		}
 	}
 	f.HostStalls, f.HostStallNS = w.HostStallTotal()

@@ -106,3 +106,44 @@ func TestWhatifReportsHostStalls(t *testing.T) {
 		}
 	}
 }
+
+// --validate says how many wake edges the replay takes as WF_SYNC (the
+// trace has no wake flags; extraction infers them), in the table and in
+// JSON, the count the saved workload's sync column holds.
+func TestWhatifReportsSyncWakeups(t *testing.T) {
+	dir := t.TempDir()
+	hb := filepath.Join(repoRoot(t), "fixtures", "kernels", "repeats", "guest-D-1s8c1t", "r4", "hackbench.perf.data.gz")
+	wl := filepath.Join(dir, "w.arrow")
+	r := run(t, dir, "whatif", "-i", hb, "--validate", "--format", "json", "--save-workload", wl)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var o struct {
+		F struct {
+			SyncWakeups int `json:"sync_wakeups"`
+		} `json:"fidelity"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &o); err != nil {
+		t.Fatal(err)
+	}
+	w, err := whatif.LoadWorkload(wl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, sync := 0, 0
+	for _, e := range w.Edges {
+		if e.Kind == whatif.EdgeWake {
+			n++
+			if e.Sync {
+				sync++
+			}
+		}
+	}
+	if sync == 0 || o.F.SyncWakeups != sync {
+		t.Errorf("JSON sync_wakeups %d, the workload file %d of %d wake edges", o.F.SyncWakeups, sync, n)
+	}
+	r = run(t, dir, "whatif", "-i", hb, "--validate")
+	if want := fmt.Sprintf("trace: %d of %d wake edges taken as WF_SYNC", sync, n); r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Errorf("exit %d, no %q in\n%s", r.code, want, r.stdout)
+	}
+}
