@@ -246,15 +246,11 @@ func openViaTemp(rc io.ReadCloser, name string) (timeline.EventReader, error) {
 	}
 	var r timeline.EventReader
 	switch {
-	case tracedat.IsTraceDat(head):
-		var tr *tracedat.Reader
-		tr, err = tracedat.Open(tmpName)
-		if err == nil {
-			tr.Meta().Source.Path = name
-			r = tr
-		}
-	case perfdata.IsPerfData(head):
-		r, err = perfdata.Open(tmpName)
+	case tracedat.IsTraceDat(head), perfdata.IsPerfData(head):
+		// Read under the user's name, so that messages and the stored
+		// source path name the file given, not the temporary one (whose
+		// random name would also make two ingests of it differ).
+		r, err = openNamed(tmpName, name, tracedat.IsTraceDat(head))
 	default:
 		r, err = timeline.Open(tmpName)
 	}
@@ -263,6 +259,29 @@ func openViaTemp(rc io.ReadCloser, name string) (timeline.EventReader, error) {
 		return nil, fmt.Errorf("%s (decompressed): %w", name, err)
 	}
 	return &closing{EventReader: r, c: removeFile(tmpName)}, nil
+}
+
+// openNamed opens the trace.dat or perf.data file at path, reading it as
+// name; closing the reader closes the file.
+func openNamed(path, name string, traceDat bool) (timeline.EventReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	var r timeline.EventReader
+	if traceDat {
+		var st os.FileInfo
+		if st, err = f.Stat(); err == nil {
+			r, err = tracedat.NewReader(f, st.Size(), name)
+		}
+	} else {
+		r, err = perfdata.NewReader(f, name)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &closing{EventReader: r, c: f}, nil
 }
 
 type removeFile string

@@ -21,13 +21,16 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // fixtures are the committed real traces (the 6.1 guests' and this
-// machine's 6.18 recordings), plus those matched by the glob
-// in $REPLAY_EXTRA_FIXTURES (the guests' larger recordings, kept out of
-// the repository: REPLAY_EXTRA_FIXTURES='../../shared/fixtures/kernels/*/*.perf.data').
+// machine's 6.18 recordings), plus those matched by the glob in
+// $REPLAY_EXTRA_FIXTURES: the guests' larger recordings, kept out of the
+// repository (REPLAY_EXTRA_FIXTURES='../../shared/fixtures/kernels/*/*.perf.data'),
+// or the 93 repeat recordings, left out of every run for time
+// (REPLAY_EXTRA_FIXTURES='../fixtures/kernels/repeats/*/r*/*.perf.data.gz').
 func fixtures(t testing.TB) []string {
 	fs, _ := filepath.Glob("../fixtures/kernels/*/*.perf.data")
+	gz, _ := filepath.Glob("../fixtures/kernels/*/*.perf.data.gz") // the two-vCPU guests' stress-ng
 	local, _ := filepath.Glob("../fixtures/local-6.18/*.perf.data")
-	fs = append(fs, local...)
+	fs = append(append(fs, gz...), local...)
 	if g := os.Getenv("REPLAY_EXTRA_FIXTURES"); g != "" {
 		extra, err := filepath.Glob(g)
 		if err != nil {
