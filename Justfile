@@ -37,3 +37,7 @@ demo:
 # Fidelity of the what-if engine on every real recording (FIDELITY.md's totals); SEEDS=0-9 for ten seeds.
 fidelity:
     go run ./scripts/fidelity -seeds ${SEEDS:-0-2}
+
+# The repeat recordings too, and the kernel against itself (FIDELITY.md round 49).
+fidelity-repeats:
+    go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -repeats
