@@ -446,14 +446,8 @@ func TestLostWakeupDatedByRuntime(t *testing.T) {
 // comm=stress-ng pid=432" right before "prev_pid=442 prev_state=X" on
 // CPU 0 (a sleep stressor's exit waking its parent).
 func TestExitingWakerFixture(t *testing.T) {
-	const path = "../fixtures/kernels/repeats/guest-P-1s2c1t/r2/stressng-mix.perf.data.gz"
-	if _, err := os.Stat(path); err != nil {
-		t.Skip(err)
-	}
-	w, _ := extractFixture(t, path)
-	tid := map[int32]int32{}
-	for i, tk := range w.Tasks {
-		tid[int32(i)] = tk.TID
+	w, tid := fixtureTIDs(t, "../fixtures/kernels/repeats/guest-P-1s2c1t/r2/stressng-mix.perf.data.gz")
+	for _, tk := range w.Tasks {
 		if tk.TID < 0 {
 			t.Errorf("task %d extracted (%d activations)", tk.TID, len(tk.Activations))
 		}

@@ -56,6 +56,22 @@ func largestFixture(tb testing.TB) string {
 	return big
 }
 
+// fixtureTIDs extracts the real trace at path, skipping the test when
+// the file is absent, and maps each task's index in the workload to its
+// TID, for tests that name the trace's tasks as perf script does.
+func fixtureTIDs(t *testing.T, path string) (*Workload, map[int32]int32) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Skip(err)
+	}
+	w, _ := extractFixture(t, path)
+	tid := make(map[int32]int32, len(w.Tasks))
+	for i, tk := range w.Tasks {
+		tid[int32(i)] = tk.TID
+	}
+	return w, tid
+}
+
 func extractFixture(t testing.TB, path string) (*Workload, *Metrics) {
 	t.Helper()
 	r, err := ingest.Open(path)

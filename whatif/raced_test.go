@@ -2,7 +2,6 @@ package whatif
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/schedreplay/replay/timeline"
@@ -159,15 +158,7 @@ func TestRacedWakeupHeldUntilBlock(t *testing.T) {
 // 425 before its next switch-in. The message thread's waking is the
 // worker's next activation's cause: raced, released at the switch-out.
 func TestRacedWakeupFixture(t *testing.T) {
-	const path = "../fixtures/kernels/guest-P-1s2c1t/schbench.perf.data"
-	if _, err := os.Stat(path); err != nil {
-		t.Skip(err)
-	}
-	w, _ := extractFixture(t, path)
-	tid := map[int32]int32{}
-	for i, tk := range w.Tasks {
-		tid[int32(i)] = tk.TID
-	}
+	w, tid := fixtureTIDs(t, "../fixtures/kernels/guest-P-1s2c1t/schbench.perf.data")
 	near := func(ns, us int64) bool { d := ns - us*1000; return d > -1000 && d < 1000 }
 	for _, e := range w.Edges {
 		if tid[e.Waker] != 416 || tid[e.Wakee] != 425 || !near(e.TimeNS, 15438157) {

@@ -73,11 +73,6 @@ func TestWhatifWorkAuto(t *testing.T) {
 func TestWhatifReportsHostStalls(t *testing.T) {
 	dir := t.TempDir()
 	sch := filepath.Join(repoRoot(t), "fixtures", "kernels", "guest-A-2s2c2t-2numa", "schbench.perf.data")
-	wl := filepath.Join(dir, "w.arrow")
-	r := run(t, dir, "whatif", "-i", sch, "--validate", "--format", "json", "--save-workload", wl)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
 	var o struct {
 		F struct {
 			HostStalls  int   `json:"host_stalls"`
@@ -85,13 +80,7 @@ func TestWhatifReportsHostStalls(t *testing.T) {
 			DemandNS    int64 `json:"demand_ns"`
 		} `json:"fidelity"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &o); err != nil {
-		t.Fatal(err)
-	}
-	w, err := whatif.LoadWorkload(wl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := validateJSON(t, dir, sch, &o)
 	n, ns := w.HostStallTotal()
 	if o.F.HostStalls == 0 || o.F.HostStalls != n || o.F.HostStallNS != ns || o.F.DemandNS <= ns {
 		t.Errorf("JSON host stalls %d (%d ns of %d), the workload file %d (%d ns)", o.F.HostStalls, o.F.HostStallNS, o.F.DemandNS, n, ns)
@@ -113,23 +102,12 @@ func TestWhatifReportsHostStalls(t *testing.T) {
 func TestWhatifReportsSyncWakeups(t *testing.T) {
 	dir := t.TempDir()
 	hb := filepath.Join(repoRoot(t), "fixtures", "kernels", "repeats", "guest-D-1s8c1t", "r4", "hackbench.perf.data.gz")
-	wl := filepath.Join(dir, "w.arrow")
-	r := run(t, dir, "whatif", "-i", hb, "--validate", "--format", "json", "--save-workload", wl)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
 	var o struct {
 		F struct {
 			SyncWakeups int `json:"sync_wakeups"`
 		} `json:"fidelity"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &o); err != nil {
-		t.Fatal(err)
-	}
-	w, err := whatif.LoadWorkload(wl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := validateJSON(t, dir, hb, &o)
 	n, sync := 0, 0
 	for _, e := range w.Edges {
 		if e.Kind == whatif.EdgeWake {
@@ -142,8 +120,28 @@ func TestWhatifReportsSyncWakeups(t *testing.T) {
 	if sync == 0 || o.F.SyncWakeups != sync {
 		t.Errorf("JSON sync_wakeups %d, the workload file %d of %d wake edges", o.F.SyncWakeups, sync, n)
 	}
-	r = run(t, dir, "whatif", "-i", hb, "--validate")
+	r := run(t, dir, "whatif", "-i", hb, "--validate")
 	if want := fmt.Sprintf("trace: %d of %d wake edges taken as WF_SYNC", sync, n); r.code != 0 || !strings.Contains(r.stdout, want) {
 		t.Errorf("exit %d, no %q in\n%s", r.code, want, r.stdout)
 	}
+}
+
+// validateJSON runs whatif --validate --format json on trace in dir,
+// saving its workload, decodes the report into out and returns the
+// workload read back from the file.
+func validateJSON(t *testing.T, dir, trace string, out any) *whatif.Workload {
+	t.Helper()
+	wl := filepath.Join(dir, "w.arrow")
+	r := run(t, dir, "whatif", "-i", trace, "--validate", "--format", "json", "--save-workload", wl)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if err := json.Unmarshal([]byte(r.stdout), out); err != nil {
+		t.Fatal(err)
+	}
+	w, err := whatif.LoadWorkload(wl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
