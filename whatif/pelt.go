@@ -181,6 +181,16 @@ var niceToWeight = [40]uint64{
 	36, 29, 23, 18, 15,
 }
 
+// weightOfPrio is the load weight of a task at kernel prio prio: its
+// nice value's, nice -20's for a real-time task (prio < 100), as the
+// model has always weighed them.
+func weightOfPrio(prio int32) uint64 {
+	if prio < 100 {
+		return weightOfNice(-20)
+	}
+	return weightOfNice(niceOf(prio))
+}
+
 func weightOfNice(n int) uint64 {
 	if n < -20 {
 		n = -20

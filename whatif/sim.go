@@ -656,10 +656,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 		if !t.Forked {
 			st.wakeeFlips = s.stats.WakeeFlipsStart
 		}
-		st.weight = weightOfNice(t.Nice())
-		if st.rt {
-			st.weight = weightOfNice(-20)
-		}
+		st.weight = weightOfPrio(t.Prio)
 		if st.pinned >= 0 {
 			st.cpu = st.pinned
 		}
@@ -1120,11 +1117,7 @@ func (s *Sim) takeActPrio(t *simTask) {
 	if !a.OwnPrio {
 		return
 	}
-	rt := a.Prio < 100
-	w := weightOfNice(niceOf(a.Prio))
-	if rt {
-		w = weightOfNice(-20)
-	}
+	rt, w := a.Prio < 100, weightOfPrio(a.Prio)
 	t.prio = a.Prio
 	if rt == t.rt && w == t.weight {
 		return
