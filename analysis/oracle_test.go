@@ -230,16 +230,21 @@ func oracleCases(t *testing.T) []oracleCase {
 			cases = addCase(cases, seen, guest+"/"+base, tr, dirs, false)
 		}
 	}
-	// The repeat recordings (fixtures/kernels/repeats/GUEST/rN/) carry
-	// perf sched latency's output only (their guest ran no timehist).
-	// They are 78 more traces: -short (the race run) leaves them out.
+	// The repeat and holdout recordings (fixtures/kernels/repeats/GUEST/rN/,
+	// fixtures/kernels/holdout/GUEST/rN/) carry perf sched latency's
+	// output only (their guest ran no full timehist). They are 105 more
+	// traces: -short (the race run) leaves them out.
 	var repeats []string
 	if !testing.Short() {
-		repeats, _ = filepath.Glob(filepath.Join(repoRoot(), "fixtures", "kernels", "repeats", "*", "*", "*.perf.data.gz"))
+		for _, set := range []string{"repeats", "holdout"} {
+			fs, _ := filepath.Glob(filepath.Join(repoRoot(), "fixtures", "kernels", set, "*", "*", "*.perf.data.gz"))
+			repeats = append(repeats, fs...)
+		}
 	}
 	for _, tr := range repeats {
 		rep := filepath.Dir(tr)
-		name := filepath.Base(filepath.Dir(rep)) + "/" + filepath.Base(rep) + "/" + strings.TrimSuffix(filepath.Base(tr), ".gz")
+		set := filepath.Base(filepath.Dir(filepath.Dir(rep)))
+		name := set + "/" + filepath.Base(filepath.Dir(rep)) + "/" + filepath.Base(rep) + "/" + strings.TrimSuffix(filepath.Base(tr), ".gz")
 		cases = addCase(cases, seen, name, tr, []string{filepath.Join(rep, "oracle")}, true)
 	}
 	recorded, _ := filepath.Glob(filepath.Join(shared, "recorded", "*.data"))

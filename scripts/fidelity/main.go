@@ -9,6 +9,7 @@
 //	go run ./scripts/fidelity -seeds 0-29 -against /tmp/fid  # goals met, before -> now
 //	go run ./scripts/fidelity -seeds 0-29 -goals  # runs meeting each goal, per recording
 //	go run ./scripts/fidelity -seeds 0-29 -repeats # also the repeat recordings, and the kernel against itself
+//	go run ./scripts/fidelity -seeds 0-29 -holdout # also the workloads no round fitted (FIDELITY.md round 50)
 //
 // Groups: the 6.1 guests' recordings committed in fixtures/kernels, the
 // ones only in ../shared/fixtures/kernels (GPL-licensed or too large;
@@ -17,7 +18,10 @@
 // (fixtures/kernels/repeats: the same workloads on the same two-vCPU
 // guests, booted again), a group of their own, followed by how well one
 // real recording of a workload meets the goals against another (the
-// kernel's own run-to-run spread: FIDELITY.md round 49). -o keeps every run's JSON, so two builds
+// kernel's own run-to-run spread: FIDELITY.md round 49); with -holdout
+// the recordings of workloads the model was not developed on
+// (fixtures/kernels/holdout: three more workloads, each guest booted three
+// times), a group of their own with the same spread. -o keeps every run's JSON, so two builds
 // can be compared file by file (cmp) for byte-identity. Last, per kernel,
 // the median |relative error| of each goal's metric over all runs: a goal
 // count moves by chance when a metric sits near its limit, the median
@@ -79,6 +83,7 @@ func main() {
 	against := flag.String("against", "", "compare with the runs kept in this directory (an earlier -o): per recording and goal, the runs that met it before and now, over the seeds both have")
 	goals := flag.Bool("goals", false, "also print, per recording, how many runs met each goal (the per-recording counts FIDELITY.md's rounds quote, e.g. round 34)")
 	repeats := flag.Bool("repeats", false, "also replay the repeat recordings (fixtures/kernels/repeats) and print how the kernel's own recordings of a workload meet the goals against each other (FIDELITY.md round 49)")
+	holdout := flag.Bool("holdout", false, "also replay the holdout recordings (fixtures/kernels/holdout: workloads recorded after the model's rules were set, FIDELITY.md round 50) and print the kernel against itself for them")
 	places := flag.Bool("places", false, "also print where the wakeups landed per recording (--validate's wakeups@ rows: the trace's, and the replay's median over the seeds; FIDELITY.md round 32)")
 	flag.Parse()
 	ss, err := parseSeeds(*seeds)
@@ -106,7 +111,7 @@ func main() {
 		groupArgs["6.18"] = append(groupArgs["6.18"], "--policy", *policy618)
 	}
 	groupArgs["6.18 repeats"] = groupArgs["6.18"]
-	for _, g := range []string{"6.1 committed", "6.1 shared", "6.1 2-vCPU", "6.1 repeats"} {
+	for _, g := range []string{"6.1 committed", "6.1 shared", "6.1 2-vCPU", "6.1 repeats", "6.1 holdout"} {
 		if *policy61 != "" {
 			groupArgs[g] = append(groupArgs[g], "--policy", *policy61)
 		}
@@ -145,6 +150,9 @@ func main() {
 	if *repeats {
 		add("6.1 repeats", "fixtures/kernels/repeats/*/r*/*.perf.data.gz")
 		add("6.18 repeats", "fixtures/local-6.18/repeats/r*/*.perf.data")
+	}
+	if *holdout {
+		add("6.1 holdout", "fixtures/kernels/holdout/*/r*/*.perf.data.gz")
 	}
 
 	var runs []*run
@@ -249,7 +257,7 @@ func main() {
 	if *places {
 		printPlaces(runs)
 	}
-	if *repeats {
+	if *repeats || *holdout {
 		if err := printSpread(runs); err != nil {
 			fail(err)
 		}
@@ -397,23 +405,25 @@ func printPlaces(runs []*run) {
 }
 
 // kernelOf is the key the totals per kernel use: the group's kernel,
-// with the repeat recordings apart, so that -repeats leaves the figures
-// FIDELITY.md quotes for the others as they were.
+// with the repeat and holdout recordings apart, so that -repeats and
+// -holdout leave the figures FIDELITY.md quotes for the others as they
+// were.
 func kernelOf(group string) string {
-	if strings.HasSuffix(group, " repeats") {
+	if strings.HasSuffix(group, " repeats") || strings.HasSuffix(group, " holdout") {
 		return group
 	}
 	return strings.Fields(group)[0]
 }
 
 // recordingName names a recording by its guest and workload
-// ("guest-P-1s2c1t/hackbench"); a repeat recording
-// (repeats/GUEST/rN/WORKLOAD.perf.data.gz) adds "@rN", so that
-// family(name) groups it with the committed recording of its workload.
+// ("guest-P-1s2c1t/hackbench"); a repeat or holdout recording
+// (repeats/GUEST/rN/WORKLOAD.perf.data.gz, holdout/GUEST/rN/...) adds
+// "@rN", so that family(name) groups it with the other recordings of its
+// workload on that guest.
 func recordingName(path string) string {
 	dir := filepath.Dir(path)
 	work := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".gz"), ".perf.data")
-	if filepath.Base(filepath.Dir(filepath.Dir(dir))) == "repeats" {
+	if g := filepath.Base(filepath.Dir(filepath.Dir(dir))); g == "repeats" || g == "holdout" {
 		return filepath.Base(filepath.Dir(dir)) + "/" + work + "@" + filepath.Base(dir)
 	}
 	if filepath.Base(filepath.Dir(dir)) == "repeats" { // local-6.18/repeats/rN/
@@ -523,6 +533,8 @@ func printSpread(runs []*run) error {
 			kind = "the two-vCPU guests"
 		case "6.18":
 			kind = "this machine's 6.18"
+		case "6.1 holdout":
+			kind = "the holdout workloads"
 		}
 		if sum[kind] == nil {
 			kinds = append(kinds, kind)
