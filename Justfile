@@ -41,3 +41,7 @@ fidelity:
 # The repeat recordings too, and the kernel against itself (FIDELITY.md round 49).
 fidelity-repeats:
     go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -repeats
+
+# The holdout recordings too: workloads no fidelity round had seen (FIDELITY.md round 50).
+fidelity-holdout:
+    go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -holdout
