@@ -217,6 +217,9 @@ type Fidelity struct {
 	// vCPUs descheduled by its host, which the replay keeps in the work.
 	HostStalls  int   `json:"host_stalls,omitempty"`
 	HostStallNS int64 `json:"host_stall_ns,omitempty"`
+	// Spread, with other recordings of the same workload (--spread): the
+	// kernel's own run-to-run spread beside the replay's error.
+	Spread *Spread `json:"spread,omitempty"`
 	// DemandNS is the workload's total demand, for HostStallNS's share.
 	DemandNS int64 `json:"demand_ns,omitempty"`
 }
@@ -383,6 +386,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 			v = "MISSED"
 		}
 		fmt.Fprintf(&b, "goal %-24s <= %.2f: %.4f %s\n", g.Metric, g.Limit, g.Value, v)
+	}
+	if f.Spread != nil {
+		f.Spread.writeTable(&b)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

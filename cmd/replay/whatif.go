@@ -50,6 +50,7 @@ func whatifCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the simulated schedule as a timeline (Arrow) to this file; in a comparison a directory receiving <policy>.arrow for the baseline and each policy (first seed)"},
 			&cli.StringFlag{Name: "save-workload", Usage: "write the extracted workload (tasks, activations, wake edges) as Arrow to this file"},
 			&cli.BoolFlag{Name: "validate", Usage: "compare the simulated schedule with the observed one (in a comparison: the baseline's first seed, JSON key fidelity)"},
+			&cli.GenericFlag{Name: "spread", Value: &repeated{}, Usage: "with --validate: another recording of the same workload on the same machine and kernel (repeatable); the report adds the range each goal's quantity spans over the recordings, whether the replay lies in it, and how many ordered pairs of recordings meet the goal against each other (table and JSON key spread)"},
 			&cli.StringFlag{Name: "work", Value: "auto", Usage: "a task's work: fixed (its recorded CPU time, however late it runs), until-exit (bounded by its recorded exit time, for workloads that stop at a wall-clock timeout such as stress-ng --timeout: a task still running then exits, its remaining work cut), or auto: until-exit when the trace's recorded command line runs such a program (stress-ng -t, schbench, cyclictest -D, timeout), else fixed"},
 			&cli.BoolFlag{Name: "paired-wakeups", Usage: "a task's wakeup starts only the activation the trace paired it with (the replay before round 19); by default it starts the wakee's next activation that waits for a task's wakeup, whoever sends it (FIDELITY.md round 19)"},
 			&cli.BoolFlag{Name: "full-window", Usage: "write and measure the whole replay; by default its output ends where the trace's recording did: once perf, woken by its command's exit, has run its last activation and the command's process tree has finished (the count of events after that is in the replay statistics; FIDELITY.md round 27)"},
@@ -118,6 +119,11 @@ func runWhatif(c *cli.Context) error {
 	}
 	in := c.String("input")
 	spec := c.String("topology")
+	spreadFiles := repeatedValues(c, "spread")
+	if len(spreadFiles) > 0 && !c.Bool("validate") {
+		return usagef("--spread goes with --validate (it scores the trace's own recordings against each other)")
+	}
+	traceRelease := ""
 	var (
 		w      *whatif.Workload
 		obs    *whatif.Metrics
@@ -147,6 +153,7 @@ func runWhatif(c *cli.Context) error {
 		if topo, err = model.Resolve(spec, meta.Topology); err != nil {
 			return err
 		}
+		traceRelease = meta.Source.OSRelease
 		if kernel == "" {
 			kernel = meta.Source.OSRelease
 		}
@@ -204,6 +211,9 @@ func runWhatif(c *cli.Context) error {
 		}
 	}
 	if len(names) > 1 || c.IsSet("baseline") || c.IsSet("runs") || c.IsSet("seeds") || len(revert) > 0 || len(apply) > 0 || len(axes) > 0 {
+		if len(spreadFiles) > 0 {
+			return usagef("--spread goes with the --validate of a single replay, not a comparison")
+		}
 		return runCompare(c, w, obs, kernel, topo, arr, settings, axes, names, lookupBase, lookup, format)
 	}
 	name := ""
@@ -259,6 +269,17 @@ func runWhatif(c *cli.Context) error {
 	if obs != nil {
 		f := whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats)
 		traceNotes(f, w, workNote)
+		if len(spreadFiles) > 0 {
+			all := []*whatif.Metrics{obs}
+			for _, p := range spreadFiles {
+				m, err := measureRecording(p, spec, topo, kernel, traceRelease)
+				if err != nil {
+					return err
+				}
+				all = append(all, m)
+			}
+			f.Spread = whatif.NewSpread(all, res.Metrics)
+		}
 		if format == "json" {
 			return writeJSON(out, map[string]any{"fidelity": f})
 		}
@@ -274,6 +295,31 @@ func runWhatif(c *cli.Context) error {
 		return writeMetricsCSV(out, pol.Name(), res.Metrics)
 	}
 	return writeWhatifTable(out, pol.Name(), res)
+}
+
+// measureRecording measures the observed schedule of another recording
+// of the validated trace's workload (--spread), with the trace's machine
+// and kernel rules. A recording of another kernel release or CPU count
+// is refused: its spread would not be the kernel's own.
+func measureRecording(path, spec string, topo *model.Topology, kernel, release string) (*whatif.Metrics, error) {
+	r, err := openInput(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	meta := r.Meta()
+	if rel := meta.Source.OSRelease; rel != "" && release != "" && rel != release {
+		return nil, usagef("--spread %s: recorded on kernel %s, the trace on %s", path, rel, release)
+	}
+	t, err := model.Resolve(spec, meta.Topology)
+	if err != nil {
+		return nil, err
+	}
+	if topo != nil && t != nil && t.NrCPUs != topo.NrCPUs {
+		return nil, usagef("--spread %s: %d CPUs, the trace %d", path, t.NrCPUs, topo.NrCPUs)
+	}
+	_, m, err := whatif.ExtractAndMeasure(r, topo, kernel)
+	return m, err
 }
 
 // workMode resolves --work for workload w: whether tasks stop at their

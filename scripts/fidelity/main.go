@@ -472,21 +472,6 @@ func printSpread(runs []*run) error {
 		}
 		return &v.Fidelity.Observed, &v.Fidelity.Simulated, nil
 	}
-	// goalValue is the quantity a goal's range is taken over.
-	goalValue := func(metric string, m *whatif.Metrics) float64 {
-		switch metric {
-		case "wakeup_p50_ns":
-			return float64(m.WakeupP50NS)
-		case "wakeup_p95_ns":
-			return float64(m.WakeupP95NS)
-		case "wakeup_p99_ns":
-			return float64(m.WakeupP99NS)
-		}
-		if t := m.IdleNS + m.CPUTimeNS; t > 0 {
-			return float64(m.IdleNS) / float64(t)
-		}
-		return 0
-	}
 	ms := func(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 64) }
 	type tally struct{ met, all map[string]int }
 	newTally := func() tally { return tally{map[string]int{}, map[string]int{}} }
@@ -573,10 +558,10 @@ func printSpread(runs []*run) error {
 					}
 					lo, hi := math.Inf(1), math.Inf(-1)
 					for _, o := range obs {
-						v := goalValue(g.Metric, o)
+						v := whatif.GoalValue(g.Metric, o)
 						lo, hi = min(lo, v), max(hi, v)
 					}
-					v := goalValue(g.Metric, sim)
+					v := whatif.GoalValue(g.Metric, sim)
 					add(in, g.Metric, v >= lo && v <= hi)
 					add(all.in, g.Metric, v >= lo && v <= hi)
 				}

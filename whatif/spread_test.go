@@ -1,0 +1,37 @@
+package whatif
+
+import "testing"
+
+// TestNewSpreadByHand: three recordings whose medians are 100, 110 and
+// 130 µs. Scored as Compare scores a replay (|other − observed| /
+// observed ≤ 0.15), the ordered pairs give 0.10 (100 against 110) and
+// 0.0909 (110 against 100), met; 0.30, 0.1818, 0.2308 and 0.1538,
+// missed: 2 of 6. Idle 10 ms of 100 ms of CPU time in each, so every
+// pair meets the idle goal and the range is one share, 1/11.
+func TestNewSpreadByHand(t *testing.T) {
+	rec := func(p50 int64) *Metrics {
+		return &Metrics{WakeupP50NS: p50, WakeupP95NS: 1e6, WakeupP99NS: 2e6, IdleNS: 10e6, CPUTimeNS: 100e6}
+	}
+	obs := []*Metrics{rec(100e3), rec(110e3), rec(130e3)}
+	for _, tc := range []struct {
+		sim    int64
+		within bool
+	}{{120e3, true}, {100e3, true}, {140e3, false}, {99e3, false}} {
+		sp := NewSpread(obs, rec(tc.sim))
+		if sp.Recordings != 3 || sp.Pairs != 6 || len(sp.Goals) != 4 {
+			t.Fatalf("%d recordings, %d pairs, %d goals", sp.Recordings, sp.Pairs, len(sp.Goals))
+		}
+		g := sp.Goals[0]
+		if g.Metric != "wakeup_p50_ns" || g.Low != 100e3 || g.High != 130e3 || g.Simulated != float64(tc.sim) || g.Within != tc.within || g.KernelMet != 2 {
+			t.Errorf("sim %d: p50 goal %+v; want 100000..130000, within %v, 2 of 6 pairs", tc.sim, g, tc.within)
+		}
+		for _, g := range sp.Goals[1:] {
+			if g.KernelMet != 6 || !g.Within {
+				t.Errorf("sim %d: %s %+v; want every pair met, the replay within", tc.sim, g.Metric, g)
+			}
+		}
+		if idle := sp.Goals[3]; idle.Low != 1.0/11 || idle.High != 1.0/11 {
+			t.Errorf("idle share range %v..%v, want 1/11", idle.Low, idle.High)
+		}
+	}
+}
