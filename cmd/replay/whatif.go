@@ -224,6 +224,16 @@ func runWhatif(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The other recordings are measured before the replay, so that a bad
+	// one fails at once.
+	var spread []*whatif.Metrics
+	for _, p := range spreadFiles {
+		m, err := measureRecording(p, spec, topo, kernel, traceRelease)
+		if err != nil {
+			return err
+		}
+		spread = append(spread, m)
+	}
 	if p := c.String("save-workload"); p != "" {
 		if err := whatif.SaveWorkload(p, w); err != nil {
 			return err
@@ -269,16 +279,8 @@ func runWhatif(c *cli.Context) error {
 	if obs != nil {
 		f := whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats)
 		traceNotes(f, w, workNote)
-		if len(spreadFiles) > 0 {
-			all := []*whatif.Metrics{obs}
-			for _, p := range spreadFiles {
-				m, err := measureRecording(p, spec, topo, kernel, traceRelease)
-				if err != nil {
-					return err
-				}
-				all = append(all, m)
-			}
-			f.Spread = whatif.NewSpread(all, res.Metrics)
+		if len(spread) > 0 {
+			f.Spread = whatif.NewSpread(append([]*whatif.Metrics{obs}, spread...), res.Metrics)
 		}
 		if format == "json" {
 			return writeJSON(out, map[string]any{"fidelity": f})
