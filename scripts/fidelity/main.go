@@ -83,7 +83,7 @@ func main() {
 	against := flag.String("against", "", "compare with the runs kept in this directory (an earlier -o): per recording and goal, the runs that met it before and now, over the seeds both have")
 	goals := flag.Bool("goals", false, "also print, per recording, how many runs met each goal (the per-recording counts FIDELITY.md's rounds quote, e.g. round 34)")
 	repeats := flag.Bool("repeats", false, "also replay the repeat recordings (fixtures/kernels/repeats) and print how the kernel's own recordings of a workload meet the goals against each other (FIDELITY.md round 49)")
-	holdout := flag.Bool("holdout", false, "also replay the holdout recordings (fixtures/kernels/holdout: workloads recorded after the model's rules were set, FIDELITY.md round 50) and print the kernel against itself for them")
+	holdout := flag.Bool("holdout", false, "also replay the holdout recordings (fixtures/kernels/holdout: workloads recorded after the model's rules were set, on the two-vCPU guests and guest-B, FIDELITY.md round 50) and print the kernel against itself for them")
 	places := flag.Bool("places", false, "also print where the wakeups landed per recording (--validate's wakeups@ rows: the trace's, and the replay's median over the seeds; FIDELITY.md round 32)")
 	flag.Parse()
 	ss, err := parseSeeds(*seeds)
@@ -111,7 +111,7 @@ func main() {
 		groupArgs["6.18"] = append(groupArgs["6.18"], "--policy", *policy618)
 	}
 	groupArgs["6.18 repeats"] = groupArgs["6.18"]
-	for _, g := range []string{"6.1 committed", "6.1 shared", "6.1 2-vCPU", "6.1 repeats", "6.1 holdout"} {
+	for _, g := range []string{"6.1 committed", "6.1 shared", "6.1 2-vCPU", "6.1 repeats", "6.1 2-vCPU holdout", "6.1 8-vCPU holdout"} {
 		if *policy61 != "" {
 			groupArgs[g] = append(groupArgs[g], "--policy", *policy61)
 		}
@@ -152,7 +152,10 @@ func main() {
 		add("6.18 repeats", "fixtures/local-6.18/repeats/r*/*.perf.data")
 	}
 	if *holdout {
-		add("6.1 holdout", "fixtures/kernels/holdout/*/r*/*.perf.data.gz")
+		for _, g := range []string{"guest-M-*", "guest-N-*", "guest-P-*"} {
+			add("6.1 2-vCPU holdout", filepath.Join("fixtures/kernels/holdout", g, "r*", "*.perf.data.gz"))
+		}
+		add("6.1 8-vCPU holdout", "fixtures/kernels/holdout/guest-B-*/r*/*.perf.data.gz")
 	}
 
 	var runs []*run
@@ -518,8 +521,10 @@ func printSpread(runs []*run) error {
 			kind = "the two-vCPU guests"
 		case "6.18":
 			kind = "this machine's 6.18"
-		case "6.1 holdout":
-			kind = "the holdout workloads"
+		case "6.1 2-vCPU holdout":
+			kind = "the holdout workloads, two vCPUs"
+		case "6.1 8-vCPU holdout":
+			kind = "the holdout workloads, eight vCPUs"
 		}
 		if sum[kind] == nil {
 			kinds = append(kinds, kind)
