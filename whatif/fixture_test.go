@@ -399,3 +399,27 @@ func BenchmarkReplay(b *testing.B) {
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 }
+
+// BenchmarkLoadWorkload reads a workload file: the one named by
+// $REPLAY_BENCH_WORKLOAD, else the largest fixture's workload saved to a
+// temporary file (`replay whatif -i FILE.arrow`'s start).
+func BenchmarkLoadWorkload(b *testing.B) {
+	path := os.Getenv("REPLAY_BENCH_WORKLOAD")
+	if path == "" {
+		w, _ := extractFixture(b, largestFixture(b))
+		path = filepath.Join(b.TempDir(), "w.arrow")
+		if err := SaveWorkload(path, w); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var acts int
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w, err := LoadWorkload(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, acts, _, _, _ = w.Stats()
+	}
+	b.ReportMetric(float64(acts)*float64(b.N)/b.Elapsed().Seconds(), "activations/s")
+}

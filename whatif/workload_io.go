@@ -363,93 +363,136 @@ func LoadWorkload(path string) (w *Workload, err error) {
 		}
 		return 0, fmt.Errorf("unknown end %q", s)
 	}
+	// Each column's position (-1: an optional column the file lacks).
+	ref := func(name string) int {
+		if i, ok := colIdx[name]; ok {
+			return i
+		}
+		return -1
+	}
+	var (
+		cActivation      = ref("activation")
+		cAwaits          = ref("awaits")
+		cCausal          = ref("causal")
+		cCause           = ref("cause")
+		cComm            = ref("comm")
+		cCPU             = ref("cpu")
+		cDemandNS        = ref("demand_ns")
+		cEnd             = ref("end")
+		cEndState        = ref("end_state")
+		cExitNS          = ref("exit_ns")
+		cForked          = ref("forked")
+		cIdleWakeNS      = ref("idle_wake_ns")
+		cKind            = ref("kind")
+		cNoPreemptNS     = ref("no_preempt_ns")
+		cOffsetNS        = ref("offset_ns")
+		cPID             = ref("pid")
+		cPinnedCPU       = ref("pinned_cpu")
+		cPreemptWakeNS   = ref("preempt_wake_ns")
+		cPrio            = ref("prio")
+		cRaced           = ref("raced")
+		cReleaseNS       = ref("release_ns")
+		cSleepNS         = ref("sleep_ns")
+		cStallNS         = ref("stall_ns")
+		cStartCPU        = ref("start_cpu")
+		cStartRunning    = ref("start_running")
+		cSync            = ref("sync")
+		cTable           = ref("table")
+		cTargetCPU       = ref("target_cpu")
+		cTask            = ref("task")
+		cTID             = ref("tid")
+		cTimeNS          = ref("time_ns")
+		cWakee           = ref("wakee")
+		cWakeeActivation = ref("wakee_activation")
+		cWaker           = ref("waker")
+		cWakerActivation = ref("waker_activation")
+		cWakerCPU        = ref("waker_cpu")
+	)
+	strs := make([]*array.String, len(sch.Fields()))
+	nums := make([]*array.Int64, len(sch.Fields()))
 	for ri := 0; ri < fr.NumRecords(); ri++ {
 		rec, err := fr.RecordBatch(ri)
 		if err != nil {
 			return nil, err
 		}
-		col := func(name string) arrow.Array {
-			i, ok := colIdx[name]
-			if !ok {
-				return nil
-			}
-			return rec.Column(i)
+		// The batch's columns by position, typed once: a row's fields
+		// are read by position, not looked up by name.
+		for c := range strs {
+			strs[c], _ = rec.Column(c).(*array.String)
+			nums[c], _ = rec.Column(c).(*array.Int64)
 		}
-		str := func(name string, i int) string {
-			a, ok := col(name).(*array.String)
-			if !ok || a.IsNull(i) {
+		str := func(c, i int) string {
+			if c < 0 || strs[c] == nil || strs[c].IsNull(i) {
 				return ""
 			}
-			return a.Value(i)
+			return strs[c].Value(i)
 		}
-		num := func(name string, i int) int64 {
-			a, ok := col(name).(*array.Int64)
-			if !ok || a.IsNull(i) {
+		num := func(c, i int) int64 {
+			if c < 0 || nums[c] == nil || nums[c].IsNull(i) {
 				return 0
 			}
-			return a.Value(i)
+			return nums[c].Value(i)
 		}
-		set := func(name string, i int) bool {
-			a, ok := col(name).(*array.Int64)
-			return ok && !a.IsNull(i)
+		set := func(c, i int) bool {
+			return c >= 0 && nums[c] != nil && !nums[c].IsNull(i)
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
-			switch str("table", i) {
+			switch str(cTable, i) {
 			case "task":
-				if int(num("task", i)) != len(w.Tasks) {
+				if int(num(cTask, i)) != len(w.Tasks) {
 					return nil, fmt.Errorf("%s: task rows out of order at row %d", path, i)
 				}
-				w.Tasks = append(w.Tasks, Task{TID: int32(num("tid", i)), PID: int32(num("pid", i)), Comm: str("comm", i),
-					Prio: int32(num("prio", i)), Pinned: int32(num("pinned_cpu", i)), StartCPU: int32(num("start_cpu", i)), Forked: num("forked", i) != 0,
-					StartRunning: num("start_running", i) != 0, ExitNS: num("exit_ns", i)})
+				w.Tasks = append(w.Tasks, Task{TID: int32(num(cTID, i)), PID: int32(num(cPID, i)), Comm: str(cComm, i),
+					Prio: int32(num(cPrio, i)), Pinned: int32(num(cPinnedCPU, i)), StartCPU: int32(num(cStartCPU, i)), Forked: num(cForked, i) != 0,
+					StartRunning: num(cStartRunning, i) != 0, ExitNS: num(cExitNS, i)})
 			case "activation":
-				ti := int(num("task", i))
-				if ti < 0 || ti >= len(w.Tasks) || int(num("activation", i)) != len(w.Tasks[ti].Activations) {
+				ti := int(num(cTask, i))
+				if ti < 0 || ti >= len(w.Tasks) || int(num(cActivation, i)) != len(w.Tasks[ti].Activations) {
 					return nil, fmt.Errorf("%s: activation row %d out of order", path, i)
 				}
-				c, err := parseCause(str("cause", i))
+				c, err := parseCause(str(cCause, i))
 				if err != nil {
 					return nil, fmt.Errorf("%s: row %d: %w", path, i, err)
 				}
-				e, err := parseEnd(str("end", i))
+				e, err := parseEnd(str(cEnd, i))
 				if err != nil {
 					return nil, fmt.Errorf("%s: row %d: %w", path, i, err)
 				}
-				w.Tasks[ti].Activations = append(w.Tasks[ti].Activations, Activation{DemandNS: num("demand_ns", i), Cause: c,
-					ReleaseNS: num("release_ns", i), SleepNS: num("sleep_ns", i), End: e, EndState: str("end_state", i), CPU: int32(num("cpu", i)),
-					Prio: int32(num("prio", i)), OwnPrio: set("prio", i)})
+				w.Tasks[ti].Activations = append(w.Tasks[ti].Activations, Activation{DemandNS: num(cDemandNS, i), Cause: c,
+					ReleaseNS: num(cReleaseNS, i), SleepNS: num(cSleepNS, i), End: e, EndState: str(cEndState, i), CPU: int32(num(cCPU, i)),
+					Prio: int32(num(cPrio, i)), OwnPrio: set(cPrio, i)})
 			case "edge":
 				k := EdgeWake
-				switch str("kind", i) {
+				switch str(cKind, i) {
 				case "wake":
 				case "fork":
 					k = EdgeFork
 				case "move":
 					k = EdgeMove
 				default:
-					return nil, fmt.Errorf("%s: row %d: unknown edge kind %q", path, i, str("kind", i))
+					return nil, fmt.Errorf("%s: row %d: unknown edge kind %q", path, i, str(cKind, i))
 				}
-				w.Edges = append(w.Edges, Edge{Kind: k, Causal: num("causal", i) != 0, Waker: int32(num("waker", i)), WakerAct: int32(num("waker_activation", i)),
-					OffsetNS: num("offset_ns", i), Wakee: int32(num("wakee", i)), WakeeAct: int32(num("wakee_activation", i)),
-					TimeNS: num("time_ns", i), WakerCPU: int32(num("waker_cpu", i)), Target: int32(num("target_cpu", i)), Sync: num("sync", i) != 0,
-					NoPreemptNS: num("no_preempt_ns", i), Awaits: num("awaits", i) != 0, Raced: num("raced", i) != 0})
+				w.Edges = append(w.Edges, Edge{Kind: k, Causal: num(cCausal, i) != 0, Waker: int32(num(cWaker, i)), WakerAct: int32(num(cWakerActivation, i)),
+					OffsetNS: num(cOffsetNS, i), Wakee: int32(num(cWakee, i)), WakeeAct: int32(num(cWakeeActivation, i)),
+					TimeNS: num(cTimeNS, i), WakerCPU: int32(num(cWakerCPU, i)), Target: int32(num(cTargetCPU, i)), Sync: num(cSync, i) != 0,
+					NoPreemptNS: num(cNoPreemptNS, i), Awaits: num(cAwaits, i) != 0, Raced: num(cRaced, i) != 0})
 			case "host_stall":
-				w.HostStalls = append(w.HostStalls, HostStall{Task: int32(num("task", i)), Act: int32(num("activation", i)),
-					OffsetNS: num("offset_ns", i), LenNS: num("stall_ns", i)})
+				w.HostStalls = append(w.HostStalls, HostStall{Task: int32(num(cTask, i)), Act: int32(num(cActivation, i)),
+					OffsetNS: num(cOffsetNS, i), LenNS: num(cStallNS, i)})
 			case "idle_wake":
-				w.IdleWakeNS = append(w.IdleWakeNS, num("idle_wake_ns", i))
+				w.IdleWakeNS = append(w.IdleWakeNS, num(cIdleWakeNS, i))
 			case "idle_wake_local":
-				w.IdleWakeLocalNS = append(w.IdleWakeLocalNS, num("idle_wake_ns", i))
+				w.IdleWakeLocalNS = append(w.IdleWakeLocalNS, num(cIdleWakeNS, i))
 			case "idle_wake_remote":
-				w.IdleWakeRemoteNS = append(w.IdleWakeRemoteNS, num("idle_wake_ns", i))
+				w.IdleWakeRemoteNS = append(w.IdleWakeRemoteNS, num(cIdleWakeNS, i))
 			case "preempt_wake":
-				w.PreemptWakeNS = append(w.PreemptWakeNS, num("preempt_wake_ns", i))
+				w.PreemptWakeNS = append(w.PreemptWakeNS, num(cPreemptWakeNS, i))
 			case "preempt_wake_local":
-				w.PreemptWakeLocalNS = append(w.PreemptWakeLocalNS, num("preempt_wake_ns", i))
+				w.PreemptWakeLocalNS = append(w.PreemptWakeLocalNS, num(cPreemptWakeNS, i))
 			case "preempt_wake_rt":
-				w.PreemptWakeRTNS = append(w.PreemptWakeRTNS, num("preempt_wake_ns", i))
+				w.PreemptWakeRTNS = append(w.PreemptWakeRTNS, num(cPreemptWakeNS, i))
 			default:
-				return nil, fmt.Errorf("%s: row %d: unknown table %q", path, i, str("table", i))
+				return nil, fmt.Errorf("%s: row %d: unknown table %q", path, i, str(cTable, i))
 			}
 		}
 		rec.Release()
