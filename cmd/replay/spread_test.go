@@ -142,6 +142,7 @@ func TestWhatifSpreadRefused(t *testing.T) {
 		{[]string{"whatif", "-i", r1, "--spread", r2}, "--spread goes with --validate"},
 		{[]string{"whatif", "--validate", "-i", r1, "--spread", r2, "--policy", "v6.1", "--policy", "rework"}, "not a comparison"},
 		{[]string{"whatif", "--validate", "-i", r1, "--spread", eight}, "8 CPUs, the trace 2"},
+		{[]string{"whatif", "--validate", "-i", r1, "--spread", r2, "--format", "csv"}, "not CSV"},
 	} {
 		r := run(t, dir, tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {

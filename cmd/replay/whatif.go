@@ -123,6 +123,9 @@ func runWhatif(c *cli.Context) error {
 	if len(spreadFiles) > 0 && !c.Bool("validate") {
 		return usagef("--spread goes with --validate (it scores the trace's own recordings against each other)")
 	}
+	if len(spreadFiles) > 0 && format == "csv" {
+		return usagef("--spread reports in the table or JSON (--format table|json), not CSV")
+	}
 	traceRelease := ""
 	var (
 		w      *whatif.Workload
