@@ -363,53 +363,18 @@ func LoadWorkload(path string) (w *Workload, err error) {
 		}
 		return 0, fmt.Errorf("unknown end %q", s)
 	}
-	// Each column's position (-1: an optional column the file lacks).
-	ref := func(name string) int {
-		if i, ok := colIdx[name]; ok {
-			return i
+	// Each canonical column's position in the file (-1: an optional
+	// column the file lacks); rows are read by the canonical indices
+	// (cTable, cTask, ...) the writer uses.
+	pos := make([]int, len(wlCols))
+	for i, c := range wlCols {
+		pos[i] = -1
+		if j, ok := colIdx[c.name]; ok {
+			pos[i] = j
 		}
-		return -1
 	}
-	var (
-		cActivation      = ref("activation")
-		cAwaits          = ref("awaits")
-		cCausal          = ref("causal")
-		cCause           = ref("cause")
-		cComm            = ref("comm")
-		cCPU             = ref("cpu")
-		cDemandNS        = ref("demand_ns")
-		cEnd             = ref("end")
-		cEndState        = ref("end_state")
-		cExitNS          = ref("exit_ns")
-		cForked          = ref("forked")
-		cIdleWakeNS      = ref("idle_wake_ns")
-		cKind            = ref("kind")
-		cNoPreemptNS     = ref("no_preempt_ns")
-		cOffsetNS        = ref("offset_ns")
-		cPID             = ref("pid")
-		cPinnedCPU       = ref("pinned_cpu")
-		cPreemptWakeNS   = ref("preempt_wake_ns")
-		cPrio            = ref("prio")
-		cRaced           = ref("raced")
-		cReleaseNS       = ref("release_ns")
-		cSleepNS         = ref("sleep_ns")
-		cStallNS         = ref("stall_ns")
-		cStartCPU        = ref("start_cpu")
-		cStartRunning    = ref("start_running")
-		cSync            = ref("sync")
-		cTable           = ref("table")
-		cTargetCPU       = ref("target_cpu")
-		cTask            = ref("task")
-		cTID             = ref("tid")
-		cTimeNS          = ref("time_ns")
-		cWakee           = ref("wakee")
-		cWakeeActivation = ref("wakee_activation")
-		cWaker           = ref("waker")
-		cWakerActivation = ref("waker_activation")
-		cWakerCPU        = ref("waker_cpu")
-	)
-	strs := make([]*array.String, len(sch.Fields()))
-	nums := make([]*array.Int64, len(sch.Fields()))
+	strs := make([]*array.String, len(wlCols))
+	nums := make([]*array.Int64, len(wlCols))
 	for ri := 0; ri < fr.NumRecords(); ri++ {
 		rec, err := fr.RecordBatch(ri)
 		if err != nil {
@@ -417,24 +382,27 @@ func LoadWorkload(path string) (w *Workload, err error) {
 		}
 		// The batch's columns by position, typed once: a row's fields
 		// are read by position, not looked up by name.
-		for c := range strs {
-			strs[c], _ = rec.Column(c).(*array.String)
-			nums[c], _ = rec.Column(c).(*array.Int64)
+		for c, p := range pos {
+			strs[c], nums[c] = nil, nil
+			if p >= 0 {
+				strs[c], _ = rec.Column(p).(*array.String)
+				nums[c], _ = rec.Column(p).(*array.Int64)
+			}
 		}
 		str := func(c, i int) string {
-			if c < 0 || strs[c] == nil || strs[c].IsNull(i) {
+			if strs[c] == nil || strs[c].IsNull(i) {
 				return ""
 			}
 			return strs[c].Value(i)
 		}
 		num := func(c, i int) int64 {
-			if c < 0 || nums[c] == nil || nums[c].IsNull(i) {
+			if nums[c] == nil || nums[c].IsNull(i) {
 				return 0
 			}
 			return nums[c].Value(i)
 		}
 		set := func(c, i int) bool {
-			return c >= 0 && nums[c] != nil && !nums[c].IsNull(i)
+			return nums[c] != nil && !nums[c].IsNull(i)
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			switch str(cTable, i) {
@@ -443,7 +411,7 @@ func LoadWorkload(path string) (w *Workload, err error) {
 					return nil, fmt.Errorf("%s: task rows out of order at row %d", path, i)
 				}
 				w.Tasks = append(w.Tasks, Task{TID: int32(num(cTID, i)), PID: int32(num(cPID, i)), Comm: str(cComm, i),
-					Prio: int32(num(cPrio, i)), Pinned: int32(num(cPinnedCPU, i)), StartCPU: int32(num(cStartCPU, i)), Forked: num(cForked, i) != 0,
+					Prio: int32(num(cPrio, i)), Pinned: int32(num(cPinned, i)), StartCPU: int32(num(cStartCPU, i)), Forked: num(cForked, i) != 0,
 					StartRunning: num(cStartRunning, i) != 0, ExitNS: num(cExitNS, i)})
 			case "activation":
 				ti := int(num(cTask, i))
@@ -458,8 +426,8 @@ func LoadWorkload(path string) (w *Workload, err error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s: row %d: %w", path, i, err)
 				}
-				w.Tasks[ti].Activations = append(w.Tasks[ti].Activations, Activation{DemandNS: num(cDemandNS, i), Cause: c,
-					ReleaseNS: num(cReleaseNS, i), SleepNS: num(cSleepNS, i), End: e, EndState: str(cEndState, i), CPU: int32(num(cCPU, i)),
+				w.Tasks[ti].Activations = append(w.Tasks[ti].Activations, Activation{DemandNS: num(cDemand, i), Cause: c,
+					ReleaseNS: num(cRelease, i), SleepNS: num(cSleep, i), End: e, EndState: str(cEndState, i), CPU: int32(num(cCPU, i)),
 					Prio: int32(num(cPrio, i)), OwnPrio: set(cPrio, i)})
 			case "edge":
 				k := EdgeWake
@@ -472,25 +440,25 @@ func LoadWorkload(path string) (w *Workload, err error) {
 				default:
 					return nil, fmt.Errorf("%s: row %d: unknown edge kind %q", path, i, str(cKind, i))
 				}
-				w.Edges = append(w.Edges, Edge{Kind: k, Causal: num(cCausal, i) != 0, Waker: int32(num(cWaker, i)), WakerAct: int32(num(cWakerActivation, i)),
-					OffsetNS: num(cOffsetNS, i), Wakee: int32(num(cWakee, i)), WakeeAct: int32(num(cWakeeActivation, i)),
-					TimeNS: num(cTimeNS, i), WakerCPU: int32(num(cWakerCPU, i)), Target: int32(num(cTargetCPU, i)), Sync: num(cSync, i) != 0,
-					NoPreemptNS: num(cNoPreemptNS, i), Awaits: num(cAwaits, i) != 0, Raced: num(cRaced, i) != 0})
+				w.Edges = append(w.Edges, Edge{Kind: k, Causal: num(cCausal, i) != 0, Waker: int32(num(cWaker, i)), WakerAct: int32(num(cWakerAct, i)),
+					OffsetNS: num(cOffset, i), Wakee: int32(num(cWakee, i)), WakeeAct: int32(num(cWakeeAct, i)),
+					TimeNS: num(cTime, i), WakerCPU: int32(num(cWakerCPU, i)), Target: int32(num(cTarget, i)), Sync: num(cSync, i) != 0,
+					NoPreemptNS: num(cNoPreempt, i), Awaits: num(cAwaits, i) != 0, Raced: num(cRaced, i) != 0})
 			case "host_stall":
 				w.HostStalls = append(w.HostStalls, HostStall{Task: int32(num(cTask, i)), Act: int32(num(cActivation, i)),
-					OffsetNS: num(cOffsetNS, i), LenNS: num(cStallNS, i)})
+					OffsetNS: num(cOffset, i), LenNS: num(cStallNS, i)})
 			case "idle_wake":
-				w.IdleWakeNS = append(w.IdleWakeNS, num(cIdleWakeNS, i))
+				w.IdleWakeNS = append(w.IdleWakeNS, num(cIdleWake, i))
 			case "idle_wake_local":
-				w.IdleWakeLocalNS = append(w.IdleWakeLocalNS, num(cIdleWakeNS, i))
+				w.IdleWakeLocalNS = append(w.IdleWakeLocalNS, num(cIdleWake, i))
 			case "idle_wake_remote":
-				w.IdleWakeRemoteNS = append(w.IdleWakeRemoteNS, num(cIdleWakeNS, i))
+				w.IdleWakeRemoteNS = append(w.IdleWakeRemoteNS, num(cIdleWake, i))
 			case "preempt_wake":
-				w.PreemptWakeNS = append(w.PreemptWakeNS, num(cPreemptWakeNS, i))
+				w.PreemptWakeNS = append(w.PreemptWakeNS, num(cPreemptWake, i))
 			case "preempt_wake_local":
-				w.PreemptWakeLocalNS = append(w.PreemptWakeLocalNS, num(cPreemptWakeNS, i))
+				w.PreemptWakeLocalNS = append(w.PreemptWakeLocalNS, num(cPreemptWake, i))
 			case "preempt_wake_rt":
-				w.PreemptWakeRTNS = append(w.PreemptWakeRTNS, num(cPreemptWakeNS, i))
+				w.PreemptWakeRTNS = append(w.PreemptWakeRTNS, num(cPreemptWake, i))
 			default:
 				return nil, fmt.Errorf("%s: row %d: unknown table %q", path, i, str(cTable, i))
 			}
