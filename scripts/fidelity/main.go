@@ -532,22 +532,27 @@ func printSpread(runs []*run) error {
 		}
 		all := sum[kind]
 		k, rep, in := newTally(), newTally(), newTally()
-		for i := range obs {
-			for j := range obs {
-				if i == j {
-					continue
+		// The kernel's pairs, all of them and those among the repeats.
+		addPairs := func(sp *whatif.Spread, ts ...tally) {
+			for _, g := range sp.Goals {
+				if !slices.Contains(order, g.Metric) {
+					order = append(order, g.Metric)
 				}
-				for _, g := range whatif.Compare("", obs[i], obs[j], nil).Goals {
-					if !slices.Contains(order, g.Metric) {
-						order = append(order, g.Metric)
-					}
-					add(k, g.Metric, g.Met)
-					add(all.k, g.Metric, g.Met)
-					if strings.Contains(ns[i], "@") && strings.Contains(ns[j], "@") {
-						add(all.kRep, g.Metric, g.Met)
-					}
+				for _, t := range ts {
+					t.met[g.Metric] += g.KernelMet
+					t.all[g.Metric] += sp.Pairs
 				}
 			}
+		}
+		addPairs(whatif.NewSpread(obs, obs[0]), k, all.k)
+		var repObs []*whatif.Metrics
+		for i, n := range ns {
+			if strings.Contains(n, "@") {
+				repObs = append(repObs, obs[i])
+			}
+		}
+		if len(repObs) >= 2 {
+			addPairs(whatif.NewSpread(repObs, repObs[0]), all.kRep)
 		}
 		for _, n := range ns {
 			for _, r := range byName[n] {
@@ -555,20 +560,15 @@ func printSpread(runs []*run) error {
 				if err != nil {
 					return err
 				}
-				for _, g := range r.res.Fidelity.Goals {
+				sp := whatif.NewSpread(obs, sim)
+				for gi, g := range r.res.Fidelity.Goals {
 					add(rep, g.Metric, g.Met)
 					add(all.r, g.Metric, g.Met)
 					if strings.Contains(n, "@") {
 						add(all.rep, g.Metric, g.Met)
 					}
-					lo, hi := math.Inf(1), math.Inf(-1)
-					for _, o := range obs {
-						v := whatif.GoalValue(g.Metric, o)
-						lo, hi = min(lo, v), max(hi, v)
-					}
-					v := whatif.GoalValue(g.Metric, sim)
-					add(in, g.Metric, v >= lo && v <= hi)
-					add(all.in, g.Metric, v >= lo && v <= hi)
+					add(in, g.Metric, sp.Goals[gi].Within)
+					add(all.in, g.Metric, sp.Goals[gi].Within)
 				}
 			}
 		}
