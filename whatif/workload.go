@@ -144,27 +144,21 @@ func niceOf(prio int32) int {
 // Activation is one stretch of a task between becoming runnable and
 // blocking: preemptions (switch-out in state R/R+) do not end it.
 type Activation struct {
+	// The fields the replay reads at every wakeup and switch come first,
+	// so that reaching a wakee's next activation (a cache miss on large
+	// traces) brings them in one line.
+
 	// DemandNS is the CPU time it ran, scaled to capacity 1024
 	// (run time × capacity_orig / 1024 of each CPU it ran on).
 	DemandNS int64
-	Cause    Cause
-	// ReleaseNS is when it became runnable in the trace (the wakeup, the
-	// fork, or the trace start).
-	ReleaseNS int64
-	// SleepNS is the time from the previous activation's end (block) to
-	// ReleaseNS; 0 for the first activation.
-	SleepNS int64
-	End     End
-	// EndState is the prev_state letters of the blocking switch-out.
-	EndState string
-	// CPU is where it first ran in the trace (-1 if it never ran).
-	CPU int32
 	// EdgeLo, EdgeHi index Workload.Edges issued during this activation
 	// (sorted by offset).
 	EdgeLo, EdgeHi int32
 	// StallLo, StallHi index Workload.HostStalls inside this activation's
 	// demand (sorted by offset).
 	StallLo, StallHi int32
+	// CPU is where it first ran in the trace (-1 if it never ran).
+	CPU int32
 	// Prio, OwnPrio: the prio the task ran under in this activation (the
 	// prev_prio of its switch-outs, the one it ran under longest), when
 	// the trace shows one (OwnPrio). A task's policy can change
@@ -175,6 +169,16 @@ type Activation struct {
 	// Without OwnPrio (older workload files) the task's Prio holds.
 	Prio    int32
 	OwnPrio bool
+	Cause   Cause
+	End     End
+	// ReleaseNS is when it became runnable in the trace (the wakeup, the
+	// fork, or the trace start).
+	ReleaseNS int64
+	// SleepNS is the time from the previous activation's end (block) to
+	// ReleaseNS; 0 for the first activation.
+	SleepNS int64
+	// EndState is the prev_state letters of the blocking switch-out.
+	EndState string
 }
 
 // Edge is a wakeup or fork issued by a task at a point of its own progress
@@ -185,23 +189,16 @@ type Activation struct {
 // kernel); if the wakee has not yet blocked, the wakeup is pending and the
 // wakee continues without sleeping.
 type Edge struct {
+	// (Fields ordered so that an Edge fills one 64-byte cache line.)
 	Kind EdgeKind
 	// Causal: this wakeup started activation WakeeAct (the first wakeup
 	// after the wakee blocked). Other edges woke a task already runnable
 	// and do nothing in the replay.
-	Causal           bool
-	Waker, WakerAct  int32 // task index, activation index
-	OffsetNS         int64
-	Wakee, WakeeAct  int32
-	TimeNS           int64 // when it happened in the trace
-	WakerCPU, Target int32 // the CPU it fired on and the target_cpu the kernel chose
-	// Sync: inferred WF_SYNC (the waker left its CPU, blocking or
-	// preempted, within syncWindowNS of this wakeup with no switch in
-	// between: what the flag asserts), unless the wakee's wakeups show
-	// placements WF_SYNC would not have made more often than ones it
-	// would (extractor.notSync: a futex wake whose waker blocks at once
-	// looks synchronous but is not). The trace has no wake flags.
-	Sync bool
+	Causal          bool
+	Waker, WakerAct int32 // task index, activation index
+	OffsetNS        int64
+	Wakee, WakeeAct int32
+	TimeNS          int64 // when it happened in the trace
 	// NoPreemptNS > 0: this wakeup preempted its waker on the waker's own
 	// CPU in the trace (the wakee was placed there and switched in when
 	// the waker was switched out runnable, with no switch between), and
@@ -210,7 +207,15 @@ type Edge struct {
 	// (a wake_up loop under a wait-queue lock, the rest of a system
 	// call). The replay does not preempt the waker inside
 	// [OffsetNS, OffsetNS+NoPreemptNS) of its activation either.
-	NoPreemptNS int64
+	NoPreemptNS      int64
+	WakerCPU, Target int32 // the CPU it fired on and the target_cpu the kernel chose
+	// Sync: inferred WF_SYNC (the waker left its CPU, blocking or
+	// preempted, within syncWindowNS of this wakeup with no switch in
+	// between: what the flag asserts), unless the wakee's wakeups show
+	// placements WF_SYNC would not have made more often than ones it
+	// would (extractor.notSync: a futex wake whose waker blocks at once
+	// looks synchronous but is not). The trace has no wake flags.
+	Sync bool
 	// Awaits: the waker needs its wakee's reply to go on (await.go). In
 	// the trace the wakee preempted the waker at this wakeup and ended
 	// its activation before the waker ran again, so the reply found the
