@@ -32,10 +32,11 @@ func exportCommand() *cli.Command {
 				Description: "Writes sched_switch, sched_waking and the other sched/task events as per-CPU ftrace bundles,\nwith a ProcessTree and SystemInfo; a simulated timeline's policy goes in the trace metadata.",
 				Flags:       []cli.Flag{inputFlag(), out("replay.perfetto-trace"), policy},
 				Action: func(c *cli.Context) error {
-					if c.NArg() > 0 {
-						return usagef("export perfetto takes no arguments (use -i FILE)")
+					in, err := inputPath(c, "export perfetto")
+					if err != nil {
+						return err
 					}
-					r, err := openInput(c.String("input"))
+					r, err := openInput(in)
 					if err != nil {
 						return err
 					}
@@ -64,10 +65,11 @@ func exportCommand() *cli.Command {
 					&cli.StringFlag{Name: "kernel", Usage: "kernel release whose domain rules apply (default: the trace's)"},
 				},
 				Action: func(c *cli.Context) error {
-					if c.NArg() > 0 {
-						return usagef("export pprof takes no arguments (use -i FILE)")
+					in, err := inputPath(c, "export pprof")
+					if err != nil {
+						return err
 					}
-					r, err := openInput(c.String("input"))
+					r, err := openInput(in)
 					if err != nil {
 						return err
 					}
@@ -100,10 +102,11 @@ func exportCommand() *cli.Command {
 				Description: "A lossy view for tools that read only JSON; the Perfetto export keeps every event.",
 				Flags:       []cli.Flag{inputFlag(), out("replay.json"), policy},
 				Action: func(c *cli.Context) error {
-					if c.NArg() > 0 {
-						return usagef("export chrome takes no arguments (use -i FILE)")
+					in, err := inputPath(c, "export chrome")
+					if err != nil {
+						return err
 					}
-					r, err := openInput(c.String("input"))
+					r, err := openInput(in)
 					if err != nil {
 						return err
 					}

@@ -17,7 +17,7 @@ import (
 
 func inputFlag() cli.Flag {
 	return &cli.StringFlag{Name: "input", Aliases: []string{"i"}, Value: "replay.arrow",
-		Usage: "timeline file or raw trace (format detected by content)"}
+		Usage: "timeline file or raw trace (format detected by content); or give it as the argument"}
 }
 
 func infoCommand() *cli.Command {
@@ -29,17 +29,18 @@ func infoCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("info takes no arguments (use -i FILE)")
+			in, err := inputPath(c, "info")
+			if err != nil {
+				return err
 			}
-			meta, err := readMeta(c.String("input"))
+			meta, err := readMeta(in)
 			if err != nil {
 				return err
 			}
 			if c.Bool("json") {
 				return writeInfoJSON(c.App.Writer, meta)
 			}
-			writeInfoText(c.App.Writer, c.String("input"), meta)
+			writeInfoText(c.App.Writer, in, meta)
 			return nil
 		},
 	}

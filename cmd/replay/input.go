@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/schedreplay/replay/analysis"
@@ -8,6 +10,23 @@ import (
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 )
+
+// inputPath is the trace a command reads: -i FILE, or FILE as its one
+// argument (`replay latency perf.data`, as `replay ingest perf.data`
+// takes it). Both at once, or more arguments, is a usage error rather
+// than a guess at which one was meant.
+func inputPath(c *cli.Context, command string) (string, error) {
+	switch {
+	case c.NArg() == 0:
+		return c.String("input"), nil
+	case c.NArg() == 1 && !c.IsSet("input"):
+		return c.Args().First(), nil
+	case c.NArg() == 1:
+		return "", usagef("%s: the trace is given twice (-i %s and %s); give one", command, c.String("input"), c.Args().First())
+	default:
+		return "", usagef("%s reads one trace (FILE or -i FILE), not %d: %s", command, c.NArg(), strings.Join(c.Args().Slice(), " "))
+	}
+}
 
 // openInput opens a timeline file or any raw trace as an event stream.
 func openInput(path string) (timeline.EventReader, error) {

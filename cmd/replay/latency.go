@@ -31,8 +31,9 @@ func latencyCommand() *cli.Command {
 			&cli.StringFlag{Name: "kernel", Usage: "kernel release whose domain rules apply (default: the trace's)"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("latency takes no arguments (use -i FILE)")
+			in, err := inputPath(c, "latency")
+			if err != nil {
+				return err
 			}
 			format, by := c.String("format"), c.String("by")
 			switch format {
@@ -57,7 +58,7 @@ func latencyCommand() *cli.Command {
 					return usagef("%v", err)
 				}
 			}
-			r, err := openInput(c.String("input"))
+			r, err := openInput(in)
 			if err != nil {
 				return err
 			}

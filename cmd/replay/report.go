@@ -42,8 +42,9 @@ func reportCommand() *cli.Command {
 }
 
 func runReport(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("report takes no arguments (use -i FILE)")
+	in, err := inputPath(c, "report")
+	if err != nil {
+		return err
 	}
 	if len(c.StringSlice("policy")) > 0 && c.Int("runs") < 2 {
 		return usagef("--runs %d: a comparison needs at least 2", c.Int("runs"))
@@ -65,7 +66,6 @@ func runReport(c *cli.Context) error {
 		}
 		pols = append(pols, p)
 	}
-	in := c.String("input")
 	r, err := openInput(in)
 	if err != nil {
 		return err

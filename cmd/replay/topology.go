@@ -27,8 +27,9 @@ func topologyCommand() *cli.Command {
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text, json, tree, verbose or topology"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("topology takes no arguments (use -i FILE or --topology SPEC)")
+			in, err := inputPath(c, "topology")
+			if err != nil {
+				return err
 			}
 			format := c.String("format")
 			switch format {
@@ -39,9 +40,8 @@ func topologyCommand() *cli.Command {
 			spec := c.String("topology")
 			var fromTrace *model.Topology
 			release := ""
-			if c.IsSet("input") || spec == "" {
-				var err error
-				fromTrace, release, err = inputTopology(c.String("input"))
+			if c.IsSet("input") || c.NArg() == 1 || spec == "" {
+				fromTrace, release, err = inputTopology(in)
 				if err != nil {
 					return fmt.Errorf("%v; give a trace with -i FILE or the machine with --topology, e.g. --topology sockets=1,cores=8,threads=2", err)
 				}

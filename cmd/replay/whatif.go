@@ -69,8 +69,9 @@ func whatifCommand() *cli.Command {
 }
 
 func runWhatif(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("whatif takes no arguments (use -i FILE)")
+	in, err := inputPath(c, "whatif")
+	if err != nil {
+		return err
 	}
 	if p := c.String("plot"); p != "" {
 		if err := report.CheckPlotPath(p); err != nil {
@@ -117,7 +118,6 @@ func runWhatif(c *cli.Context) error {
 	if len(axes) > 0 && c.String("plot") != "" {
 		return usagef("--sweep does not take --plot (compare one point with --set)")
 	}
-	in := c.String("input")
 	spec := c.String("topology")
 	spreadFiles := repeatedValues(c, "spread")
 	if len(spreadFiles) > 0 && !c.Bool("validate") {
