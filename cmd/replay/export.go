@@ -28,6 +28,7 @@ func exportCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:        "perfetto",
+				ArgsUsage:   "[TRACE]  (or -i TRACE; default replay.arrow)",
 				Usage:       "Perfetto trace (open in ui.perfetto.dev): CPU schedule, thread names, wakeups",
 				Description: "Writes sched_switch, sched_waking and the other sched/task events as per-CPU ftrace bundles,\nwith a ProcessTree and SystemInfo; a simulated timeline's policy goes in the trace metadata.",
 				Flags:       []cli.Flag{inputFlag(), out("replay.perfetto-trace"), policy},
@@ -55,8 +56,9 @@ func exportCommand() *cli.Command {
 				},
 			},
 			{
-				Name:  "pprof",
-				Usage: "pprof profile of scheduling delay, runtime and runnable wait per task (go tool pprof)",
+				Name:      "pprof",
+				ArgsUsage: "[TRACE]  (or -i TRACE; default replay.arrow)",
+				Usage:     "pprof profile of scheduling delay, runtime and runnable wait per task (go tool pprof)",
 				Description: "Sample types sched_delay, runtime, runnable_wait (ns) and wakeups, labelled by comm, tid, pid, cpu,\n" +
 					"state, level and policy; with call chains (perf sched record -g) the stacks at switch-out.\n" +
 					"Totals equal `replay latency` (same analysis). Try: go tool pprof -top -sample_index=sched_delay FILE",
@@ -98,6 +100,7 @@ func exportCommand() *cli.Command {
 			},
 			{
 				Name:        "chrome",
+				ArgsUsage:   "[TRACE]  (or -i TRACE; default replay.arrow)",
 				Usage:       "Chrome trace-event JSON (chrome://tracing, Perfetto UI): CPU tracks, running and runnable per thread, wakeups",
 				Description: "A lossy view for tools that read only JSON; the Perfetto export keeps every event.",
 				Flags:       []cli.Flag{inputFlag(), out("replay.json"), policy},

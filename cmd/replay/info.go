@@ -22,8 +22,9 @@ func inputFlag() cli.Flag {
 
 func infoCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "info",
-		Usage: "summarise a timeline or any raw trace",
+		Name:      "info",
+		ArgsUsage: "[TRACE]  (or -i TRACE; default replay.arrow)",
+		Usage:     "summarise a timeline or any raw trace",
 		Flags: []cli.Flag{
 			inputFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},

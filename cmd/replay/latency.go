@@ -15,8 +15,9 @@ import (
 // input, domains and output.
 func latencyCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "latency",
-		Usage: "wakeup latency, per-task delays (as perf sched), CPU time, idle while runnable, migrations",
+		Name:      "latency",
+		ArgsUsage: "[TRACE]  (or -i TRACE; default replay.arrow)",
+		Usage:     "wakeup latency, per-task delays (as perf sched), CPU time, idle while runnable, migrations",
 		Description: "wakeup_latency is perf sched timehist's \"sch delay\" (first wakeup to switch-in) over all switch-ins;\n" +
 			"tasks are perf sched latency's per-thread delays (--task-delays chooses perf 6.1's or 6.7's definition).\n" +
 			"Domain levels come from the trace's topology or --topology. Definitions: docs/latency.md.",

@@ -19,8 +19,9 @@ import (
 // this wires flags, input, domains and policies.
 func reportCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "report",
-		Usage: "write a self-contained HTML report: summary, topology, latency CDFs, per-CPU timeline, domain bars, fidelity and policy deltas",
+		Name:      "report",
+		ArgsUsage: "[TRACE]  (or -i TRACE; default replay.arrow)",
+		Usage:     "write a self-contained HTML report: summary, topology, latency CDFs, per-CPU timeline, domain bars, fidelity and policy deltas",
 		Description: "The trace is measured as `replay latency` does and its workload replayed (as `replay whatif`) under the baseline\n" +
 			"(default: the policy of the traced kernel) and each --policy; the deltas against the baseline and their 95% confidence\n" +
 			"intervals are whatif.ComparePolicies' over --runs seeds. The page needs no network when viewed. See docs/report.md.",

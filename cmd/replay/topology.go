@@ -14,8 +14,9 @@ import (
 // --topology) and the scheduler-domain hierarchy the kernel builds on it.
 func topologyCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "topology",
-		Usage: "rebuild the scheduler domains the traced kernel built (levels, spans, groups, flags)",
+		Name:      "topology",
+		ArgsUsage: "[TRACE]  (or -i TRACE; default replay.arrow)",
+		Usage:     "rebuild the scheduler domains the traced kernel built (levels, spans, groups, flags)",
 		Description: "The topology comes from the trace (-i) and/or --topology, which overrides or completes it.\n" +
 			"Formats: text (the files of /sys/kernel/debug/sched/domains), json (one record per CPU and\n" +
 			"domain), tree (a summary: levels, groups, shared LLCs), verbose (the kernel's sched_verbose\n" +

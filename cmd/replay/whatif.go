@@ -26,8 +26,9 @@ import (
 // flags, input, topology and output.
 func whatifCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "whatif",
-		Usage: "replay a trace's workload through a model of the Linux scheduler under a load-balancer policy",
+		Name:      "whatif",
+		ArgsUsage: "[TRACE]  (or -i TRACE; default replay.arrow)",
+		Usage:     "replay a trace's workload through a model of the Linux scheduler under a load-balancer policy",
 		Description: "The input is a trace/timeline (its workload is extracted) or a workload file written by --save-workload.\n" +
 			"With several --policy values (or --baseline, or --runs), each policy and the baseline replay the workload with the same\n" +
 			"--runs seeds and each metric's delta against the baseline is reported with a 95% paired t interval over the seeds.\n" +
