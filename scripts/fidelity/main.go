@@ -84,6 +84,7 @@ func main() {
 	goals := flag.Bool("goals", false, "also print, per recording, how many runs met each goal (the per-recording counts FIDELITY.md's rounds quote, e.g. round 34)")
 	repeats := flag.Bool("repeats", false, "also replay the repeat recordings (fixtures/kernels/repeats) and print how the kernel's own recordings of a workload meet the goals against each other (FIDELITY.md round 49)")
 	holdout := flag.Bool("holdout", false, "also replay the holdout recordings (fixtures/kernels/holdout: workloads recorded after the model's rules were set, on the two-vCPU guests and guest-B, FIDELITY.md round 50) and print the kernel against itself for them")
+	status := flag.Bool("status", false, "also print, per recording, a markdown table of the runs that met each goal and the median signed error (FIDELITY.md's \"Status at a glance\")")
 	places := flag.Bool("places", false, "also print where the wakeups landed per recording (--validate's wakeups@ rows: the trace's, and the replay's median over the seeds; FIDELITY.md round 32)")
 	flag.Parse()
 	ss, err := parseSeeds(*seeds)
@@ -260,6 +261,9 @@ func main() {
 	if *places {
 		printPlaces(runs)
 	}
+	if *status {
+		printStatus(runs)
+	}
 	if *repeats || *holdout {
 		if err := printSpread(runs); err != nil {
 			fail(err)
@@ -308,6 +312,66 @@ func printGoals(runs []*run) {
 		}
 		fmt.Printf("  %-40s %s\n", n, strings.Join(parts, "  "))
 	}
+}
+
+// statusGoals are the four goals, in the order of the status
+// table's columns.
+var statusGoals = [...]struct{ metric, label string }{
+	{"wakeup_p50_ns", "p50"}, {"wakeup_p95_ns", "p95"}, {"wakeup_p99_ns", "p99"}, {"idle_ns/total_cpu_time", "idle"},
+}
+
+// printStatus prints a markdown table: per recording in run order, the
+// runs that met each goal and the median over its runs of each goal's
+// signed error (signedError).
+func printStatus(runs []*run) {
+	names, byName := byRecording(runs)
+	fmt.Println("\n| recording | group | p50 met | p95 met | p99 met | idle met | p50 err | p95 err | p99 err | idle err |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	for _, n := range names {
+		rs := byName[n]
+		var met [len(statusGoals)]int
+		var vals [len(statusGoals)][]float64
+		for _, r := range rs {
+			for _, g := range r.res.Fidelity.Goals {
+				for i, sg := range statusGoals {
+					if g.Metric == sg.metric {
+						vals[i] = append(vals[i], signedError(r, g))
+						if g.Met {
+							met[i]++
+						}
+					}
+				}
+			}
+		}
+		row := []string{n, rs[0].group}
+		for i := range statusGoals {
+			row = append(row, fmt.Sprintf("%d/%d", met[i], len(vals[i])))
+		}
+		for i := range statusGoals {
+			if len(vals[i]) == 0 {
+				row = append(row, "-")
+				continue
+			}
+			row = append(row, fmt.Sprintf("%+.1f %%", 100*median(vals[i])))
+		}
+		fmt.Printf("| %s |\n", strings.Join(row, " | "))
+	}
+}
+
+// signedError is goal g's error with its sign (the goals carry its
+// magnitude): simulated minus observed, relative to the observed
+// percentile, or for idle time relative to the observed idle plus CPU time.
+func signedError(r *run, g goal) float64 {
+	f := r.res.Fidelity
+	if g.Metric != "idle_ns/total_cpu_time" {
+		return f.RelError[g.Metric]
+	}
+	num := func(m map[string]any, k string) float64 { v, _ := m[k].(float64); return v }
+	total := num(f.Observed, "idle_ns") + num(f.Observed, "cpu_time_ns")
+	if total == 0 {
+		return 0
+	}
+	return (num(f.Simulated, "idle_ns") - num(f.Observed, "idle_ns")) / total
 }
 
 // byRecording groups runs by recording: the names in run order, and each
