@@ -45,3 +45,7 @@ fidelity-repeats:
 # The holdout recordings too: workloads no fidelity round had seen (FIDELITY.md round 50).
 fidelity-holdout:
     go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -holdout
+
+# FIDELITY.md's status tables (seeds 0-29, the holdouts included).
+fidelity-status:
+    go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -holdout -status
