@@ -46,6 +46,9 @@ var goldenFixtures = []goldenFixture{
 	{name: "hackbench_callchain.data", stats: true, chains: true},
 	{name: "hackbench_pipe.data"},
 	{name: "hackbench_zstd.data", stats: true},
+	// System-call tracepoints beside the sched ones (sys_enter_write's fd,
+	// buf and count; sys_exit_read's ret): fields with no typed column.
+	{name: "hackbench_syscalls.data", stats: true},
 	{name: "hackbench_lost.data", stats: true},
 	// Public files perf 6.1 can read (the linux-perf-data ones have
 	// 136-byte attrs, which it refuses): non-tracepoint samples, switch
