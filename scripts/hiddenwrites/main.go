@@ -1,0 +1,236 @@
+// Command hiddenwrites counts, in a trace recorded with the write and read
+// system-call tracepoints beside the sched ones, the writes of a workload
+// to its pipes or sockets that woke their reader and those that found the
+// reader awake and so left no sched event: what a sched-only trace cannot
+// show, and so what a replay of it cannot wake a reader with (FIDELITY.md
+// round 51).
+//
+//	perf sched record -e syscalls:sys_enter_write -e syscalls:sys_exit_write \
+//	    -e syscalls:sys_enter_read -e syscalls:sys_exit_read -- hackbench -g 2 -l 15
+//	go run ./scripts/hiddenwrites -comm hackbench perf.data
+//
+// A write's reader is found from the writes that woke someone: a
+// sched_waking by the writer between its sys_enter_write and
+// sys_exit_write names the reader behind that descriptor. Writers and the
+// readers they woke fall into groups (hackbench's groups: every sender
+// writes to every receiver of its group, and a group's senders share
+// descriptor numbers); within a group a descriptor is one reader's, so
+// every write of the group on it is attributed to that reader. Writes on a
+// descriptor no write of its group woke through stay unattributed and are
+// counted as such.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/timeline"
+)
+
+type write struct {
+	writer int32
+	fd     int64
+	woke   []int32 // the tasks a sched_waking inside the write named
+}
+
+func main() {
+	comm := flag.String("comm", "", "count the writes of tasks whose comm starts with this (default: all)")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: hiddenwrites [-comm PREFIX] TRACE")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	c, err := measure(flag.Arg(0), *comm)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hiddenwrites:", err)
+		os.Exit(1)
+	}
+	c.print(os.Stdout)
+}
+
+// counts is what measure finds.
+type counts struct {
+	path, prefix string
+	// writes: the workload's writes; attributed to a reader, of which woke
+	// (a sched_waking of that reader inside the write) and hidden (none);
+	// ambiguous: on a descriptor that woke two readers of one group.
+	writes, attributed, woke, hidden, ambiguous int
+	readers                                     int
+	// Per reader, medians: writes attributed, sched_waking events naming
+	// it, reads that returned data (0 without sys_exit_read).
+	msgs, wakeups, reads float64
+	seenRead             bool
+}
+
+func (c *counts) print(w io.Writer) {
+	fmt.Fprintf(w, "trace: %s\n", c.path)
+	fmt.Fprintf(w, "writes by %q tasks: %d; attributed to a reader: %d (unattributed %d, on a descriptor two readers were woken through %d)\n",
+		c.prefix, c.writes, c.attributed, c.writes-c.attributed-c.ambiguous, c.ambiguous)
+	if c.attributed == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  woke their reader: %d (%.1f %%)\n", c.woke, 100*float64(c.woke)/float64(c.attributed))
+	fmt.Fprintf(w, "  found it awake, no sched event: %d (%.1f %%)\n", c.hidden, 100*float64(c.hidden)/float64(c.attributed))
+	fmt.Fprintf(w, "readers: %d; per reader (median): writes attributed %.0f, wakeups %.0f", c.readers, c.msgs, c.wakeups)
+	if c.seenRead {
+		fmt.Fprintf(w, ", reads returning data %.0f", c.reads)
+	}
+	fmt.Fprintln(w)
+}
+
+func measure(path, prefix string) (*counts, error) {
+	r, err := ingest.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	open := map[int32]*write{} // per writer tid: the write it is in
+	var writes []write
+	reads := map[int32]int{}    // per reader tid: reads that returned data
+	wakeups := map[int32]int{}  // per task: sched_waking events naming it
+	comms := map[int32]string{} // per tid: its comm at its last event
+	seenEnter, seenRead := false, false
+	for r.Next() {
+		e := r.Event()
+		tid := e.Int32(timeline.CommonPID)
+		if e.IsSet(timeline.CommonComm) {
+			comms[tid] = e.Str(timeline.CommonComm)
+		}
+		switch {
+		case e.Kind == timeline.SchedWaking:
+			wk := e.Int32(timeline.PID)
+			wakeups[wk]++
+			if w := open[tid]; w != nil {
+				w.woke = append(w.woke, wk)
+			}
+		case e.Name == "syscalls:sys_enter_write":
+			seenEnter = true
+			fd, ok := field(e, "fd")
+			if !ok {
+				return nil, fmt.Errorf("%s: sys_enter_write at %d ns without its fd field", path, e.Time)
+			}
+			open[tid] = &write{writer: tid, fd: fd}
+		case e.Name == "syscalls:sys_exit_write":
+			if w := open[tid]; w != nil {
+				writes = append(writes, *w)
+				delete(open, tid)
+			}
+		case e.Name == "syscalls:sys_exit_read":
+			seenRead = true
+			if ret, ok := field(e, "ret"); ok && ret > 0 {
+				reads[tid]++
+			}
+		}
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	if !seenEnter {
+		return nil, fmt.Errorf("%s has no syscalls:sys_enter_write events: record with -e syscalls:sys_enter_write -e syscalls:sys_exit_write", path)
+	}
+	keep := func(tid int32) bool { return strings.HasPrefix(comms[tid], prefix) }
+
+	// Groups: union of each writer with the readers its writes woke.
+	parent := map[int32]int32{}
+	var find func(int32) int32
+	find = func(x int32) int32 {
+		p, ok := parent[x]
+		if !ok || p == x {
+			parent[x] = x
+			return x
+		}
+		root := find(p)
+		parent[x] = root
+		return root
+	}
+	// A write that woke one task of the workload names its reader; a
+	// sched_waking of another task inside a write (a kworker woken by an
+	// interrupt that came during it) names none.
+	names := func(w write) bool { return keep(w.writer) && len(w.woke) == 1 && keep(w.woke[0]) }
+	for _, w := range writes {
+		if names(w) {
+			parent[find(w.writer)] = find(w.woke[0])
+		}
+	}
+	type key struct {
+		group int32
+		fd    int64
+	}
+	reader := map[key]int32{} // -1: two readers seen on one descriptor
+	for _, w := range writes {
+		if !names(w) {
+			continue
+		}
+		k := key{find(w.writer), w.fd}
+		if old, ok := reader[k]; ok && old != w.woke[0] {
+			reader[k] = -1
+		} else if !ok {
+			reader[k] = w.woke[0]
+		}
+	}
+	c := &counts{path: path, prefix: prefix, seenRead: seenRead}
+	perReader := map[int32]int{}
+	for _, w := range writes {
+		if !keep(w.writer) {
+			continue
+		}
+		c.writes++
+		rd, ok := reader[key{find(w.writer), w.fd}]
+		switch {
+		case !ok:
+			continue
+		case rd < 0:
+			c.ambiguous++
+			continue
+		}
+		c.attributed++
+		perReader[rd]++
+		if slices.Contains(w.woke, rd) {
+			c.woke++
+		} else {
+			c.hidden++
+		}
+	}
+	var msgs, wk, rdN []float64
+	for rd, n := range perReader {
+		msgs = append(msgs, float64(n))
+		wk = append(wk, float64(wakeups[rd]))
+		rdN = append(rdN, float64(reads[rd]))
+	}
+	c.readers = len(perReader)
+	c.msgs, c.wakeups, c.reads = median(msgs), median(wk), median(rdN)
+	return c, nil
+}
+
+// field is a tracepoint field without a typed column (fd, ret, ...).
+func field(e *timeline.Event, name string) (int64, bool) {
+	for _, f := range e.Fields {
+		if f.Name == name && (f.Kind == timeline.FieldInt || f.Kind == timeline.FieldUint) {
+			return f.Int, true
+		}
+	}
+	return 0, false
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
