@@ -276,9 +276,7 @@ func main() {
 	}
 	for _, k := range kernels {
 		var parts []string
-		for _, m := range [...]struct{ metric, label string }{
-			{"wakeup_p50_ns", "p50"}, {"wakeup_p95_ns", "p95"}, {"wakeup_p99_ns", "p99"}, {"idle_ns/total_cpu_time", "idle"},
-		} {
+		for _, m := range goalLabels {
 			if v := errs[k][m.metric]; len(v) > 0 {
 				parts = append(parts, fmt.Sprintf("%s %.1f%%", m.label, 100*median(v)))
 			}
@@ -314,9 +312,9 @@ func printGoals(runs []*run) {
 	}
 }
 
-// statusGoals are the four goals, in the order of the status
-// table's columns.
-var statusGoals = [...]struct{ metric, label string }{
+// goalLabels are the four goals with their short labels, in the
+// order the totals and the status table print them.
+var goalLabels = [...]struct{ metric, label string }{
 	{"wakeup_p50_ns", "p50"}, {"wakeup_p95_ns", "p95"}, {"wakeup_p99_ns", "p99"}, {"idle_ns/total_cpu_time", "idle"},
 }
 
@@ -329,11 +327,11 @@ func printStatus(runs []*run) {
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	for _, n := range names {
 		rs := byName[n]
-		var met [len(statusGoals)]int
-		var vals [len(statusGoals)][]float64
+		var met [len(goalLabels)]int
+		var vals [len(goalLabels)][]float64
 		for _, r := range rs {
 			for _, g := range r.res.Fidelity.Goals {
-				for i, sg := range statusGoals {
+				for i, sg := range goalLabels {
 					if g.Metric == sg.metric {
 						vals[i] = append(vals[i], signedError(r, g))
 						if g.Met {
@@ -344,10 +342,10 @@ func printStatus(runs []*run) {
 			}
 		}
 		row := []string{n, rs[0].group}
-		for i := range statusGoals {
+		for i := range goalLabels {
 			row = append(row, fmt.Sprintf("%d/%d", met[i], len(vals[i])))
 		}
-		for i := range statusGoals {
+		for i := range goalLabels {
 			if len(vals[i]) == 0 {
 				row = append(row, "-")
 				continue
