@@ -127,7 +127,7 @@ func (s *Sim) updateCurr(r *rq) {
 	t.charged += dt
 	t.sumExec += dt
 	inc := dt * int64(r.capacity) / capacityScale
-	a := &t.acts[t.act]
+	a := &t.w.Activations[t.act]
 	if t.progress+inc > a.DemandNS {
 		inc = a.DemandNS - t.progress
 	}
@@ -432,7 +432,7 @@ func (s *Sim) armProgress(r *rq) {
 	if t == nil {
 		return
 	}
-	a := &t.acts[t.act]
+	a := &t.w.Activations[t.act]
 	m := a.DemandNS
 	if t.nextEdge < a.EdgeHi {
 		if o := s.w.Edges[t.nextEdge].OffsetNS; o < m {
@@ -767,7 +767,7 @@ func (s *Sim) hostStallEnd(r *rq, at int64) int64 {
 	if t == nil || t.act < 0 || !s.cfg.IdleWake {
 		return at
 	}
-	a := &t.acts[t.act]
+	a := &t.w.Activations[t.act]
 	for t.nextStall < a.StallHi && s.w.HostStalls[t.nextStall].OffsetNS+s.w.HostStalls[t.nextStall].LenNS <= t.progress {
 		t.nextStall++
 	}
@@ -807,7 +807,7 @@ func (s *Sim) preemptionPoint(r *rq, at int64) int64 {
 	if t == nil || t.rt || t.act < 0 {
 		return at
 	}
-	a := &t.acts[t.act]
+	a := &t.w.Activations[t.act]
 	p := progressAt(r, at)
 	// The edges already fired lie at or before the progress; their
 	// stretches end at t.noPreemptEnd at the latest.

@@ -258,18 +258,15 @@ type simTask struct {
 	stop   bool
 	pinned int32
 
-	state tstate
-	act   int32  // current (or last) activation
-	trig  []bool // per activation: its wakeup (causal edge or arrival) has fired
-	// acts is w.Activations, held here so that the hot paths reach a
-	// wakee's activations in one load less (a cache miss on large traces).
-	acts     []Activation
-	wakeFrom int32 // wakeSlot's scan start
-	progress int64 // demand done in the current activation (ns at capacity 1024)
-	nextEdge int32 // next edge of the current activation to fire
-	done     bool  // current activation's demand complete
-	cpu      int32 // task_cpu
-	ranOn    bool  // has run in the replay (for cache-hot)
+	state    tstate
+	act      int32  // current (or last) activation
+	trig     []bool // per activation: its wakeup (causal edge or arrival) has fired
+	wakeFrom int32  // wakeSlot's scan start
+	progress int64  // demand done in the current activation (ns at capacity 1024)
+	nextEdge int32  // next edge of the current activation to fire
+	done     bool   // current activation's demand complete
+	cpu      int32  // task_cpu
+	ranOn    bool   // has run in the replay (for cache-hot)
 	// heldK: a reply to this task's request (isReply) that came before
 	// it blocked, for activation heldK (-1 none), from heldWaker; it is
 	// delivered when the task blocks.
@@ -653,7 +650,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	s.actBase = make([]int32, len(w.Tasks)+1)
 	for i := range w.Tasks {
 		t := &w.Tasks[i]
-		st := &simTask{id: int32(i), w: t, rt: t.RT(), pinned: t.Pinned, act: -1, cpu: t.StartCPU, trig: make([]bool, len(t.Activations)), acts: t.Activations,
+		st := &simTask{id: int32(i), w: t, rt: t.RT(), pinned: t.Pinned, act: -1, cpu: t.StartCPU, trig: make([]bool, len(t.Activations)),
 			heldK: -1, lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1, moveTask: -1, prio: t.Prio}
 		st.stop = st.rt && isStopper(t.Comm)
 		if !t.Forked {
@@ -719,10 +716,10 @@ func (s *Sim) Run() (*Stats, error) {
 	s.initRecording()
 	// Tasks running or runnable at the trace start, on the CPU they were on.
 	for _, t := range s.tasks {
-		if len(t.acts) == 0 {
+		if len(t.w.Activations) == 0 {
 			continue
 		}
-		a0 := &t.acts[0]
+		a0 := &t.w.Activations[0]
 		switch a0.Cause {
 		case CauseStart:
 			t.trig[0] = true
@@ -743,7 +740,7 @@ func (s *Sim) Run() (*Stats, error) {
 	}
 	if s.cfg.ExitDeadlines {
 		for _, t := range s.tasks {
-			if t.w.ExitNS > 0 && len(t.acts) > 0 {
+			if t.w.ExitNS > 0 && len(t.w.Activations) > 0 {
 				s.push(event{t: t.w.ExitNS, kind: evDeadline, a: t.id})
 				s.markSpinner(t)
 			}
@@ -830,10 +827,10 @@ func (s *Sim) strandCut() {
 		var fromCut []bool // per task: a wakeup still to come from a cut task
 		for _, t := range s.tasks {
 			next := t.act + 1
-			if t.cut || t.state != tsSleeping && t.state != tsNotStarted || int(next) >= len(t.acts) || t.trig[next] {
+			if t.cut || t.state != tsSleeping && t.state != tsNotStarted || int(next) >= len(t.w.Activations) || t.trig[next] {
 				continue
 			}
-			if !s.cfg.PairedWakeups && t.acts[next].Cause == CauseWake {
+			if !s.cfg.PairedWakeups && t.w.Activations[next].Cause == CauseWake {
 				if fromCut == nil {
 					fromCut = make([]bool, len(s.tasks))
 					for i, e := range s.w.Edges {
@@ -863,8 +860,8 @@ func (s *Sim) strandCut() {
 				}
 			}
 			var cut int64
-			for j := next; int(j) < len(t.acts); j++ {
-				a := &t.acts[j]
+			for j := next; int(j) < len(t.w.Activations); j++ {
+				a := &t.w.Activations[j]
 				cut += a.DemandNS
 				for i := a.EdgeLo; i < a.EdgeHi; i++ {
 					if s.fired[i] == 0 {
@@ -897,7 +894,7 @@ func (s *Sim) progress(r *rq) {
 		s.awaitPoint(r, t)
 		return
 	}
-	a := &t.acts[t.act]
+	a := &t.w.Activations[t.act]
 	if t.progress >= a.DemandNS && t.nextEdge >= a.EdgeHi {
 		if s.preemptedBeforeBlock(r, t) {
 			s.preempt(r)
@@ -915,7 +912,7 @@ func (s *Sim) progress(r *rq) {
 // wakeups (the final run's edges within exitNotifyMaxNS of its end) wait
 // for the run-on.
 func (s *Sim) markSpinner(t *simTask) {
-	acts := t.acts
+	acts := t.w.Activations
 	a := &acts[len(acts)-1]
 	if t.rt || a.End != EndExit {
 		return
@@ -943,7 +940,7 @@ func (s *Sim) markSpinner(t *simTask) {
 // run ends, or when the task next runs if it is preempted then, as a
 // loop that checks the time does.
 func (s *Sim) runOn(r *rq, t *simTask) bool {
-	if int(t.act) != len(t.acts)-1 || t.progress < t.spinFrom {
+	if int(t.act) != len(t.w.Activations)-1 || t.progress < t.spinFrom {
 		return false
 	}
 	if t.spinUntil == 0 {
@@ -966,7 +963,7 @@ func (s *Sim) runOn(r *rq, t *simTask) bool {
 // reached, in order, stopping if the task is preempted by one of them.
 func (s *Sim) fireDue(r *rq, t *simTask) {
 	for r.curr == t {
-		a := &t.acts[t.act]
+		a := &t.w.Activations[t.act]
 		if t.nextEdge >= a.EdgeHi {
 			return
 		}
@@ -1045,9 +1042,9 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 	}
 	// The reply a waker awaits comes before this task blocks.
 	s.releaseWaiters(t, t.act, false, r.cpu)
-	a := &t.acts[t.act]
+	a := &t.w.Activations[t.act]
 	next := t.act + 1
-	hasNext := int(next) < len(t.acts)
+	hasNext := int(next) < len(t.w.Activations)
 	if s.reapWaitEnd(t, t.act) {
 		// wait() with children left and no zombie: it sleeps until a
 		// child exits (childExit), then ends the activation.
@@ -1088,7 +1085,7 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 	}
 	t.state = tsSleeping
 	s.dequeue(r, t, true)
-	if hasNext && t.acts[next].Cause == CauseArrival {
+	if hasNext && t.w.Activations[next].Cause == CauseArrival {
 		s.scheduleArrival(t, next)
 	}
 	st := a.EndState
@@ -1113,10 +1110,10 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 // nice change (sched_setscheduler, setpriority) between activations. A
 // stopper stays what it is.
 func (s *Sim) takeActPrio(t *simTask) {
-	if t.act < 0 || int(t.act) >= len(t.acts) || t.stop {
+	if t.act < 0 || int(t.act) >= len(t.w.Activations) || t.stop {
 		return
 	}
-	a := &t.acts[t.act]
+	a := &t.w.Activations[t.act]
 	if !a.OwnPrio {
 		return
 	}
@@ -1175,7 +1172,7 @@ func (s *Sim) stopperMove(r *rq, st *simTask) {
 // block is in the same call), nor when t goes on into its next
 // activation without sleeping.
 func (s *Sim) preemptedBeforeBlock(r *rq, t *simTask) bool {
-	a := &t.acts[t.act]
+	a := &t.w.Activations[t.act]
 	if !r.reschedPending || !r.reschedOwn || a.End != EndSleep || t.noPreemptEnd >= a.DemandNS {
 		return false
 	}
@@ -1201,7 +1198,7 @@ func (s *Sim) preemptedBeforeBlock(r *rq, t *simTask) bool {
 // from its wakee (a producer's write to a consumer) stays pending as
 // before: the consumer finds its data and does not sleep.
 func (s *Sim) isReply(t, waker *simTask) bool {
-	a := &t.acts[t.act]
+	a := &t.w.Activations[t.act]
 	for i := a.EdgeLo; i < a.EdgeHi; i++ {
 		if s.w.Edges[i].Wakee == waker.id {
 			return true
@@ -1211,7 +1208,7 @@ func (s *Sim) isReply(t, waker *simTask) bool {
 }
 
 func (s *Sim) scheduleArrival(t *simTask, k int32) {
-	a := &t.acts[k]
+	a := &t.w.Activations[k]
 	at := s.now + a.SleepNS
 	if s.cfg.Arrivals == ArrivalsAbsolute || a.SleepNS <= 0 && k == 0 {
 		at = a.ReleaseNS
@@ -1227,8 +1224,8 @@ func (s *Sim) startActivation(t *simTask, k int32) {
 	t.awaitOn, t.awaiting = nil, false
 	t.act = k
 	t.progress = 0
-	t.nextEdge = t.acts[k].EdgeLo
-	t.nextStall = t.acts[k].StallLo
+	t.nextEdge = t.w.Activations[k].EdgeLo
+	t.nextStall = t.w.Activations[k].StallLo
 	t.noPreemptEnd = 0
 }
 
@@ -1283,18 +1280,18 @@ func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) int32 {
 // finds its own, or nothing), when there is none, and for a parent that
 // waits for any child (reap.go pairs its wakeups itself).
 func (s *Sim) wakeSlot(t *simTask, k int32) int32 {
-	if int(k) >= len(t.trig) || t.acts[k].Cause != CauseWake || s.reap.exits[t.id] > 0 {
+	if int(k) >= len(t.trig) || t.w.Activations[k].Cause != CauseWake || s.reap.exits[t.id] > 0 {
 		return k
 	}
 	// wakeFrom: no activation below it (and after the current one) is
 	// still free; activations only become triggered, so it only moves up.
 	m := max(t.wakeFrom, t.act+1)
-	for int(m) < len(t.trig) && (t.trig[m] || t.acts[m].Cause != CauseWake) {
+	for int(m) < len(t.trig) && (t.trig[m] || t.w.Activations[m].Cause != CauseWake) {
 		m++
 	}
 	t.wakeFrom = m
 	for ; int(m) < len(t.trig); m++ {
-		if !t.trig[m] && m != t.heldK && t.acts[m].Cause == CauseWake {
+		if !t.trig[m] && m != t.heldK && t.w.Activations[m].Cause == CauseWake {
 			return m
 		}
 	}
@@ -1480,7 +1477,7 @@ func (s *Sim) deadline(t *simTask) {
 	// own wait ends.
 	s.releaseWaiters(t, 0, true, int(t.cpu))
 	t.awaitOn, t.awaiting = nil, false
-	acts := t.acts
+	acts := t.w.Activations
 	last := int32(len(acts) - 1)
 	k, next := t.act, int32(-1)
 	if k < 0 {
@@ -1577,7 +1574,7 @@ func (s *Sim) checkInvariants() error {
 	}
 	for ti, t := range s.tasks {
 		var demand int64
-		for k, a := range t.acts {
+		for k, a := range t.w.Activations {
 			demand += a.DemandNS
 			want := int32(0)
 			if a.Cause == CauseArrival {
@@ -1591,8 +1588,8 @@ func (s *Sim) checkInvariants() error {
 				return fmt.Errorf("whatif invariant: task %d activation %d: arrival fired %d times, want %d", t.w.TID, k, got, want)
 			}
 		}
-		if len(t.acts) > 0 && int(t.act) != len(t.acts)-1 && !t.cut {
-			return fmt.Errorf("whatif invariant: task %d (%s) reached activation %d of %d", t.w.TID, t.w.Comm, t.act, len(t.acts))
+		if len(t.w.Activations) > 0 && int(t.act) != len(t.w.Activations)-1 && !t.cut {
+			return fmt.Errorf("whatif invariant: task %d (%s) reached activation %d of %d", t.w.TID, t.w.Comm, t.act, len(t.w.Activations))
 		}
 		if t.runTime+t.cutNS != demand {
 			return fmt.Errorf("whatif invariant: task %d (%s) ran %d ns and was cut %d ns, its demand is %d ns", t.w.TID, t.w.Comm, t.runTime, t.cutNS, demand)
