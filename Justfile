@@ -46,6 +46,6 @@ fidelity-repeats:
 fidelity-holdout:
     go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -holdout
 
-# FIDELITY.md's status tables (seeds 0-29, the holdouts included).
+# FIDELITY.md's status tables (seeds 0-29, the holdouts and repeats included).
 fidelity-status:
-    go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -holdout -status
+    go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -holdout -repeats -status

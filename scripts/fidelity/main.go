@@ -84,7 +84,7 @@ func main() {
 	goals := flag.Bool("goals", false, "also print, per recording, how many runs met each goal (the per-recording counts FIDELITY.md's rounds quote, e.g. round 34)")
 	repeats := flag.Bool("repeats", false, "also replay the repeat recordings (fixtures/kernels/repeats) and print how the kernel's own recordings of a workload meet the goals against each other (FIDELITY.md round 49)")
 	holdout := flag.Bool("holdout", false, "also replay the holdout recordings (fixtures/kernels/holdout: workloads recorded after the model's rules were set, on the two-vCPU guests and guest-B, FIDELITY.md round 50) and print the kernel against itself for them")
-	status := flag.Bool("status", false, "also print, per recording, a markdown table of the runs that met each goal and the median signed error (FIDELITY.md's \"Status at a glance\")")
+	status := flag.Bool("status", false, "also print FIDELITY.md's status tables (markdown): per recording (a recording made several times pooled per group) the runs that met each goal, the median signed error, and with -repeats or -holdout the kernel against itself")
 	places := flag.Bool("places", false, "also print where the wakeups landed per recording (--validate's wakeups@ rows: the trace's, and the replay's median over the seeds; FIDELITY.md round 32)")
 	flag.Parse()
 	ss, err := parseSeeds(*seeds)
@@ -262,7 +262,9 @@ func main() {
 		printPlaces(runs)
 	}
 	if *status {
-		printStatus(runs)
+		if err := printStatus(runs); err != nil {
+			fail(err)
+		}
 	}
 	if *repeats || *holdout {
 		if err := printSpread(runs); err != nil {
@@ -318,21 +320,36 @@ var goalLabels = [...]struct{ metric, label string }{
 	{"wakeup_p50_ns", "p50"}, {"wakeup_p95_ns", "p95"}, {"wakeup_p99_ns", "p99"}, {"idle_ns/total_cpu_time", "idle"},
 }
 
-// printStatus prints a markdown table: per recording in run order, the
-// runs that met each goal and the median over its runs of each goal's
-// signed error (signedError).
-func printStatus(runs []*run) {
-	names, byName := byRecording(runs)
-	fmt.Println("\n| recording | group | p50 met | p95 met | p99 met | idle met | p50 err | p95 err | p99 err | idle err |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
-	for _, n := range names {
-		rs := byName[n]
+// printStatus prints FIDELITY.md's status tables (markdown): one row per
+// recording, the runs of a recording made several times (its rN, the
+// holdouts' and repeats') pooled per group; for each goal the runs that
+// met it and the median over them of its signed error (signedError);
+// and, for a workload recorded more than once among the runs, the kernel
+// against itself (kernelTallies: ordered pairs of its recordings).
+func printStatus(runs []*run) error {
+	kernel, err := kernelTallies(runs)
+	if err != nil {
+		return err
+	}
+	type key struct{ group, fam string }
+	var keys []key
+	rows := map[key][]*run{}
+	for _, r := range runs {
+		k := key{r.group, family(r.name)}
+		if rows[k] == nil {
+			keys = append(keys, k)
+		}
+		rows[k] = append(rows[k], r)
+	}
+	fmt.Println("\n| recording | group | p50 | p95 | p99 | idle | the kernel against itself |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, k := range keys {
 		var met [len(goalLabels)]int
 		var vals [len(goalLabels)][]float64
-		for _, r := range rs {
+		for _, r := range rows[k] {
 			for _, g := range r.res.Fidelity.Goals {
-				for i, sg := range goalLabels {
-					if g.Metric == sg.metric {
+				for i, gl := range goalLabels {
+					if g.Metric == gl.metric {
 						vals[i] = append(vals[i], signedError(r, g))
 						if g.Met {
 							met[i]++
@@ -341,19 +358,83 @@ func printStatus(runs []*run) {
 				}
 			}
 		}
-		row := []string{n, rs[0].group}
+		row := []string{k.fam, k.group}
 		for i := range goalLabels {
-			row = append(row, fmt.Sprintf("%d/%d", met[i], len(vals[i])))
-		}
-		for i := range goalLabels {
-			if len(vals[i]) == 0 {
-				row = append(row, "-")
-				continue
+			cell := fmt.Sprintf("%d/%d", met[i], len(vals[i]))
+			if len(vals[i]) > 0 {
+				cell += fmt.Sprintf(" (%+.0f %%)", 100*median(vals[i]))
 			}
-			row = append(row, fmt.Sprintf("%+.1f %%", 100*median(vals[i])))
+			row = append(row, cell)
 		}
+		kc := "-"
+		if t, ok := kernel[k.fam]; ok {
+			var parts []string
+			for _, gl := range goalLabels {
+				parts = append(parts, fmt.Sprintf("%d/%d", t.met[gl.metric], t.all[gl.metric]))
+			}
+			kc = strings.Join(parts, " · ")
+		}
+		row = append(row, kc)
 		fmt.Printf("| %s |\n", strings.Join(row, " | "))
 	}
+	return nil
+}
+
+// tally counts, per goal metric, the cases that met it of all.
+type tally struct{ met, all map[string]int }
+
+func newTally() tally { return tally{map[string]int{}, map[string]int{}} }
+
+// kernelTallies is the kernel against itself per workload (family) that
+// the runs hold more than one recording of: every ordered pair of its
+// recordings' observed metrics scored by the goals (whatif.NewSpread).
+func kernelTallies(runs []*run) (map[string]tally, error) {
+	names, byName := byRecording(runs)
+	members := map[string][]string{}
+	var fams []string
+	for _, n := range names {
+		f := family(n)
+		if members[f] == nil {
+			fams = append(fams, f)
+		}
+		members[f] = append(members[f], n)
+	}
+	out := map[string]tally{}
+	for _, f := range fams {
+		if len(members[f]) < 2 {
+			continue
+		}
+		var obs []*whatif.Metrics
+		for _, n := range members[f] {
+			o, _, err := runMetrics(byName[n][0])
+			if err != nil {
+				return nil, err
+			}
+			obs = append(obs, o)
+		}
+		sp := whatif.NewSpread(obs, obs[0])
+		t := newTally()
+		for _, g := range sp.Goals {
+			t.met[g.Metric] += g.KernelMet
+			t.all[g.Metric] += sp.Pairs
+		}
+		out[f] = t
+	}
+	return out, nil
+}
+
+// runMetrics is a run's observed and simulated metrics, from its JSON.
+func runMetrics(r *run) (obs, sim *whatif.Metrics, err error) {
+	var v struct {
+		Fidelity struct {
+			Observed  whatif.Metrics `json:"observed"`
+			Simulated whatif.Metrics `json:"simulated"`
+		} `json:"fidelity"`
+	}
+	if err := json.Unmarshal(r.out, &v); err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", r.path, err)
+	}
+	return &v.Fidelity.Observed, &v.Fidelity.Simulated, nil
 }
 
 // signedError is goal g's error with its sign (the goals carry its
@@ -525,21 +606,7 @@ func printSpread(runs []*run) error {
 		}
 		members[f] = append(members[f], n)
 	}
-	metrics := func(r *run) (obs, sim *whatif.Metrics, err error) {
-		var v struct {
-			Fidelity struct {
-				Observed  whatif.Metrics `json:"observed"`
-				Simulated whatif.Metrics `json:"simulated"`
-			} `json:"fidelity"`
-		}
-		if err := json.Unmarshal(r.out, &v); err != nil {
-			return nil, nil, fmt.Errorf("%s: %v", r.path, err)
-		}
-		return &v.Fidelity.Observed, &v.Fidelity.Simulated, nil
-	}
 	ms := func(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 64) }
-	type tally struct{ met, all map[string]int }
-	newTally := func() tally { return tally{map[string]int{}, map[string]int{}} }
 	add := func(t tally, metric string, ok bool) {
 		t.all[metric]++
 		if ok {
@@ -570,7 +637,7 @@ func printSpread(runs []*run) error {
 		}
 		obs := make([]*whatif.Metrics, len(ns))
 		for i, n := range ns {
-			m, _, err := metrics(byName[n][0])
+			m, _, err := runMetrics(byName[n][0])
 			if err != nil {
 				return err
 			}
@@ -618,7 +685,7 @@ func printSpread(runs []*run) error {
 		}
 		for _, n := range ns {
 			for _, r := range byName[n] {
-				_, sim, err := metrics(r)
+				_, sim, err := runMetrics(r)
 				if err != nil {
 					return err
 				}
