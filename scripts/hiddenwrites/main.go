@@ -36,6 +36,7 @@ import (
 type write struct {
 	writer int32
 	fd     int64
+	at     int64   // sys_enter_write's time
 	woke   []int32 // the tasks a sched_waking inside the write named
 }
 
@@ -64,8 +65,11 @@ type counts struct {
 	// writes: the workload's writes; attributed to a reader, of which woke
 	// (a sched_waking of that reader inside the write) and hidden (none);
 	// ambiguous: on a descriptor that woke two readers of one group.
-	writes, attributed, woke, hidden, ambiguous int
-	readers                                     int
+	// hiddenAsleep: hidden writes that came while their reader was asleep
+	// by the trace's own switch states (switched out in S or D, not yet
+	// woken): the rest found it queued or running.
+	writes, attributed, woke, hidden, ambiguous, hiddenAsleep int
+	readers                                                   int
 	// Per reader, medians: writes attributed, sched_waking events naming
 	// it, reads that returned data (0 without sys_exit_read).
 	msgs, wakeups, reads float64
@@ -80,7 +84,8 @@ func (c *counts) print(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "  woke their reader: %d (%.1f %%)\n", c.woke, 100*float64(c.woke)/float64(c.attributed))
-	fmt.Fprintf(w, "  found it awake, no sched event: %d (%.1f %%)\n", c.hidden, 100*float64(c.hidden)/float64(c.attributed))
+	fmt.Fprintf(w, "  found it awake, no sched event: %d (%.1f %%); of those, with the reader switched out asleep by the trace's switch states: %d\n",
+		c.hidden, 100*float64(c.hidden)/float64(c.attributed), c.hiddenAsleep)
 	fmt.Fprintf(w, "readers: %d; per reader (median): writes attributed %.0f, wakeups %.0f", c.readers, c.msgs, c.wakeups)
 	if c.seenRead {
 		fmt.Fprintf(w, ", reads returning data %.0f", c.reads)
@@ -99,6 +104,9 @@ func measure(path, prefix string) (*counts, error) {
 	reads := map[int32]int{}    // per reader tid: reads that returned data
 	wakeups := map[int32]int{}  // per task: sched_waking events naming it
 	comms := map[int32]string{} // per tid: its comm at its last event
+	// sleeps: per tid, the stretches from a switch-out in S or D to the
+	// next sched_waking of it (end -1 while open), in time order.
+	sleeps := map[int32][][2]int64{}
 	seenEnter, seenRead := false, false
 	for r.Next() {
 		e := r.Event()
@@ -107,9 +115,17 @@ func measure(path, prefix string) (*counts, error) {
 			comms[tid] = e.Str(timeline.CommonComm)
 		}
 		switch {
+		case e.Kind == timeline.SchedSwitch:
+			if st := e.Str(timeline.PrevState); st != "" && (st[0] == 'S' || st[0] == 'D') {
+				p := e.Int32(timeline.PrevPID)
+				sleeps[p] = append(sleeps[p], [2]int64{e.Time, -1})
+			}
 		case e.Kind == timeline.SchedWaking:
 			wk := e.Int32(timeline.PID)
 			wakeups[wk]++
+			if sl := sleeps[wk]; len(sl) > 0 && sl[len(sl)-1][1] < 0 {
+				sl[len(sl)-1][1] = e.Time
+			}
 			if w := open[tid]; w != nil {
 				w.woke = append(w.woke, wk)
 			}
@@ -119,7 +135,7 @@ func measure(path, prefix string) (*counts, error) {
 			if !ok {
 				return nil, fmt.Errorf("%s: sys_enter_write at %d ns without its fd field", path, e.Time)
 			}
-			open[tid] = &write{writer: tid, fd: fd}
+			open[tid] = &write{writer: tid, fd: fd, at: e.Time}
 		case e.Name == "syscalls:sys_exit_write":
 			if w := open[tid]; w != nil {
 				writes = append(writes, *w)
@@ -199,6 +215,9 @@ func measure(path, prefix string) (*counts, error) {
 			c.woke++
 		} else {
 			c.hidden++
+			if asleepAt(sleeps[rd], w.at) {
+				c.hiddenAsleep++
+			}
 		}
 	}
 	var msgs, wk, rdN []float64
@@ -210,6 +229,13 @@ func measure(path, prefix string) (*counts, error) {
 	c.readers = len(perReader)
 	c.msgs, c.wakeups, c.reads = median(msgs), median(wk), median(rdN)
 	return c, nil
+}
+
+// asleepAt reports whether t falls in one of the sleep stretches sl
+// (sorted by start; an open one, end -1, runs to the trace's end).
+func asleepAt(sl [][2]int64, t int64) bool {
+	i := sort.Search(len(sl), func(i int) bool { return sl[i][0] > t }) - 1
+	return i >= 0 && (sl[i][1] < 0 || t < sl[i][1])
 }
 
 // field is a tracepoint field without a typed column (fd, ret, ...).

@@ -19,6 +19,12 @@ func TestMeasureAgainstPerfScript(t *testing.T) {
 	if c.writes != 843 || c.woke != 344 {
 		t.Errorf("writes %d, woke %d; perf script shows 843 and 344", c.writes, c.woke)
 	}
+	// A reader of perf script's text (session 23, throw-away) attributing
+	// the writes the same way found 455 hidden, none of them while their
+	// reader was switched out asleep.
+	if c.hidden != 455 || c.hiddenAsleep != 0 {
+		t.Errorf("hidden %d (asleep %d); the perf script reader found 455 (0)", c.hidden, c.hiddenAsleep)
+	}
 	if c.attributed != c.woke+c.hidden || c.writes < c.attributed+c.ambiguous {
 		t.Errorf("counts do not add up: %+v", c)
 	}
