@@ -146,7 +146,7 @@ func (w *Workload) withReplyEdges() *Workload {
 	for i := range c.Tasks {
 		c.Tasks[i].Activations = slices.Clone(c.Tasks[i].Activations)
 	}
-	c.index()
+	c.Index()
 	return &c
 }
 

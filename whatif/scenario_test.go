@@ -163,7 +163,7 @@ func (b *builder) done(t testing.TB) *Workload {
 	if err := b.w.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	b.w.index()
+	b.w.Index()
 	return b.w
 }
 
@@ -524,7 +524,7 @@ func TestEdgePastDemandFires(t *testing.T) {
 	// Validate (for files and builders) refuses such an edge, so index
 	// the workload directly, as a workload built in code could be.
 	w := b.w
-	w.index()
+	w.Index()
 	cfg := testConfig()
 	cfg.MaxEvents = 10000 // a livelock fails fast instead of hanging
 	res, ch := replayChecked(t, w, cfg)

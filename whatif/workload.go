@@ -1442,12 +1442,16 @@ func (x *extractor) finish() {
 	for _, pool := range [][]int64{w.IdleWakeNS, w.IdleWakeLocalNS, w.IdleWakeRemoteNS, w.PreemptWakeNS, w.PreemptWakeLocalNS, w.PreemptWakeRTNS} {
 		slices.Sort(pool)
 	}
-	w.index()
+	w.Index()
 	w.keepRequestReplyAwaits()
 }
 
-// index sorts the edges and sets each activation's edge range.
-func (w *Workload) index() {
+// Index sorts the edges (by waker, activation, offset) and links each
+// activation to its edges and host stalls (EdgeLo/EdgeHi, StallLo/StallHi,
+// which the replay reads). A program that builds or edits a workload's tasks, edges or stalls (a
+// generator, a transformation of an extracted workload) calls it before
+// Validate and Replay; extraction and LoadWorkload already have.
+func (w *Workload) Index() {
 	sort.SliceStable(w.Edges, func(i, j int) bool {
 		a, b := &w.Edges[i], &w.Edges[j]
 		if a.Waker != b.Waker {

@@ -468,6 +468,6 @@ func LoadWorkload(path string) (w *Workload, err error) {
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	w.index()
+	w.Index()
 	return w, nil
 }

@@ -71,7 +71,7 @@ func tinyWorkload() *Workload {
 		{Kind: EdgeWake, Waker: 0, WakerAct: 1, OffsetNS: 20, Wakee: 1, WakeeAct: 1, TimeNS: 320, WakerCPU: 1, Target: 1},
 	}
 	w.HostStalls = []HostStall{{Task: 0, Act: 0, OffsetNS: 10, LenNS: 20}, {Task: 0, Act: 0, OffsetNS: 40, LenNS: 60}, {Task: 1, Act: 1, OffsetNS: 0, LenNS: 5}}
-	w.index()
+	w.Index()
 	return w
 }
 

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"sort"
 
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/whatif"
@@ -234,29 +233,7 @@ func (b *builder) finish(end int64) (*whatif.Workload, error) {
 		w.EndNS = max(end, b.endNS)
 		return w, nil
 	}
-	sort.SliceStable(w.Edges, func(i, j int) bool {
-		a, c := &w.Edges[i], &w.Edges[j]
-		if a.Waker != c.Waker {
-			return a.Waker < c.Waker
-		}
-		if a.WakerAct != c.WakerAct {
-			return a.WakerAct < c.WakerAct
-		}
-		if a.OffsetNS != c.OffsetNS {
-			return a.OffsetNS < c.OffsetNS
-		}
-		return a.TimeNS < c.TimeNS
-	})
-	for i := 0; i < len(w.Edges); {
-		e := w.Edges[i]
-		j := i
-		for j < len(w.Edges) && w.Edges[j].Waker == e.Waker && w.Edges[j].WakerAct == e.WakerAct {
-			j++
-		}
-		a := &w.Tasks[e.Waker].Activations[e.WakerAct]
-		a.EdgeLo, a.EdgeHi = int32(i), int32(j)
-		i = j
-	}
+	w.Index()
 	w.EndNS = end
 	for i := range w.Tasks {
 		for _, a := range w.Tasks[i].Activations {
