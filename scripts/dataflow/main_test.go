@@ -1,0 +1,125 @@
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/whatif"
+)
+
+var syscallsTrace = filepath.Join("..", "..", "fixtures", "kernels", "syscalls", "guest-P-1s2c1t", "r1", "hb.perf.data.gz")
+
+// The committed hackbench recording with system-call tracepoints, against
+// perf script's text of the same file (perf 6.1, read with awk,
+// 2026-12-01): 12,000 sys_enter_write lines of 100 bytes (0x64) by
+// hackbench tasks, 600 on each of descriptors 9–28 (0x09–0x1c), from 40
+// senders (tids 349–368 and 389–408); 300 sys_enter_read of 100 bytes by
+// each of 40 receivers (tids 329–348 and 369–388, all on descriptor 8);
+// 1,663 sched_waking lines of a receiver by a sender; and every one of
+// those wakings inside a write on descriptor 9+j names the j-th receiver
+// of the sender's group (tids 329+j for senders 349–368, 369+j for 389–408).
+func TestTransformAgainstPerfScript(t *testing.T) {
+	fl, err := readFlow(syscallsTrace, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readerOf, err := attribute(fl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range fl.writes {
+		base := int32(329)
+		if m.tid >= 389 {
+			base = 369
+		}
+		if want := base + int32(m.fd-9); readerOf[i] != want {
+			t.Fatalf("message %d (writer %d, fd %d) to reader %d; the descriptor layout says %d", i, m.tid, m.fd, readerOf[i], want)
+		}
+	}
+	r, err := ingest.Open(syscallsTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := r.Meta()
+	wl, _, err := whatif.ExtractAndMeasure(r, meta.Topology, meta.Source.OSRelease)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	demand := func(tid int32) int64 {
+		for _, tk := range wl.Tasks {
+			if tk.TID == tid {
+				var d int64
+				for _, a := range tk.Activations {
+					d += a.DemandNS
+				}
+				return d
+			}
+		}
+		return -1
+	}
+	before := map[int32]int64{}
+	for tid := range fl.reads {
+		before[tid] = demand(tid)
+	}
+	st, err := transform(wl, fl, meta.Topology)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := stats{messages: 12000, writers: 40, readers: 40, removed: 1663, readActs: 12000}
+	if *st != want {
+		t.Errorf("got %+v, perf script shows %+v", *st, want)
+	}
+	for tid, d := range before {
+		if got := demand(tid); got != d {
+			t.Errorf("reader %d's demand %d ns after the rewrite, %d before", tid, got, d)
+		}
+	}
+	// Every message is a causal wakeup of its reader (transform's
+	// Validate has checked that each read activation has exactly one).
+	readers, writers := map[int32]bool{}, map[int32]bool{}
+	for tid := range fl.reads {
+		readers[tid] = true
+	}
+	for _, m := range fl.writes {
+		writers[m.tid] = true
+	}
+	var causal int
+	for _, e := range wl.Edges {
+		if e.Causal && e.Kind == whatif.EdgeWake && readers[wl.Tasks[e.Wakee].TID] && writers[wl.Tasks[e.Waker].TID] {
+			causal++
+		}
+	}
+	if causal != st.messages {
+		t.Errorf("%d causal wakeups of a reader by a writer, want one per message (%d)", causal, st.messages)
+	}
+}
+
+// A sched-only trace is refused with what to record.
+func TestRefusesSchedOnly(t *testing.T) {
+	_, err := readFlow(filepath.Join("..", "..", "fixtures", "perf", "hackbench.data"), 100)
+	if err == nil || !strings.Contains(err.Error(), "syscalls:sys_enter_write") {
+		t.Fatalf("err %v, want one naming the events to record", err)
+	}
+}
+
+func TestParseSeeds(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []uint64
+	}{
+		{"0-2", []uint64{0, 1, 2}},
+		{"5", []uint64{5}},
+		{"1,3-4", []uint64{1, 3, 4}},
+		{"2-1", nil},
+		{"x", nil},
+	} {
+		got, err := parseSeeds(tc.in)
+		if !slices.Equal(got, tc.want) || (err == nil) != (tc.want != nil) {
+			t.Errorf("parseSeeds(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
