@@ -15,7 +15,15 @@
 // model. It prints the replay's fidelity under the traced kernel's policy,
 // as `replay whatif --validate` does, for each seed.
 //
-//	go run ./scripts/dataflow [-seeds 0-2] [-size 100] [-flips N] [-o SIM.arrow] TRACE
+//	go run ./scripts/dataflow [-seeds 0-2] [-size 100] [-syscall-exit] [-flips N] [-paired] [-o SIM.arrow] TRACE
+//
+// -syscall-exit uses what the system calls add about preemption: under
+// voluntary preemption (the guests' kernels) a wakeup inside a write call
+// preempts its waker at the call's return at the earliest, so each
+// wakeup's stretch without a preemption point (Edge.NoPreemptNS) runs to
+// that return; the herd, one write waking every child, then stays one
+// burst as in the trace. -flips and -paired set the replay's wakee_flips
+// start and its wakeup pairing, to test what they change.
 //
 // A message is a write or read of -size bytes (hackbench's DATASIZE: 100)
 // by a task of the command's comm. A write's reader is named by the writes
@@ -47,8 +55,10 @@ func main() {
 	size := flag.Int64("size", 100, "the message size in bytes: writes and reads of this count are messages")
 	flips := flag.Int64("flips", -1, "wakee_flips of the tasks alive at the trace start (-1: the replay's inference)")
 	out := flag.String("o", "", "write the first seed's simulated schedule to this timeline file")
+	paired := flag.Bool("paired", false, "pair each wakeup with the activation the trace started with it (--paired-wakeups)")
+	sysExit := flag.Bool("syscall-exit", false, "a wakeup inside a write call cannot preempt its waker before the call returns (voluntary preemption)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: dataflow [-seeds 0-2] [-size 100] [-flips N] [-o SIM.arrow] TRACE")
+		fmt.Fprintln(os.Stderr, "usage: dataflow [-seeds 0-2] [-size 100] [-syscall-exit] [-flips N] [-paired] [-o SIM.arrow] TRACE")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -58,7 +68,7 @@ func main() {
 	}
 	ss, err := parseSeeds(*seeds)
 	if err == nil {
-		err = run(os.Stdout, flag.Arg(0), *size, *flips, ss, *out)
+		err = run(os.Stdout, flag.Arg(0), *size, *flips, ss, *out, *sysExit, *paired)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dataflow:", err)
@@ -85,7 +95,7 @@ func parseSeeds(s string) ([]uint64, error) {
 	return out, nil
 }
 
-func run(w io.Writer, path string, size, flips int64, seeds []uint64, out string) error {
+func run(w io.Writer, path string, size, flips int64, seeds []uint64, out string, syscallExit, paired bool) error {
 	fl, err := readFlow(path, size)
 	if err != nil {
 		return err
@@ -100,13 +110,13 @@ func run(w io.Writer, path string, size, flips int64, seeds []uint64, out string
 	if err != nil {
 		return err
 	}
-	st, err := transform(wl, fl, meta.Topology)
+	st, err := transform(wl, fl, meta.Topology, syscallExit)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	fmt.Fprintf(w, "trace: %s\n", path)
-	fmt.Fprintf(w, "data flow: %d messages from %d writers to %d readers; %d recorded wakeups of a reader by a writer replaced by %d write edges; %d read activations\n",
-		st.messages, st.writers, st.readers, st.removed, st.messages, st.readActs)
+	fmt.Fprintf(w, "data flow: %d messages from %d writers to %d readers; %d recorded wakeups of a reader by a writer replaced by %d write edges; %d read activations; %d wakeups held to their write call's return\n",
+		st.messages, st.writers, st.readers, st.removed, st.messages, st.readActs, st.syscallStretches)
 	pol, err := whatif.PolicyForKernel(meta.Source.OSRelease)
 	if err != nil {
 		return err
@@ -117,6 +127,7 @@ func run(w io.Writer, path string, size, flips int64, seeds []uint64, out string
 		if flips >= 0 {
 			cfg.WakeeFlips = flips
 		}
+		cfg.PairedWakeups = paired
 		var res *whatif.Result
 		if i == 0 && out != "" {
 			res, err = whatif.ReplayToFile(out, wl, cfg)
@@ -156,6 +167,9 @@ type flow struct {
 	reads  map[int32][]int64 // per reader: its reads' sys_enter_read times
 	runs   map[int32][][2]int64
 	comm   map[int32]string
+	// calls: per task, its write system calls [enter, exit] (any size),
+	// in time order.
+	calls map[int32][][2]int64
 }
 
 // readFlow reads the messages, the reads and each task's runs (from its
@@ -166,9 +180,9 @@ func readFlow(path string, size int64) (*flow, error) {
 		return nil, err
 	}
 	defer r.Close()
-	fl := &flow{reads: map[int32][]int64{}, runs: map[int32][][2]int64{}, comm: map[int32]string{}}
+	fl := &flow{reads: map[int32][]int64{}, runs: map[int32][][2]int64{}, comm: map[int32]string{}, calls: map[int32][][2]int64{}}
 	open := map[int32]*message{}
-	enter := map[int32]int64{}
+	enter := map[int32]int64{} // per task: the write it is in (-1: none)
 	since := map[int32]int64{} // per CPU: when its running task switched in
 	first := int64(-1)
 	seenWrite, seenRead := false, false
@@ -201,15 +215,21 @@ func readFlow(path string, size int64) (*flow, error) {
 			}
 		case e.Name == "syscalls:sys_enter_write":
 			seenWrite = true
+			enter[tid] = e.Time
 			if n, _ := field(e, "count"); n == size {
 				fd, _ := field(e, "fd")
 				open[tid] = &message{tid: tid, fd: fd, woke: -1}
-				enter[tid] = e.Time
 			}
 		case e.Name == "syscalls:sys_exit_write":
+			at, ok := enter[tid]
+			if !ok || at < 0 {
+				break
+			}
+			fl.calls[tid] = append(fl.calls[tid], [2]int64{at, e.Time})
+			enter[tid] = -1
 			if m := open[tid]; m != nil {
 				if m.nwoke != 1 {
-					m.woke, m.at = -1, (enter[tid]+e.Time)/2
+					m.woke, m.at = -1, (at+e.Time)/2
 				}
 				fl.writes = append(fl.writes, *m)
 				delete(open, tid)
@@ -355,13 +375,16 @@ func attribute(fl *flow) (map[int]int32, error) {
 // stats says what transform did.
 type stats struct {
 	messages, writers, readers, removed, readActs int
+	// syscallStretches: wakeups given the rest of their write call as a
+	// stretch without a preemption point (-syscall-exit).
+	syscallStretches int
 }
 
 // transform rewrites wl (extracted from the same trace) with the data
 // flow: each reader's activations from its first read on become one per
 // read, each started by a message; each message is a wake edge of its
 // writer; the recorded wakeups of readers by writers go.
-func transform(wl *whatif.Workload, fl *flow, topo *model.Topology) (*stats, error) {
+func transform(wl *whatif.Workload, fl *flow, topo *model.Topology, syscallExit bool) (*stats, error) {
 	if topo != nil {
 		for _, c := range topo.CPUs {
 			if c.Capacity != 0 && c.Capacity != 1024 {
@@ -529,6 +552,26 @@ func transform(wl *whatif.Workload, fl *flow, topo *model.Topology) (*stats, err
 			e.NoPreemptNS = min(r.NoPreemptNS, acts[k].DemandNS-off)
 		}
 		edges = append(edges, e)
+	}
+	if syscallExit {
+		for i := range edges {
+			e := &edges[i]
+			tid := wl.Tasks[e.Waker].TID
+			calls := fl.calls[tid]
+			j := sort.Search(len(calls), func(j int) bool { return calls[j][1] >= e.TimeNS })
+			if j == len(calls) || calls[j][0] > e.TimeNS {
+				continue
+			}
+			// Under voluntary preemption a wakeup inside a system call
+			// preempts its waker at the call's return at the earliest.
+			s := starts(e.Waker)
+			end := progress(fl.runs[tid], calls[j][1]) - s[e.WakerAct]
+			end = min(end, wl.Tasks[e.Waker].Activations[e.WakerAct].DemandNS)
+			if np := end - e.OffsetNS; np > e.NoPreemptNS {
+				e.NoPreemptNS = np
+				st.syscallStretches++
+			}
+		}
 	}
 	wl.Edges = edges
 	wl.Index()

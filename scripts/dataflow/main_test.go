@@ -65,7 +65,7 @@ func TestTransformAgainstPerfScript(t *testing.T) {
 	for tid := range fl.reads {
 		before[tid] = demand(tid)
 	}
-	st, err := transform(wl, fl, meta.Topology)
+	st, err := transform(wl, fl, meta.Topology, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +95,48 @@ func TestTransformAgainstPerfScript(t *testing.T) {
 	}
 	if causal != st.messages {
 		t.Errorf("%d causal wakeups of a reader by a writer, want one per message (%d)", causal, st.messages)
+	}
+}
+
+// With -syscall-exit a wakeup cannot preempt its waker before the write
+// call it came in returns. perf script --ns of the same file: sender 366
+// wakes receiver 337 at 10.078560422 (sched_waking, inside its write on
+// descriptor 0x11, receiver 8 of its group), returns from that write at
+// 10.078576241 (sys_exit_write), running on CPU 0 throughout: 15,819 ns.
+func TestSyscallExitStretch(t *testing.T) {
+	for _, tc := range []struct {
+		syscallExit bool
+		want        int64
+	}{{false, 0}, {true, 15819}} {
+		fl, err := readFlow(syscallsTrace, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := ingest.Open(syscallsTrace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta := r.Meta()
+		wl, _, err := whatif.ExtractAndMeasure(r, meta.Topology, meta.Source.OSRelease)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := transform(wl, fl, meta.Topology, tc.syscallExit); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, e := range wl.Edges {
+			if e.TimeNS == 10078560422 && wl.Tasks[e.Waker].TID == 366 && wl.Tasks[e.Wakee].TID == 337 {
+				found = true
+				if e.NoPreemptNS != tc.want {
+					t.Errorf("syscall-exit %v: the stretch after 366's wakeup of 337 is %d ns, want %d", tc.syscallExit, e.NoPreemptNS, tc.want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("syscall-exit %v: no edge for 366's wakeup of 337 at 10.078560422", tc.syscallExit)
+		}
 	}
 }
 
