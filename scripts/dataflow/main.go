@@ -139,15 +139,13 @@ func run(w io.Writer, path string, size, flips int64, seeds []uint64, out string
 		}
 		f := whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats)
 		if i == 0 {
-			fmt.Fprintf(w, "seed %d:\n", s)
 			if err := f.WriteTable(w); err != nil {
 				return err
 			}
-			continue
 		}
-		fmt.Fprintf(w, "seed %d: p50 %+.3f p95 %+.3f p99 %+.3f, wakeups %d, migrations %d, involuntary switches %d\n", s,
+		fmt.Fprintf(w, "seed %d: p50 %+.3f p95 %+.3f p99 %+.3f, wakeups %d, migrations %d (wake_affine moves %d), involuntary switches %d\n", s,
 			f.RelError["wakeup_p50_ns"], f.RelError["wakeup_p95_ns"], f.RelError["wakeup_p99_ns"],
-			len(res.Metrics.Latencies()), res.Metrics.Migrations, res.Metrics.InvoluntarySwitches)
+			len(res.Metrics.Latencies()), res.Metrics.Migrations, res.Stats.TTWUMoveAffine, res.Metrics.InvoluntarySwitches)
 	}
 	return nil
 }
