@@ -26,12 +26,12 @@
 // start and its wakeup pairing, to test what they change.
 //
 // A message is a write or read of -size bytes (hackbench's DATASIZE: 100)
-// by a task of the command's comm. A write's reader is named by the writes
-// that woke one: within a group of writers (those that woke a common
-// reader) a descriptor is one reader's. A writer that never woke a reader
-// joins the group of the writer created nearest it (tid), as hackbench
-// forks a group's senders one after another. Every reader must then get as
-// many messages as it read, or the trace is refused.
+// by any task. A write's reader is named by the writes that woke one:
+// within a group of writers (those that woke a common reader) a
+// descriptor is one reader's. A writer that never woke a reader joins the
+// group of the writer created nearest it (tid), as hackbench forks a
+// group's senders one after another. Every reader must then get as many
+// messages as it read, or the trace is refused.
 package main
 
 import (
