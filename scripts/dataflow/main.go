@@ -128,6 +128,8 @@ func run(w io.Writer, path string, size, flips int64, seeds []uint64, out string
 			cfg.WakeeFlips = flips
 		}
 		cfg.PairedWakeups = paired
+		// The work model replay whatif --validate uses by default.
+		_, cfg.ExitDeadlines = whatif.TimeBounded(wl.Cmdline)
 		var res *whatif.Result
 		if i == 0 && out != "" {
 			res, err = whatif.ReplayToFile(out, wl, cfg)
@@ -150,7 +152,7 @@ func run(w io.Writer, path string, size, flips int64, seeds []uint64, out string
 	return nil
 }
 
-// message is one write of a message (or the read of one).
+// message is one write of a message.
 type message struct {
 	tid   int32
 	fd    int64
