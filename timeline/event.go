@@ -283,6 +283,17 @@ func (e *Event) Int(c Col) int64 {
 // Int32 is Int for the many int32 columns (pids, cpus, prios).
 func (e *Event) Int32(c Col) int32 { return int32(e.Int(c)) }
 
+// IntField returns the integer value of the untyped field name (fd, count,
+// ret of a system-call tracepoint), and whether the event has one.
+func (e *Event) IntField(name string) (int64, bool) {
+	for _, f := range e.Fields {
+		if f.Name == name && (f.Kind == FieldInt || f.Kind == FieldUint) {
+			return f.Int, true
+		}
+	}
+	return 0, false
+}
+
 // Str returns a string column's value ("" when absent).
 func (e *Event) Str(c Col) string {
 	if e.Has&(1<<c) == 0 {

@@ -200,3 +200,16 @@ func TestEmptyTimeline(t *testing.T) {
 		r.Close()
 	}
 }
+
+func TestIntField(t *testing.T) {
+	e := &Event{Fields: []Field{{Name: "buf", Kind: FieldString, Str: "x"}, {Name: "fd", Kind: FieldUint, Int: 3}, {Name: "ret", Kind: FieldInt, Int: -11}}}
+	for _, tc := range []struct {
+		name string
+		v    int64
+		ok   bool
+	}{{"fd", 3, true}, {"ret", -11, true}, {"buf", 0, false}, {"count", 0, false}} {
+		if v, ok := e.IntField(tc.name); v != tc.v || ok != tc.ok {
+			t.Errorf("IntField(%q) = %d, %v; want %d, %v", tc.name, v, ok, tc.v, tc.ok)
+		}
+	}
+}
