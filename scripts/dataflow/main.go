@@ -41,11 +41,10 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/timeline"
 	"github.com/schedreplay/replay/whatif"
 )
@@ -66,7 +65,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	ss, err := parseSeeds(*seeds)
+	ss, err := scriptutil.ParseSeeds(*seeds)
 	if err == nil {
 		err = run(os.Stdout, flag.Arg(0), *size, *flips, ss, *out, *sysExit, *paired)
 	}
@@ -76,26 +75,7 @@ func main() {
 	}
 }
 
-func parseSeeds(s string) ([]uint64, error) {
-	var out []uint64
-	for _, part := range strings.Split(s, ",") {
-		a, b, isRange := strings.Cut(part, "-")
-		lo, err := strconv.ParseUint(a, 10, 32)
-		hi := lo
-		if err == nil && isRange {
-			hi, err = strconv.ParseUint(b, 10, 32)
-		}
-		if err != nil || hi < lo || hi-lo > 1000 {
-			return nil, fmt.Errorf("-seeds %q: want a, a-b or a list of them", s)
-		}
-		for v := lo; v <= hi; v++ {
-			out = append(out, v)
-		}
-	}
-	return out, nil
-}
-
-func run(w io.Writer, path string, size, flips int64, seeds []uint64, out string, syscallExit, paired bool) error {
+func run(w io.Writer, path string, size, flips int64, seeds []int, out string, syscallExit, paired bool) error {
 	fl, err := readFlow(path, size)
 	if err != nil {
 		return err
@@ -123,7 +103,7 @@ func run(w io.Writer, path string, size, flips int64, seeds []uint64, out string
 	}
 	for i, s := range seeds {
 		cfg := whatif.DefaultConfig(pol)
-		cfg.Seed, cfg.Topology, cfg.Kernel = s, meta.Topology, meta.Source.OSRelease
+		cfg.Seed, cfg.Topology, cfg.Kernel = uint64(s), meta.Topology, meta.Source.OSRelease
 		if flips >= 0 {
 			cfg.WakeeFlips = flips
 		}
@@ -216,8 +196,8 @@ func readFlow(path string, size int64) (*flow, error) {
 		case e.Name == "syscalls:sys_enter_write":
 			seenWrite = true
 			enter[tid] = e.Time
-			if n, _ := field(e, "count"); n == size {
-				fd, _ := field(e, "fd")
+			if n, _ := e.IntField("count"); n == size {
+				fd, _ := e.IntField("fd")
 				open[tid] = &message{tid: tid, fd: fd, woke: -1}
 			}
 		case e.Name == "syscalls:sys_exit_write":
@@ -236,7 +216,7 @@ func readFlow(path string, size int64) (*flow, error) {
 			}
 		case e.Name == "syscalls:sys_enter_read":
 			seenRead = true
-			if n, _ := field(e, "count"); n == size {
+			if n, _ := e.IntField("count"); n == size {
 				fl.reads[tid] = append(fl.reads[tid], e.Time)
 			}
 		}
@@ -251,16 +231,6 @@ func readFlow(path string, size int64) (*flow, error) {
 		return nil, fmt.Errorf("%s: no write of %d bytes (-size)", path, size)
 	}
 	return fl, nil
-}
-
-// field is a tracepoint field without a typed column (fd, count).
-func field(e *timeline.Event, name string) (int64, bool) {
-	for _, f := range e.Fields {
-		if f.Name == name && (f.Kind == timeline.FieldInt || f.Kind == timeline.FieldUint) {
-			return f.Int, true
-		}
-	}
-	return 0, false
 }
 
 // progress is the run time of a task before t (its runs sorted by start).
@@ -279,25 +249,14 @@ func progress(runs [][2]int64, t int64) int64 {
 func attribute(fl *flow) (map[int]int32, error) {
 	isReader := func(t int32) bool { return len(fl.reads[t]) > 0 }
 	// Groups: union of each writer with the readers it woke.
-	parent := map[int32]int32{}
-	var find func(int32) int32
-	find = func(x int32) int32 {
-		p, ok := parent[x]
-		if !ok || p == x {
-			parent[x] = x
-			return x
-		}
-		root := find(p)
-		parent[x] = root
-		return root
-	}
+	groups := scriptutil.Groups{}
 	var writers []int32
 	for _, m := range fl.writes {
 		if !slices.Contains(writers, m.tid) {
 			writers = append(writers, m.tid)
 		}
 		if m.woke >= 0 && isReader(m.woke) {
-			parent[find(m.tid)] = find(m.woke)
+			groups.Join(m.tid, m.woke)
 		}
 	}
 	slices.Sort(writers)
@@ -310,7 +269,7 @@ func attribute(fl *flow) (map[int]int32, error) {
 	group := map[int32]int32{}
 	for _, wr := range writers {
 		if evidence[wr] {
-			group[wr] = find(wr)
+			group[wr] = groups.Find(wr)
 		}
 	}
 	for i, wr := range writers {
@@ -329,7 +288,7 @@ func attribute(fl *flow) (map[int]int32, error) {
 		if best < 0 {
 			return nil, fmt.Errorf("no write woke a reader: the messages' readers cannot be named")
 		}
-		group[wr] = find(best)
+		group[wr] = groups.Find(best)
 	}
 	type key struct {
 		group int32

@@ -2,15 +2,31 @@ package main
 
 import (
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/whatif"
 )
 
 var syscallsTrace = filepath.Join("..", "..", "fixtures", "kernels", "syscalls", "guest-P-1s2c1t", "r1", "hb.perf.data.gz")
+
+// extract is the syscall recording's workload, as run extracts it.
+func extract(t *testing.T) (*whatif.Workload, *model.Topology) {
+	t.Helper()
+	r, err := ingest.Open(syscallsTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	meta := r.Meta()
+	wl, _, err := whatif.ExtractAndMeasure(r, meta.Topology, meta.Source.OSRelease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wl, meta.Topology
+}
 
 // The committed hackbench recording with system-call tracepoints, against
 // perf script's text of the same file (perf 6.1, read with awk,
@@ -39,16 +55,7 @@ func TestTransformAgainstPerfScript(t *testing.T) {
 			t.Fatalf("message %d (writer %d, fd %d) to reader %d; the descriptor layout says %d", i, m.tid, m.fd, readerOf[i], want)
 		}
 	}
-	r, err := ingest.Open(syscallsTrace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta := r.Meta()
-	wl, _, err := whatif.ExtractAndMeasure(r, meta.Topology, meta.Source.OSRelease)
-	r.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	wl, topo := extract(t)
 	demand := func(tid int32) int64 {
 		for _, tk := range wl.Tasks {
 			if tk.TID == tid {
@@ -65,7 +72,7 @@ func TestTransformAgainstPerfScript(t *testing.T) {
 	for tid := range fl.reads {
 		before[tid] = demand(tid)
 	}
-	st, err := transform(wl, fl, meta.Topology, false)
+	st, err := transform(wl, fl, topo, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,17 +119,8 @@ func TestSyscallExitStretch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := ingest.Open(syscallsTrace)
-		if err != nil {
-			t.Fatal(err)
-		}
-		meta := r.Meta()
-		wl, _, err := whatif.ExtractAndMeasure(r, meta.Topology, meta.Source.OSRelease)
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := transform(wl, fl, meta.Topology, tc.syscallExit); err != nil {
+		wl, topo := extract(t)
+		if _, err := transform(wl, fl, topo, tc.syscallExit); err != nil {
 			t.Fatal(err)
 		}
 		found := false
@@ -145,23 +143,5 @@ func TestRefusesSchedOnly(t *testing.T) {
 	_, err := readFlow(filepath.Join("..", "..", "fixtures", "perf", "hackbench.data"), 100)
 	if err == nil || !strings.Contains(err.Error(), "syscalls:sys_enter_write") {
 		t.Fatalf("err %v, want one naming the events to record", err)
-	}
-}
-
-func TestParseSeeds(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want []uint64
-	}{
-		{"0-2", []uint64{0, 1, 2}},
-		{"5", []uint64{5}},
-		{"1,3-4", []uint64{1, 3, 4}},
-		{"2-1", nil},
-		{"x", nil},
-	} {
-		got, err := parseSeeds(tc.in)
-		if !slices.Equal(got, tc.want) || (err == nil) != (tc.want != nil) {
-			t.Errorf("parseSeeds(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
-		}
 	}
 }

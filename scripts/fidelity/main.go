@@ -42,6 +42,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/whatif"
 )
 
@@ -87,7 +88,7 @@ func main() {
 	status := flag.Bool("status", false, "also print FIDELITY.md's status tables (markdown): per recording (a recording made several times pooled per group) the runs that met each goal, the median signed error, and with -repeats or -holdout the kernel against itself")
 	places := flag.Bool("places", false, "also print where the wakeups landed per recording (--validate's wakeups@ rows: the trace's, and the replay's median over the seeds; FIDELITY.md round 32)")
 	flag.Parse()
-	ss, err := parseSeeds(*seeds)
+	ss, err := scriptutil.ParseSeeds(*seeds)
 	if err != nil {
 		fail(err)
 	}
@@ -839,27 +840,6 @@ func tableRow(r *run) string {
 	return fmt.Sprintf("| %s | %d | %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %s |", name, r.seed,
 		lat("wakeup_p50_ns"), lat("wakeup_p95_ns"), lat("wakeup_p99_ns"), idleGoal, f.KS, pct(f.RelError["idle_while_runnable_ns"]),
 		cnt("migrations"), cnt("involuntary_switches"), pct(f.RelError["makespan_ns"]), pct(f.RelError["cpu_time_ns"]), cnt("wakeup_count"))
-}
-
-func parseSeeds(s string) ([]int, error) {
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, ok := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			return nil, fmt.Errorf("seeds %q: %v", s, err)
-		}
-		b := a
-		if ok {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("seeds %q: bad range", s)
-			}
-		}
-		for i := a; i <= b; i++ {
-			out = append(out, i)
-		}
-	}
-	return out, nil
 }
 
 func fail(err error) {

@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -131,7 +132,7 @@ func measure(path, prefix string) (*counts, error) {
 			}
 		case e.Name == "syscalls:sys_enter_write":
 			seenEnter = true
-			fd, ok := field(e, "fd")
+			fd, ok := e.IntField("fd")
 			if !ok {
 				return nil, fmt.Errorf("%s: sys_enter_write at %d ns without its fd field", path, e.Time)
 			}
@@ -143,7 +144,7 @@ func measure(path, prefix string) (*counts, error) {
 			}
 		case e.Name == "syscalls:sys_exit_read":
 			seenRead = true
-			if ret, ok := field(e, "ret"); ok && ret > 0 {
+			if ret, ok := e.IntField("ret"); ok && ret > 0 {
 				reads[tid]++
 			}
 		}
@@ -157,25 +158,14 @@ func measure(path, prefix string) (*counts, error) {
 	keep := func(tid int32) bool { return strings.HasPrefix(comms[tid], prefix) }
 
 	// Groups: union of each writer with the readers its writes woke.
-	parent := map[int32]int32{}
-	var find func(int32) int32
-	find = func(x int32) int32 {
-		p, ok := parent[x]
-		if !ok || p == x {
-			parent[x] = x
-			return x
-		}
-		root := find(p)
-		parent[x] = root
-		return root
-	}
+	groups := scriptutil.Groups{}
 	// A write that woke one task of the workload names its reader; a
 	// sched_waking of another task inside a write (a kworker woken by an
 	// interrupt that came during it) names none.
 	names := func(w write) bool { return keep(w.writer) && len(w.woke) == 1 && keep(w.woke[0]) }
 	for _, w := range writes {
 		if names(w) {
-			parent[find(w.writer)] = find(w.woke[0])
+			groups.Join(w.writer, w.woke[0])
 		}
 	}
 	type key struct {
@@ -187,7 +177,7 @@ func measure(path, prefix string) (*counts, error) {
 		if !names(w) {
 			continue
 		}
-		k := key{find(w.writer), w.fd}
+		k := key{groups.Find(w.writer), w.fd}
 		if old, ok := reader[k]; ok && old != w.woke[0] {
 			reader[k] = -1
 		} else if !ok {
@@ -201,7 +191,7 @@ func measure(path, prefix string) (*counts, error) {
 			continue
 		}
 		c.writes++
-		rd, ok := reader[key{find(w.writer), w.fd}]
+		rd, ok := reader[key{groups.Find(w.writer), w.fd}]
 		switch {
 		case !ok:
 			continue
@@ -236,16 +226,6 @@ func measure(path, prefix string) (*counts, error) {
 func asleepAt(sl [][2]int64, t int64) bool {
 	i := sort.Search(len(sl), func(i int) bool { return sl[i][0] > t }) - 1
 	return i >= 0 && (sl[i][1] < 0 || t < sl[i][1])
-}
-
-// field is a tracepoint field without a typed column (fd, ret, ...).
-func field(e *timeline.Event, name string) (int64, bool) {
-	for _, f := range e.Fields {
-		if f.Name == name && (f.Kind == timeline.FieldInt || f.Kind == timeline.FieldUint) {
-			return f.Int, true
-		}
-	}
-	return 0, false
 }
 
 func median(v []float64) float64 {

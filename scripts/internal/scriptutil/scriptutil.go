@@ -1,0 +1,54 @@
+// Package scriptutil holds what the analysis scripts under scripts/ share:
+// their -seeds syntax and the grouping of a workload's writers with the
+// readers they woke.
+package scriptutil
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ParseSeeds reads a seed list: numbers and ranges a-b, comma-separated
+// ("0-29", "1,3-4").
+func ParseSeeds(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, ok := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("seeds %q: %v", s, err)
+		}
+		b := a
+		if ok {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, fmt.Errorf("seeds %q: bad range", s)
+			}
+		}
+		for i := a; i <= b; i++ {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// Groups is a union-find over task ids: a writer and the reader its write
+// woke join one group (hackbench's groups: every sender of a group writes
+// to every receiver of it), so that a descriptor number names one reader
+// within a group.
+type Groups map[int32]int32
+
+// Find returns x's group (x alone if never joined).
+func (g Groups) Find(x int32) int32 {
+	p, ok := g[x]
+	if !ok || p == x {
+		g[x] = x
+		return x
+	}
+	root := g.Find(p)
+	g[x] = root
+	return root
+}
+
+// Join puts a and b in one group.
+func (g Groups) Join(a, b int32) { g[g.Find(a)] = g.Find(b) }

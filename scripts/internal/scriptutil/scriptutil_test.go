@@ -1,0 +1,34 @@
+package scriptutil
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestParseSeeds(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+	}{
+		{"0-2", []int{0, 1, 2}},
+		{"5", []int{5}},
+		{"1,3-4", []int{1, 3, 4}},
+		{"2-1", nil},
+		{"x", nil},
+	} {
+		got, err := ParseSeeds(tc.in)
+		if !slices.Equal(got, tc.want) || (err == nil) != (tc.want != nil) {
+			t.Errorf("ParseSeeds(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestGroups(t *testing.T) {
+	g := Groups{}
+	g.Join(1, 2)
+	g.Join(3, 2)
+	g.Join(4, 5)
+	if g.Find(1) != g.Find(3) || g.Find(1) == g.Find(4) || g.Find(6) != 6 {
+		t.Errorf("groups %v: want {1,2,3} {4,5} {6}", g)
+	}
+}
