@@ -485,6 +485,17 @@ func transform(wl *whatif.Workload, fl *flow, topo *model.Topology, syscallExit 
 		}
 	}
 	wl.HostStalls = stalls
+	// From here on the activations stay as they are: each task's starts
+	// are computed once.
+	startsOf := map[int32][]int64{}
+	cachedStarts := func(ti int32) []int64 {
+		if s, ok := startsOf[ti]; ok {
+			return s
+		}
+		s := starts(ti)
+		startsOf[ti] = s
+		return s
+	}
 	// The messages, each to its reader's next read in time order.
 	order := make([]int, len(fl.writes))
 	for i := range order {
@@ -495,7 +506,7 @@ func transform(wl *whatif.Workload, fl *flow, topo *model.Topology, syscallExit 
 	for _, i := range order {
 		m := fl.writes[i]
 		wi, ri := index[m.tid], index[readerOf[i]]
-		s := starts(wi)
+		s := cachedStarts(wi)
 		acts := wl.Tasks[wi].Activations
 		p := progress(fl.runs[m.tid], m.at)
 		k := min(sort.Search(len(acts), func(i int) bool { return s[i+1] > p }), len(acts)-1)
@@ -523,7 +534,7 @@ func transform(wl *whatif.Workload, fl *flow, topo *model.Topology, syscallExit 
 			}
 			// Under voluntary preemption a wakeup inside a system call
 			// preempts its waker at the call's return at the earliest.
-			s := starts(e.Waker)
+			s := cachedStarts(e.Waker)
 			end := progress(fl.runs[tid], calls[j][1]) - s[e.WakerAct]
 			end = min(end, wl.Tasks[e.Waker].Activations[e.WakerAct].DemandNS)
 			if np := end - e.OffsetNS; np > e.NoPreemptNS {
