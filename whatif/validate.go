@@ -222,6 +222,9 @@ type Fidelity struct {
 	Spread *Spread `json:"spread,omitempty"`
 	// DemandNS is the workload's total demand, for HostStallNS's share.
 	DemandNS int64 `json:"demand_ns,omitempty"`
+	// GoalBands place each latency goal's band in both distributions
+	// (goalband.go).
+	GoalBands []GoalBand `json:"goal_bands,omitempty"`
 }
 
 // Goal is one fidelity target.
@@ -263,6 +266,7 @@ func Compare(policy string, obs, sim *Metrics, st *Stats) *Fidelity {
 	add("wakeup_p95_ns", 0.15, math.Abs(f.RelError["wakeup_p95_ns"]))
 	add("wakeup_p99_ns", 0.25, math.Abs(f.RelError["wakeup_p99_ns"]))
 	add("idle_ns/total_cpu_time", 0.05, idleErr)
+	f.GoalBands = goalBands(obs, sim)
 	return f
 }
 
@@ -387,6 +391,7 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "goal %-24s <= %.2f: %.4f %s\n", g.Metric, g.Limit, g.Value, v)
 	}
+	writeGoalBands(&b, f.GoalBands)
 	if f.Spread != nil {
 		f.Spread.writeTable(&b)
 	}
