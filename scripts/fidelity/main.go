@@ -6,6 +6,7 @@
 //	go run ./scripts/fidelity                  # seeds 0-2
 //	go run ./scripts/fidelity -seeds 0-9 -o /tmp/fid
 //	go run ./scripts/fidelity -seeds 0 -places # where the wakeups landed
+//	go run ./scripts/fidelity -seeds 0-29 -bands # where the latency goals' bands fall
 //	go run ./scripts/fidelity -seeds 0-29 -against /tmp/fid  # goals met, before -> now
 //	go run ./scripts/fidelity -seeds 0-29 -goals  # runs meeting each goal, per recording
 //	go run ./scripts/fidelity -seeds 0-29 -repeats # also the repeat recordings, and the kernel against itself
@@ -59,6 +60,7 @@ type result struct {
 		RelError  map[string]float64 `json:"rel_error"`
 		KS        float64            `json:"ks"`
 		Goals     []goal             `json:"goals"`
+		GoalBands []whatif.GoalBand  `json:"goal_bands"`
 	} `json:"fidelity"`
 }
 
@@ -86,6 +88,7 @@ func main() {
 	repeats := flag.Bool("repeats", false, "also replay the repeat recordings (fixtures/kernels/repeats) and print how the kernel's own recordings of a workload meet the goals against each other (FIDELITY.md round 49)")
 	holdout := flag.Bool("holdout", false, "also replay the holdout recordings (fixtures/kernels/holdout: workloads recorded after the model's rules were set, on the two-vCPU guests and guest-B, FIDELITY.md round 50) and print the kernel against itself for them")
 	status := flag.Bool("status", false, "also print FIDELITY.md's status tables (markdown): per recording (a recording made several times pooled per group) the runs that met each goal, the median signed error, and with -repeats or -holdout the kernel against itself")
+	bands := flag.Bool("bands", false, "also print, per recording, where each latency goal's band falls in the trace's wakeups and the replays' (--validate's goal bands: the share below the band and up to its top, the replay's median over the seeds; FIDELITY.md round 53)")
 	places := flag.Bool("places", false, "also print where the wakeups landed per recording (--validate's wakeups@ rows: the trace's, and the replay's median over the seeds; FIDELITY.md round 32)")
 	flag.Parse()
 	ss, err := scriptutil.ParseSeeds(*seeds)
@@ -261,6 +264,9 @@ func main() {
 	}
 	if *places {
 		printPlaces(runs)
+	}
+	if *bands {
+		printBands(runs)
 	}
 	if *status {
 		if err := printStatus(runs); err != nil {
@@ -549,6 +555,61 @@ func printPlaces(runs []*run) {
 		}
 		fmt.Println()
 	}
+}
+
+// printBands prints, per recording, a markdown table of its latency
+// goals' bands (bandRows).
+func printBands(runs []*run) {
+	fmt.Println("\nlatency goal bands: share of wakeups below the band..up to its top, the trace | the replays' median (runs below/in/above the band)")
+	fmt.Println("| recording | p50 | p95 | p99 |")
+	fmt.Println("|---|---|---|---|")
+	for _, row := range bandRows(runs) {
+		fmt.Println(row)
+	}
+}
+
+// bandRows is one markdown row per recording: for each latency goal the
+// share of the trace's wakeups below its band and up to its top, then the
+// replays' (median over the seeds), and how many runs' percentile fell
+// below the band, in it and above it (the goal's own verdict, exact where
+// the shares are rounded; its side from the sign of the error).
+func bandRows(runs []*run) []string {
+	names, byName := byRecording(runs)
+	var rows []string
+	for _, n := range names {
+		rs := byName[n]
+		cells := []string{n}
+		for i := range rs[0].res.Fidelity.GoalBands {
+			ob := rs[0].res.Fidelity.GoalBands[i]
+			var lo, hi []float64
+			var under, in, over int
+			for _, r := range rs {
+				b := r.res.Fidelity.GoalBands[i]
+				lo, hi = append(lo, b.SimulatedBelow), append(hi, b.SimulatedUpTo)
+				switch met := goalMet(r, b.Metric); {
+				case met:
+					in++
+				case r.res.Fidelity.RelError[b.Metric] < 0:
+					under++
+				default:
+					over++
+				}
+			}
+			cells = append(cells, fmt.Sprintf("%.1f..%.1f %% \\| %.1f..%.1f %% (%d/%d/%d)", ob.ObservedBelow, ob.ObservedUpTo, median(lo), median(hi), under, in, over))
+		}
+		rows = append(rows, fmt.Sprintf("| %s |", strings.Join(cells, " | ")))
+	}
+	return rows
+}
+
+// goalMet is whether run r met the goal on metric.
+func goalMet(r *run, metric string) bool {
+	for _, g := range r.res.Fidelity.Goals {
+		if g.Metric == metric {
+			return g.Met
+		}
+	}
+	return false
 }
 
 // kernelOf is the key the totals per kernel use: the group's kernel,

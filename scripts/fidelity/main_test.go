@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/schedreplay/replay/whatif"
+)
 
 // signedError by hand: a percentile's error is the JSON's rel_error; the
 // idle error is (simulated idle − observed idle) / (observed idle +
@@ -21,5 +25,30 @@ func TestSignedErrorByHand(t *testing.T) {
 	f.Observed = map[string]any{"idle_ns": 0.0, "cpu_time_ns": 0.0}
 	if got := signedError(r, goal{Metric: "idle_ns/total_cpu_time"}); got != 0 {
 		t.Errorf("idle of an empty trace: %v, want 0", got)
+	}
+}
+
+// bandRows by hand: three runs of one recording, the trace's p50 band
+// 48.0..52.0 %, the replays' 60/64/70 % below it (median 64) and 62/66/71
+// % up to its top (median 66); two runs missed below the band (negative
+// error), one met it.
+func TestBandRowsByHand(t *testing.T) {
+	var runs []*run
+	for i, c := range []struct {
+		below, upTo, err float64
+		met              bool
+	}{{60, 62, -0.3, false}, {70, 71, -0.5, false}, {64, 66, 0.1, true}} {
+		r := &run{name: "guest-N/hackbench", seed: i}
+		f := &r.res.Fidelity
+		f.GoalBands = []whatif.GoalBand{{Metric: "wakeup_p50_ns", Permille: 500,
+			ObservedBelow: 48, ObservedUpTo: 52, SimulatedBelow: c.below, SimulatedUpTo: c.upTo}}
+		f.Goals = []goal{{Metric: "wakeup_p50_ns", Met: c.met}}
+		f.RelError = map[string]float64{"wakeup_p50_ns": c.err}
+		runs = append(runs, r)
+	}
+	got := bandRows(runs)
+	want := `| guest-N/hackbench | 48.0..52.0 % \| 64.0..66.0 % (2/1/0) |`
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
