@@ -12,8 +12,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/schedreplay/replay/internal/arrowtest"
 )
 
 func goldenReport(t *testing.T, name string, sink SliceSink) *Report {
@@ -140,16 +139,7 @@ func TestSliceFile(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("left %d files, want only slices.arrow", len(ents))
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(memory.NewGoAllocator()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fr.Close()
+	fr := arrowtest.OpenFile(t, path)
 	if !fr.Schema().Equal(SliceSchema) {
 		t.Errorf("schema %v", fr.Schema())
 	}

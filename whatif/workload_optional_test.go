@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/schedreplay/replay/internal/arrowtest"
 )
 
 // TestLoadWorkloadWithoutOptionalColumns: a workload file written before
@@ -27,16 +27,7 @@ func TestLoadWorkloadWithoutOptionalColumns(t *testing.T) {
 	}
 	drop := map[string]bool{"sync": true, "no_preempt_ns": true, "awaits": true, "raced": true, "exit_ns": true}
 	cut := filepath.Join(dir, "cut.arrow")
-	f, err := os.Open(full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(memory.NewGoAllocator()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fr.Close()
+	fr := arrowtest.OpenFile(t, full)
 	var keep []int
 	var fields []arrow.Field
 	for i, fd := range fr.Schema().Fields() {
