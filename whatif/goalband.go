@@ -32,8 +32,9 @@ type GoalBand struct {
 	SimulatedUpTo  float64 `json:"simulated_up_to_high"`
 }
 
-// latencyGoals are the goals on wakeup latency percentiles: metric,
-// percentile (permille) and tolerance (per cent), as Compare's.
+// latencyGoals are the issue's goals on wakeup latency percentiles:
+// metric, percentile (permille) and tolerance (per cent). Compare scores
+// them and goalBands places their bands.
 var latencyGoals = []struct {
 	metric   string
 	permille int

@@ -262,9 +262,9 @@ func Compare(policy string, obs, sim *Metrics, st *Stats) *Fidelity {
 	add := func(m string, lim, v float64) {
 		f.Goals = append(f.Goals, Goal{Metric: m, Limit: lim, Value: round4(v), Met: v <= lim})
 	}
-	add("wakeup_p50_ns", 0.15, math.Abs(f.RelError["wakeup_p50_ns"]))
-	add("wakeup_p95_ns", 0.15, math.Abs(f.RelError["wakeup_p95_ns"]))
-	add("wakeup_p99_ns", 0.25, math.Abs(f.RelError["wakeup_p99_ns"]))
+	for _, g := range latencyGoals {
+		add(g.metric, float64(g.tolPct)/100, math.Abs(f.RelError[g.metric]))
+	}
 	add("idle_ns/total_cpu_time", 0.05, idleErr)
 	f.GoalBands = goalBands(obs, sim)
 	return f
