@@ -34,6 +34,22 @@ type SpreadGoal struct {
 	Simulated float64 `json:"simulated"`
 	Within    bool    `json:"within"`
 	KernelMet int     `json:"kernel_met"`
+	// Band, for a latency goal, places the validated trace's goal band
+	// (GoalBand) in every recording: a percentile range says whether the
+	// replay's percentile lies among the kernel's, the band by how many
+	// wakeups (per cent) the recordings and the replay put on its fast
+	// side.
+	Band *SpreadBand `json:"band,omitempty"`
+}
+
+// SpreadBand is the share of wakeups below the validated trace's band of
+// a latency goal ((1 − tol)·x, x the trace's percentile), in per cent:
+// the lowest and highest over the recordings, and the replay's.
+type SpreadBand struct {
+	BelowMin  float64 `json:"below_low_min"`
+	BelowMax  float64 `json:"below_low_max"`
+	Simulated float64 `json:"simulated_below_low"`
+	Within    bool    `json:"within"`
 }
 
 // GoalValue is the quantity goal metric is about in m: a wakeup-latency
@@ -67,6 +83,7 @@ func NewSpread(obs []*Metrics, sim *Metrics) *Spread {
 			sg.Low, sg.High = min(sg.Low, v), max(sg.High, v)
 		}
 		sg.Within = sg.Simulated >= sg.Low && sg.Simulated <= sg.High
+		sg.Band = spreadBand(g.Metric, obs, sim)
 		sp.Goals = append(sp.Goals, sg)
 	}
 	for i := range obs {
@@ -84,6 +101,37 @@ func NewSpread(obs []*Metrics, sim *Metrics) *Spread {
 	return sp
 }
 
+// spreadBand places the band of latency goal metric around obs[0]'s
+// percentile in every recording and the replay; nil for another goal or
+// when a side has no wakeups.
+func spreadBand(metric string, obs []*Metrics, sim *Metrics) *SpreadBand {
+	var tol int64
+	for _, g := range latencyGoals {
+		if g.metric == metric {
+			tol = g.tolPct
+		}
+	}
+	if tol == 0 || len(sim.latencies) == 0 {
+		return nil
+	}
+	x := obs[0].value(metric)
+	below := func(v int64) bool { return 100*v < (100-tol)*x }
+	shareBelow := func(m *Metrics) float64 {
+		nb, _ := bandCounts(m.latencies, below, below)
+		return share(nb, len(m.latencies))
+	}
+	b := &SpreadBand{BelowMin: math.Inf(1), BelowMax: math.Inf(-1), Simulated: shareBelow(sim)}
+	for _, o := range obs {
+		if len(o.latencies) == 0 {
+			return nil
+		}
+		v := shareBelow(o)
+		b.BelowMin, b.BelowMax = min(b.BelowMin, v), max(b.BelowMax, v)
+	}
+	b.Within = b.Simulated >= b.BelowMin && b.Simulated <= b.BelowMax
+	return b
+}
+
 // writeTable prints the spread under the fidelity table's goals.
 func (sp *Spread) writeTable(b io.Writer) {
 	fmt.Fprintf(b, "kernel spread over %d recordings (%d ordered pairs scored as replay against trace):\n", sp.Recordings, sp.Pairs)
@@ -95,6 +143,13 @@ func (sp *Spread) writeTable(b io.Writer) {
 		lo, hi, v := spreadCell(g.Metric, g.Low), spreadCell(g.Metric, g.High), spreadCell(g.Metric, g.Simulated)
 		fmt.Fprintf(b, "spread %-24s recordings %s..%s, replay %s (%s); the kernel meets the goal in %d of %d pairs\n",
 			g.Metric, lo, hi, v, in, g.KernelMet, sp.Pairs)
+		if bd := g.Band; bd != nil {
+			in := "outside"
+			if bd.Within {
+				in = "within"
+			}
+			fmt.Fprintf(b, "       %-24s below the trace's band: recordings %.1f..%.1f%%, replay %.1f%% (%s)\n", "", bd.BelowMin, bd.BelowMax, bd.Simulated, in)
+		}
 	}
 }
 

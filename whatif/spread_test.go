@@ -35,3 +35,40 @@ func TestNewSpreadByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestSpreadBandByHand: three recordings of 20 wakeups, 1..20, 2..21 and
+// 5..24 ms; the first's p50 is 10 ms, so its band starts at 8.5 ms, and
+// 40, 35 and 20 % of the recordings' wakeups lie below it. A replay of
+// 0.5..10 ms in 0.5 ms steps has 16 of 20 below (80 %, outside); one of
+// 3..22 ms has 6 (30 %, within). The p95 band starts at 16.15 ms (0.85 ×
+// 19): 80, 75, 60 %; the replays 100 and 70 %. The p99 band at 15 ms
+// (0.75 × 20): 70, 65, 50 %; the replays 100 and 60 %. The idle goal has
+// no band.
+func TestSpreadBandByHand(t *testing.T) {
+	obs := []*Metrics{metricsOf(msRange(1, 20)), metricsOf(msRange(2, 21)), metricsOf(msRange(5, 24))}
+	var half []int64
+	for v := int64(1); v <= 20; v++ {
+		half = append(half, v*500_000)
+	}
+	for _, tc := range []struct {
+		sim  *Metrics
+		want [3]SpreadBand
+	}{
+		{metricsOf(half), [3]SpreadBand{{20, 40, 80, false}, {60, 80, 100, false}, {50, 70, 100, false}}},
+		{metricsOf(msRange(3, 22)), [3]SpreadBand{{20, 40, 30, true}, {60, 80, 70, true}, {50, 70, 60, true}}},
+	} {
+		sp := NewSpread(obs, tc.sim)
+		for i, w := range tc.want {
+			if g := sp.Goals[i]; g.Band == nil || *g.Band != w {
+				t.Errorf("%s: band %+v, want %+v", g.Metric, g.Band, w)
+			}
+		}
+		if sp.Goals[3].Band != nil {
+			t.Errorf("idle goal has a band: %+v", sp.Goals[3].Band)
+		}
+	}
+	// Without latencies (a recording measured elsewhere) there is no band.
+	if sp := NewSpread([]*Metrics{{WakeupP50NS: 1}, {WakeupP50NS: 2}}, metricsOf(msRange(1, 20))); sp.Goals[0].Band != nil {
+		t.Errorf("band without the recordings' latencies: %+v", sp.Goals[0].Band)
+	}
+}
