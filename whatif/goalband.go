@@ -32,17 +32,42 @@ type GoalBand struct {
 	SimulatedUpTo  float64 `json:"simulated_up_to_high"`
 }
 
-// latencyGoals are the issue's goals on wakeup latency percentiles:
-// metric, percentile (permille) and tolerance (per cent). Compare scores
-// them and goalBands places their bands.
-var latencyGoals = []struct {
+// latencyGoal is one of the issue's goals on a wakeup-latency
+// percentile: its metric, percentile (permille) and tolerance (per cent).
+type latencyGoal struct {
 	metric   string
 	permille int
 	tolPct   int64
-}{{"wakeup_p50_ns", 500, 15}, {"wakeup_p95_ns", 950, 15}, {"wakeup_p99_ns", 990, 25}}
+}
+
+// latencyGoals are the issue's latency goals. Compare scores them,
+// goalBands and spreadBand place their bands.
+var latencyGoals = []latencyGoal{{"wakeup_p50_ns", 500, 15}, {"wakeup_p95_ns", 950, 15}, {"wakeup_p99_ns", 990, 25}}
+
+// lookupLatencyGoal is the latency goal on metric, if it is one.
+func lookupLatencyGoal(metric string) (latencyGoal, bool) {
+	for _, g := range latencyGoals {
+		if g.metric == metric {
+			return g, true
+		}
+	}
+	return latencyGoal{}, false
+}
+
+// countBelow is how many of the sorted latencies xs lie below the band
+// around x: 100·v < (100−tol)·x, in integers (|v−x| ≤ tol·x is the goal's
+// own test).
+func (g latencyGoal) countBelow(xs []int64, x int64) int {
+	return sort.Search(len(xs), func(i int) bool { return 100*xs[i] >= (100-g.tolPct)*x })
+}
+
+// countUpTo is how many lie at or below the band's top: 100·v ≤ (100+tol)·x.
+func (g latencyGoal) countUpTo(xs []int64, x int64) int {
+	return sort.Search(len(xs), func(i int) bool { return 100*xs[i] > (100+g.tolPct)*x })
+}
 
 // goalBands computes the bands of the latency goals around the observed
-// percentiles (none when either side has no wakeups). obs and sim are
+// percentiles (none when either side has no wakeups). obs and sim hold
 // sorted latencies.
 func goalBands(obs, sim *Metrics) []GoalBand {
 	if len(obs.latencies) == 0 || len(sim.latencies) == 0 {
@@ -51,29 +76,13 @@ func goalBands(obs, sim *Metrics) []GoalBand {
 	var bands []GoalBand
 	for _, g := range latencyGoals {
 		x := obs.value(g.metric)
-		b := GoalBand{Metric: g.metric, Permille: g.permille}
-		// Integer edges: a latency v is below the band when
-		// 100·v < (100−tol)·x, within its top when 100·v ≤ (100+tol)·x
-		// (|v−x| ≤ tol·x, the goal's own test).
-		below := func(v int64) bool { return 100*v < (100-g.tolPct)*x }
-		upTo := func(v int64) bool { return 100*v <= (100+g.tolPct)*x }
-		b.LowNS = ceilDiv((100-g.tolPct)*x, 100)
-		b.HighNS = (100 + g.tolPct) * x / 100
-		nb, nu := bandCounts(obs.latencies, below, upTo)
-		b.ObservedBelow, b.ObservedUpTo = share(nb, len(obs.latencies)), share(nu, len(obs.latencies))
-		nb, nu = bandCounts(sim.latencies, below, upTo)
-		b.SimulatedBelow, b.SimulatedUpTo = share(nb, len(sim.latencies)), share(nu, len(sim.latencies))
-		bands = append(bands, b)
+		no, ns := len(obs.latencies), len(sim.latencies)
+		bands = append(bands, GoalBand{Metric: g.metric, Permille: g.permille,
+			LowNS: ceilDiv((100-g.tolPct)*x, 100), HighNS: (100 + g.tolPct) * x / 100,
+			ObservedBelow: share(g.countBelow(obs.latencies, x), no), ObservedUpTo: share(g.countUpTo(obs.latencies, x), no),
+			SimulatedBelow: share(g.countBelow(sim.latencies, x), ns), SimulatedUpTo: share(g.countUpTo(sim.latencies, x), ns)})
 	}
 	return bands
-}
-
-// bandCounts returns how many of the sorted latencies xs are below the
-// band and how many up to its top.
-func bandCounts(xs []int64, below, upTo func(int64) bool) (int, int) {
-	nb := sort.Search(len(xs), func(i int) bool { return !below(xs[i]) })
-	nu := sort.Search(len(xs), func(i int) bool { return !upTo(xs[i]) })
-	return nb, nu
 }
 
 // share is k of n in per cent, rounded to 0.1.

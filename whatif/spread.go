@@ -105,21 +105,12 @@ func NewSpread(obs []*Metrics, sim *Metrics) *Spread {
 // percentile in every recording and the replay; nil for another goal or
 // when a side has no wakeups.
 func spreadBand(metric string, obs []*Metrics, sim *Metrics) *SpreadBand {
-	var tol int64
-	for _, g := range latencyGoals {
-		if g.metric == metric {
-			tol = g.tolPct
-		}
-	}
-	if tol == 0 || len(sim.latencies) == 0 {
+	g, ok := lookupLatencyGoal(metric)
+	if !ok || len(sim.latencies) == 0 {
 		return nil
 	}
 	x := obs[0].value(metric)
-	below := func(v int64) bool { return 100*v < (100-tol)*x }
-	shareBelow := func(m *Metrics) float64 {
-		nb, _ := bandCounts(m.latencies, below, below)
-		return share(nb, len(m.latencies))
-	}
+	shareBelow := func(m *Metrics) float64 { return share(g.countBelow(m.latencies, x), len(m.latencies)) }
 	b := &SpreadBand{BelowMin: math.Inf(1), BelowMax: math.Inf(-1), Simulated: shareBelow(sim)}
 	for _, o := range obs {
 		if len(o.latencies) == 0 {
