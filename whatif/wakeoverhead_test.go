@@ -125,3 +125,23 @@ func TestWakeOverheadScenario(t *testing.T) {
 		})
 	}
 }
+
+// --validate says how many continued activations skipped how much, and
+// says nothing when none did.
+func TestFidelityTableWakeOverhead(t *testing.T) {
+	for _, c := range []struct {
+		st   Stats
+		want string
+	}{
+		{Stats{WakeOverheadSkips: 213, WakeOverheadNS: 54234210}, "wake overhead: 213 activations went on without blocking (their wakeup came first) and skipped the block and wakeup their demand includes, 54.2 ms (each task's median activation demand: --set wake_overhead=skip)"},
+		{Stats{ContinuedWithoutSleep: 5}, ""},
+	} {
+		m := &Metrics{}
+		f := Compare("v6.1", m, m, nil)
+		st := c.st
+		f.Stats = &st
+		if got := tableLine(t, f, "wake overhead:"); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+	}
+}
