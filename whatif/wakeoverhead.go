@@ -17,8 +17,9 @@ import "slices"
 // Measured on the kernel (fixtures/kernels/syscalls: guest-P's hackbench
 // recorded with its read system calls), a receiver's activation costs
 // 0.11 ms plus 0.02 ms per message it reads, and three in four read one
-// message: the block-and-wake cycle is most of a short activation
-// (FIDELITY.md round 54). A sched trace shows no system calls, so the
+// message (`go run ./scripts/dataflow -cost` on that recording): the
+// block-and-wake cycle is most of a short activation (FIDELITY.md round
+// 54). A sched trace shows no system calls, so the
 // replay can take each task's median activation demand as its wake
 // overhead (for a task with at least minWakeOverheadActs of them): with
 // Config.SkipWakeOverhead (--set wake_overhead=skip) a continued

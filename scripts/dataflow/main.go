@@ -15,7 +15,11 @@
 // model. It prints the replay's fidelity under the traced kernel's policy,
 // as `replay whatif --validate` does, for each seed.
 //
-//	go run ./scripts/dataflow [-seeds 0-2] [-size 100] [-syscall-exit] [-flips N] [-paired] [-o SIM.arrow] TRACE
+//	go run ./scripts/dataflow [-seeds 0-2] [-size 100] [-syscall-exit] [-flips N] [-paired] [-o SIM.arrow] [-cost] TRACE
+//
+// -cost prints, instead of replaying, what a reader's activation costs:
+// its demand against the messages it read, a least-squares line whose
+// intercept is the block and wakeup (FIDELITY.md round 54).
 //
 // -syscall-exit uses what the system calls add about preemption: under
 // voluntary preemption (the guests' kernels) a wakeup inside a write call
@@ -56,8 +60,9 @@ func main() {
 	out := flag.String("o", "", "write the first seed's simulated schedule to this timeline file")
 	paired := flag.Bool("paired", false, "pair each wakeup with the activation the trace started with it (--paired-wakeups)")
 	sysExit := flag.Bool("syscall-exit", false, "a wakeup inside a write call cannot preempt its waker before the call returns (voluntary preemption)")
+	cost := flag.Bool("cost", false, "print the readers' activation cost (demand against messages read, least squares) instead of replaying")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: dataflow [-seeds 0-2] [-size 100] [-syscall-exit] [-flips N] [-paired] [-o SIM.arrow] TRACE")
+		fmt.Fprintln(os.Stderr, "usage: dataflow [-seeds 0-2] [-size 100] [-syscall-exit] [-flips N] [-paired] [-o SIM.arrow] [-cost] TRACE")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -67,7 +72,7 @@ func main() {
 	}
 	ss, err := scriptutil.ParseSeeds(*seeds)
 	if err == nil {
-		err = run(os.Stdout, flag.Arg(0), *size, *flips, ss, *out, *sysExit, *paired)
+		err = run(os.Stdout, flag.Arg(0), *size, *flips, ss, *out, *sysExit, *paired, *cost)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dataflow:", err)
@@ -75,35 +80,112 @@ func main() {
 	}
 }
 
-func run(w io.Writer, path string, size, flips int64, seeds []int, out string, syscallExit, paired bool) error {
+// trace is a recording's workload and observed metrics, with the topology
+// and kernel release its headers give.
+type trace struct {
+	wl     *whatif.Workload
+	obs    *whatif.Metrics
+	topo   *model.Topology
+	kernel string
+}
+
+// extract reads path as `replay whatif --validate` does.
+func extract(path string) (trace, error) {
+	r, err := ingest.Open(path)
+	if err != nil {
+		return trace{}, err
+	}
+	defer r.Close()
+	meta := r.Meta()
+	wl, obs, err := whatif.ExtractAndMeasure(r, meta.Topology, meta.Source.OSRelease)
+	if err != nil {
+		return trace{}, err
+	}
+	return trace{wl, obs, meta.Topology, meta.Source.OSRelease}, nil
+}
+
+// costFit is a least-squares line through the readers' activations: their
+// demand against the messages they read (sys_enter_read of a message
+// between the activation's wakeup and its block), in ns.
+type costFit struct {
+	acts, oneMsg int
+	a, b         float64
+	oneMsgMedian float64
+}
+
+// fitCost measures what an activation of a reader costs beyond its
+// messages (the intercept): the block and wakeup a reader that goes on
+// without blocking does not go through (whatif/wakeoverhead.go). An
+// activation ending the task's recorded life, or reading nothing, is left
+// out.
+func fitCost(wl *whatif.Workload, fl *flow) costFit {
+	var c costFit
+	var n, sx, sy, sxx, sxy float64
+	var one []float64
+	for i := range wl.Tasks {
+		t := &wl.Tasks[i]
+		reads := fl.reads[t.TID]
+		if len(reads) == 0 {
+			continue
+		}
+		for k := 0; k+1 < len(t.Activations); k++ {
+			a, next := &t.Activations[k], &t.Activations[k+1]
+			block := next.ReleaseNS - next.SleepNS
+			lo := sort.Search(len(reads), func(j int) bool { return reads[j] >= a.ReleaseNS })
+			hi := sort.Search(len(reads), func(j int) bool { return reads[j] > block })
+			m := float64(hi - lo)
+			if m == 0 {
+				continue
+			}
+			d := float64(a.DemandNS)
+			n, sx, sy, sxx, sxy = n+1, sx+m, sy+d, sxx+m*m, sxy+m*d
+			if m == 1 {
+				one = append(one, d)
+			}
+		}
+	}
+	c.acts, c.oneMsg = int(n), len(one)
+	if den := n*sxx - sx*sx; den != 0 {
+		c.b = (n*sxy - sx*sy) / den
+		c.a = (sy - c.b*sx) / n
+	}
+	if len(one) > 0 {
+		slices.Sort(one)
+		c.oneMsgMedian = one[(len(one)-1)/2]
+	}
+	return c
+}
+
+func run(w io.Writer, path string, size, flips int64, seeds []int, out string, syscallExit, paired, cost bool) error {
 	fl, err := readFlow(path, size)
 	if err != nil {
 		return err
 	}
-	r, err := ingest.Open(path)
+	tr, err := extract(path)
 	if err != nil {
 		return err
 	}
-	meta := r.Meta()
-	wl, obs, err := whatif.ExtractAndMeasure(r, meta.Topology, meta.Source.OSRelease)
-	r.Close()
-	if err != nil {
-		return err
+	wl, obs := tr.wl, tr.obs
+	if cost {
+		c := fitCost(wl, fl)
+		fmt.Fprintf(w, "reader activations that read messages: %d; demand = %.4f ms + %.4f ms per message (least squares); %d read one message, median demand %.3f ms\n",
+			c.acts, c.a/1e6, c.b/1e6, c.oneMsg, c.oneMsgMedian/1e6)
+		return nil
 	}
-	st, err := transform(wl, fl, meta.Topology, syscallExit)
+	st, err := transform(wl, fl, tr.topo, syscallExit)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	fmt.Fprintf(w, "trace: %s\n", path)
 	fmt.Fprintf(w, "data flow: %d messages from %d writers to %d readers; %d recorded wakeups of a reader by a writer replaced by %d write edges; %d read activations; %d wakeups held to their write call's return\n",
 		st.messages, st.writers, st.readers, st.removed, st.messages, st.readActs, st.syscallStretches)
-	pol, err := whatif.PolicyForKernel(meta.Source.OSRelease)
+	pol, err := whatif.PolicyForKernel(tr.kernel)
 	if err != nil {
 		return err
 	}
 	for i, s := range seeds {
 		cfg := whatif.DefaultConfig(pol)
-		cfg.Seed, cfg.Topology, cfg.Kernel = uint64(s), meta.Topology, meta.Source.OSRelease
+		cfg.Seed, cfg.Topology, cfg.Kernel = uint64(s), tr.topo, tr.kernel
 		if flips >= 0 {
 			cfg.WakeeFlips = flips
 		}
