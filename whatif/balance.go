@@ -375,9 +375,8 @@ func (s *Sim) updateSGLBStats(e *lbRun, g *model.SchedGroup, sgs *SGStats, local
 			}
 		}
 	}
-	if e.st.sd.Parent == nil || true {
-		sgs.Imbalanced = s.sgcImb[sgcKey{e.level, g.ID}]
-	}
+	// group_imbalanced(): the group's sgc->imbalance, at every level.
+	sgs.Imbalanced = s.sgcImb[sgcKey{e.level, g.ID}]
 	sgs.GroupType = s.pol.Classify(&e.LBEnv, sgs)
 	if sgs.GroupType == GroupOverloaded && sgs.GroupCapacity > 0 {
 		sgs.AvgLoad = sgs.GroupLoad * capacityScale / sgs.GroupCapacity
