@@ -205,6 +205,13 @@ type Knobs struct {
 	// the pick is made again (ac8e69e69363 and its fix 9f6d929ee2c6; in
 	// 6.18.y from May 2026).
 	WakeupPickDelayed bool
+	// InitUtilTrueWeight: a new task's initial util_avg (and runnable_avg)
+	// is the cfs_rq's util_avg × the task's weight / (its load_avg + 1),
+	// capped at half the spare capacity (72bffbf57c52 "sched/fair: Fix
+	// initial util_avg calculation", v6.10). Before it a 64-bit kernel
+	// multiplied by the scaled weight (1024 × larger), so the cap always
+	// won: each new task got half of what its CPU's util left.
+	InitUtilTrueWeight bool
 	// StatRuntimeAllClasses: sched_stat_runtime comes from every class's
 	// runtime accounting (real-time and stop tasks too) and has no
 	// vruntime field (v6.8+); before, only CFS's update_curr emits it.

@@ -9,7 +9,10 @@ package whatif
 //   - 3af7524b1419 "sched/fair: Use all little CPUs for CPU-bound
 //     workloads" (Pierre Gondois, v6.8; backported to 6.6.y in Nov 2025):
 //     detach_tasks' migrate_util test relaxes with the failures like the
-//     load test, (util_est >> nr_balance_failed) > imbalance rejects.
+//     load test, (util_est >> nr_balance_failed) > imbalance rejects;
+//   - 72bffbf57c52 "sched/fair: Fix initial util_avg calculation" (v6.10):
+//     a new task's util_avg from its CPU's util per unit of load, not
+//     half its spare capacity (Knobs.InitUtilTrueWeight).
 //
 // These are also the load-balancer rules of `v6.12` and `latest`, which
 // change the EEVDF run queue only.
@@ -30,11 +33,12 @@ func init() {
 func newV610() *reworkPolicy {
 	p := newV66()
 	p.name = "v6.10"
-	p.kernels = "v6.10–v6.11: v6.6 + prefer_sibling from the busiest group + 3af7524b1419 (util detach relaxed by failures)"
+	p.kernels = "v6.10–v6.11: v6.6 + prefer_sibling from the busiest group + 3af7524b1419 (util detach relaxed by failures) + 72bffbf57c52 (initial util_avg)"
 	p.r.PreferSiblingBusiest = true
 	p.r.StrictMisfitPick = true
 	p.r.UtilShrBound = true
 	p.knobs.StatRuntimeAllClasses = true
+	p.knobs.InitUtilTrueWeight = true
 	// v6.10 and v6.11 left stable support before NI_RANDOM was backported.
 	p.knobs.NIRandom = false
 	return p

@@ -1452,7 +1452,9 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 
 // initTaskPELT is init_entity_runnable_average + post_init_entity_util_avg
 // (§2.4): full load, util half of the spare capacity of the CPU (scaled by
-// the task's share of its load).
+// the task's share of its load from v6.10; before, the share was taken
+// with the 64-bit kernel's scaled weight, 1024 times too large, so the
+// half always applied).
 func (s *Sim) initTaskPELT(t *simTask, r *rq) {
 	t.avg = avg{lastUpdate: s.now}
 	t.avg.loadAvg = t.weight
@@ -1462,7 +1464,11 @@ func (s *Sim) initTaskPELT(t *simTask, r *rq) {
 	if u < capc {
 		half := (capc - u) / 2
 		if u != 0 {
-			ua = u * t.weight / (r.avg.loadAvg + 1)
+			w := t.weight
+			if !s.knobs.InitUtilTrueWeight {
+				w <<= 10 // se->load.weight: scale_load() on 64-bit
+			}
+			ua = u * w / (r.avg.loadAvg + 1)
 			if ua > half {
 				ua = half
 			}
