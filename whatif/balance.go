@@ -536,7 +536,7 @@ func (s *Sim) detachAttach(e *lbRun, source int) int {
 			src.toHead(p)
 			continue
 		}
-		dt := DetachTask{Load: p.avg.loadAvg, UtilEst: p.utilEstValue()}
+		dt := DetachTask{Load: max(s.taskHLoad(p), 1), UtilEst: p.utilEstValue()}
 		if !s.pol.AcceptForDetach(&e.LBEnv, dt) {
 			src.toHead(p)
 			continue
@@ -891,7 +891,7 @@ func (s *Sim) nohzIdleBalance(ilb int) {
 	}
 	j := s.jiffies()
 	next := j + 60*int64(s.cfg.HZ)
-	visited := false
+	visited, blocked := false, false
 	for k := 1; k <= s.ncpu; k++ {
 		c := (ilb + k) % s.ncpu
 		r := s.cpus[c]
@@ -900,6 +900,9 @@ func (s *Sim) nohzIdleBalance(ilb int) {
 		}
 		if flags&kickStats != 0 {
 			s.updateBlockedAverages(r)
+			// rq->has_blocked_load: signals not yet decayed to 0 keep
+			// nohz.has_blocked set, so the refreshes go on every 32 ms.
+			blocked = blocked || r.avg.loadAvg != 0 || r.avg.utilAvg != 0 || r.avg.runnableAvg != 0 || r.avgRT.utilAvg != 0
 		}
 		if flags&kickBalance != 0 && j >= r.nextBalance {
 			s.rebalanceDomains(r, CPUIdle, MigrationSourceNohz)
@@ -916,6 +919,9 @@ func (s *Sim) nohzIdleBalance(ilb int) {
 	}
 	if flags&kickStats != 0 {
 		s.nohz.nextBlocked = s.now + 32*1000000
+	}
+	if blocked {
+		s.nohz.hasBlocked = true
 	}
 }
 

@@ -122,7 +122,7 @@ func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 	r.nrDelayed--
 	r.nrCFS++
 	t.state = tsQueued
-	t.utilEstEnq = t.utilEstValue()
+	t.utilEstEnq = t.utilEstOwn()
 	r.utilEst += t.utilEstEnq
 	s.updateTaskLoad(r, t)
 	src := wakerCPU

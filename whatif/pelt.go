@@ -16,13 +16,16 @@ const (
 	capacityScale  = 1 << capacityShift
 )
 
-// yInv[n] = floor(2^32 * y^n) for y = 2^(-1/32): runnable_avg_yN_inv.
+// yInv[n] is runnable_avg_yN_inv[n]: (2^32 - 1) × y^n truncated, y =
+// 2^(-1/32), computed the way the kernel's generator (sched-pelt) does,
+// y first and then its powers, which reproduces its table entry for entry
+// (TestYInvTable; 2^32 × 2^(-n/32) is one more in 19 of the 32 entries).
 var yInv = func() [loadAvgPeriod]uint64 {
 	var t [loadAvgPeriod]uint64
+	y := math.Pow(0.5, 1.0/loadAvgPeriod)
 	for i := range t {
-		t[i] = uint64(math.Floor(math.Pow(0.5, float64(i)/loadAvgPeriod) * (1 << 32)))
+		t[i] = uint64(uint32(float64(1<<32-1) * math.Pow(y, float64(i))))
 	}
-	t[0] = 0xffffffff
 	return t
 }()
 
@@ -128,9 +131,13 @@ func (rq *avg) attach(se *avg, weight uint64) {
 	div := se.divider()
 	se.utilSum = se.utilAvg * div
 	se.runnableSum = se.runnableAvg * div
-	se.loadSum = 0
-	if weight > 0 {
-		se.loadSum = se.loadAvg * div / weight
+	// load_avg × divider / weight, and 1 (not 0) when that product is
+	// not above the weight.
+	se.loadSum = se.loadAvg * div
+	if weight > 0 && weight < se.loadSum {
+		se.loadSum /= weight
+	} else {
+		se.loadSum = 1
 	}
 	rq.utilAvg += se.utilAvg
 	rq.utilSum += se.utilSum
@@ -166,6 +173,30 @@ func (rq *avg) detach(se *avg, weight uint64) {
 	if rq.loadSum < rq.loadAvg*peltMinDivider {
 		rq.loadSum = rq.loadAvg * peltMinDivider
 	}
+}
+
+// takeRemoved is update_cfs_rq_load_avg()'s removal of the averages
+// queued by remove_entity_load_avg: each average less its share (floored
+// at 0), each sum less the share × the current divider, and kept at least
+// the average × PELT_MIN_DIVIDER.
+func (rq *avg) takeRemoved(load, util, runnable uint64) {
+	div := rq.divider()
+	sub := func(a *uint64, v uint64) {
+		if *a < v {
+			*a = 0
+		} else {
+			*a -= v
+		}
+	}
+	sub(&rq.loadAvg, load)
+	sub(&rq.loadSum, load*div)
+	rq.loadSum = max(rq.loadSum, rq.loadAvg*peltMinDivider)
+	sub(&rq.utilAvg, util)
+	sub(&rq.utilSum, util*div)
+	rq.utilSum = max(rq.utilSum, rq.utilAvg*peltMinDivider)
+	sub(&rq.runnableAvg, runnable)
+	sub(&rq.runnableSum, runnable*div)
+	rq.runnableSum = max(rq.runnableSum, rq.runnableAvg*peltMinDivider)
 }
 
 // niceToWeight is sched_prio_to_weight (kernel/sched/core.c), indexed by

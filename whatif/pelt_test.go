@@ -46,10 +46,10 @@ func TestInitTaskPELT(t *testing.T) {
 	}
 }
 
-// TestInitUtilKnobByPolicy: the fix is in v6.10 and later policies only
+// TestPELTKnobsByPolicy: 72bffbf57c52 is in v6.10 and later policies only
 // (the 6.1.y and 6.6.y stable series did not take it: no stable tag, and
 // their fair.c at 6.1.166 and 6.6.150 still multiplies by se->load.weight).
-func TestInitUtilKnobByPolicy(t *testing.T) {
+func TestPELTKnobsByPolicy(t *testing.T) {
 	for name, want := range map[string]bool{"v6.1": false, "v6.6": false, "v6.10": true, "v6.12": true, "latest": true} {
 		p, err := LookupPolicy(name)
 		if err != nil {
@@ -61,6 +61,243 @@ func TestInitUtilKnobByPolicy(t *testing.T) {
 		}
 		if rp.knobs.InitUtilTrueWeight != want {
 			t.Errorf("%s: InitUtilTrueWeight %v, want %v", name, rp.knobs.InitUtilTrueWeight, want)
+		}
+		// util_est: 6.1.y's two fields without the runnable skip, 6.6.y's
+		// with it, v6.9's single EWMA from v6.10 on.
+		if k := rp.knobs; k.UtilEstSingle != want || k.UtilEstRunnableSkip != (name != "v6.1") {
+			t.Errorf("%s: util_est knobs single %v runnable skip %v", name, k.UtilEstSingle, k.UtilEstRunnableSkip)
+		}
+	}
+}
+
+// TestYInvTable: the decay factors equal the kernel's runnable_avg_yN_inv
+// (kernel/sched/sched-pelt.h, the same in v6.1 and later), checked at two
+// entries where truncating 2^32 × y^n instead gives one more ([1], [27]),
+// at two where it does not ([9], [16]) and at the ends.
+func TestYInvTable(t *testing.T) {
+	for n, want := range map[int]uint64{0: 0xffffffff, 1: 0xfa83b2da, 9: 0xd2a81d91, 16: 0xb504f333, 27: 0x8ea4398a, 31: 0x82cd8698} {
+		if yInv[n] != want {
+			t.Errorf("yInv[%d] = %#x, want %#x", n, yInv[n], want)
+		}
+	}
+}
+
+// TestAttachLoadSum: attach_entity_load_avg rebuilds load_sum as load_avg
+// × divider / weight, and 1 when that product is not above the weight.
+func TestAttachLoadSum(t *testing.T) {
+	var rq avg
+	se := avg{loadAvg: 1024}
+	rq.attach(&se, 1024)
+	if want := uint64(peltMinDivider); se.loadSum != want {
+		t.Errorf("load_sum %d, want %d", se.loadSum, want)
+	}
+	se = avg{loadAvg: 0}
+	rq.attach(&se, 1024)
+	if se.loadSum != 1 {
+		t.Errorf("load_avg 0: load_sum %d, want 1", se.loadSum)
+	}
+}
+
+// TestUtilEstUpdate works util_est_update by hand through a task's sleeps
+// (capacity 1024, margin 10): 6.1's two fields, 6.6.y's runnable skip and
+// v6.9's single EWMA.
+func TestUtilEstUpdate(t *testing.T) {
+	type step struct {
+		util, runnable uint64
+		changed        bool // PELT averages changed since the last sample
+		ewma, enq      uint64
+	}
+	for _, c := range []struct {
+		name  string
+		knobs Knobs
+		steps []step
+	}{
+		{"v6.1", Knobs{}, []step{
+			{300, 300, true, 300, 300},  // a rise: EWMA reset
+			{300, 300, false, 300, 300}, // unchanged: no sample
+			{295, 295, true, 300, 300},  // within 1 % of the EWMA and of the last sample: nothing
+			{200, 900, true, 275, 200},  // (300*4 - 100) >> 2 = 275; runnable ignored
+			{271, 271, true, 275, 271},  // -4 from the EWMA (kept), 71 from the last sample: the sample is recorded
+			{1030, 1030, true, 1030, 1030},
+		}},
+		{"6.6.y", Knobs{UtilEstRunnableSkip: true}, []step{
+			{300, 300, true, 300, 300},
+			{200, 900, true, 300, 200}, // starved: sample kept, EWMA not moved
+			{199, 199, true, 274, 199}, // (1200 - 101) >> 2 = 274 (floor of 274.75)
+		}},
+		{"v6.9", Knobs{UtilEstSingle: true}, []step{
+			{300, 300, true, 300, 0},
+			{295, 295, true, 300, 0}, // under 1 %: kept
+			{200, 900, true, 300, 0}, // starved: kept
+			{200, 200, true, 275, 0}, // (1200 - 100) >> 2
+			{201, 201, true, 256, 0}, // (1100 - 74) >> 2 = 256.5 -> 256
+		}},
+	} {
+		s := &Sim{knobs: c.knobs}
+		tk := &simTask{weight: 1024}
+		for i, st := range c.steps {
+			tk.avg.utilAvg, tk.avg.runnableAvg = st.util, st.runnable
+			if st.changed {
+				tk.ueUnchanged = false
+			}
+			s.utilEstUpdate(tk, 1024)
+			if tk.ueEwma != st.ewma || tk.ueEnqueued != st.enq {
+				t.Errorf("%s step %d: ewma %d enqueued %d, want %d %d", c.name, i, tk.ueEwma, tk.ueEnqueued, st.ewma, st.enq)
+			}
+		}
+	}
+}
+
+// TestTaskHLoad: task_h_load with the root group's h_load cached for a
+// jiffy. CPU load 2048 from two tasks of 1024: each weighs 1024 × 2048 /
+// 2049 = 1023; after one is detached (load 1024) within the same jiffy
+// the other weighs 1024 × 2048 / 1025 = 2046; in the next jiffy h_load is
+// 1024 again: 1024 × 1024 / 1025 = 1023.
+func TestTaskHLoad(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	x := b.task("x", 120, 0, true, CauseStart, ms)
+	y := b.task("y", 120, 0, false, CauseStart, ms)
+	s, _ := newSim(t, b.done(t), testConfig())
+	r := s.cpus[0]
+	s.tasks[x].avg.loadAvg, s.tasks[y].avg.loadAvg, r.avg.loadAvg = 1024, 1024, 2048
+	s.tasks[x].cpu, s.tasks[y].cpu = 0, 0
+	if got := s.taskHLoad(s.tasks[x]); got != 1023 {
+		t.Errorf("first: %d, want 1023", got)
+	}
+	r.avg.loadAvg = 1024
+	if got := s.taskHLoad(s.tasks[y]); got != 2046 {
+		t.Errorf("same jiffy after a detach: %d, want 2046", got)
+	}
+	s.now += s.tickNS
+	if got := s.taskHLoad(s.tasks[y]); got != 1023 {
+		t.Errorf("next jiffy: %d, want 1023", got)
+	}
+}
+
+// TestTimeSharedUtil: two CPU hogs sharing one CPU each run half the time,
+// so each one's util_avg is about half the CPU's (512, within the ripple
+// of a slice: the last sample falls at a task's exit, after its own run).
+// The kernel updates a task's load before it becomes current
+// (set_next_entity) and before it leaves (dequeue_entity, still queued and
+// current): waiting counts as runnable, not running, and the last run
+// before a sleep or exit counts as running. Ordered the other way round
+// (the model before round 55) each hog showed about 940.
+func TestTimeSharedUtil(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	x := b.task("x", 120, 0, true, CauseStart, 1000*ms)
+	y := b.task("y", 120, 0, false, CauseStart, 1000*ms)
+	s, _ := newSim(t, b.done(t), testConfig())
+	if _, err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int32{x, y} {
+		if u := s.tasks[id].avg.utilAvg; u < 430 || u > 620 {
+			t.Errorf("task %d: util_avg %d at its exit, want about 512", id, u)
+		}
+		if r := s.tasks[id].avg.runnableAvg; r < 1000 {
+			t.Errorf("task %d: runnable_avg %d, want about 1024 (always queued)", id, r)
+		}
+	}
+}
+
+// TestDequeueCountsLastRun: a task that ran 3 ms from util 0 and blocks is
+// charged those 3 ms as running by dequeue_entity's update (it is still
+// queued and current there), whatever state the caller set: util_avg =
+// 1024 × (1 − y^n) over the periods crossed, about 60, not 0.
+func TestDequeueCountsLastRun(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	x := b.task("x", 120, 0, true, CauseStart, 10*ms)
+	s, _ := newSim(t, b.done(t), testConfig())
+	r, tk := s.cpus[0], s.tasks[x]
+	s.now = 100 * ms
+	s.startActivation(tk, 0)
+	s.enqueue(r, tk, enqStart)
+	s.takeCurr(r, tk)
+	tk.avg = avg{lastUpdate: s.now}
+	s.now += 3 * ms
+	s.updateCurr(r) // the run's progress, charged before the block
+	tk.state = tsSleeping
+	s.dequeue(r, tk, true)
+	if u := tk.avg.utilAvg; u < 50 || u > 75 {
+		t.Errorf("util_avg %d after 3 ms running, want about 60", u)
+	}
+}
+
+// TestRemovedLoadDeferred: a task leaving a CPU asleep or dead is queued
+// in cfs_rq->removed and taken off at the CPU's next PELT update, each
+// sum by its average × the divider at that update, kept at least the
+// average × PELT_MIN_DIVIDER.
+func TestRemovedLoadDeferred(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	x := b.task("x", 120, 0, true, CauseStart, 10*ms)
+	s, _ := newSim(t, b.done(t), testConfig())
+	r, tk := s.cpus[0], s.tasks[x]
+	s.now = 100 * ms
+	div := uint64(peltMinDivider)
+	r.avg = avg{lastUpdate: s.now, loadAvg: 2048, loadSum: 2048 * div, utilAvg: 900, utilSum: 900 * div, runnableAvg: 1500, runnableSum: 1500 * div}
+	tk.avg = avg{lastUpdate: s.now, loadAvg: 1024, utilAvg: 1000, runnableAvg: 600}
+	s.removeLoad(r, tk, false)
+	if r.avg.loadAvg != 2048 || r.removedNr != 1 {
+		t.Fatalf("removed at once: load %d, queued %d", r.avg.loadAvg, r.removedNr)
+	}
+	s.updateRQLoad(r)
+	a := r.avg
+	if a.loadAvg != 1024 || a.loadSum != 1024*div || a.utilAvg != 0 || a.utilSum != 0 || a.runnableAvg != 900 || a.runnableSum != 900*div || r.removedNr != 0 {
+		t.Errorf("after the update: %+v (queued %d); want load 1024, util 0 (floored), runnable 900", a, r.removedNr)
+	}
+}
+
+// TestRepickKeepsSlice: under CFS with group scheduling, a task picked
+// again after a reschedule keeps its slice's start (prev_sum_exec_runtime)
+// and the buddies (set_next_entity is skipped for the same task).
+func TestRepickKeepsSlice(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	x := b.task("x", 120, 0, true, CauseStart, 100*ms)
+	y := b.task("y", 120, 0, false, CauseStart, 100*ms)
+	s, _ := newSim(t, b.done(t), testConfig())
+	r, a, o := s.cpus[0], s.tasks[x], s.tasks[y]
+	s.now = 100 * ms
+	for _, tk := range []*simTask{a, o} {
+		s.startActivation(tk, 0)
+		s.enqueue(r, tk, enqStart)
+	}
+	r.treeRemove(o)
+	o.vruntime = r.minVruntime + 50*ms // far right: a stays leftmost
+	r.treeInsert(o)
+	s.switchTo(r, a, "")
+	a.prevSumExec = -7 * ms // the slice began before this test's clock
+	r.last = a
+	s.now += ms
+	s.schedule(r, "")
+	if r.curr != a {
+		t.Fatalf("picked %v, want the same task", r.curr)
+	}
+	if a.prevSumExec != -7*ms || r.last != a {
+		t.Errorf("repick: prev_sum_exec %d, last buddy kept %v; want -7 ms, true", a.prevSumExec, r.last == a)
+	}
+}
+
+// TestNohzHasBlockedKept: a stats pass of the idle load balancer clears
+// nohz.has_blocked and sets it again when a CPU it refreshed still has
+// blocked load (rq->has_blocked_load), so refreshes go on every 32 ms
+// until the idle CPUs' signals have decayed to 0.
+func TestNohzHasBlockedKept(t *testing.T) {
+	for _, left := range []uint64{0, 300} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		b.task("x", 120, 0, true, CauseStart, 10*ms)
+		s, _ := newSim(t, b.done(t), testConfig())
+		s.now = 100 * ms
+		for c := 0; c < 2; c++ {
+			s.nohz.idle[c] = true
+			s.cpus[c].avg = avg{lastUpdate: s.now}
+		}
+		s.nohz.nrCPUs = 2
+		s.cpus[1].avg.utilAvg = left
+		s.nohz.hasBlocked = true
+		s.nohz.kickFlags[0] = kickStats
+		s.nohzIdleBalance(0)
+		if s.nohz.hasBlocked != (left != 0) {
+			t.Errorf("util %d left on CPU 1: has_blocked %v", left, s.nohz.hasBlocked)
 		}
 	}
 }

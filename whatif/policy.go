@@ -212,6 +212,23 @@ type Knobs struct {
 	// multiplied by the scaled weight (1024 × larger), so the cap always
 	// won: each new task got half of what its CPU's util left.
 	InitUtilTrueWeight bool
+	// ForkNumaIdleDiff: find_idlest_group keeps a new task on its NUMA
+	// node under imb_numa_nr only while the nodes' idle CPUs differ by at
+	// most 2 (adjust_numa_imbalance, "sched/numa: Apply imbalance
+	// limitations consistently", v6.0); before, whenever the node had
+	// room.
+	ForkNumaIdleDiff bool
+	// UtilEstRunnableSkip: util_est_update records a sleep's sample
+	// without moving the EWMA when the task was runnable for more than 1 %
+	// of capacity longer than it ran (50181c0cff31 "sched/pelt: Avoid
+	// underestimation of task utilization"; in 6.6.y's fair.c at 6.6.150,
+	// not in 6.1.y's at 6.1.166).
+	UtilEstRunnableSkip bool
+	// UtilEstSingle: util_est is the EWMA alone (11137d384996
+	// "sched/fair: Simplify util_est", v6.9): no separate last sample, an
+	// equal sample or a change under 1 % ends the update with the
+	// unchanged flag set.
+	UtilEstSingle bool
 	// StatRuntimeAllClasses: sched_stat_runtime comes from every class's
 	// runtime accounting (real-time and stop tasks too) and has no
 	// vruntime field (v6.8+); before, only CFS's update_curr emits it.

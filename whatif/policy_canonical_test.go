@@ -111,11 +111,13 @@ func lbCaseOf(llc, _ lbCase) lbCase { return llc }
 
 // The canonical case end to end (kernel-lb.md §6.1, seed a, in miniature):
 // 2 CPUs sharing the LLC (MC groups of one CPU); hogs A and B (1 s each)
-// share CPU 0 while C runs 200 ms on CPU 1 and then blocks. (Busy
-// balancing moves B between the CPUs meanwhile, on its second failed pass
-// each time: imbalance 512 < load 1024 until nr_balance_failed halves it;
-// at C's block B is back on CPU 0, and CPU 1's MC nr_balance_failed is 1
-// from its last busy pass.) CPU 1 goes idle with util ~1000 while A and
+// share CPU 0 while C runs 160 ms on CPU 1 and then blocks. (Busy
+// balancing moves B between the CPUs meanwhile, every 64 ms, on its
+// second failed pass each time: imbalance 511–512 < load 1023 until
+// nr_balance_failed halves it; at C's block B is back on CPU 0, moved
+// there at 132 ms, and CPU 1's MC nr_balance_failed is 1 from its last
+// busy pass. With C running 200 ms B would be on CPU 1 again, moved at
+// 196 ms.) CPU 1 goes idle with util ~1000 while A and
 // B, time-sharing, have util ~512. Under rework and runnable-avg the MC
 // pass asks for migrate_util 1024 − util(CPU 1): no task fits, so every
 // pass fails. The newidle pass does not count a failure; it moves CPU 1's
@@ -134,7 +136,7 @@ func TestCanonicalScenario(t *testing.T) {
 		b := newBuilder(t, "sockets=1,cores=2,threads=1")
 		b.task("a", 120, 0, true, CauseStart, 1000*ms)
 		b.task("b", 120, 0, false, CauseStart, 1000*ms)
-		b.task("c", 120, 1, true, CauseStart, 200*ms)
+		b.task("c", 120, 1, true, CauseStart, 160*ms)
 		cfg := testConfig()
 		cfg.Policy = mustPolicy(t, pn)
 		res, _ := replayChecked(t, b.done(t), cfg)

@@ -45,13 +45,18 @@ func TestLatestDecisions(t *testing.T) {
 	u.imb = 0
 	checkLB(t, q, []lbCase{u})
 	// 3af7524b1419: after 2 failures a util_est 1000 task fits a 300 util
-	// imbalance (1000>>2 = 250); v6.6 still rejects it.
-	env := &LBEnv{MigrationType: MigrateUtil, Imbalance: 300, NrBalanceFailed: 2}
-	if !p.AcceptForDetach(env, DetachTask{UtilEst: 1000}) || env.Imbalance != -700 {
-		t.Errorf("latest: util detach after failures, imbalance %d", env.Imbalance)
+	// imbalance (1000>>2 = 250); so in v6.1 and v6.6, as their stable
+	// series have it now; without the commit it is rejected.
+	for _, name := range []string{"latest", "v6.6", "v6.1"} {
+		env := &LBEnv{MigrationType: MigrateUtil, Imbalance: 300, NrBalanceFailed: 2}
+		if !mustPolicy(t, name).AcceptForDetach(env, DetachTask{UtilEst: 1000}) || env.Imbalance != -700 {
+			t.Errorf("%s: util detach after failures, imbalance %d", name, env.Imbalance)
+		}
 	}
-	if mustPolicy(t, "v6.6").AcceptForDetach(&LBEnv{MigrationType: MigrateUtil, Imbalance: 300, NrBalanceFailed: 2}, DetachTask{UtilEst: 1000}) {
-		t.Error("v6.6 accepted a util_est 1000 task for a 300 imbalance")
+	pre := newV61()
+	pre.r.UtilShrBound = false
+	if pre.AcceptForDetach(&LBEnv{MigrationType: MigrateUtil, Imbalance: 300, NrBalanceFailed: 2}, DetachTask{UtilEst: 1000}) {
+		t.Error("v6.1 without 3af7524b1419 accepted a util_est 1000 task for a 300 imbalance")
 	}
 }
 

@@ -19,14 +19,17 @@ package whatif
 //   - the unsigned idle_cpus difference in calculate_imbalance kept as the
 //     kernel computes it (the lsub_positive fix came later);
 //   - newidle gate of v5.16 and SIS_UTIL wakeup scans (v6.0, 70fb5ccf2ebb);
+//   - two later fixes the 6.1 LTS series took (both in its fair.c at
+//     6.1.166, so in the fixtures' 6.1.192): the imbalance-overflow guard
+//     (91dcf1e8068e, v6.4) and the migrate_util detach test relaxed by
+//     failures (3af7524b1419, v6.8); a 6.1.y before them: `--revert`;
 //   - NI_RANDOM newidle balancing (33cf66d88306, v6.19), which the 6.1 LTS
 //     series took in December 2025: the fixtures' Debian 6.1.192 lists it
 //     in sched/features, and their /proc/schedstat newidle counts agree
 //     with it (FIDELITY.md round 23). A v5.18–v6.3 release, or a 6.1.y
 //     before the backport, ran without it: `--revert 33cf66d88306`.
 //
-// Not included (later than v6.1): the v6.4 imbalance-overflow guard
-// (91dcf1e8068e), the ~v6.2 LBF_ALL_PINNED placement, group_smt_balance and
+// Not included (later than v6.1): the ~v6.2 LBF_ALL_PINNED placement, group_smt_balance and
 // sibling_imbalance (v6.6). Misfit needs asymmetric CPUs (update_misfit_status
 // returns early without sched_asym_cpucapacity), which the simulator does not
 // produce; the misfit rules are present for completeness.
@@ -39,10 +42,12 @@ func init() { RegisterPolicy("v6.1", func() Policy { return newV61() }) }
 func newV61() *reworkPolicy {
 	p := newLLCNrRunning()
 	p.name = "v6.1"
-	p.kernels = "v5.18–v6.3 (v6.1 LTS): 0b0695f2b34a + 070f5e860ee2 + 16b0a7a1a0af + e496132ebedd + v6.0 NUMA/SIS_UTIL (70fb5ccf2ebb) + NI_RANDOM as 6.1.y has it (33cf66d88306)"
+	p.kernels = "v5.18–v6.3 (v6.1 LTS): 0b0695f2b34a + 070f5e860ee2 + 16b0a7a1a0af + e496132ebedd + v6.0 NUMA/SIS_UTIL (70fb5ccf2ebb) + 91dcf1e8068e, 3af7524b1419 and NI_RANDOM (33cf66d88306) as 6.1.y has them"
 	p.r.Numa = NumaImbNrDst
 	p.r.MisfitLoadSym = true
-	p.knobs = Knobs{IntervalMinusOne: true, NewidleGate516: true, SISUtil: true, BaseSlice: true, NIRandom: true}
+	p.r.OverflowGuard = true
+	p.r.UtilShrBound = true
+	p.knobs = Knobs{IntervalMinusOne: true, NewidleGate516: true, SISUtil: true, BaseSlice: true, NIRandom: true, ForkNumaIdleDiff: true}
 	return p
 }
 

@@ -39,6 +39,7 @@ func newV610() *reworkPolicy {
 	p.r.UtilShrBound = true
 	p.knobs.StatRuntimeAllClasses = true
 	p.knobs.InitUtilTrueWeight = true
+	p.knobs.UtilEstSingle = true
 	// v6.10 and v6.11 left stable support before NI_RANDOM was backported.
 	p.knobs.NIRandom = false
 	return p

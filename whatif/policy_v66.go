@@ -2,10 +2,11 @@ package whatif
 
 // The `v6.6` policy: Linux v6.4–v6.9 (kernel-lb.md §4.7) = `v6.1`
 // (v5.18–v6.3: 0b0695f2b34a + 070f5e860ee2 + 16b0a7a1a0af + e496132ebedd +
-// the v6.0 NUMA and misfit changes) +
-//   - 91dcf1e8068e "sched/fair: Fix imbalance overflow" (v6.4): a fully
-//     busy local group at or above the busiest's or the domain's avg_load
-//     pulls nothing;
+// the v6.0 NUMA and misfit changes, and, as in the 6.1 and 6.6 stable
+// series now, 91dcf1e8068e "sched/fair: Fix imbalance overflow" (v6.4: a
+// fully busy local group at or above the busiest's or the domain's
+// avg_load pulls nothing) and 3af7524b1419 (v6.8, in 6.6.y since Nov 2025:
+// the migrate_util detach test relaxed by failures)) +
 //   - the ~v6.2 LBF_ALL_PINNED placement (set before the nr_running test);
 //   - the v6.6 SMT/cluster work (Tim Chen, Ricardo Neri): fee1759e4f04
 //     "sched/fair: Determine active load balance for SMT sched groups"
@@ -30,10 +31,10 @@ func init() {
 func newV66() *reworkPolicy {
 	p := newV61()
 	p.name = "v6.6"
-	p.kernels = "v6.4–v6.9: v6.1 + 91dcf1e8068e + fee1759e4f04, d24cb0d9113f, ad468232c3eb (SMT/cluster sibling imbalance) + EEVDF"
-	p.r.OverflowGuard = true
+	p.kernels = "v6.4–v6.9: v6.1 (with 91dcf1e8068e, 3af7524b1419) + fee1759e4f04, d24cb0d9113f, ad468232c3eb (SMT/cluster sibling imbalance) + EEVDF"
 	p.r.SMTBalance = true
 	p.knobs.AllPinnedEarly = true
 	p.knobs.EEVDF = true
+	p.knobs.UtilEstRunnableSkip = true
 	return p
 }

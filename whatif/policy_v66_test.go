@@ -56,9 +56,13 @@ func TestV66Decisions(t *testing.T) {
 	if k := p.Knobs(); !k.EEVDF || !k.SISUtil || !k.NewidleGate516 {
 		t.Errorf("knobs %+v", k)
 	}
-	// The v6.1 rules without the overflow guard: the kernel's unsigned
-	// avg_load differences wrap, giving a huge imbalance.
-	checkLB(t, newV61(), []lbCase{overflowCase(18014398509481484)})
+	// v6.1 as 6.1.y has it now (the guard backported): 0. The v6.1 rules
+	// without the guard (v5.18–v6.3, an early 6.1.y): the kernel's
+	// unsigned avg_load differences wrap, giving a huge imbalance.
+	checkLB(t, newV61(), []lbCase{overflowCase(0)})
+	pre := newV61()
+	pre.r.OverflowGuard = false
+	checkLB(t, pre, []lbCase{overflowCase(18014398509481484)})
 }
 
 // overflowCase: a fully busy local group (2 tasks on 2 CPUs, load 3000:

@@ -22,7 +22,18 @@ type rq struct {
 	avgVruntime, avgLoad int64
 	avg                  avg // cfs_rq PELT
 	utilEst              uint64
-	mruSeq               int64
+	// hLoad is the root cfs_rq's h_load: its load_avg, taken at most once
+	// per jiffy (update_cfs_rq_h_load; hLoadJiffy is that jiffy, valid
+	// when hLoadSet).
+	hLoad      uint64
+	hLoadJiffy int64
+	hLoadSet   bool
+	// removed is cfs_rq->removed: the load, util and runnable averages
+	// of tasks that left the CPU asleep (a wakeup migration) or dead,
+	// taken off at its next PELT update, not when they left.
+	removedLoad, removedUtil, removedRunnable uint64
+	removedNr                                 int
+	mruSeq                                    int64
 	// capacity is the CPU's original capacity (capacity_orig_of: the rate
 	// work progresses at); cpuCapacity is capacity_of(), what the fair
 	// class sees: the original less the real-time class's running-time
@@ -165,9 +176,32 @@ func (s *Sim) updateMinVruntime(r *rq) {
 
 // updateRQLoad is update_cfs_rq_load_avg on the cfs_rq's own inputs.
 func (s *Sim) updateRQLoad(r *rq) {
+	if r.removedNr > 0 {
+		r.avg.takeRemoved(r.removedLoad, r.removedUtil, r.removedRunnable)
+		r.removedLoad, r.removedUtil, r.removedRunnable, r.removedNr = 0, 0, 0, 0
+	}
 	running := r.curr != nil && !r.curr.rt
 	r.avg.update(s.now, r.loadWeight, uint64(r.nrCFS), running, 1)
 	s.updateRT(r)
+}
+
+// removeLoad is remove_entity_load_avg(): t, off r's queue, is brought up
+// to r's last PELT update (sync_entity_load_avg; a wakeup migration from
+// an idle CPU estimates the time since then too, migrate_se_pelt_lag,
+// which lag then passes for now) and its averages are queued to leave r
+// at r's next update.
+func (s *Sim) removeLoad(r *rq, t *simTask, lag bool) {
+	to := r.avg.lastUpdate
+	if lag && r.curr == nil {
+		to = s.now
+	}
+	if to > t.avg.lastUpdate {
+		t.updateAvg(to, 0, false)
+	}
+	r.removedNr++
+	r.removedLoad += t.avg.loadAvg
+	r.removedUtil += t.avg.utilAvg
+	r.removedRunnable += t.avg.runnableAvg
 }
 
 // updateRT is update_rt_rq_load_avg(): the real-time class's running-time
@@ -213,15 +247,102 @@ func (s *Sim) updateTaskLoad(r *rq, t *simTask) {
 	if onrq {
 		l = 1
 	}
-	t.avg.update(s.now, l, l, r.curr == t, t.weight)
+	t.updateAvg(s.now, l, r.curr == t)
 	s.updateRQLoad(r)
 }
 
-func (t *simTask) utilEstValue() uint64 {
-	if t.utilEst > t.avg.utilAvg {
-		return t.utilEst
+// updateAvg is __update_load_avg_se() for a task: its sums to now with
+// load and runnable l (0 or 1) and running; averages that changed clear
+// UTIL_AVG_UNCHANGED (cfs_se_util_change).
+func (t *simTask) updateAvg(now int64, l uint64, running bool) {
+	if t.avg.update(now, l, l, running, t.weight) {
+		t.ueUnchanged = false
 	}
-	return t.avg.utilAvg
+}
+
+// taskHLoad is task_h_load() with CONFIG_FAIR_GROUP_SCHED (Debian's
+// kernels) and every task in the root group: the task's load_avg scaled by
+// its CPU's h_load, the cfs_rq's load_avg as first read in this jiffy,
+// over the cfs_rq's load_avg now + 1. So it is one less than load_avg
+// at best, and a second task detached from a CPU within a jiffy weighs
+// more than its load_avg (the first one's load has left the cfs_rq, not
+// the cached h_load).
+func (s *Sim) taskHLoad(p *simTask) uint64 {
+	r := s.cpus[p.cpu]
+	if j := s.jiffies(); !r.hLoadSet || r.hLoadJiffy != j {
+		r.hLoad, r.hLoadJiffy, r.hLoadSet = r.avg.loadAvg, j, true
+	}
+	return p.avg.loadAvg * r.hLoad / (r.avg.loadAvg + 1)
+}
+
+// utilEstOwn is _task_util_est(): max(ewma, enqueued), what enqueue adds
+// to and dequeue takes from the cfs_rq's util_est.
+func (t *simTask) utilEstOwn() uint64 { return max(t.ueEwma, t.ueEnqueued) }
+
+// utilEstValue is task_util_est(): the larger of util_avg and the
+// estimate.
+func (t *simTask) utilEstValue() uint64 { return max(t.avg.utilAvg, t.utilEstOwn()) }
+
+// utilEstMargin is UTIL_EST_MARGIN (1 % of the capacity scale).
+const utilEstMargin = capacityScale / 100
+
+// withinMargin is within_margin(): |v| < margin.
+func withinMargin(v int64) bool { return v > -utilEstMargin && v < utilEstMargin }
+
+// utilEstUpdate is util_est_update() at a task's sleep (UTIL_EST_FASTUP
+// on; capOrig the CPU's original capacity). No sample when the task's util
+// has not changed since the last one (UTIL_AVG_UNCHANGED). v6.1: a rise
+// resets the EWMA; a util within 1 % of the EWMA leaves it (and the last
+// sample too, unless that moved by 1 % or more); a util above the capacity
+// takes no sample; otherwise the EWMA moves a quarter of the way down.
+// Knobs.UtilEstRunnableSkip (6.6.y) records the sample without moving the
+// EWMA when the task was runnable more than 1 % longer than it ran;
+// Knobs.UtilEstSingle (v6.9, 11137d384996) keeps only the EWMA, which
+// also takes the sample's value when equal and is left (the flag set) by a
+// change under 1 %.
+func (s *Sim) utilEstUpdate(t *simTask, capOrig uint64) {
+	if t.ueUnchanged {
+		return
+	}
+	util := t.avg.utilAvg
+	if s.knobs.UtilEstSingle {
+		t.ueEnqueued = 0
+		if t.ueEwma > util {
+			diff := t.ueEwma - util
+			switch {
+			case diff < utilEstMargin:
+			case util > capOrig:
+				return
+			case util+utilEstMargin < t.avg.runnableAvg:
+			default:
+				t.ueEwma = (t.ueEwma<<2 - diff) >> 2
+			}
+		} else {
+			t.ueEwma = util
+		}
+		t.ueUnchanged = true
+		return
+	}
+	lastEnq := int64(t.ueEnqueued)
+	if t.ueEwma < util {
+		t.ueEnqueued, t.ueEwma, t.ueUnchanged = util, util, true
+		return
+	}
+	ewmaDiff := int64(util) - int64(t.ueEwma)
+	if withinMargin(ewmaDiff) {
+		if !withinMargin(lastEnq - int64(util)) {
+			t.ueEnqueued, t.ueUnchanged = util, true
+		}
+		return
+	}
+	if util > capOrig {
+		return
+	}
+	if !(s.knobs.UtilEstRunnableSkip && util+utilEstMargin < t.avg.runnableAvg) {
+		// ewma = (ewma << 2 + diff) >> 2 with diff < 0.
+		t.ueEwma = uint64((int64(t.ueEwma)<<2 + ewmaDiff) >> 2)
+	}
+	t.ueEnqueued, t.ueUnchanged = util, true
 }
 
 // treeInsert keeps tree ordered by vruntime (ties: after equal keys, as
@@ -297,7 +418,7 @@ func (s *Sim) enqueue(r *rq, t *simTask, flag int) {
 		if flag != enqWakeup {
 			r.avg.attach(&t.avg, t.weight)
 		} else {
-			t.avg.update(s.now, 0, 0, false, t.weight)
+			t.updateAvg(s.now, 0, false)
 		}
 		s.eevdfPlace(r, t, flag == enqNew || flag == enqStart)
 	}
@@ -310,7 +431,7 @@ func (s *Sim) enqueue(r *rq, t *simTask, flag int) {
 		if t.vruntime < v {
 			t.vruntime = v
 		}
-		t.avg.update(s.now, 0, 0, false, t.weight)
+		t.updateAvg(s.now, 0, false)
 	case flag == enqNew, flag == enqMigrated:
 		// A new task was placed relative to the forking CPU's queue
 		// (START_DEBIT, in fork); like a migrated one it only takes
@@ -324,7 +445,7 @@ func (s *Sim) enqueue(r *rq, t *simTask, flag int) {
 	t.state = tsQueued
 	r.nrCFS++
 	r.loadWeight += t.weight
-	t.utilEstEnq = t.utilEstValue()
+	t.utilEstEnq = t.utilEstOwn()
 	r.utilEst += t.utilEstEnq
 	r.treeInsert(t)
 	r.toHead(t)
@@ -357,7 +478,12 @@ func (s *Sim) dequeue(r *rq, t *simTask, sleep bool) {
 		return
 	}
 	s.updateCurr(r)
-	s.updateTaskLoad(r, t)
+	// dequeue_entity's update_load_avg runs while the task is still on
+	// the queue (and still current if it was running): the time since
+	// its last update was runnable, whatever state its caller has
+	// already given it.
+	t.updateAvg(s.now, 1, r.curr == t)
+	s.updateRQLoad(r)
 	delay := s.eevdf && s.knobs.DelayDequeue && sleep && t.state == tsSleeping && !r.eligible(t)
 	if s.eevdf && !delay {
 		s.eevdfUpdateLag(r, t)
@@ -387,17 +513,7 @@ func (s *Sim) dequeue(r *rq, t *simTask, sleep bool) {
 		r.utilEst = 0
 	}
 	if sleep {
-		// util_est: jump up at once, else move a quarter of the way down
-		// unless within 1% or the task was starved of CPU.
-		d := t.avg.utilAvg
-		switch {
-		case t.utilEst <= d:
-			t.utilEst = d
-		case t.utilEst-d < capacityScale/100:
-		case d+capacityScale/100 < t.avg.runnableAvg:
-		default:
-			t.utilEst -= (t.utilEst - d) / 4
-		}
+		s.utilEstUpdate(t, r.capacity)
 	}
 	s.updateRQLoad(r)
 	if !t.delayed {
@@ -412,9 +528,7 @@ func (s *Sim) migrateSleeping(t *simTask, src, dst *rq) {
 	if t.rt {
 		return
 	}
-	s.updateRQLoad(src)
-	t.avg.update(s.now, 0, 0, false, t.weight)
-	src.avg.detach(&t.avg, t.weight)
+	s.removeLoad(src, t, true)
 	if !s.eevdf {
 		t.vruntime -= src.minVruntime
 		t.vruntime += dst.minVruntime
@@ -525,6 +639,7 @@ func (s *Sim) schedule(r *rq, prevState string) {
 			r.treeInsert(prev)
 		}
 	}
+	buddyNext, buddyLast := r.next, r.last
 	next := s.pickNext(r)
 	if next == nil {
 		if prev != nil {
@@ -557,8 +672,20 @@ func (s *Sim) schedule(r *rq, prevState string) {
 		r.curr = prev
 		s.switchTo(r, next, prevState)
 	} else {
-		// Same task again: take it out of the queue.
+		// Same task again: take it out of the queue (it stays at the
+		// head of cfs_tasks: pick_next_task_fair's MRU move).
+		sum := next.prevSumExec
 		s.takeCurr(r, next)
+		r.toHead(next)
+		if !s.eevdf && !next.rt {
+			// With CONFIG_FAIR_GROUP_SCHED (Debian's kernels) the fair
+			// class's pick calls set_next_entity only for another task:
+			// picked again, the task's slice goes on
+			// (prev_sum_exec_runtime kept, so the next tick reschedules it
+			// again) and no buddy is cleared.
+			next.prevSumExec = sum
+			r.next, r.last = buddyNext, buddyLast
+		}
 		s.armProgress(r)
 	}
 }
@@ -591,6 +718,9 @@ func (s *Sim) switchTo(r *rq, t *simTask, prevState string) {
 	if prev != nil && prev.state == tsRunning {
 		s.fail("switchTo: previous task %d still running", prev.w.TID)
 	}
+	// set_next_entity updates the task's load before it becomes current:
+	// its wait in the queue was runnable, not running.
+	s.updateTaskLoad(r, t)
 	s.takeCurr(r, t)
 	if s.eevdf {
 		s.setProtectSlice(t)
@@ -599,7 +729,6 @@ func (s *Sim) switchTo(r *rq, t *simTask, prevState string) {
 	t.execStart = s.now
 	t.sliceExec = t.sumExec
 	t.ranOn = true
-	s.updateTaskLoad(r, t)
 	if wasIdle {
 		s.emitSwitch(r, nil, t, "")
 	} else {

@@ -724,16 +724,22 @@ func TestBaseSlice(t *testing.T) {
 
 // wake_affine_weight with WF_SYNC adds 1 to prev_eff_load, so that equal
 // loads stack the wakee on the waker's CPU (v6.1: "if prev_eff ==
-// this_eff ... consider stacking the wakee on top of the waker"). State
+// this_eff ... consider stacking the wakee on top of the waker"); the
+// loads are task_h_load's (with group scheduling, a task's load_avg ×
+// h_load / (cfs_rq load_avg + 1): one less than load_avg at best). State
 // set by hand on 2 CPUs: CPU 0 runs the waker W (load 500) with another
 // task queued (nr_running 2: not wake_affine_idle's sync case), cpu_load
-// 500; CPU 1 (the wakee's prev) runs a task, cpu_load 0 (stale); the wakee
-// P has load 0. Sync: this_eff = (500 − 500 + 0) × 100 × 1024 = 0,
-// prev_eff = (0 − 0) × 108 × 1024 + 1 = 1: this CPU. Without sync:
-// this_eff = 500 × 100 × 1024 > prev_eff = 0: prev. With CPU 0's
-// cpu_load 400 (stale, below the waker's own 500), sync takes this CPU at
-// once ("current_load > this_eff_load"). Each choice of this CPU counts
-// one ttwu_move_affine, the early one too.
+// L0; CPU 1 (the wakee's prev) runs a task, cpu_load 0 (stale); the wakee
+// P has load 0. L0 = 500, sync: current_load = 500 × 500 / 501 = 499,
+// this_eff = (500 − 499 + 0) × 100 × 1024 = 102,400 against prev_eff =
+// (0 − 0) × 108 × 1024 + 1 = 1: prev (with load_avg itself it was 0
+// against 1, this CPU). Without sync: this_eff = 500 × 100 × 1024 >
+// prev_eff = 0: prev. L0 = 400 (stale, below the waker's own load):
+// current_load = 500 × 400 / 401 = 498 > 400, sync takes this CPU at once
+// ("current_load > this_eff_load"); without sync, prev. L0 = 600, sync:
+// current_load = 500 × 600 / 601 = 499, this_eff = 101 × 100 × 1024 > 1:
+// prev. Each choice of this CPU counts one ttwu_move_affine, the early
+// one too.
 func TestWakeAffineWeightSyncTie(t *testing.T) {
 	b := newBuilder(t, "sockets=1,cores=2,threads=1")
 	wk := b.task("w", 120, 0, true, CauseStart, ms)
@@ -753,9 +759,10 @@ func TestWakeAffineWeightSyncTie(t *testing.T) {
 		sync  bool
 		load0 uint64
 		want  int
-	}{{true, 500, 0}, {false, 500, 1}, {true, 400, 0}, {false, 400, 1}} {
+	}{{true, 500, 1}, {false, 500, 1}, {true, 400, 0}, {false, 400, 1}, {true, 600, 1}} {
 		s.syncWake = c.sync
 		r0.avg.loadAvg = c.load0
+		r0.hLoadSet = false // h_load taken afresh: a new jiffy
 		before := s.stats.TTWUMoveAffine
 		if got := s.wakeAffine(sd, s.tasks[p], 0, 1, s.tasks[wk]); got != c.want {
 			t.Errorf("sync %v, cpu_load %d: wake_affine chose CPU %d, want %d", c.sync, c.load0, got, c.want)

@@ -305,12 +305,17 @@ type simTask struct {
 	noPreemptEnd int64
 	// nextStall: the first of the activation's HostStalls not yet passed
 	// (hostStallEnd).
-	nextStall  int32
-	sliceExec  int64 // sumExec at its last switch-in (sched_stat_runtime at the switch-out)
-	execStart  int64 // last time it started running (task_hot); -1 after migration
-	avg        avg
-	utilEst    uint64
-	utilEstEnq uint64 // what enqueue added to the cfs_rq util_est
+	nextStall int32
+	sliceExec int64 // sumExec at its last switch-in (sched_stat_runtime at the switch-out)
+	execStart int64 // last time it started running (task_hot); -1 after migration
+	avg       avg
+	// util_est (struct util_est): the EWMA of the task's util at its
+	// sleeps, the util of its last sleep (enqueued), and
+	// UTIL_AVG_UNCHANGED: its PELT averages have not changed since that
+	// sample, so the next sleep takes none.
+	ueEwma, ueEnqueued uint64
+	ueUnchanged        bool
+	utilEstEnq         uint64 // what enqueue added to the cfs_rq util_est
 
 	wakeeFlips    uint32
 	wakeeFlipTS   int64
@@ -1079,9 +1084,12 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 	if a.End == EndExit {
 		t.state = tsDead
 		s.dequeue(r, t, true)
-		r.avg.detach(&t.avg, t.weight)
 		s.emitExit(r, t)
 		s.schedule(r, "X")
+		// task_dead_fair, after the switch (finish_task_switch).
+		if !t.rt {
+			s.removeLoad(r, t, false)
+		}
 		if s.reap.atExit[t.id] {
 			s.childExit(t, s.tasks[s.reap.parent[t.id]], r.cpu)
 		}
@@ -1149,7 +1157,7 @@ func (s *Sim) takeActPrio(t *simTask) {
 		r := s.cpus[t.cpu]
 		s.updateRQLoad(r)
 		if rt {
-			t.avg.update(s.now, 0, 0, false, t.weight)
+			t.updateAvg(s.now, 0, false)
 			r.avg.detach(&t.avg, t.weight)
 			if !s.eevdf {
 				t.vruntime = max(t.vruntime, r.minVruntime-s.latencyNS/2) - r.minVruntime
@@ -1158,7 +1166,9 @@ func (s *Sim) takeActPrio(t *simTask) {
 			if !s.eevdf {
 				t.vruntime += r.minVruntime
 			}
-			t.avg.update(s.now, 0, 0, false, w)
+			if t.avg.update(s.now, 0, 0, false, w) {
+				t.ueUnchanged = false
+			}
 			r.avg.attach(&t.avg, w)
 		}
 	}
@@ -1530,12 +1540,12 @@ func (s *Sim) deadline(t *simTask) {
 	case tsRunning, tsQueued:
 		t.state = tsDead
 		s.dequeue(r, t, true)
-		if !t.rt {
-			r.avg.detach(&t.avg, t.weight)
-		}
 		s.emitExit(r, t)
 		if r.curr == t {
 			s.schedule(r, "X")
+		}
+		if !t.rt {
+			s.removeLoad(r, t, false)
 		}
 	case tsSleeping:
 		t.state = tsDead
@@ -1543,9 +1553,7 @@ func (s *Sim) deadline(t *simTask) {
 			s.finishDelayed(r, t)
 		}
 		if !t.rt {
-			s.updateRQLoad(r)
-			t.avg.update(s.now, 0, 0, false, t.weight)
-			r.avg.detach(&t.avg, t.weight)
+			s.removeLoad(r, t, false)
 		}
 		s.emitExit(r, t)
 	default:

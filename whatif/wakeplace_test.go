@@ -1,6 +1,8 @@
 package whatif
 
 import (
+	"github.com/schedreplay/replay/model"
+
 	"reflect"
 	"testing"
 
@@ -74,4 +76,47 @@ func BenchmarkWakePlace(b *testing.B) {
 		p := newPlaceTally()
 		return func(e *timeline.Event) { p.before(e); p.after(e) }
 	})
+}
+
+// TestForkNumaIdleDiff: find_idlest_group's NUMA allowance for a new task
+// on a machine whose imb_numa_nr is large (spr-2s56c: two nodes of 112
+// CPUs). With k of node 0's CPUs running one task each (util 1024, so
+// each CPU busy but the node has spare capacity) and node 1 idle, the
+// fork from CPU 0 stays on node 0 while k + 1 <= imb_numa_nr; from v6.0
+// only while the idle counts differ by at most 2 as well: k = 2 stays, k
+// = 4 goes to node 1 (idle 108 < 112). Before v6.0 (numa-float) k = 4
+// stays too.
+func TestForkNumaIdleDiff(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		k      int
+		remote bool
+	}{{"v6.1", 2, false}, {"v6.1", 4, true}, {"numa-float", 4, false}} {
+		b := newBuilder(t, "spr-2s56c")
+		var ids []int32
+		for i := 0; i <= c.k; i++ {
+			ids = append(ids, b.task(string(rune('a'+i)), 120, int32(i), true, CauseStart, ms))
+		}
+		cfg := testConfig()
+		cfg.Policy = mustPolicy(t, c.policy)
+		s, _ := newSim(t, b.done(t), cfg)
+		var sd *model.SchedDomain
+		for _, d := range s.domains(0) {
+			if d.Flags&model.SDNUMA != 0 {
+				sd = d
+			}
+		}
+		if sd == nil || sd.ImbNUMANr <= c.k+1 {
+			t.Fatalf("spr-2s56c: NUMA domain %v, imb_numa_nr too small for k=%d", sd != nil, c.k)
+		}
+		for i := 0; i < c.k; i++ {
+			r := s.cpus[i]
+			r.curr, r.nrCFS = s.tasks[ids[i]], 1
+			r.avg.utilAvg, r.avg.runnableAvg, r.avg.loadAvg = 1024, 1024, 1024
+		}
+		g := s.findIdlestGroup(sd, s.tasks[ids[c.k]], 0)
+		if got := g != nil && !inSpan(g.Span, 0); got != c.remote {
+			t.Errorf("%s, %d busy on node 0 (imb_numa_nr %d): remote %v, want %v", c.policy, c.k, sd.ImbNUMANr, got, c.remote)
+		}
+	}
 }

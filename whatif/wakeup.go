@@ -171,13 +171,13 @@ func (s *Sim) wakeAffine(sd *model.SchedDomain, p *simTask, this, prev int, wake
 func (s *Sim) wakeAffineWeight(sd *model.SchedDomain, p *simTask, this, prev int, waker *simTask, sync bool) bool {
 	thisLoad := int64(s.cpuLoad(this))
 	if sync {
-		cur := int64(waker.avg.loadAvg)
+		cur := int64(s.taskHLoad(waker))
 		if cur > thisLoad {
 			return true
 		}
 		thisLoad -= cur
 	}
-	taskLoad := p.avg.loadAvg
+	taskLoad := s.taskHLoad(p)
 	thisEff := thisLoad + int64(taskLoad)
 	thisEff *= 100 * int64(s.cpus[prev].cpuCapacity)
 	prevEff := int64(s.cpuLoad(prev)) - int64(taskLoad) // s64: may go below 0
@@ -406,9 +406,20 @@ func (s *Sim) findIdlestGroup(sd *model.SchedDomain, p *simTask, cpu int) *model
 		}
 	case GroupHasSpare:
 		if sd.Flags&model.SDNUMA != 0 {
-			// NUMA allowance (v6.0): stay while the local node has room.
+			// NUMA allowance: stay while the local node has room
+			// (allow_numa_imbalance, v5.18); from v6.0 only while the
+			// nodes' idle CPUs differ by at most NUMA_IMBALANCE_MIN too
+			// (adjust_numa_imbalance). The kernel bounds imb_numa_nr by
+			// the local node's CPUs the task may use; a task here may
+			// use one CPU (then no other node is allowed) or all.
 			if int(ls.nr)+1 <= sd.ImbNUMANr {
-				return nil
+				d := int(ls.idle) - int(is.idle)
+				if d < 0 {
+					d = -d
+				}
+				if !s.knobs.ForkNumaIdleDiff || d <= numaImbalanceMin {
+					return nil
+				}
 			}
 		}
 		if ls.idle >= is.idle {
