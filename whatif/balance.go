@@ -364,6 +364,14 @@ func (s *Sim) updateSGLBStats(e *lbRun, g *model.SchedGroup, sgs *SGStats, local
 			sgs.IdleCPUs++
 		}
 		sgs.GroupCapacity += r.cpuCapacity
+		// A non-local CPU running one CFS task with its capacity reduced
+		// (RT pressure) by more than the domain's imbalance_pct, seen by
+		// an idle balancer: a misfit by its load (sched_reduced_capacity,
+		// v6.0; policies with MisfitLoadSym).
+		if !local && e.Idle != CPUNotIdle && s.reducedCapMisfit && r.nrCFS == 1 &&
+			checkCPUCapacity(r, e.ImbalancePct) && sgs.MisfitLoad < s.cpuLoad(c) {
+			sgs.MisfitLoad = s.cpuLoad(c)
+		}
 	}
 	sgs.GroupWeight = uint32(g.Weight)
 	sgs.Flags = g.Flags
@@ -738,6 +746,7 @@ func (s *Sim) newidleBalance(r *rq) {
 	if skip {
 		s.updateNextBalance(sd0, &nextBalance)
 		s.stats.NewidleSkipped++
+		s.nohzNewidleBalance(r)
 		return
 	}
 	s.updateBlockedAverages(r)
@@ -788,7 +797,23 @@ func (s *Sim) newidleBalance(r *rq) {
 	}
 	if pulled > 0 {
 		r.idleStamp = 0
+	} else {
+		s.nohzNewidleBalance(r)
 	}
+}
+
+// nohzNewidleBalance is nohz_newidle_balance(): a CPU going idle for long
+// enough (avg_idle at least sysctl_sched_migration_cost) while the idle
+// CPUs' blocked load is due for a refresh refreshes it itself as it enters
+// idle (NOHZ_NEWILB_KICK, run by nohz_run_idle_balance), with no IPI.
+func (s *Sim) nohzNewidleBalance(r *rq) {
+	if s.cfg.NoNOHZ || r.avgIdle < s.cfg.MigrationCostNS {
+		return
+	}
+	if !s.nohz.hasBlocked || s.now < s.nohz.nextBlocked {
+		return
+	}
+	r.newILB = true
 }
 
 // noteWakeOnIdle updates avg_idle when a task is woken onto a CPU whose

@@ -301,3 +301,35 @@ func TestNohzHasBlockedKept(t *testing.T) {
 		}
 	}
 }
+
+// TestNewidleRefreshesBlocked: a CPU going idle whose newidle pass pulls
+// nothing, with avg_idle at least sysctl_sched_migration_cost (500 µs) and
+// the idle CPUs' blocked load due (nohz.has_blocked, next_blocked passed),
+// refreshes that load itself as it enters idle (nohz_newidle_balance,
+// nohz_run_idle_balance): CPU 1's util 512, last updated 32 periods of
+// 1024 µs before, decays to 255 (half the sum, less one by the table's
+// y^0 = 0xffffffff, over the divider). With avg_idle under 500 µs it is left.
+func TestNewidleRefreshesBlocked(t *testing.T) {
+	for _, c := range []struct {
+		avgIdle int64
+		want    uint64
+	}{{ms, 255}, {ms / 4, 512}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		b.task("x", 120, 0, true, CauseStart, 10*ms)
+		s, _ := newSim(t, b.done(t), testConfig())
+		s.now = 200 * ms
+		r0, r1 := s.cpus[0], s.cpus[1]
+		r0.avgIdle = c.avgIdle
+		r0.avg = avg{lastUpdate: s.now}
+		then := s.now - 32*1024*1024
+		r1.avg = avg{lastUpdate: then, utilAvg: 512, utilSum: 512 * peltMinDivider}
+		s.nohz.idle[1], s.nohz.nrCPUs = true, 1
+		s.nohz.hasBlocked, s.nohz.nextBlocked = true, 0
+		s.rdOverload = false // the newidle pass itself is skipped
+		s.newidleBalance(r0)
+		s.enterIdle(r0)
+		if r1.avg.utilAvg != c.want {
+			t.Errorf("avg_idle %d: CPU 1 util %d, want %d", c.avgIdle, r1.avg.utilAvg, c.want)
+		}
+	}
+}

@@ -237,7 +237,11 @@ func (p *reworkPolicy) PickBusiest(env *LBEnv, sds *SDStats, sgs *SGStats) bool 
 		return false
 	}
 	b := sds.Busiest
-	if sgs.GroupType == GroupMisfitTask && (sds.Local == nil || sds.Local.GroupType != GroupHasSpare) {
+	// "Don't try to pull misfit tasks we can't help": from v6.0 only on
+	// asymmetric domains (a reduced-capacity misfit on a symmetric one is
+	// pulled by load whatever the local group).
+	asymOnly := p.r.MisfitLoadSym && env.SDFlags&model.SDAsymCPUCapacity == 0
+	if sgs.GroupType == GroupMisfitTask && !asymOnly && (sds.Local == nil || sds.Local.GroupType != GroupHasSpare) {
 		return false
 	}
 	if b == nil {

@@ -50,10 +50,13 @@ type rq struct {
 	idleSince int64
 
 	// Balancing state.
-	sd                 []*sdState
-	nextBalance        int64 // jiffies
-	idleStamp          int64
-	avgIdle            int64
+	sd          []*sdState
+	nextBalance int64 // jiffies
+	idleStamp   int64
+	avgIdle     int64
+	// newILB: NOHZ_NEWILB_KICK, set by a newidle pass that pulled
+	// nothing (nohz_newidle_balance), run when the CPU enters idle.
+	newILB             bool
 	maxIdleBalanceCost int64
 	tickOn             bool
 	tickArmed          bool
@@ -997,6 +1000,16 @@ func (s *Sim) kickIdle(r *rq) {
 func (s *Sim) enterIdle(r *rq) {
 	r.idleSince = s.now
 	s.updateRQLoad(r)
+	if r.newILB {
+		// nohz_run_idle_balance at the start of the idle loop, before
+		// the tick stops: the blocked-load refresh of the idle CPUs that
+		// newidle_balance asked for, unless a kick is on its way.
+		r.newILB = false
+		if !s.cfg.NoNOHZ && s.nohz.kickFlags[r.cpu] == 0 {
+			s.nohz.kickFlags[r.cpu] = kickStats
+			s.nohzIdleBalance(r.cpu)
+		}
+	}
 	if s.dom != nil && s.smtActive() {
 		all := true
 		for _, c := range s.smtSiblings(r.cpu) {

@@ -109,3 +109,75 @@ func TestCheckCPUCapacity(t *testing.T) {
 		}
 	}
 }
+
+// A CPU running one CFS task whose capacity RT pressure has reduced by
+// more than imbalance_pct (capacity_of 600: 600 × 117 < 1024 × 100) is a
+// misfit group for an idle balancer (sched_reduced_capacity, v6.0): its
+// cpu_load (1024) becomes the group's misfit load, the group is the
+// busiest, and v6.1 asks for migrate_load of that load. A busy balancer
+// (CPU_NOT_IDLE) does not look for it; nor does llc-nr-running (v5.10),
+// which has no reduced-capacity misfit. On two sockets of two CPUs, the
+// same CPU 2 beside an idle CPU 3 is a misfit group for CPU 0 (idle)
+// even with the local group fully busy (CPU 1 runs two tasks, runnable
+// 2,500 > 2,048 × 1.17): the "misfit we can't help" test, which wants a
+// has_spare local group, is for asymmetric domains only from v6.0.
+func TestReducedCapacityMisfit(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		idle   IdleType
+		misfit bool
+	}{{"v6.1", CPUIdle, true}, {"v6.1", CPUNotIdle, false}, {"llc-nr-running", CPUIdle, false}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		x := b.task("x", 120, 1, true, CauseStart, 10*ms)
+		cfg := testConfig()
+		cfg.Policy = mustPolicy(t, c.policy)
+		s, _ := newSim(t, b.done(t), cfg)
+		r1 := s.cpus[1]
+		r1.curr, r1.nrCFS = s.tasks[x], 1
+		r1.cpuCapacity = 600
+		r1.avg.loadAvg, r1.avg.utilAvg, r1.avg.runnableAvg = 1024, 600, 600
+		st := s.cpus[0].sd[0]
+		e := &lbRun{st: st, level: st.sd.Level, cpus: []bool{true, true}, loopBrk: 32}
+		e.SDFlags, e.ImbalancePct, e.SpanWeight = st.sd.Flags, uint64(st.sd.ImbalancePct), st.sd.SpanWeight
+		e.DstCPU, e.Idle = 0, c.idle
+		sds, _ := s.findBusiestGroup(e)
+		got := sds != nil && sds.Busiest != nil && sds.Busiest.GroupType == GroupMisfitTask
+		if got != c.misfit {
+			t.Errorf("%s idle %v: misfit busiest %v, want %v", c.policy, c.idle, got, c.misfit)
+			continue
+		}
+		if got && (e.MigrationType != MigrateLoad || e.Imbalance != 1024) {
+			t.Errorf("%s: %v imbalance %d, want migrate_load 1024", c.policy, e.MigrationType, e.Imbalance)
+		}
+	}
+}
+
+func TestReducedCapacityMisfitBusyLocal(t *testing.T) {
+	b := newBuilder(t, "sockets=2,cores=2,threads=1")
+	x := b.task("x", 120, 1, true, CauseStart, 10*ms)
+	y := b.task("y", 120, 1, false, CauseStart, 10*ms)
+	z := b.task("z", 120, 2, true, CauseStart, 10*ms)
+	s, _ := newSim(t, b.done(t), testConfig())
+	r1, r2 := s.cpus[1], s.cpus[2]
+	r1.curr, r1.nrCFS = s.tasks[x], 2
+	r1.avg.loadAvg, r1.avg.utilAvg, r1.avg.runnableAvg = 2048, 1024, 2500
+	_ = y
+	r2.curr, r2.nrCFS, r2.cpuCapacity = s.tasks[z], 1, 600
+	r2.avg.loadAvg, r2.avg.utilAvg, r2.avg.runnableAvg = 1024, 600, 600
+	sds0 := s.cpus[0].sd
+	st := sds0[len(sds0)-1]
+	e := &lbRun{st: st, level: st.sd.Level, cpus: make([]bool, 4), loopBrk: 32}
+	for _, c := range st.sd.Span {
+		e.cpus[c] = true
+	}
+	e.SDFlags, e.ImbalancePct, e.SpanWeight = st.sd.Flags, uint64(st.sd.ImbalancePct), st.sd.SpanWeight
+	e.ImbNUMANr = st.sd.ImbNUMANr
+	e.DstCPU, e.Idle = 0, CPUIdle
+	sds, _ := s.findBusiestGroup(e)
+	if sds == nil || sds.Local == nil || sds.Local.GroupType != GroupFullyBusy {
+		t.Fatalf("local group: %+v, want fully busy", sds)
+	}
+	if sds.Busiest == nil || sds.Busiest.GroupType != GroupMisfitTask || e.MigrationType != MigrateLoad || e.Imbalance != 1024 {
+		t.Errorf("busiest %+v, %v %d; want the misfit group, migrate_load 1024", sds.Busiest, e.MigrationType, e.Imbalance)
+	}
+}

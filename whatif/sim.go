@@ -361,22 +361,26 @@ func (t *simTask) allowed(cpu int) bool { return t.pinned < 0 || int(t.pinned) =
 
 // Sim is one replay of a workload under a policy.
 type Sim struct {
-	cfg       Config
-	pol       Policy
-	knobs     Knobs
-	hook      GroupStatsHook
-	w         *Workload
-	dom       *model.Domains
-	ncpu      int
-	cpus      []*rq
-	tasks     []*simTask
-	q         eventQueue
-	seq       uint64
-	now       int64
-	tickNS    int64
-	tickPhase int64
-	rng       uint64
-	niRng     uint64 // NI_RANDOM's die: its own stream, so the other draws stay as they were
+	cfg   Config
+	pol   Policy
+	knobs Knobs
+	hook  GroupStatsHook
+	// reducedCapMisfit: the policy balances a reduced-capacity misfit on
+	// a symmetric domain (MisfitLoadSym, v6.0 on), so the group
+	// statistics look for one.
+	reducedCapMisfit bool
+	w                *Workload
+	dom              *model.Domains
+	ncpu             int
+	cpus             []*rq
+	tasks            []*simTask
+	q                eventQueue
+	seq              uint64
+	now              int64
+	tickNS           int64
+	tickPhase        int64
+	rng              uint64
+	niRng            uint64 // NI_RANDOM's die: its own stream, so the other draws stay as they were
 	// remotePool, rtPool: the wakeup-preemption delay pools drawn from
 	// for a remote CFS and a real-time wakeup (initPreemptPools).
 	remotePool, rtPool []int64
@@ -582,6 +586,9 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	}
 	s := &Sim{cfg: cfg, pol: cfg.Policy, knobs: cfg.Policy.Knobs(), w: w, dom: d, ncpu: d.NrCPUs, out: out, sgcImb: map[sgcKey]bool{}}
 	s.hook, _ = cfg.Policy.(GroupStatsHook)
+	if rp, ok := asRules(cfg.Policy); ok {
+		s.reducedCapMisfit = rp.r.MisfitLoadSym
+	}
 	applyDomainKnobs(d, s.knobs)
 	if err := applyParams(d, cfg.Params); err != nil {
 		return nil, err
