@@ -141,10 +141,9 @@ func (s *Sim) rebalanceDomains(r *rq, idle IdleType, source int) {
 		// sysctl_sched_migration_cost or more.
 		r.maxIdleBalanceCost = max(s.cfg.MigrationCostNS, maxCost)
 	}
+	// nohz.next_balance is left to the idle balancer (6.1's
+	// rebalance_domains does not lower it).
 	r.nextBalance = next
-	if idle == CPUIdle && next < s.nohz.nextBalance {
-		s.nohz.nextBalance = next
-	}
 }
 
 // updateNextBalance is update_next_balance(): next is lowered to when
@@ -414,8 +413,10 @@ func (s *Sim) updateIdleCPUScan(e *lbRun) {
 
 // findBusiestQueue is find_busiest_queue() (§3.9) for symmetric machines.
 func (s *Sim) findBusiestQueue(e *lbRun, g *model.SchedGroup) int {
+	// The kernel starts from load 0 over capacity 1 and util 0: a CPU
+	// whose load (or util) is 0 is never the busiest.
 	best := -1
-	var bestLoad, bestCap uint64
+	bestLoad, bestCap := uint64(0), uint64(1)
 	var bestUtil uint64
 	bestNr := 0
 	for _, c := range g.Span {
@@ -436,7 +437,7 @@ func (s *Sim) findBusiestQueue(e *lbRun, g *model.SchedGroup) int {
 			if nr == 1 && int64(load) > e.Imbalance && !checkCPUCapacity(r, e.ImbalancePct) {
 				continue
 			}
-			if best < 0 || load*bestCap > bestLoad*r.cpuCapacity {
+			if load*bestCap > bestLoad*r.cpuCapacity {
 				best, bestLoad, bestCap = c, load, r.cpuCapacity
 			}
 		case MigrateUtil:
@@ -444,11 +445,11 @@ func (s *Sim) findBusiestQueue(e *lbRun, g *model.SchedGroup) int {
 			if nr <= 1 {
 				continue
 			}
-			if best < 0 || u > bestUtil {
+			if u > bestUtil {
 				best, bestUtil = c, u
 			}
 		case MigrateTask:
-			if best < 0 || nr > bestNr {
+			if nr > bestNr {
 				best, bestNr = c, nr
 			}
 		case MigrateMisfit:
@@ -855,6 +856,10 @@ func (s *Sim) nohzBalancerKick(r *rq) {
 	}
 	if s.jiffies() >= s.nohz.nextBalance {
 		if r.nrRunning() >= 2 {
+			flags = kickStats | kickBalance
+		} else if len(r.sd) > 0 && r.nrCFS >= 1 && checkCPUCapacity(r, uint64(r.sd[0].sd.ImbalancePct)) {
+			// A CFS task on a CPU whose capacity RT pressure reduced:
+			// the idle balancer may find it a better CPU.
 			flags = kickStats | kickBalance
 		} else if llc := s.dom.CPUs[r.cpu].LLC; llc != nil {
 			busy := 0

@@ -181,3 +181,73 @@ func TestReducedCapacityMisfitBusyLocal(t *testing.T) {
 		t.Errorf("busiest %+v, %v %d; want the misfit group, migrate_load 1024", sds.Busiest, e.MigrationType, e.Imbalance)
 	}
 }
+
+// find_busiest_queue starts from load 0 over capacity 1 (and util 0): a
+// CPU with tasks but cpu_load 0 (or cpu_util 0) is never the busiest, so
+// load_balance goes out balanced; with load 1 it is chosen.
+func TestFindBusiestQueueZeroLoad(t *testing.T) {
+	for _, c := range []struct {
+		mt   MigrationType
+		load uint64
+		want int
+	}{{MigrateLoad, 0, -1}, {MigrateLoad, 1, 1}, {MigrateUtil, 0, -1}, {MigrateUtil, 5, 1}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		b.task("x", 120, 1, true, CauseStart, 10*ms)
+		s, _ := newSim(t, b.done(t), testConfig())
+		r1 := s.cpus[1]
+		r1.nrCFS = 2
+		r1.avg.loadAvg, r1.avg.utilAvg = c.load, c.load
+		st := s.cpus[0].sd[0]
+		e := &lbRun{st: st, cpus: []bool{true, true}}
+		e.MigrationType, e.Imbalance, e.ImbalancePct = c.mt, 1<<20, 117
+		if got := s.findBusiestQueue(e, st.groups[1]); got != c.want {
+			t.Errorf("%v, load/util %d: busiest %d, want %d", c.mt, c.load, got, c.want)
+		}
+	}
+}
+
+// rebalance_domains sets the CPU's next_balance only; nohz.next_balance
+// is the idle balancer's (6.1; older kernels lowered it here too). An idle
+// CPU balancing from its own tick leaves a later nohz.next_balance as it
+// is.
+func TestRebalanceLeavesNohzNext(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	b.task("x", 120, 1, true, CauseStart, 10*ms)
+	s, _ := newSim(t, b.done(t), testConfig())
+	s.now = 100 * ms
+	far := s.jiffies() + 1000
+	s.nohz.nextBalance = far
+	r := s.cpus[0]
+	s.rebalanceDomains(r, CPUIdle, MigrationSourcePeriodic)
+	if r.nextBalance >= far {
+		t.Fatalf("CPU next_balance %d, want before %d", r.nextBalance, far)
+	}
+	if s.nohz.nextBalance != far {
+		t.Errorf("nohz.next_balance lowered to %d", s.nohz.nextBalance)
+	}
+}
+
+// nohz_balancer_kick: a busy CPU running one CFS task whose capacity RT
+// pressure reduced (600 × 117 < 1024 × 100) kicks the idle balancer to
+// balance (STATS | BALANCE) when nohz.next_balance is due, though it runs
+// a single task and the LLC has one busy CPU; at full capacity it does not.
+func TestNohzKickReducedCapacity(t *testing.T) {
+	for _, c := range []struct {
+		capacity uint64
+		want     int
+	}{{600, kickStats | kickBalance}, {1024, 0}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		x := b.task("x", 120, 0, true, CauseStart, 10*ms)
+		s, _ := newSim(t, b.done(t), testConfig())
+		s.now = 100 * ms
+		r := s.cpus[0]
+		r.curr, r.nrCFS, r.cpuCapacity = s.tasks[x], 1, c.capacity
+		s.nohz.idle[1], s.nohz.nrCPUs = true, 1
+		s.nohz.nextBalance = s.jiffies()
+		s.nohz.hasBlocked = false
+		s.nohzBalancerKick(r)
+		if got := s.nohz.kickFlags[1]; got != c.want {
+			t.Errorf("capacity %d: kick flags %#x, want %#x", c.capacity, got, c.want)
+		}
+	}
+}
