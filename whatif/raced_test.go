@@ -175,3 +175,33 @@ func TestRacedWakeupFixture(t *testing.T) {
 	}
 	t.Fatal("no edge from 416 to 425 at 15.438157")
 }
+
+// A raced wakeup whose wakee's CPU has nothing else to run once it blocks
+// is queued on that CPU's wake list (ttwu_queue_cond: p->on_cpu, the
+// target CPU idle), so select_task_rq_fair is not called: no record_wakee
+// for the waker, no recent_used_cpu. The scenario of
+// TestRacedWakeupHeldUntilBlock: a (CPU 0) wakes b (CPU 1) at 0.5 ms while
+// b still runs; b blocks at 0.6 ms with CPU 1 empty: b runs again on CPU
+// 1 and a's last wakee is not b. Woken after its block (not raced), b goes
+// through select_task_rq and a records it.
+func TestRacedWakeupWakeList(t *testing.T) {
+	for _, raced := range []bool{true, false} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		a := b.task("a", 120, 0, true, CauseStart, ms)
+		bt := b.task("b", 120, 1, true, CauseStart, 6*ms/10, 3*ms/10)
+		if raced {
+			b.edge(a, 0, ms/2, bt, 1)
+			b.w.Edges[0].Raced = true
+		} else {
+			b.edge(a, 0, 7*ms/10, bt, 1)
+		}
+		s, _ := newSim(t, b.done(t), testConfig())
+		if _, err := s.Run(); err != nil {
+			t.Fatal(err)
+		}
+		recorded := s.tasks[a].lastWakee == s.tasks[bt].id
+		if recorded == raced {
+			t.Errorf("raced %v: a's last wakee is b: %v, want %v", raced, recorded, !raced)
+		}
+	}
+}
