@@ -1755,3 +1755,21 @@ func TestActivationPrioTakenAtWakeup(t *testing.T) {
 		}
 	}
 }
+
+// wake_up_new_task sets the child's recent_used_cpu to the CPU it was
+// forked on: the parent's in the replay, here CPU 3, whatever CPU the
+// trace's child started on (0).
+func TestForkRecentUsedCPU(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=4,threads=1")
+	p := b.task("p", 120, 3, true, CauseStart, 10*ms)
+	c := b.task("c", 120, 0, false, CauseFork, ms)
+	b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 0, OffsetNS: ms, Wakee: c, WakeeAct: 0})
+	s, _ := newSim(t, b.done(t), testConfig())
+	r3, parent, child := s.cpus[3], s.tasks[p], s.tasks[c]
+	r3.curr, r3.nrCFS, r3.loadWeight = parent, 1, parent.weight
+	parent.state = tsRunning
+	s.fork(r3, parent, child)
+	if child.recentUsedCPU != 3 {
+		t.Errorf("child's recent_used_cpu %d, want 3", child.recentUsedCPU)
+	}
+}

@@ -1440,6 +1440,9 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 	// waker starts as one, which is what lets wake_wide see hackbench's
 	// wakees as flipping.
 	child.wakeeFlips, child.wakeeFlipTS, child.lastWakee = parent.wakeeFlips, parent.wakeeFlipTS, parent.lastWakee
+	// wake_up_new_task: recent_used_cpu is the CPU the child was forked
+	// on (the replay's, not the trace's).
+	child.recentUsedCPU = int32(r.cpu)
 	s.startActivation(child, 0)
 	s.takeActPrio(child)
 	s.updateCurr(r)
