@@ -182,18 +182,26 @@ func (s *Sim) shouldWeBalance(e *lbRun) bool {
 	return local.BalanceMask[0] == e.DstCPU
 }
 
-// loadBalance is load_balance() (§3.4). It returns the number of tasks
-// moved.
-func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source int) int {
+// newLBRun is load_balance()'s struct lb_env for dst balancing st's
+// domain as idle: the domain's constants, its span as the CPUs to look at.
+func (s *Sim) newLBRun(st *sdState, dst int, idle IdleType) *lbRun {
 	sd := st.sd
 	e := &lbRun{st: st, level: sd.Level, cpus: make([]bool, s.ncpu), loopBrk: 32}
 	e.SDFlags, e.ImbalancePct, e.SpanWeight = sd.Flags, uint64(sd.ImbalancePct), sd.SpanWeight
 	e.ImbNUMANr, e.CacheNiceTries, e.NrBalanceFailed = sd.ImbNUMANr, sd.CacheNiceTries, st.nrBalanceFailed
 	e.HasParent = sd.Parent != nil
-	e.DstCPU, e.Idle = r.cpu, idle
+	e.DstCPU, e.Idle = dst, idle
 	for _, c := range sd.Span {
 		e.cpus[c] = true
 	}
+	return e
+}
+
+// loadBalance is load_balance() (§3.4). It returns the number of tasks
+// moved.
+func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source int) int {
+	sd := st.sd
+	e := s.newLBRun(st, r.cpu, idle)
 	s.stats.LBAttempts++
 	switch idle {
 	case CPUNewlyIdle:

@@ -151,52 +151,28 @@ func (rq *avg) attach(se *avg, weight uint64) {
 // remove_entity_load_avg), clamping at zero and keeping the sums
 // consistent with the averages as the kernel does.
 func (rq *avg) detach(se *avg, weight uint64) {
-	sub := func(a *uint64, v uint64) {
-		if *a < v {
-			*a = 0
-		} else {
-			*a -= v
-		}
-	}
-	sub(&rq.utilAvg, se.utilAvg)
-	sub(&rq.utilSum, se.utilSum)
-	if rq.utilSum < rq.utilAvg*peltMinDivider {
-		rq.utilSum = rq.utilAvg * peltMinDivider
-	}
-	sub(&rq.runnableAvg, se.runnableAvg)
-	sub(&rq.runnableSum, se.runnableSum)
-	if rq.runnableSum < rq.runnableAvg*peltMinDivider {
-		rq.runnableSum = rq.runnableAvg * peltMinDivider
-	}
-	sub(&rq.loadAvg, se.loadAvg)
-	sub(&rq.loadSum, se.loadSum*weight)
-	if rq.loadSum < rq.loadAvg*peltMinDivider {
-		rq.loadSum = rq.loadAvg * peltMinDivider
-	}
+	subSignal(&rq.utilAvg, &rq.utilSum, se.utilAvg, se.utilSum)
+	subSignal(&rq.runnableAvg, &rq.runnableSum, se.runnableAvg, se.runnableSum)
+	subSignal(&rq.loadAvg, &rq.loadSum, se.loadAvg, se.loadSum*weight)
 }
 
 // takeRemoved is update_cfs_rq_load_avg()'s removal of the averages
-// queued by remove_entity_load_avg: each average less its share (floored
-// at 0), each sum less the share × the current divider, and kept at least
-// the average × PELT_MIN_DIVIDER.
+// queued by remove_entity_load_avg: each sum less its average's share ×
+// the current divider.
 func (rq *avg) takeRemoved(load, util, runnable uint64) {
 	div := rq.divider()
-	sub := func(a *uint64, v uint64) {
-		if *a < v {
-			*a = 0
-		} else {
-			*a -= v
-		}
-	}
-	sub(&rq.loadAvg, load)
-	sub(&rq.loadSum, load*div)
-	rq.loadSum = max(rq.loadSum, rq.loadAvg*peltMinDivider)
-	sub(&rq.utilAvg, util)
-	sub(&rq.utilSum, util*div)
-	rq.utilSum = max(rq.utilSum, rq.utilAvg*peltMinDivider)
-	sub(&rq.runnableAvg, runnable)
-	sub(&rq.runnableSum, runnable*div)
-	rq.runnableSum = max(rq.runnableSum, rq.runnableAvg*peltMinDivider)
+	subSignal(&rq.loadAvg, &rq.loadSum, load, load*div)
+	subSignal(&rq.utilAvg, &rq.utilSum, util, util*div)
+	subSignal(&rq.runnableAvg, &rq.runnableSum, runnable, runnable*div)
+}
+
+// subSignal takes a share off one signal of a cfs_rq (sub_positive on the
+// average and the sum, floored at 0) and keeps the sum at least the
+// average × PELT_MIN_DIVIDER, as the kernel does after every removal.
+func subSignal(avg, sum *uint64, a, s uint64) {
+	*avg -= min(*avg, a)
+	*sum -= min(*sum, s)
+	*sum = max(*sum, *avg*peltMinDivider)
 }
 
 // niceToWeight is sched_prio_to_weight (kernel/sched/core.c), indexed by

@@ -136,10 +136,7 @@ func TestReducedCapacityMisfit(t *testing.T) {
 		r1.curr, r1.nrCFS = s.tasks[x], 1
 		r1.cpuCapacity = 600
 		r1.avg.loadAvg, r1.avg.utilAvg, r1.avg.runnableAvg = 1024, 600, 600
-		st := s.cpus[0].sd[0]
-		e := &lbRun{st: st, level: st.sd.Level, cpus: []bool{true, true}, loopBrk: 32}
-		e.SDFlags, e.ImbalancePct, e.SpanWeight = st.sd.Flags, uint64(st.sd.ImbalancePct), st.sd.SpanWeight
-		e.DstCPU, e.Idle = 0, c.idle
+		e := s.newLBRun(s.cpus[0].sd[0], 0, c.idle)
 		sds, _ := s.findBusiestGroup(e)
 		got := sds != nil && sds.Busiest != nil && sds.Busiest.GroupType == GroupMisfitTask
 		if got != c.misfit {
@@ -165,14 +162,7 @@ func TestReducedCapacityMisfitBusyLocal(t *testing.T) {
 	r2.curr, r2.nrCFS, r2.cpuCapacity = s.tasks[z], 1, 600
 	r2.avg.loadAvg, r2.avg.utilAvg, r2.avg.runnableAvg = 1024, 600, 600
 	sds0 := s.cpus[0].sd
-	st := sds0[len(sds0)-1]
-	e := &lbRun{st: st, level: st.sd.Level, cpus: make([]bool, 4), loopBrk: 32}
-	for _, c := range st.sd.Span {
-		e.cpus[c] = true
-	}
-	e.SDFlags, e.ImbalancePct, e.SpanWeight = st.sd.Flags, uint64(st.sd.ImbalancePct), st.sd.SpanWeight
-	e.ImbNUMANr = st.sd.ImbNUMANr
-	e.DstCPU, e.Idle = 0, CPUIdle
+	e := s.newLBRun(sds0[len(sds0)-1], 0, CPUIdle)
 	sds, _ := s.findBusiestGroup(e)
 	if sds == nil || sds.Local == nil || sds.Local.GroupType != GroupFullyBusy {
 		t.Fatalf("local group: %+v, want fully busy", sds)
@@ -198,8 +188,8 @@ func TestFindBusiestQueueZeroLoad(t *testing.T) {
 		r1.nrCFS = 2
 		r1.avg.loadAvg, r1.avg.utilAvg = c.load, c.load
 		st := s.cpus[0].sd[0]
-		e := &lbRun{st: st, cpus: []bool{true, true}}
-		e.MigrationType, e.Imbalance, e.ImbalancePct = c.mt, 1<<20, 117
+		e := s.newLBRun(st, 0, CPUIdle)
+		e.MigrationType, e.Imbalance = c.mt, 1<<20
 		if got := s.findBusiestQueue(e, st.groups[1]); got != c.want {
 			t.Errorf("%v, load/util %d: busiest %d, want %d", c.mt, c.load, got, c.want)
 		}

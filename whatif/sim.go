@@ -414,9 +414,6 @@ type Sim struct {
 	stall       []stallProc // per CPU: vCPU stall process (noise.go)
 	irqStall    stallProc   // draws of irqWakeStallEnd (noise.go)
 	hostStall   []stallProc // per CPU: its wait for a host core after a remote IPI (noise.go)
-	// racedRelease: wake() is releasing a held Edge.Raced wakeup, whose
-	// waking in the trace found the wakee still on its CPU.
-	racedRelease bool
 	// racedWake: wake() is firing an Edge.Raced (held until the wakee
 	// blocks, as a reply is).
 	racedWake bool
@@ -1134,11 +1131,11 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 		// The reply that came before the block (wake: isReply), now
 		// that the task sleeps, from where its waker runs (or ran last).
 		w := t.heldWaker
-		s.wakingShown, s.racedRelease = t.heldRaced, t.heldRaced
+		s.wakingShown = t.heldRaced
 		t.heldK, t.heldWaker, t.heldRaced = -1, nil, false
 		s.heldWake = true
 		s.wake(t, next, w, int(w.cpu))
-		s.heldWake, s.wakingShown, s.racedRelease = false, false, false
+		s.heldWake, s.wakingShown = false, false
 	}
 }
 
@@ -1358,8 +1355,10 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 		cpu = int(t.pinned)
 	case t.rt:
 		cpu = prev
-	case s.racedRelease && (!s.cpusShareCache(src, prev) || prev != src && s.cpus[prev].nrRunning() == 0):
-		// The waking found the wakee still on its CPU (p->on_cpu):
+	case s.wakingShown && (!s.cpusShareCache(src, prev) || prev != src && s.cpus[prev].nrRunning() == 0):
+		// A released raced wakeup (wakingShown is set for those alone:
+		// the waking, written when the edge fired, found the wakee
+		// still on its CPU, p->on_cpu):
 		// ttwu_queue_cond queues it on that CPU's wake list, without
 		// select_task_rq (no record_wakee, no recent_used_cpu), when
 		// the waker does not share its cache or that CPU has nothing
