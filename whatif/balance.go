@@ -1,7 +1,8 @@
 package whatif
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	"github.com/schedreplay/replay/model"
 )
@@ -34,15 +35,17 @@ const (
 
 type lbRun struct {
 	LBEnv
-	st       *sdState
-	level    int
-	cpus     []bool // env->cpus
-	src      int
-	flags    int
-	loop     int
-	loopMax  int
-	loopBrk  int
-	moved    int
+	st      *sdState
+	level   int
+	cpus    []bool // env->cpus
+	src     int
+	flags   int
+	loop    int
+	loopMax int
+	loopBrk int
+	moved   int
+	// scratch holds the pass's group statistics (newLBRun).
+	scratch  *lbScratch
 	sumUtil  uint64
 	overload bool
 }
@@ -182,11 +185,32 @@ func (s *Sim) shouldWeBalance(e *lbRun) bool {
 	return local.BalanceMask[0] == e.DstCPU
 }
 
+// lbScratch is one load_balance() pass's storage: the env, its CPU mask and
+// the domain's group statistics, kept on the Sim and reused because a
+// replay runs hundreds of thousands of passes (allocating them was a third
+// of the engine's allocations). Passes can nest (a pass's attach may run
+// another CPU's newly idle pass), so there is one per depth.
+type lbScratch struct {
+	run   lbRun
+	sds   SDStats
+	stats []SGStats
+	cands []*simTask // detach_tasks' candidates
+}
+
 // newLBRun is load_balance()'s struct lb_env for dst balancing st's
 // domain as idle: the domain's constants, its span as the CPUs to look at.
+// The run lives until the matching endLBRun.
 func (s *Sim) newLBRun(st *sdState, dst int, idle IdleType) *lbRun {
 	sd := st.sd
-	e := &lbRun{st: st, level: sd.Level, cpus: make([]bool, s.ncpu), loopBrk: 32}
+	if s.lbDepth == len(s.lbScratch) {
+		s.lbScratch = append(s.lbScratch, &lbScratch{run: lbRun{cpus: make([]bool, s.ncpu)}})
+	}
+	sc := s.lbScratch[s.lbDepth]
+	s.lbDepth++
+	cpus := sc.run.cpus
+	clear(cpus)
+	sc.run = lbRun{st: st, level: sd.Level, cpus: cpus, loopBrk: 32, scratch: sc}
+	e := &sc.run
 	e.SDFlags, e.ImbalancePct, e.SpanWeight = sd.Flags, uint64(sd.ImbalancePct), sd.SpanWeight
 	e.ImbNUMANr, e.CacheNiceTries, e.NrBalanceFailed = sd.ImbNUMANr, sd.CacheNiceTries, st.nrBalanceFailed
 	e.HasParent = sd.Parent != nil
@@ -202,6 +226,7 @@ func (s *Sim) newLBRun(st *sdState, dst int, idle IdleType) *lbRun {
 func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source int) int {
 	sd := st.sd
 	e := s.newLBRun(st, r.cpu, idle)
+	defer s.endLBRun()
 	s.stats.LBAttempts++
 	switch idle {
 	case CPUNewlyIdle:
@@ -295,16 +320,25 @@ func (s *Sim) outBalanced(st *sdState, idle IdleType, allPinned bool) int {
 	return 0
 }
 
+// endLBRun releases the newest newLBRun's storage.
+func (s *Sim) endLBRun() { s.lbDepth-- }
+
 func (s *Sim) outAllPinned(st *sdState, idle IdleType) int { return s.outBalanced(st, idle, true) }
 
 // findBusiestGroup is find_busiest_group(): update_sd_lb_stats, the
 // policy's decision and calculate_imbalance. It returns the statistics
 // and the busiest group's index, or nil when balanced.
 func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
-	sds := &SDStats{BusiestIdx: -1}
+	sc := e.scratch
+	sc.sds = SDStats{BusiestIdx: -1}
+	sds := &sc.sds
 	child := e.st.sd.Child
 	sds.PreferSibling = child != nil && child.Flags&model.SDPreferSibling != 0
-	stats := make([]SGStats, len(e.st.groups))
+	if cap(sc.stats) < len(e.st.groups) {
+		sc.stats = make([]SGStats, len(e.st.groups))
+	}
+	stats := sc.stats[:len(e.st.groups)]
+	clear(stats)
 	overload := false
 	// update_group_capacity for the local group: at the lowest domain it
 	// is update_cpu_capacity (higher levels sum the CPUs' values, which
@@ -469,12 +503,17 @@ func (s *Sim) findBusiestQueue(e *lbRun, g *model.SchedGroup) int {
 // cfsTasksTailFirst lists a rq's CFS tasks from the tail of cfs_tasks
 // (least recently enqueued or picked first).
 func (s *Sim) cfsTasksTailFirst(r *rq) []*simTask {
-	ts := make([]*simTask, 0, r.nrCFS)
+	return s.appendCFSTasksTailFirst(make([]*simTask, 0, r.nrCFS), r)
+}
+
+// appendCFSTasksTailFirst lists them in ts's storage.
+func (s *Sim) appendCFSTasksTailFirst(ts []*simTask, r *rq) []*simTask {
+	ts = ts[:0]
 	if r.curr != nil && !r.curr.rt {
 		ts = append(ts, r.curr)
 	}
 	ts = append(ts, r.tree...)
-	sort.SliceStable(ts, func(i, j int) bool { return ts[i].mru < ts[j].mru })
+	slices.SortStableFunc(ts, func(a, b *simTask) int { return cmp.Compare(a.mru, b.mru) })
 	return ts
 }
 
@@ -535,7 +574,8 @@ func (s *Sim) detachAttach(e *lbRun, source int) int {
 		return 0
 	}
 	var picked []*simTask
-	cands := s.cfsTasksTailFirst(src)
+	e.scratch.cands = s.appendCFSTasksTailFirst(e.scratch.cands, src)
+	cands := e.scratch.cands
 	for _, p := range cands {
 		if e.Idle != CPUNotIdle && src.nrRunning()-len(picked) <= 1 {
 			break

@@ -51,9 +51,18 @@ func tidOf(t *simTask) int32 {
 	return t.w.TID
 }
 
-func commOf(t *simTask, cpu int) string {
+func (s *Sim) commOf(t *simTask, cpu int) string {
 	if t == nil {
-		return "swapper/" + itoa(cpu)
+		if cpu < 0 || cpu >= s.ncpu {
+			return "swapper/" + itoa(cpu)
+		}
+		if s.swapperComm == nil {
+			s.swapperComm = make([]string, s.ncpu)
+			for c := range s.swapperComm {
+				s.swapperComm[c] = "swapper/" + itoa(c)
+			}
+		}
+		return s.swapperComm[cpu]
 	}
 	return t.w.Comm
 }
@@ -91,12 +100,12 @@ func (s *Sim) emitSwitch(r *rq, prev, next *simTask, prevState string) {
 		s.emitStatRuntime(r, prev)
 	}
 	e := s.newEvent(timeline.SchedSwitch, r.cpu, tidOf(prev))
-	e.SetStr(timeline.CommonComm, commOf(prev, r.cpu))
-	e.SetStr(timeline.PrevComm, commOf(prev, r.cpu))
+	e.SetStr(timeline.CommonComm, s.commOf(prev, r.cpu))
+	e.SetStr(timeline.PrevComm, s.commOf(prev, r.cpu))
 	e.SetInt(timeline.PrevPID, int64(tidOf(prev)))
 	e.SetInt(timeline.PrevPrio, prioOf(prev))
 	e.SetStr(timeline.PrevState, prevState)
-	e.SetStr(timeline.NextComm, commOf(next, r.cpu))
+	e.SetStr(timeline.NextComm, s.commOf(next, r.cpu))
 	e.SetInt(timeline.NextPID, int64(tidOf(next)))
 	e.SetInt(timeline.NextPrio, prioOf(next))
 	s.emit(e)
@@ -132,7 +141,7 @@ func (s *Sim) emitStatRuntime(r *rq, t *simTask) {
 // (or that CPU).
 func (s *Sim) emitWaking(t, waker *simTask, cpu, target int) {
 	e := s.newEvent(timeline.SchedWaking, cpu, tidOf(waker))
-	e.SetStr(timeline.CommonComm, commOf(waker, cpu))
+	e.SetStr(timeline.CommonComm, s.commOf(waker, cpu))
 	e.SetStr(timeline.Comm, t.w.Comm)
 	e.SetInt(timeline.PID, int64(t.w.TID))
 	e.SetInt(timeline.Prio, int64(t.prio))

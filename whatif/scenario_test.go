@@ -1571,7 +1571,8 @@ func TestCFSTasksOrder(t *testing.T) {
 		t.Fatalf("after c's wakeup: tail first %s, want [b d e a c]", got)
 	}
 	s.tasks[1].execStart = s.now - 100000
-	e := &lbRun{st: s.cpus[1].sd[0], cpus: make([]bool, 2), src: 0, loopMax: 5, loopBrk: 32}
+	e := s.newLBRun(s.cpus[1].sd[0], 1, CPUIdle)
+	e.src, e.loopMax = 0, 5
 	e.LBEnv = LBEnv{DstCPU: 1, Idle: CPUIdle, Imbalance: 1, MigrationType: MigrateTask, CacheNiceTries: 1}
 	if n := s.detachAttach(e, MigrationSourcePeriodic); n != 1 {
 		t.Fatalf("detach_tasks moved %d tasks, want 1", n)
@@ -1638,7 +1639,8 @@ func TestAttachOrder(t *testing.T) {
 		s.enqueue(r, p, enqStart)
 	}
 	s.switchTo(r, s.tasks[0], "")
-	e := &lbRun{st: s.cpus[1].sd[0], cpus: make([]bool, 2), src: 0, loopMax: 5, loopBrk: 32}
+	e := s.newLBRun(s.cpus[1].sd[0], 1, CPUIdle)
+	e.src, e.loopMax = 0, 5
 	e.LBEnv = LBEnv{DstCPU: 1, Idle: CPUIdle, Imbalance: 3, MigrationType: MigrateTask, CacheNiceTries: 1}
 	if n := s.detachAttach(e, MigrationSourcePeriodic); n != 3 {
 		t.Fatalf("detach_tasks moved %d tasks, want 3", n)

@@ -440,6 +440,15 @@ type Sim struct {
 	// waits for (0: ended, at Stats.RecordingEndNS).
 	recWait []bool
 	recLeft int
+	// lbScratch[:lbDepth] are the load_balance passes under way.
+	lbScratch []*lbScratch
+	lbDepth   int
+	// wakeSGS and wakeEnv are find_idlest_group's arguments to the
+	// policy's Classify.
+	wakeSGS SGStats
+	wakeEnv LBEnv
+	// swapperComm[c] is the idle task's comm on CPU c, made once.
+	swapperComm []string
 }
 
 type sgcKey struct{ level, id int }

@@ -332,8 +332,8 @@ func (s *Sim) findIdlestCPU(sd *model.SchedDomain, p *simTask, cpu, prev int, fl
 	return cpu
 }
 
-func (s *Sim) groupWakeupStats(g *model.SchedGroup, pct uint64) *wakeupStats {
-	ws := &wakeupStats{weight: uint64(g.Weight)}
+func (s *Sim) groupWakeupStats(g *model.SchedGroup, pct uint64) wakeupStats {
+	ws := wakeupStats{weight: uint64(g.Weight)}
 	var runnable uint64
 	for _, c := range g.Span {
 		ws.load += s.cpuLoad(c)
@@ -345,9 +345,12 @@ func (s *Sim) groupWakeupStats(g *model.SchedGroup, pct uint64) *wakeupStats {
 			ws.idle++
 		}
 	}
-	sgs := &SGStats{GroupCapacity: ws.capacity, GroupUtil: ws.util, GroupRunnable: runnable,
+	// The policy's arguments live on the Sim: passed through an interface
+	// they would be allocated at every fork's group search.
+	sgs, env := &s.wakeSGS, &s.wakeEnv
+	*sgs = SGStats{GroupCapacity: ws.capacity, GroupUtil: ws.util, GroupRunnable: runnable,
 		SumNrRunning: uint32(ws.nr), GroupWeight: uint32(ws.weight)}
-	env := &LBEnv{ImbalancePct: pct}
+	*env = LBEnv{ImbalancePct: pct}
 	ws.typ = s.pol.Classify(env, sgs)
 	if ws.typ == GroupFullyBusy || ws.typ == GroupOverloaded {
 		ws.avgLoad = ws.load * capacityScale / ws.capacity
@@ -359,8 +362,8 @@ func (s *Sim) groupWakeupStats(g *model.SchedGroup, pct uint64) *wakeupStats {
 func (s *Sim) findIdlestGroup(sd *model.SchedDomain, p *simTask, cpu int) *model.SchedGroup {
 	pct := uint64(sd.ImbalancePct)
 	var idlest, local *model.SchedGroup
-	var is, ls *wakeupStats
-	for _, g := range sd.Groups() {
+	var is, ls wakeupStats
+	for _, g := range s.groupsOf(sd) {
 		allowed := false
 		for _, c := range g.Span {
 			if p.allowed(c) {
@@ -376,7 +379,7 @@ func (s *Sim) findIdlestGroup(sd *model.SchedDomain, p *simTask, cpu int) *model
 			local, ls = g, ws
 			continue
 		}
-		if idlest == nil || s.updatePickIdlest(is, ws) {
+		if idlest == nil || s.updatePickIdlest(&is, &ws) {
 			idlest, is = g, ws
 		}
 	}
@@ -483,4 +486,17 @@ func containsInt(xs []int, x int) bool {
 		}
 	}
 	return false
+}
+
+// groupsOf is sd.Groups() from the CPU's balancing state, which holds
+// them already: the model builds the list at every call.
+func (s *Sim) groupsOf(sd *model.SchedDomain) []*model.SchedGroup {
+	if sd.CPU < len(s.cpus) {
+		for _, st := range s.cpus[sd.CPU].sd {
+			if st.sd == sd {
+				return st.groups
+			}
+		}
+	}
+	return sd.Groups()
 }
