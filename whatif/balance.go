@@ -279,7 +279,15 @@ func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source 
 		}
 		e.NrBalanceFailed = st.nrBalanceFailed
 		if s.pol.NeedActiveBalance(&e.LBEnv) || s.reducedCapacitySource(e, src) {
-			if !src.activeBalance && src.curr != nil && src.curr.allowed(r.cpu) && !src.curr.rt {
+			// The stopper can only be sent for a current task that may
+			// run on dst (whatever its class: an RT one is preempted by
+			// the stopper too); when it may not (a per-CPU kthread, or
+			// the idle task), load_balance leaves by out_one_pinned: no
+			// kick, the failure count kept, the interval backed off.
+			if src.curr == nil || !src.curr.allowed(r.cpu) {
+				return s.outOnePinned(st, idle, e.flags&lbfAllPinned != 0)
+			}
+			if !src.activeBalance {
 				src.activeBalance = true
 				s.stats.ActiveBalances++
 				s.push(event{t: s.now + s.cfg.StopperLatencyNS, kind: evActive, cpu: int32(busiest), a: int32(r.cpu)})
@@ -311,6 +319,12 @@ func (s *Sim) reducedCapacitySource(e *lbRun, src *rq) bool {
 func (s *Sim) outBalanced(st *sdState, idle IdleType, allPinned bool) int {
 	s.stats.LBBalanced++
 	st.nrBalanceFailed = 0
+	return s.outOnePinned(st, idle, allPinned)
+}
+
+// outOnePinned is the out_one_pinned exit, which out_balanced falls into:
+// back the interval off (not for newidle passes).
+func (s *Sim) outOnePinned(st *sdState, idle IdleType, allPinned bool) int {
 	if idle == CPUNewlyIdle {
 		return 0
 	}
@@ -951,6 +965,19 @@ func (s *Sim) nohzBalancerKick(r *rq) {
 	}
 	s.stats.NohzKicks++
 	s.push(event{t: s.now + s.cfg.IPILatencyNS, kind: evNohzKick, cpu: int32(ilb)})
+}
+
+// nohzCSD is nohz_csd_func(): the kick's IPI lands on the ILB, which
+// takes the kick's flags and balances only if it is still idle with no
+// work on its way (idle_cpu, need_resched). Work that reached it during
+// the IPI drops the kick; the next busy tick kicks again.
+func (s *Sim) nohzCSD(ilb int) {
+	if !s.availableIdle(ilb) {
+		s.nohz.kickFlags[ilb] = 0
+		s.stats.NohzKicksDropped++
+		return
+	}
+	s.nohzIdleBalance(ilb)
 }
 
 // nohzIdleBalance is _nohz_idle_balance() on the kicked ILB, with the

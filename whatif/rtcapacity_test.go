@@ -241,3 +241,88 @@ func TestNohzKickReducedCapacity(t *testing.T) {
 		}
 	}
 }
+
+// load_balance sends the stopper only for a current task that may run on
+// dst: busiest (CPU 1) runs its only CFS task, its capacity reduced by RT
+// pressure, and the idle CPU 0 balances. A task free to move is pushed
+// (one active balance, the interval back to min_interval, 2 ms for this
+// two-CPU MC domain); a kworker pinned to CPU 1 sends load_balance out by
+// out_one_pinned (no kick, the failure it counted kept, the interval
+// doubled up to max_interval, 4 ms). An RT task running over
+// a cache-hot queued CFS task (not movable while nr_balance_failed is
+// within cache_nice_tries) is preempted by the stopper like any other, so
+// it kicks too.
+func TestActiveBalancePinnedCurr(t *testing.T) {
+	for _, c := range []struct {
+		comm            string
+		prio            int32
+		start, interval int64
+		kick            bool
+	}{
+		{"x", 120, 4, 2, true},
+		{"kworker/1:0", 120, 2, 4, false},
+		{"kworker/1:0", 120, 4, 4, false},
+		{"rt", 50, 4, 2, true},
+	} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		x := b.task(c.comm, c.prio, 1, true, CauseStart, 10*ms)
+		y := b.task("y", 120, 1, false, CauseStart, 10*ms)
+		s, _ := newSim(t, b.done(t), testConfig())
+		s.now = 100 * ms
+		r1 := s.cpus[1]
+		r1.curr, r1.nrCFS, r1.cpuCapacity = s.tasks[x], 1, 600
+		r1.avg.loadAvg, r1.avg.utilAvg, r1.avg.runnableAvg = 1024, 600, 600
+		if c.prio < 100 {
+			// CFS: y queued behind the RT task, having just run.
+			r1.treeInsert(s.tasks[y])
+			s.tasks[y].execStart = s.now - 1000
+		}
+		st := s.cpus[0].sd[0]
+		st.balanceInterval = c.start
+		cont := true
+		moved := s.loadBalance(s.cpus[0], st, CPUIdle, &cont, MigrationSourcePeriodic)
+		if moved != 0 || r1.activeBalance != c.kick || (s.stats.ActiveBalances == 1) != c.kick {
+			t.Errorf("%s: moved %d, active balance %v (%d); want 0, %v", c.comm, moved, r1.activeBalance, s.stats.ActiveBalances, c.kick)
+		}
+		if st.balanceInterval != c.interval || st.nrBalanceFailed != 1 {
+			t.Errorf("%s: interval %d ms, nr_balance_failed %d; want %d, 1", c.comm, st.balanceInterval, st.nrBalanceFailed, c.interval)
+		}
+	}
+}
+
+// nohz_csd_func balances only if the kicked CPU is still idle when the
+// IPI lands: CPU 0's tick kicks the idle CPU 1 for the idle CPUs'
+// blocked load, due for a refresh; if a task reached CPU 1 meanwhile, the
+// kick's flags are dropped and nothing is refreshed (nohz.has_blocked
+// stays set, next_blocked as it was).
+func TestNohzKickDroppedWhenBusy(t *testing.T) {
+	for _, busy := range []bool{false, true} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		x := b.task("x", 120, 0, true, CauseStart, 10*ms)
+		y := b.task("y", 120, 1, false, CauseStart, 10*ms)
+		s, _ := newSim(t, b.done(t), testConfig())
+		s.now = 100 * ms
+		r0, r1 := s.cpus[0], s.cpus[1]
+		r0.curr, r0.nrCFS = s.tasks[x], 1
+		s.nohz.idle[1], s.nohz.nrCPUs = true, 1
+		s.nohz.nextBalance = s.jiffies() + 100
+		s.nohz.hasBlocked, s.nohz.nextBlocked = true, s.now-ms
+		s.nohzBalancerKick(r0)
+		if got := s.nohz.kickFlags[1]; got != kickStats {
+			t.Fatalf("kick flags %#x, want STATS", got)
+		}
+		if busy {
+			r1.curr, r1.nrCFS = s.tasks[y], 1
+		}
+		s.now += s.cfg.IPILatencyNS
+		s.nohzCSD(1)
+		if s.nohz.kickFlags[1] != 0 {
+			t.Errorf("busy %v: flags %#x left, want none", busy, s.nohz.kickFlags[1])
+		}
+		dropped := s.stats.NohzKicksDropped == 1
+		refreshed := !s.nohz.hasBlocked && s.nohz.nextBlocked == s.now+32*ms
+		if dropped != busy || refreshed == busy || busy && (!s.nohz.hasBlocked || s.nohz.nextBlocked != s.now-s.cfg.IPILatencyNS-ms) {
+			t.Errorf("busy %v: dropped %v, blocked load refreshed %v (has_blocked %v)", busy, dropped, refreshed, s.nohz.hasBlocked)
+		}
+	}
+}

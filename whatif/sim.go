@@ -514,15 +514,17 @@ type Stats struct {
 	// WakeeFlipsStart: the wakee_flips the tasks alive at the trace start
 	// began with (Config.WakeeFlips); WakeeFlipsFit: the trace's evidence
 	// (Workload.Flips), when it had telling placements.
-	WakeeFlipsStart       uint32   `json:"wakee_flips_start"`
-	WakeeFlipsFit         *FlipFit `json:"wakee_flips_fit,omitempty"`
-	ActiveBalances        int64    `json:"active_balances"`
-	NohzKicks             int64    `json:"nohz_kicks"`
-	EdgesFired            int64    `json:"edges_fired"`
-	EdgesRedundant        int64    `json:"edges_redundant"`
-	EdgesPending          int64    `json:"edges_pending"`
-	Arrivals              int64    `json:"arrivals"`
-	ContinuedWithoutSleep int64    `json:"continued_without_sleep"`
+	WakeeFlipsStart uint32   `json:"wakee_flips_start"`
+	WakeeFlipsFit   *FlipFit `json:"wakee_flips_fit,omitempty"`
+	ActiveBalances  int64    `json:"active_balances"`
+	NohzKicks       int64    `json:"nohz_kicks"`
+	// NohzKicksDropped: kicks whose ILB had work when the IPI landed.
+	NohzKicksDropped      int64 `json:"nohz_kicks_dropped,omitempty"`
+	EdgesFired            int64 `json:"edges_fired"`
+	EdgesRedundant        int64 `json:"edges_redundant"`
+	EdgesPending          int64 `json:"edges_pending"`
+	Arrivals              int64 `json:"arrivals"`
+	ContinuedWithoutSleep int64 `json:"continued_without_sleep"`
 	// WakeOverheadSkips: continued activations started past their task's
 	// wake overhead; WakeOverheadNS: the demand that skipped, summed
 	// (wakeoverhead.go).
@@ -830,7 +832,7 @@ func (s *Sim) Run() (*Stats, error) {
 		case evActive:
 			s.activeBalanceStop(int(e.cpu), int(e.a))
 		case evNohzKick:
-			s.nohzIdleBalance(int(e.cpu))
+			s.nohzCSD(int(e.cpu))
 		case evTick:
 			s.tick(s.cpus[e.cpu])
 		case evDeadline:
