@@ -523,3 +523,75 @@ func TestSyncInferredFromPulls(t *testing.T) {
 		}
 	}
 }
+
+// select_task_rq_fair drops WF_SYNC when the waker is exiting (PF_EXITING,
+// set in do_exit just before sched_process_exit): the wakeups an exiting
+// task sends (its pipes closed by exit_files, its parent notified) are not
+// sync, though it leaves its CPU at once, and their placement is no
+// evidence for the wakee's other wakeups. By hand, 10 runs on CPU 0 and
+// at 1 ms wakes 20 onto CPU 1, leaving CPU 0 10 µs later:
+//   - CPU 1 idle: sync by the 50 µs rule; with sched_process_exit of 10
+//     before the wakeup, not sync.
+//   - CPU 1 running 50, where 20 then runs: a placement WF_SYNC would not
+//     have made (evidence against, for 20). 40 later wakes 20 on CPU 0 and
+//     blocks at once: sync by the rule, but 20's evidence (1 against, 0
+//     for) makes both of its wakeups not sync. If 10 was exiting, its
+//     wakeup is no evidence: 40's wakeup stays sync.
+func TestSyncDroppedForExitingWaker(t *testing.T) {
+	us := int64(1000)
+	var exit timeline.Event
+	exit.Time, exit.Kind, exit.Name = 990*us, timeline.SchedProcessExit, "sched:sched_process_exit"
+	exit.SetInt(timeline.CPU, 0)
+	exit.SetInt(timeline.CommonPID, 10)
+	exit.SetInt(timeline.PID, 10)
+	exit.SetStr(timeline.Comm, "t")
+	for _, c := range []struct {
+		busy, exiting  bool
+		want10, want40 bool
+	}{
+		{false, false, true, true},
+		{false, true, false, true},
+		{true, false, false, false},
+		{true, true, false, true},
+	} {
+		evs := []timeline.Event{nSwitch(100*us, 0, 0, "R", 10), nSwitch(150*us, 1, 0, "R", 20)}
+		if c.busy {
+			evs = append(evs, nSwitch(180*us, 1, 20, "S", 50))
+		} else {
+			evs = append(evs, nSwitch(180*us, 1, 20, "S", 0))
+		}
+		end := "S"
+		if c.exiting {
+			evs, end = append(evs, exit), "X"
+		}
+		evs = append(evs, nWaking(1000*us, 0, 10, 20, 1), nSwitch(1010*us, 0, 10, end, 0))
+		if c.busy {
+			evs = append(evs, nSwitch(1100*us, 1, 50, "S", 20))
+		} else {
+			evs = append(evs, nSwitch(1050*us, 1, 0, "R", 20))
+		}
+		evs = append(evs, nSwitch(1200*us, 1, 20, "S", 0),
+			nSwitch(2000*us, 0, 0, "R", 40), nWaking(3000*us, 0, 40, 20, 0), nSwitch(3010*us, 0, 40, "S", 20),
+			nSwitch(3100*us, 0, 20, "S", 0))
+		w, err := Extract(&noiseReader{evs: evs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[int32]int{}
+		for _, e := range w.Edges {
+			if waker := w.Tasks[e.Waker].TID; w.Tasks[e.Wakee].TID == 20 {
+				got[waker]++
+				want := c.want10
+				if waker == 40 {
+					want = c.want40
+				}
+				if e.Sync != want {
+					t.Errorf("busy %v, exiting %v: %d's wakeup of 20 sync %v, want %v", c.busy, c.exiting, waker, e.Sync, want)
+				}
+			}
+		}
+		if got[10] != 1 || got[40] != 1 {
+			t.Errorf("busy %v, exiting %v: wake edges of 20 by 10 and 40: %d, %d; want 1 each", c.busy, c.exiting, got[10], got[40])
+		}
+	}
+}

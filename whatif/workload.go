@@ -463,7 +463,12 @@ type extractor struct {
 	// pulledAlone: of pulled, those whose waker ran alone on its CPU
 	// (wakerAlone): WF_SYNC's signature (syncByPulls).
 	pulledAlone map[int32]int
-	comms       map[int32]string
+	// wakerExiting[i]: edge i's waker had passed sched_process_exit
+	// (PF_EXITING, set just before it): select_task_rq_fair ignores
+	// WF_SYNC from an exiting task, so the edge is not sync and its
+	// placement is no evidence for the flag.
+	wakerExiting []bool
+	comms        map[int32]string
 	// Per CPU, since its last switch: the tick records (hard-IRQ
 	// sched_stat_runtime) and the first event showing the running
 	// task's TIF_NEED_RESCHED set (-1: none).
@@ -914,7 +919,7 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 		// migration): WF_SYNC's evidence, for and against.
 		for _, pm := range [2]map[int32]pendWake{x.pendIdle, x.pendBusy} {
 			pw, ok := pm[next]
-			if !ok || pw.edge < 0 {
+			if !ok || pw.edge < 0 || x.wakerExiting[pw.edge] {
 				continue
 			}
 			e := &x.edges[pw.edge]
@@ -1320,9 +1325,10 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 	if isNew {
 		kind = EdgeFork
 	}
-	if !isNew {
+	if !isNew && !waker.exiting {
 		x.lastWake[wakerTID] = pendWake{now, int32(len(x.edges)), c, x.switches[c], c, -1, 0}
 	}
+	x.wakerExiting = append(x.wakerExiting, waker.exiting)
 	alone := false
 	if causal && !isNew {
 		alone = true
@@ -1370,6 +1376,8 @@ func (x *extractor) finish() {
 	// shows stacked as only WF_SYNC does, with it (Edge.Sync).
 	for i := range x.edges {
 		switch e := &x.edges[i]; {
+		case x.wakerExiting[i]:
+			e.Sync = false
 		case e.Sync && x.notSync[e.Wakee] > x.pulled[e.Wakee]:
 			e.Sync = false
 		case !e.Sync && e.Kind == EdgeWake && x.syncByPulls(e.Wakee):
