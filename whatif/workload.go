@@ -590,7 +590,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			}
 		}
 		switch e.Kind {
-		case timeline.SchedSwitch, timeline.SchedWaking, timeline.SchedWakeup, timeline.SchedWakeupNew, timeline.SchedProcessExit, timeline.SchedProcessFork, timeline.SchedMigrateTask:
+		case timeline.SchedSwitch, timeline.SchedWaking, timeline.SchedWakeup, timeline.SchedWakeupNew, timeline.SchedProcessExit, timeline.PerfExit, timeline.SchedProcessFork, timeline.SchedMigrateTask:
 		default:
 			continue
 		}
@@ -616,7 +616,10 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			}
 		case timeline.SchedWakeupNew:
 			x.onWake(e, c, true)
-		case timeline.SchedProcessExit:
+		case timeline.SchedProcessExit, timeline.PerfExit:
+			// perf sched record has no sched_process_exit; perf's own
+			// exit record (perf_event_exit_task, later in do_exit but
+			// before exit_notify wakes the parent) marks it as well.
 			if t := x.byTID[e.Int32(timeline.PID)]; t != nil {
 				t.exiting = true
 			} else if t := x.byTID[e.Int32(timeline.CommonPID)]; t != nil {
@@ -782,6 +785,7 @@ func (x *extractor) newAct(t *extTask, cause Cause, at int64) *Activation {
 		// so that exit was not the end.
 		wt.Activations[n-1].End = EndSleep
 		wt.ExitNS = 0
+		t.exiting = false
 	}
 	sleep := int64(0)
 	if len(wt.Activations) > 0 && t.blockAt > 0 {
