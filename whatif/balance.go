@@ -234,25 +234,34 @@ func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source 
 	case CPUIdle:
 		s.stats.LBIdle++
 	}
-	if !s.shouldWeBalance(e) {
-		*cont = false
-		return s.outBalanced(st, idle, false)
-	}
-	sds, bi := s.findBusiestGroup(e)
-	if sds == nil {
-		return s.outBalanced(st, idle, false)
-	}
-	busiest := s.findBusiestQueue(e, st.groups[bi])
-	if busiest < 0 {
-		return s.outBalanced(st, idle, false)
-	}
-	e.src = busiest
-	src := s.cpus[busiest]
-	moved := 0
-	if s.knobs.AllPinnedEarly {
-		e.flags |= lbfAllPinned
-	}
-	if src.nrRunning() > 1 {
+	var src *rq
+	var busiest, moved int
+	// A pass whose busiest CPU had only tasks pinned there goes again
+	// without that CPU (the redo label), while CPUs outside the local
+	// group are left; out_balanced then backs the interval off as
+	// all-pinned (the flag stays set across the redo).
+	for {
+		if !s.shouldWeBalance(e) {
+			*cont = false
+			return s.outBalanced(st, idle, e.flags&lbfAllPinned != 0)
+		}
+		sds, bi := s.findBusiestGroup(e)
+		if sds == nil {
+			return s.outBalanced(st, idle, e.flags&lbfAllPinned != 0)
+		}
+		busiest = s.findBusiestQueue(e, st.groups[bi])
+		if busiest < 0 {
+			return s.outBalanced(st, idle, e.flags&lbfAllPinned != 0)
+		}
+		e.src = busiest
+		src = s.cpus[busiest]
+		moved = 0
+		if s.knobs.AllPinnedEarly {
+			e.flags |= lbfAllPinned
+		}
+		if src.nrRunning() <= 1 {
+			break
+		}
 		e.flags |= lbfAllPinned
 		e.loopMax = s.cfg.NrMigrate
 		if n := src.nrRunning(); n < e.loopMax {
@@ -267,10 +276,14 @@ func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source 
 			}
 			break
 		}
-		if e.flags&lbfAllPinned != 0 {
-			*cont = true
+		if e.flags&lbfAllPinned == 0 {
+			break
+		}
+		e.cpus[busiest] = false
+		if s.cpusWithin(e.cpus, st.groups[0].BalanceMask) {
 			return s.outAllPinned(st, idle)
 		}
+		e.loop, e.loopBrk = 0, 32
 	}
 	if moved == 0 {
 		s.stats.LBFailed++
@@ -284,8 +297,9 @@ func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source 
 			// the stopper too); when it may not (a per-CPU kthread, or
 			// the idle task), load_balance leaves by out_one_pinned: no
 			// kick, the failure count kept, the interval backed off.
+			// Before v5.12 (8a41dfcda7a3) the flag is set on the way out.
 			if src.curr == nil || !src.curr.allowed(r.cpu) {
-				return s.outOnePinned(st, idle, e.flags&lbfAllPinned != 0)
+				return s.outOnePinned(st, idle, e.flags&lbfAllPinned != 0 || !s.knobs.AllPinnedEarly)
 			}
 			if !src.activeBalance {
 				src.activeBalance = true
@@ -332,6 +346,17 @@ func (s *Sim) outOnePinned(st *sdState, idle IdleType, allPinned bool) int {
 		st.balanceInterval *= 2
 	}
 	return 0
+}
+
+// cpusWithin reports whether the CPUs set in mask are all in span
+// (cpumask_subset).
+func (s *Sim) cpusWithin(mask []bool, span []int) bool {
+	for c, on := range mask {
+		if on && !inSpan(span, c) {
+			return false
+		}
+	}
+	return true
 }
 
 // endLBRun releases the newest newLBRun's storage.

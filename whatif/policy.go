@@ -170,7 +170,9 @@ type Knobs struct {
 	SISUtil bool
 	// RunnableInNumaOrWake etc. are not needed by v6.1.
 	// AllPinnedEarly: LBF_ALL_PINNED is set before the nr_running > 1 test
-	// (~v6.2+).
+	// and cleared by an active balance's kick (v5.12 on, 8a41dfcda7a3);
+	// before, out_one_pinned set it when the busiest CPU's current task
+	// could not be pushed.
 	AllPinnedEarly bool
 	// EEVDF: the per-CPU discipline is EEVDF (v6.6+) instead of CFS.
 	EEVDF bool

@@ -47,7 +47,7 @@ func newV61() *reworkPolicy {
 	p.r.MisfitLoadSym = true
 	p.r.OverflowGuard = true
 	p.r.UtilShrBound = true
-	p.knobs = Knobs{IntervalMinusOne: true, NewidleGate516: true, SISUtil: true, BaseSlice: true, NIRandom: true, ForkNumaIdleDiff: true}
+	p.knobs = Knobs{IntervalMinusOne: true, NewidleGate516: true, SISUtil: true, BaseSlice: true, NIRandom: true, ForkNumaIdleDiff: true, AllPinnedEarly: true}
 	return p
 }
 

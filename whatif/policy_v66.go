@@ -33,7 +33,6 @@ func newV66() *reworkPolicy {
 	p.name = "v6.6"
 	p.kernels = "v6.4–v6.9: v6.1 (with 91dcf1e8068e, 3af7524b1419) + fee1759e4f04, d24cb0d9113f, ad468232c3eb (SMT/cluster sibling imbalance) + EEVDF"
 	p.r.SMTBalance = true
-	p.knobs.AllPinnedEarly = true
 	p.knobs.EEVDF = true
 	p.knobs.UtilEstRunnableSkip = true
 	return p

@@ -248,7 +248,9 @@ func TestNohzKickReducedCapacity(t *testing.T) {
 // (one active balance, the interval back to min_interval, 2 ms for this
 // two-CPU MC domain); a kworker pinned to CPU 1 sends load_balance out by
 // out_one_pinned (no kick, the failure it counted kept, the interval
-// doubled up to max_interval, 4 ms). An RT task running over
+// doubled): LBF_ALL_PINNED, set before the nr_running test since v5.12
+// and never cleared with one task on CPU 1, lets it pass max_interval (4
+// ms) up to MAX_PINNED_INTERVAL (512 ms). An RT task running over
 // a cache-hot queued CFS task (not movable while nr_balance_failed is
 // within cache_nice_tries) is preempted by the stopper like any other, so
 // it kicks too.
@@ -261,7 +263,8 @@ func TestActiveBalancePinnedCurr(t *testing.T) {
 	}{
 		{"x", 120, 4, 2, true},
 		{"kworker/1:0", 120, 2, 4, false},
-		{"kworker/1:0", 120, 4, 4, false},
+		{"kworker/1:0", 120, 4, 8, false},
+		{"kworker/1:0", 120, 512, 512, false},
 		{"rt", 50, 4, 2, true},
 	} {
 		b := newBuilder(t, "sockets=1,cores=2,threads=1")
@@ -323,6 +326,60 @@ func TestNohzKickDroppedWhenBusy(t *testing.T) {
 		refreshed := !s.nohz.hasBlocked && s.nohz.nextBlocked == s.now+32*ms
 		if dropped != busy || refreshed == busy || busy && (!s.nohz.hasBlocked || s.nohz.nextBlocked != s.now-s.cfg.IPILatencyNS-ms) {
 			t.Errorf("busy %v: dropped %v, blocked load refreshed %v (has_blocked %v)", busy, dropped, refreshed, s.nohz.hasBlocked)
+		}
+	}
+}
+
+// A balance pass whose busiest CPU runs only tasks pinned there tries
+// again without it (load_balance's redo) while CPUs outside the local
+// group remain. By hand, three CPUs in one MC domain (groups of one
+// CPU): CPU 1 runs two per-CPU kworkers (load 3000, util 1000), CPU 2
+// two free tasks (load 2000, util 900); both overloaded, CPU 1 busiest by
+// load. The idle CPU 0 (local group, has spare: migrate_util, imbalance
+// 1024) finds every task of CPU 1 pinned, drops CPU 1 and redoes: CPU 2
+// is busiest and its queued task (util 400, never run: not cache hot)
+// moves to CPU 0. With CPU 2 also pinned-only, the redo finds nothing
+// left outside the local group and goes out all-pinned: the interval
+// doubles up to 512 ms.
+func TestAllPinnedRedo(t *testing.T) {
+	for _, pinned2 := range []bool{false, true} {
+		b := newBuilder(t, "sockets=1,cores=3,threads=1")
+		names := []string{"kworker/1:0", "kworker/1:1", "a", "b"}
+		if pinned2 {
+			names[2], names[3] = "kworker/2:0", "kworker/2:1"
+		}
+		for i, n := range names {
+			b.task(n, 120, int32(1+i/2), i%2 == 0, CauseStart, 10*ms)
+		}
+		s, _ := newSim(t, b.done(t), testConfig())
+		s.now = t0
+		for i, p := range s.tasks {
+			r := s.cpus[1+i/2]
+			p.trig[0] = true
+			s.startActivation(p, 0)
+			p.avg.lastUpdate = s.now
+			p.avg.utilAvg = 400
+			s.enqueue(r, p, enqStart)
+			if i%2 == 0 {
+				s.switchTo(r, p, "")
+			}
+		}
+		r1, r2 := s.cpus[1], s.cpus[2]
+		r1.avg.loadAvg, r1.avg.utilAvg, r1.avg.runnableAvg = 3000, 1000, 2000
+		r2.avg.loadAvg, r2.avg.utilAvg, r2.avg.runnableAvg = 2000, 900, 1800
+		st := s.cpus[0].sd[0]
+		st.balanceInterval = 12
+		cont := true
+		moved := s.loadBalance(s.cpus[0], st, CPUIdle, &cont, MigrationSourcePeriodic)
+		want, wantInterval := 1, int64(3) // min_interval: the span's weight
+		if pinned2 {
+			want, wantInterval = 0, 24
+		}
+		if moved != want || st.balanceInterval != wantInterval {
+			t.Errorf("CPU 2 pinned %v: moved %d, interval %d ms; want %d, %d", pinned2, moved, st.balanceInterval, want, wantInterval)
+		}
+		if r0 := s.cpus[0]; !pinned2 && (r0.curr != s.tasks[3] || len(r0.tree) != 0) {
+			t.Errorf("CPU 0 runs %v with %d queued, want b alone", r0.curr, len(r0.tree))
 		}
 	}
 }
