@@ -27,10 +27,13 @@ package whatif
 //     series took in December 2025: the fixtures' Debian 6.1.192 lists it
 //     in sched/features, and their /proc/schedstat newidle counts agree
 //     with it (FIDELITY.md round 23). A v5.18–v6.3 release, or a 6.1.y
-//     before the backport, ran without it: `--revert 33cf66d88306`.
+//     before the backport, ran without it: `--revert 33cf66d88306`;
+//   - LBF_ALL_PINNED set before the nr_running > 1 test and cleared by an
+//     active balance's kick (8a41dfcda7a3, v5.12; this model had it
+//     from v6.6 until FIDELITY.md round 56).
 //
-// Not included (later than v6.1): the ~v6.2 LBF_ALL_PINNED placement, group_smt_balance and
-// sibling_imbalance (v6.6). Misfit needs asymmetric CPUs (update_misfit_status
+// Not included (later than v6.1): group_smt_balance and sibling_imbalance
+// (v6.6). Misfit needs asymmetric CPUs (update_misfit_status
 // returns early without sched_asym_cpucapacity), which the simulator does not
 // produce; the misfit rules are present for completeness.
 //

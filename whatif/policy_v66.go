@@ -7,7 +7,6 @@ package whatif
 // fully busy local group at or above the busiest's or the domain's
 // avg_load pulls nothing) and 3af7524b1419 (v6.8, in 6.6.y since Nov 2025:
 // the migrate_util detach test relaxed by failures)) +
-//   - the ~v6.2 LBF_ALL_PINNED placement (set before the nr_running test);
 //   - the v6.6 SMT/cluster work (Tim Chen, Ricardo Neri): fee1759e4f04
 //     "sched/fair: Determine active load balance for SMT sched groups"
 //     (group_smt_balance: a non-local SMT group with more than one task,
