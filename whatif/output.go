@@ -116,7 +116,7 @@ func (s *Sim) emitSwitch(r *rq, prev, next *simTask, prevState string) {
 // switch-out; one per slice carries the same total, which is what perf sched
 // latency's runtime column sums.
 func (s *Sim) emitStatRuntime(r *rq, t *simTask) {
-	if t.rt && !s.knobs.StatRuntimeAllClasses {
+	if t.rt && !s.knobs.StatRuntimeAllClasses && (!s.knobs.StatRuntimeRT || isStopper(t.w.Comm)) {
 		return
 	}
 	d := t.sumExec - t.sliceExec
@@ -128,7 +128,11 @@ func (s *Sim) emitStatRuntime(r *rq, t *simTask) {
 	e.SetStr(timeline.Comm, t.w.Comm)
 	e.SetInt(timeline.PID, int64(t.w.TID))
 	e.SetInt(timeline.Runtime, d)
-	if !s.knobs.StatRuntimeAllClasses {
+	switch {
+	case s.knobs.StatRuntimeAllClasses:
+	case t.rt:
+		e.SetInt(timeline.Vruntime, 0)
+	default:
 		e.SetInt(timeline.Vruntime, t.vruntime)
 	}
 	s.emit(e)

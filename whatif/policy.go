@@ -233,8 +233,13 @@ type Knobs struct {
 	UtilEstSingle bool
 	// StatRuntimeAllClasses: sched_stat_runtime comes from every class's
 	// runtime accounting (real-time and stop tasks too) and has no
-	// vruntime field (v6.8+); before, only CFS's update_curr emits it.
+	// vruntime field (v6.8+).
 	StatRuntimeAllClasses bool
+	// StatRuntimeRT: update_curr_rt emits sched_stat_runtime too, with
+	// vruntime 0 (v5.16 [~ver], the RT class's schedstats; 6.1's rt.c
+	// has it, and the guests' traces show it for SCHED_FIFO tasks); the
+	// stopper does not. Before, only CFS's update_curr emits it.
+	StatRuntimeRT bool
 	// BaseSlice: CFS's sched_slice is at least the minimum granularity
 	// (sched feature BASE_SLICE, v5.13+). Before it a low-weight task's
 	// slice could be far shorter.

@@ -33,11 +33,13 @@ func TestLatestDecisions(t *testing.T) {
 		wantLocal: GroupHasSpare, wantBusy: GroupFullyBusy, verdict: ForceBalance, mt: MigrateTask, imb: 1,
 	}
 	checkLB(t, p, []lbCase{idleUnderflowCase, c})
-	// v6.6 (prefer_sibling from the local child, false here): not
-	// overloaded, weight 4 and local idle 1 <= busiest 0 + 1 -> balanced.
-	v66 := c
-	v66.verdict = Balanced
-	checkLB(t, mustPolicy(t, "v6.6"), []lbCase{v66})
+	// v6.6 as latest (6.6.0 has the busiest group's flag); v6.1
+	// (prefer_sibling from the local child, false here): not overloaded,
+	// weight 4 and local idle 1 <= busiest 0 + 1 -> balanced.
+	checkLB(t, mustPolicy(t, "v6.6"), []lbCase{c})
+	v61 := c
+	v61.verdict = Balanced
+	checkLB(t, mustPolicy(t, "v6.1"), []lbCase{v61})
 	// The underflow fix as a rule.
 	q := newV610()
 	q.r.IdleUnderflowFixed = true

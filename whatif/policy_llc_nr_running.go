@@ -13,9 +13,10 @@ package whatif
 //     detach rejects when (load >> nr_balance_failed) > imbalance;
 //   - "sched/fair: Reduce minimal imbalance threshold": imbalance_pct 117
 //     above the LLC; "Reduce busy load balance interval": busy_factor 16;
-//     "Minimize concurrent LBs between domain level": busy interval - 1;
-//   - "sched/fair: Reduce cases for active balance" (v5.10–v5.12 [~ver]):
-//     the failure-count active balance only for migrate_task.
+//     "Minimize concurrent LBs between domain level": busy interval - 1.
+//
+// ("sched/fair: Reduce cases for active balance", e9b9734b7465, which this
+// model once placed here, came in v5.12: numa-float.)
 //
 // The idle_cpus difference is the kernel's unsigned subtraction (it can
 // wrap from this commit on; fixed later by lsub_positive). NUMA allowance
@@ -30,7 +31,6 @@ func newLLCNrRunning() *reworkPolicy {
 	p.kernels = "v5.10: runnable-avg + 16b0a7a1a0af (LLC spreads by nr_running) + v5.10 LB tweaks"
 	p.r.LLCNrRunning = true
 	p.r.ShrBound = true
-	p.r.ActiveTaskOnly = true
 	p.knobs = Knobs{IntervalMinusOne: true, ImbalancePctDefault: 117, BusyFactor: 16}
 	return p
 }

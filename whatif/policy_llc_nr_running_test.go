@@ -18,14 +18,21 @@ func TestLLCNrRunningDecisions(t *testing.T) {
 			wantLocal: GroupHasSpare, wantBusy: GroupOverloaded, verdict: ForceBalance, mt: MigrateTask, imb: 2147483647,
 		},
 	})
-	// v5.10 detach: (load >> nr_balance_failed) > imbalance; active balance
-	// only for migrate_task failures.
+	// v5.10 detach: (load >> nr_balance_failed) > imbalance. Active balance
+	// after failures for every migration type until v5.12 (e9b9734b7465,
+	// numa-float on: migrate_task only).
 	env := &LBEnv{MigrationType: MigrateLoad, Imbalance: 300, NrBalanceFailed: 2}
 	if !p.AcceptForDetach(env, DetachTask{Load: 1000}) {
 		t.Error("1000>>2 = 250 <= 300 rejected")
 	}
-	if p.NeedActiveBalance(&LBEnv{MigrationType: MigrateUtil, NrBalanceFailed: 9, CacheNiceTries: 1}) {
-		t.Error("failed util imbalance escalated to active balance")
+	failedUtil := &LBEnv{MigrationType: MigrateUtil, NrBalanceFailed: 9, CacheNiceTries: 1}
+	if !p.NeedActiveBalance(failedUtil) {
+		t.Error("v5.10: failed util imbalance not escalated to active balance")
+	}
+	for _, name := range []string{"numa-float", "v6.1"} {
+		if mustPolicy(t, name).NeedActiveBalance(failedUtil) {
+			t.Errorf("%s: failed util imbalance escalated to active balance", name)
+		}
 	}
 	if k := p.Knobs(); k.ImbalancePctDefault != 117 || k.BusyFactor != 16 || !k.IntervalMinusOne {
 		t.Errorf("v5.10 tunables: %+v", k)

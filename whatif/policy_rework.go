@@ -52,8 +52,8 @@ type lbRules struct {
 	// on task's load during load balance") instead of load/2.
 	ShrBound bool
 	// ActiveTaskOnly: the failure-count active balance only for
-	// migrate_task imbalances (v5.10–v5.12, "sched/fair: Reduce cases for
-	// active balance").
+	// migrate_task imbalances (v5.12, e9b9734b7465 "sched/fair: Reduce
+	// cases for active balance").
 	ActiveTaskOnly bool
 	// MisfitLoadSym: a misfit busiest on a symmetric domain is balanced by
 	// its load (v6.0, reduced-capacity misfit).
@@ -69,8 +69,8 @@ type lbRules struct {
 	// busiest").
 	SMTBalance bool
 	// PreferSiblingBusiest: prefer_sibling is taken from the busiest
-	// group's child flags (v6.10-era, "sched/fair: Use the busiest group to
-	// set prefer_sibling").
+	// group's child flags ("sched/fair: Use the busiest group to set
+	// prefer_sibling", Ricardo Neri; 6.6.0's fair.c has it).
 	PreferSiblingBusiest bool
 	// StrictMisfitPick: same-type misfit groups replace the busiest only
 	// with strictly more misfit load (v6.10-era).

@@ -50,7 +50,9 @@ func newV61() *reworkPolicy {
 	p.r.MisfitLoadSym = true
 	p.r.OverflowGuard = true
 	p.r.UtilShrBound = true
-	p.knobs = Knobs{IntervalMinusOne: true, NewidleGate516: true, SISUtil: true, BaseSlice: true, NIRandom: true, ForkNumaIdleDiff: true, AllPinnedEarly: true}
+	p.r.ActiveTaskOnly = true
+	p.knobs = Knobs{IntervalMinusOne: true, ImbalancePctDefault: 117, BusyFactor: 16, NewidleGate516: true, SISUtil: true,
+		BaseSlice: true, NIRandom: true, ForkNumaIdleDiff: true, AllPinnedEarly: true, StatRuntimeRT: true}
 	return p
 }
 

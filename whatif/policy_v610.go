@@ -1,9 +1,6 @@
 package whatif
 
 // The `v6.10` policy: Linux v6.10–v6.11 (kernel-lb.md §4.8) = `v6.6` +
-//   - "sched/fair: Use the busiest group to set prefer_sibling" (Ricardo
-//     Neri; between v6.6 and v6.10 [~ver]): prefer_sibling comes from the
-//     busiest group's child-domain flags, not the local domain's child;
 //   - update_sd_pick_busiest keeps the first of two equal misfit groups
 //     (strict ">" for misfit load);
 //   - 3af7524b1419 "sched/fair: Use all little CPUs for CPU-bound
@@ -33,8 +30,7 @@ func init() {
 func newV610() *reworkPolicy {
 	p := newV66()
 	p.name = "v6.10"
-	p.kernels = "v6.10–v6.11: v6.6 + prefer_sibling from the busiest group + 3af7524b1419 (util detach relaxed by failures) + 72bffbf57c52 (initial util_avg)"
-	p.r.PreferSiblingBusiest = true
+	p.kernels = "v6.10–v6.11: v6.6 + strict misfit pick + 3af7524b1419 (util detach relaxed by failures) + 72bffbf57c52 (initial util_avg)"
 	p.r.StrictMisfitPick = true
 	p.r.UtilShrBound = true
 	p.knobs.StatRuntimeAllClasses = true

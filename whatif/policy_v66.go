@@ -17,6 +17,9 @@ package whatif
 //     for a busy dst), "sched/fair: Keep a fully_busy SMT sched group as
 //     busiest", and the fix ad468232c3eb "sched/fair: Fix SMT4
 //     group_smt_balance handling" (v6.6-rc2);
+//   - "sched/fair: Use the busiest group to set prefer_sibling" (Ricardo
+//     Neri, in 6.6.0's fair.c): prefer_sibling comes from the busiest
+//     group's child-domain flags, not the local domain's child;
 //   - the EEVDF run queue (147f3efaa241 "sched/fair: Implement an EEVDF-like
 //     scheduling policy", v6.6).
 //
@@ -30,8 +33,9 @@ func init() {
 func newV66() *reworkPolicy {
 	p := newV61()
 	p.name = "v6.6"
-	p.kernels = "v6.4–v6.9: v6.1 (with 91dcf1e8068e, 3af7524b1419) + fee1759e4f04, d24cb0d9113f, ad468232c3eb (SMT/cluster sibling imbalance) + EEVDF"
+	p.kernels = "v6.4–v6.9: v6.1 (with 91dcf1e8068e, 3af7524b1419) + fee1759e4f04, d24cb0d9113f, ad468232c3eb (SMT/cluster sibling imbalance) + prefer_sibling from the busiest group + EEVDF"
 	p.r.SMTBalance = true
+	p.r.PreferSiblingBusiest = true
 	p.knobs.EEVDF = true
 	p.knobs.UtilEstRunnableSkip = true
 	return p
