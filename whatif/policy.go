@@ -166,7 +166,8 @@ type Knobs struct {
 	// sysctl_sched_migration_cost.
 	NewidleGate516 bool
 	// SISUtil: select_idle_cpu's scan budget is SIS_UTIL's nr_idle_scan
-	// (v6.0+); otherwise SIS_PROP.
+	// (v6.0+); otherwise the scan is unlimited: the older SIS_PROP budget
+	// (avg_idle against the measured avg_scan_cost) is not modelled.
 	SISUtil bool
 	// RunnableInNumaOrWake etc. are not needed by v6.1.
 	// AllPinnedEarly: LBF_ALL_PINNED is set before the nr_running > 1 test

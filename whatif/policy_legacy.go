@@ -26,7 +26,8 @@ package whatif
 //     active balance after cache_nice_tries+2 failed passes.
 //
 // Tunables of v5.4: imbalance_pct 125 above the LLC, busy_factor 32, CFS
-// run queues, newidle gated by sysctl_sched_migration_cost, SIS_PROP.
+// run queues, newidle gated by sysctl_sched_migration_cost, SIS_PROP (not
+// modelled: the scan is unlimited).
 // Engine-level parts stay the engine's (v6.1 find_busiest_queue by
 // cpu_load, v5.5+ fork placement, should_we_balance).
 type legacyPolicy struct {

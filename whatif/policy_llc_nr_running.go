@@ -20,7 +20,8 @@ package whatif
 //
 // The idle_cpus difference is the kernel's unsigned subtraction (it can
 // wrap from this commit on; fixed later by lsub_positive). NUMA allowance
-// min2-src. CFS, newidle gated by sysctl_sched_migration_cost, SIS_PROP.
+// min2-src. CFS, newidle gated by sysctl_sched_migration_cost, SIS_PROP
+// (not modelled: the scan is unlimited).
 func init() {
 	RegisterPolicy("llc-nr-running", func() Policy { return newLLCNrRunning() })
 }

@@ -23,7 +23,7 @@ import "github.com/schedreplay/replay/model"
 //
 // Domain tunables as in v5.5: imbalance_pct 125 above the LLC, busy_factor
 // 32, CFS run queues, newidle gated by sysctl_sched_migration_cost,
-// SIS_PROP wakeup scans.
+// SIS_PROP wakeup scans (not modelled: the scan is unlimited).
 //
 // reworkPolicy is the rule set shared by the policies from v5.5 on, each a
 // set of rule changes named by upstream commit (lbRules); the files
