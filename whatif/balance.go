@@ -45,9 +45,8 @@ type lbRun struct {
 	loopBrk int
 	moved   int
 	// scratch holds the pass's group statistics (newLBRun).
-	scratch  *lbScratch
-	sumUtil  uint64
-	overload bool
+	scratch *lbScratch
+	sumUtil uint64 // update_sd_lb_stats' sum_util, for update_idle_cpu_scan
 }
 
 // balanceInterval is get_sd_balance_interval().
@@ -369,6 +368,7 @@ func (s *Sim) outAllPinned(st *sdState, idle IdleType) int { return s.outBalance
 // and the busiest group's index, or nil when balanced.
 func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
 	sc := e.scratch
+	e.sumUtil = 0 // per pass: a redo starts again
 	sc.sds = SDStats{BusiestIdx: -1}
 	sds := &sc.sds
 	child := e.st.sd.Child
@@ -993,11 +993,12 @@ func (s *Sim) nohzBalancerKick(r *rq) {
 }
 
 // nohzCSD is nohz_csd_func(): the kick's IPI lands on the ILB, which
-// takes the kick's flags and balances only if it is still idle with no
-// work on its way (idle_cpu, need_resched). Work that reached it during
-// the IPI drops the kick; the next busy tick kicks again.
+// takes the kick's flags and balances only if it is still idle
+// (idle_cpu: nothing running or queued; the engine enqueues a wakee at
+// once, so a pending wake list shows as queued). Work that reached it
+// during the IPI drops the kick; the next busy tick kicks again.
 func (s *Sim) nohzCSD(ilb int) {
-	if !s.availableIdle(ilb) {
+	if !s.cpus[ilb].idle() {
 		s.nohz.kickFlags[ilb] = 0
 		s.stats.NohzKicksDropped++
 		return

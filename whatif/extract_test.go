@@ -603,3 +603,66 @@ func TestSyncDroppedForExitingWaker(t *testing.T) {
 		}
 	}
 }
+
+// Two more sequences of an exiting waker, by hand (10 runs on CPU 0 from
+// 100 µs; 20 and 30 asleep on CPU 1, which is idle):
+//   - 10 wakes 20 at 1,000 µs, passes perf's exit record at 1,005, wakes
+//     30 at 1,008 and leaves the CPU dead at 1,010: 30's wakeup is not
+//     sync (exiting), and neither is 20's, which was not the waker's last
+//     before it left. Without the exit record 30's is sync (the 50 µs
+//     rule), 20's still not.
+//   - 10 passes its exit record at 990, sleeps in D inside do_exit at
+//     995, is woken by an interrupt at 1,000 and runs from 1,002, wakes
+//     20 at 1,008 and leaves dead at 1,010: still exiting, not sync
+//     (the D sleep is not its end).
+func TestSyncExitingWakerSequences(t *testing.T) {
+	us := int64(1000)
+	exitAt := func(at int64) timeline.Event {
+		var e timeline.Event
+		e.Time, e.Kind, e.Name = at, timeline.PerfExit, "perf:exit"
+		e.SetInt(timeline.CPU, 0)
+		e.SetInt(timeline.PID, 10)
+		return e
+	}
+	start := []timeline.Event{nSwitch(100*us, 0, 0, "R", 10), nSwitch(150*us, 1, 0, "R", 20), nSwitch(160*us, 1, 20, "S", 30), nSwitch(170*us, 1, 30, "S", 0)}
+	for _, c := range []struct {
+		name       string
+		evs        []timeline.Event
+		want20     bool
+		want30     bool
+		checks30   bool
+		wantExitAt int64
+	}{
+		{"two wakeups, exiting", []timeline.Event{nWaking(1000*us, 0, 10, 20, 1), exitAt(1005 * us), nWaking(1008*us, 0, 10, 30, 1), nSwitch(1010*us, 0, 10, "X", 0)}, false, false, true, 1010 * us},
+		{"two wakeups", []timeline.Event{nWaking(1000*us, 0, 10, 20, 1), nWaking(1008*us, 0, 10, 30, 1), nSwitch(1010*us, 0, 10, "S", 0)}, false, true, true, 0},
+		{"D sleep in exit", []timeline.Event{exitAt(990 * us), nSwitch(995*us, 0, 10, "D", 0), nWaking(1000*us, 0, 0, 10, 0), nSwitch(1002*us, 0, 0, "R", 10), nWaking(1008*us, 0, 10, 20, 1), nSwitch(1010*us, 0, 10, "X", 0)}, false, false, false, 1010 * us},
+	} {
+		w, err := Extract(&noiseReader{evs: append(slices.Clone(start), c.evs...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[int32]int{}
+		for _, e := range w.Edges {
+			if w.Tasks[e.Waker].TID != 10 {
+				continue
+			}
+			wakee := w.Tasks[e.Wakee].TID
+			got[wakee]++
+			want := c.want20
+			if wakee == 30 {
+				want = c.want30
+			}
+			if e.Sync != want {
+				t.Errorf("%s: 10's wakeup of %d sync %v, want %v", c.name, wakee, e.Sync, want)
+			}
+		}
+		if got[20] != 1 || c.checks30 && got[30] != 1 {
+			t.Errorf("%s: 10's wake edges %v", c.name, got)
+		}
+		for _, tk := range w.Tasks {
+			if tk.TID == 10 && tk.ExitNS != c.wantExitAt {
+				t.Errorf("%s: 10 exits at %d, want %d", c.name, tk.ExitNS, c.wantExitAt)
+			}
+		}
+	}
+}

@@ -250,27 +250,33 @@ func TestNohzKickReducedCapacity(t *testing.T) {
 // out_one_pinned (no kick, the failure it counted kept, the interval
 // doubled): LBF_ALL_PINNED, set before the nr_running test since v5.12
 // and never cleared with one task on CPU 1, lets it pass max_interval (4
-// ms) up to MAX_PINNED_INTERVAL (512 ms). An RT task running over
+// ms) up to MAX_PINNED_INTERVAL (512 ms); before v5.12 (v6.1 without
+// 8a41dfcda7a3) out_one_pinned set the flag itself on that path, so the
+// same. An RT task running over
 // a cache-hot queued CFS task (not movable while nr_balance_failed is
 // within cache_nice_tries) is preempted by the stopper like any other, so
 // it kicks too.
 func TestActiveBalancePinnedCurr(t *testing.T) {
 	for _, c := range []struct {
+		policy          string
 		comm            string
 		prio            int32
 		start, interval int64
 		kick            bool
 	}{
-		{"x", 120, 4, 2, true},
-		{"kworker/1:0", 120, 2, 4, false},
-		{"kworker/1:0", 120, 4, 8, false},
-		{"kworker/1:0", 120, 512, 512, false},
-		{"rt", 50, 4, 2, true},
+		{"v6.1", "x", 120, 4, 2, true},
+		{"v6.1", "kworker/1:0", 120, 2, 4, false},
+		{"v6.1", "kworker/1:0", 120, 4, 8, false},
+		{"v6.1", "kworker/1:0", 120, 512, 512, false},
+		{"v6.1~8a41dfcda7a3", "kworker/1:0", 120, 4, 8, false},
+		{"v6.1", "rt", 50, 4, 2, true},
 	} {
 		b := newBuilder(t, "sockets=1,cores=2,threads=1")
 		x := b.task(c.comm, c.prio, 1, true, CauseStart, 10*ms)
 		y := b.task("y", 120, 1, false, CauseStart, 10*ms)
-		s, _ := newSim(t, b.done(t), testConfig())
+		cfg := testConfig()
+		cfg.Policy = mustPolicy(t, c.policy)
+		s, _ := newSim(t, b.done(t), cfg)
 		s.now = 100 * ms
 		r1 := s.cpus[1]
 		r1.curr, r1.nrCFS, r1.cpuCapacity = s.tasks[x], 1, 600
@@ -285,10 +291,10 @@ func TestActiveBalancePinnedCurr(t *testing.T) {
 		cont := true
 		moved := s.loadBalance(s.cpus[0], st, CPUIdle, &cont, MigrationSourcePeriodic)
 		if moved != 0 || r1.activeBalance != c.kick || (s.stats.ActiveBalances == 1) != c.kick {
-			t.Errorf("%s: moved %d, active balance %v (%d); want 0, %v", c.comm, moved, r1.activeBalance, s.stats.ActiveBalances, c.kick)
+			t.Errorf("%s %s: moved %d, active balance %v (%d); want 0, %v", c.policy, c.comm, moved, r1.activeBalance, s.stats.ActiveBalances, c.kick)
 		}
 		if st.balanceInterval != c.interval || st.nrBalanceFailed != 1 {
-			t.Errorf("%s: interval %d ms, nr_balance_failed %d; want %d, 1", c.comm, st.balanceInterval, st.nrBalanceFailed, c.interval)
+			t.Errorf("%s %s: interval %d ms, nr_balance_failed %d; want %d, 1", c.policy, c.comm, st.balanceInterval, st.nrBalanceFailed, c.interval)
 		}
 	}
 }
@@ -338,9 +344,13 @@ func TestNohzKickDroppedWhenBusy(t *testing.T) {
 // load. The idle CPU 0 (local group, has spare: migrate_util, imbalance
 // 1024) finds every task of CPU 1 pinned, drops CPU 1 and redoes: CPU 2
 // is busiest and its queued task (util 400, never run: not cache hot)
-// moves to CPU 0. With CPU 2 also pinned-only, the redo finds nothing
-// left outside the local group and goes out all-pinned: the interval
-// doubles up to 512 ms.
+// moves to CPU 0. The redo's statistics are its own: SIS_UTIL's scan
+// budget comes from the second pass's sum_util alone (CPU 0's 0 and CPU
+// 2's 900: x = 900/3 = 300, 300² × 117² / (10000 × 1024) = 120, (1024 −
+// 120) × 3 / 1024 = 2 CPUs; the first pass's 1,900 had given 1, and the
+// two summed, 2,800, none). With CPU 2 also pinned-only, the redo finds
+// nothing left outside the local group and goes out all-pinned: the
+// failure count reset, the interval doubling up to 512 ms.
 func TestAllPinnedRedo(t *testing.T) {
 	for _, pinned2 := range []bool{false, true} {
 		b := newBuilder(t, "sockets=1,cores=3,threads=1")
@@ -368,7 +378,7 @@ func TestAllPinnedRedo(t *testing.T) {
 		r1.avg.loadAvg, r1.avg.utilAvg, r1.avg.runnableAvg = 3000, 1000, 2000
 		r2.avg.loadAvg, r2.avg.utilAvg, r2.avg.runnableAvg = 2000, 900, 1800
 		st := s.cpus[0].sd[0]
-		st.balanceInterval = 12
+		st.balanceInterval, st.nrBalanceFailed = 12, 3
 		cont := true
 		moved := s.loadBalance(s.cpus[0], st, CPUIdle, &cont, MigrationSourcePeriodic)
 		want, wantInterval := 1, int64(3) // min_interval: the span's weight
@@ -380,6 +390,12 @@ func TestAllPinnedRedo(t *testing.T) {
 		}
 		if r0 := s.cpus[0]; !pinned2 && (r0.curr != s.tasks[3] || len(r0.tree) != 0) {
 			t.Errorf("CPU 0 runs %v with %d queued, want b alone", r0.curr, len(r0.tree))
+		}
+		if !pinned2 && s.llc[0].nrIdleScan != 2 {
+			t.Errorf("nr_idle_scan %d after the redo, want 2", s.llc[0].nrIdleScan)
+		}
+		if st.nrBalanceFailed != 0 {
+			t.Errorf("CPU 2 pinned %v: nr_balance_failed %d, want 0", pinned2, st.nrBalanceFailed)
 		}
 	}
 }

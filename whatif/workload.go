@@ -889,7 +889,10 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			t.lastSeen = now
 			t.qcpu = c
 			x.runnable[prev] = t
-		case t.exiting || strings.HasPrefix(st, "X") || strings.HasPrefix(st, "Z"):
+		case strings.HasPrefix(st, "X") || strings.HasPrefix(st, "Z") ||
+			t.exiting && !strings.HasPrefix(st, "S") && !strings.HasPrefix(st, "D"):
+			// An exiting task can still sleep inside do_exit (S or D)
+			// and be woken to finish it.
 			a.End, a.EndState = EndExit, st
 			t.state = stDead
 			x.w.Tasks[t.idx].ExitNS = now
@@ -1329,7 +1332,13 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 	if isNew {
 		kind = EdgeFork
 	}
-	if !isNew && !waker.exiting {
+	switch {
+	case isNew:
+	case waker.exiting:
+		// Its last wakeup is this one, and not sync: an earlier one is
+		// not the wakeup the waker left its CPU after.
+		delete(x.lastWake, wakerTID)
+	default:
 		x.lastWake[wakerTID] = pendWake{now, int32(len(x.edges)), c, x.switches[c], c, -1, 0}
 	}
 	x.wakerExiting = append(x.wakerExiting, waker.exiting)
