@@ -740,9 +740,11 @@ func (s *Sim) activeBalanceStop(busiest, dstCPU int) {
 	if sd == nil {
 		return
 	}
-	e := &lbRun{st: sd, cpus: make([]bool, s.ncpu)}
-	e.DstCPU, e.Idle, e.flags = dstCPU, CPUIdle, lbfActiveLB
-	e.SDFlags, e.CacheNiceTries = sd.sd.Flags, sd.sd.CacheNiceTries
+	// active_load_balance_cpu_stop's lb_env: the domain of dst that spans
+	// busiest, CPU_IDLE, LBF_ACTIVE_LB.
+	e := s.newLBRun(sd, dstCPU, CPUIdle)
+	defer s.endLBRun()
+	e.flags = lbfActiveLB
 	// The stopper preempts the running task, which becomes migratable.
 	if src.curr != nil && !src.curr.rt {
 		s.preemptForStopper(src)
