@@ -115,17 +115,19 @@ func TestUsedUpRequestReschedulesAtWakeup(t *testing.T) {
 }
 
 // The base slice: 0.75 ms × the CPU factor to v6.14, 0.70 ms from v6.15
-// (latest), by hand with the setting above on one CPU (factor 1): A's
-// first request is half a slice, 0.375 ms (v6.12) or 0.35 ms (latest). A
-// timer wakes W at t0+0.36 ms: under latest A's request is used up, so
-// the enqueue reschedules and C (the earliest eligible deadline) runs at
-// t0+0.36 ms; under v6.12 A's request still runs, W's wakeup does not
-// preempt (pick_eevdf takes C, not W), and C waits for the tick at t0+4 ms.
+// (latest) and in the 6.6 and 6.12 LTS series, which took 2ae891b82695
+// (6.10 and 6.11 never did), by hand with the setting above on one CPU
+// (factor 1): A's first request is half a slice, 0.375 ms (v6.10) or 0.35
+// ms (the others). A timer wakes W at t0+0.36 ms: with 0.70 ms A's
+// request is used up, so the enqueue reschedules and C (the earliest
+// eligible deadline) runs at t0+0.36 ms; under v6.10 A's request still
+// runs, W's wakeup does not preempt (pick_eevdf takes C, not W), and C
+// waits for the tick at t0+4 ms.
 func TestBaseSlice070(t *testing.T) {
 	for _, c := range []struct {
 		policy string
 		at     int64
-	}{{"v6.12", t0 + 4*ms}, {"latest", t0 + 360000}} {
+	}{{"v6.10", t0 + 4*ms}, {"v6.6", t0 + 360000}, {"v6.12", t0 + 360000}, {"latest", t0 + 360000}} {
 		b := newBuilder(t, "sockets=1,cores=1,threads=1")
 		b.task("a", 120, 0, true, CauseStart, 20*ms)
 		ct := b.task("c", 120, 0, false, CauseStart, 1*ms)
@@ -200,12 +202,12 @@ func TestEEVDFCommitsSwitch(t *testing.T) {
 	if k := p.Knobs(); k.DelayDequeue || !k.BaseSlice070 {
 		t.Errorf("latest~152e11f6df29 knobs %+v", k)
 	}
-	q, err := WithCommits(mustPolicy(t, "v6.12"), []string{"33cf66d88306"}, []string{"2ae891b82695", "e837456fdca8", "ac8e69e69363"})
+	q, err := WithCommits(mustPolicy(t, "v6.12"), []string{"33cf66d88306"}, []string{"e837456fdca8", "ac8e69e69363"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if q.Knobs() != mustPolicy(t, "latest").Knobs() {
-		t.Errorf("v6.12~33cf66d88306+2ae891b82695+e837456fdca8+ac8e69e69363 knobs %+v, want latest's", q.Knobs())
+		t.Errorf("v6.12~33cf66d88306+e837456fdca8+ac8e69e69363 knobs %+v, want latest's", q.Knobs())
 	}
 	cfg := policyConfig(t, "latest")
 	cfg.Policy = p
@@ -302,6 +304,39 @@ func TestForkDoesNotPreempt(t *testing.T) {
 		w := b.done(t)
 		if got := firstStart(t, w, latestWithout(t, c.revert), ft, fmt.Sprint("revert ", c.revert)); got != c.at {
 			t.Errorf("revert %v: F first ran at t0%+d ns, want t0%+d ns", c.revert, got-t0, c.at-t0)
+		}
+	}
+}
+
+// A fork's first deadline is half a slice from c40dd90ac045 (v6.12); in
+// 6.6 (and 6.10–6.11) wake_up_new_task placed the child again without
+// ENQUEUE_INITIAL, a full slice. By hand, one CPU, HZ 250, base slice
+// 0.70 ms (first requests of start-of-trace tasks 0.35 ms). A (nice 0)
+// runs from t0 with C (nice 3, weight 526) queued, both at vruntime 0;
+// C's deadline 0.35 × 1024 / 526 = 0.681 ms. At 0.2 ms A forks F: V =
+// 0.2 × 1024 / 1550 = 0.132 ms, below A, which is no longer eligible.
+// Half a slice: F's deadline 0.132 + 0.35 = 0.482 ms, the earliest
+// eligible, and F preempts at once (t0+0.2 ms). A full slice: 0.832 ms,
+// later than C's, so C is the pick and F waits. (This engine reschedules
+// A there, ineligible and so unprotected, and runs C from 0.2 ms; 6.6's
+// check_preempt_wakeup preempts only for the wakee and runs A on to the
+// tick, then C. Either way, at the tick at 8 ms the runner's vruntime is
+// far past V and F, at 0.132 ms, is the one eligible task: it runs at
+// t0+8 ms.)
+func TestForkHalfDeadline(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		at     int64
+	}{{"v6.12", t0 + 200000}, {"v6.12~c40dd90ac045", t0 + 8*ms}, {"v6.6", t0 + 8*ms}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		at := b.task("a", 120, 0, true, CauseStart, 20*ms)
+		b.task("c", 123, 0, false, CauseStart, 20*ms)
+		ft := b.task("f", 120, 0, false, CauseFork, 1*ms)
+		b.w.Tasks[ft].Forked = true
+		b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: at, OffsetNS: 200000, Wakee: ft})
+		w := b.done(t)
+		if got := firstStart(t, w, policyConfig(t, c.policy), ft, c.policy); got != c.at {
+			t.Errorf("%s: F first ran at t0%+d ns, want t0%+d ns", c.policy, got-t0, c.at-t0)
 		}
 	}
 }

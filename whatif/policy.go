@@ -183,6 +183,11 @@ type Knobs struct {
 	// BaseSlice070: EEVDF's base slice is 0.70 ms × the CPU factor
 	// (v6.15+, 2ae891b82695) instead of 0.75 ms.
 	BaseSlice070 bool
+	// ForkHalfDeadline: a forked task's first deadline is half a slice
+	// (PLACE_DEADLINE_INITIAL honoured at its first enqueue, c40dd90ac045,
+	// v6.12). Before, wake_up_new_task placed it a second time without
+	// ENQUEUE_INITIAL: a full slice.
+	ForkHalfDeadline bool
 	// ForkNoPreempt: a fork (WF_FORK) never wakeup-preempts under EEVDF
 	// (e837456fdca8, NEXT_BUDDY's re-implementation, v6.19; in 6.18.y from
 	// May 2026). Its other rule, a task's wakeup rescheduling a waker no

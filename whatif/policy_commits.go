@@ -39,6 +39,8 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.r.UtilShrBound = on }, func(p *reworkPolicy) bool { return p.r.UtilShrBound }},
 	{"72bffbf57c52", "sched/fair: Fix initial util_avg calculation (a new task's util_avg per unit of load, not half the spare capacity)", "v6.10",
 		func(p *reworkPolicy, on bool) { p.knobs.InitUtilTrueWeight = on }, func(p *reworkPolicy) bool { return p.knobs.InitUtilTrueWeight }},
+	{"c40dd90ac045", "sched: Initialize the vruntime of a new task when it is first enqueued (a fork's first deadline half a slice)", "v6.12",
+		func(p *reworkPolicy, on bool) { p.knobs.ForkHalfDeadline = on }, func(p *reworkPolicy) bool { return p.knobs.ForkHalfDeadline }},
 	{"152e11f6df29", "sched/fair: Implement delayed dequeue (EEVDF run queue)", "v6.12",
 		func(p *reworkPolicy, on bool) { p.knobs.DelayDequeue = on }, func(p *reworkPolicy) bool { return p.knobs.DelayDequeue }},
 	{"2ae891b82695", "sched: Reduce the default slice to avoid tasks getting an extra tick (EEVDF base slice 0.70 ms)", "v6.15",

@@ -33,6 +33,9 @@ func newV610() *reworkPolicy {
 	p.kernels = "v6.10–v6.11: v6.6 + strict misfit pick + 3af7524b1419 (util detach relaxed by failures) + 72bffbf57c52 (initial util_avg)"
 	p.r.StrictMisfitPick = true
 	p.r.UtilShrBound = true
+	// 6.10 and 6.11 never took the 0.70 ms base slice (v6.6's LTS
+	// backport).
+	p.knobs.BaseSlice070 = false
 	p.knobs.StatRuntimeAllClasses = true
 	p.knobs.InitUtilTrueWeight = true
 	p.knobs.UtilEstSingle = true

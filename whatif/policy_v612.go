@@ -24,6 +24,10 @@ func newV612() *reworkPolicy {
 	p.name = "v6.12"
 	p.kernels = "v6.12–v6.14: v6.10 + EEVDF delayed dequeue (152e11f6df29)"
 	p.knobs.DelayDequeue = true
+	p.knobs.ForkHalfDeadline = true
+	// The 6.12 LTS series took the 0.70 ms base slice (2ae891b82695,
+	// 6.12.26).
+	p.knobs.BaseSlice070 = true
 	// The 6.12 LTS series took NI_RANDOM (33cf66d88306) in January 2026.
 	p.knobs.NIRandom = true
 	return p

@@ -36,6 +36,9 @@ func newV66() *reworkPolicy {
 	p.kernels = "v6.4–v6.9: v6.1 (with 91dcf1e8068e, 3af7524b1419) + fee1759e4f04, d24cb0d9113f, ad468232c3eb (SMT/cluster sibling imbalance) + prefer_sibling from the busiest group + EEVDF"
 	p.r.SMTBalance = true
 	p.r.PreferSiblingBusiest = true
+	// The 6.6 LTS series took the 0.70 ms base slice (2ae891b82695; in
+	// the 6.6.150 source).
+	p.knobs.BaseSlice070 = true
 	p.knobs.EEVDF = true
 	p.knobs.UtilEstRunnableSkip = true
 	return p

@@ -423,7 +423,7 @@ func (s *Sim) enqueue(r *rq, t *simTask, flag int) {
 		} else {
 			t.updateAvg(s.now, 0, false)
 		}
-		s.eevdfPlace(r, t, flag == enqNew || flag == enqStart)
+		s.eevdfPlace(r, t, flag == enqNew && s.knobs.ForkHalfDeadline || flag == enqStart)
 	}
 	switch {
 	case s.eevdf:
