@@ -4,8 +4,9 @@ package whatif
 // (delayed dequeue on `v6.10`'s load balancer) with the EEVDF base slice
 // of 0.70 ms × the CPU factor (2ae891b82695 "sched: Reduce the default
 // slice to avoid tasks getting an extra tick", v6.15; 0.75 ms before, but
-// backported to the 6.6.89 and 6.12.26 stable releases, which the
-// release-to-policy map cannot tell: `--apply 2ae891b82695` there), and
+// backported to the 6.6 and 6.12 stable series, so `v6.6` and `v6.12` have
+// it as those series do now: `--revert 2ae891b82695` for an earlier
+// 6.6.y or 6.12.y), and
 // two changes to EEVDF's wakeup preemption that the 6.18.y stable series
 // also took in May 2026 (so this project's 6.18.44 machine has them;
 // `--revert` them for a kernel without): a fork never preempts
