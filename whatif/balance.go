@@ -540,13 +540,8 @@ func (s *Sim) findBusiestQueue(e *lbRun, g *model.SchedGroup) int {
 }
 
 // cfsTasksTailFirst lists a rq's CFS tasks from the tail of cfs_tasks
-// (least recently enqueued or picked first).
-func (s *Sim) cfsTasksTailFirst(r *rq) []*simTask {
-	return s.appendCFSTasksTailFirst(make([]*simTask, 0, r.nrCFS), r)
-}
-
-// appendCFSTasksTailFirst lists them in ts's storage.
-func (s *Sim) appendCFSTasksTailFirst(ts []*simTask, r *rq) []*simTask {
+// (least recently enqueued or picked first), in ts's storage.
+func (s *Sim) cfsTasksTailFirst(ts []*simTask, r *rq) []*simTask {
 	ts = ts[:0]
 	if r.curr != nil && !r.curr.rt {
 		ts = append(ts, r.curr)
@@ -613,7 +608,7 @@ func (s *Sim) detachAttach(e *lbRun, source int) int {
 		return 0
 	}
 	var picked []*simTask
-	e.scratch.cands = s.appendCFSTasksTailFirst(e.scratch.cands, src)
+	e.scratch.cands = s.cfsTasksTailFirst(e.scratch.cands, src)
 	cands := e.scratch.cands
 	for _, p := range cands {
 		if e.Idle != CPUNotIdle && src.nrRunning()-len(picked) <= 1 {
@@ -749,7 +744,8 @@ func (s *Sim) activeBalanceStop(busiest, dstCPU int) {
 	if src.curr != nil && !src.curr.rt {
 		s.preemptForStopper(src)
 	}
-	for _, p := range s.cfsTasksTailFirst(src) {
+	e.scratch.cands = s.cfsTasksTailFirst(e.scratch.cands, src)
+	for _, p := range e.scratch.cands {
 		if p == src.curr || !s.canMigrateTask(e, p, src) {
 			continue
 		}

@@ -23,11 +23,10 @@ type rq struct {
 	avg                  avg // cfs_rq PELT
 	utilEst              uint64
 	// hLoad is the root cfs_rq's h_load: its load_avg, taken at most once
-	// per jiffy (update_cfs_rq_h_load; hLoadJiffy is that jiffy, valid
-	// when hLoadSet).
+	// per jiffy (update_cfs_rq_h_load; hLoadJiffy is that jiffy, noJiffy
+	// before the first).
 	hLoad      uint64
 	hLoadJiffy int64
-	hLoadSet   bool
 	// removed is cfs_rq->removed: the load, util and runnable averages
 	// of tasks that left the CPU asleep (a wakeup migration) or dead,
 	// taken off at its next PELT update, not when they left.
@@ -79,7 +78,7 @@ type rq struct {
 }
 
 func (s *Sim) newRQ(c int) *rq {
-	r := &rq{cpu: c, capacity: capacityScale, avgIdle: 2 * s.cfg.MigrationCostNS, maxIdleBalanceCost: s.cfg.MigrationCostNS}
+	r := &rq{cpu: c, capacity: capacityScale, avgIdle: 2 * s.cfg.MigrationCostNS, maxIdleBalanceCost: s.cfg.MigrationCostNS, hLoadJiffy: noJiffy}
 	if c < len(s.dom.CPUs) {
 		for _, sd := range s.dom.CPUs[c].Domains {
 			r.sd = append(r.sd, &sdState{sd: sd, balanceInterval: int64(sd.BalanceInterval), groups: sd.Groups(), niCall: 512, niSuccess: s.niStart / 2, niRatio: s.niStart})
@@ -270,10 +269,14 @@ func (t *simTask) updateAvg(now int64, l uint64, running bool) {
 // at best, and a second task detached from a CPU within a jiffy weighs
 // more than its load_avg (the first one's load has left the cfs_rq, not
 // the cached h_load).
+// noJiffy is no jiffy at all (the least int64): what a per-jiffy cache
+// holds before its first use.
+const noJiffy = -1 << 63
+
 func (s *Sim) taskHLoad(p *simTask) uint64 {
 	r := s.cpus[p.cpu]
-	if j := s.jiffies(); !r.hLoadSet || r.hLoadJiffy != j {
-		r.hLoad, r.hLoadJiffy, r.hLoadSet = r.avg.loadAvg, j, true
+	if j := s.jiffies(); r.hLoadJiffy != j {
+		r.hLoad, r.hLoadJiffy = r.avg.loadAvg, j
 	}
 	return p.avg.loadAvg * r.hLoad / (r.avg.loadAvg + 1)
 }

@@ -762,7 +762,7 @@ func TestWakeAffineWeightSyncTie(t *testing.T) {
 	}{{true, 500, 1}, {false, 500, 1}, {true, 400, 0}, {false, 400, 1}, {true, 600, 1}} {
 		s.syncWake = c.sync
 		r0.avg.loadAvg = c.load0
-		r0.hLoadSet = false // h_load taken afresh: a new jiffy
+		r0.hLoadJiffy = noJiffy // h_load taken afresh: a new jiffy
 		before := s.stats.TTWUMoveAffine
 		if got := s.wakeAffine(sd, s.tasks[p], 0, 1, s.tasks[wk]); got != c.want {
 			t.Errorf("sync %v, cpu_load %d: wake_affine chose CPU %d, want %d", c.sync, c.load0, got, c.want)
@@ -1546,7 +1546,7 @@ func TestCFSTasksOrder(t *testing.T) {
 	r := s.cpus[0]
 	order := func() string {
 		var o []string
-		for _, p := range s.cfsTasksTailFirst(r) {
+		for _, p := range s.cfsTasksTailFirst(nil, r) {
 			o = append(o, p.w.Comm)
 		}
 		return fmt.Sprint(o)

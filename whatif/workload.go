@@ -463,8 +463,8 @@ type extractor struct {
 	// pulledAlone: of pulled, those whose waker ran alone on its CPU
 	// (wakerAlone): WF_SYNC's signature (syncByPulls).
 	pulledAlone map[int32]int
-	// wakerExiting[i]: edge i's waker had passed sched_process_exit
-	// (PF_EXITING, set just before it): select_task_rq_fair ignores
+	// wakerExiting[i]: edge i's waker had passed sched_process_exit or
+	// perf's exit record (PF_EXITING is set before both): select_task_rq_fair ignores
 	// WF_SYNC from an exiting task, so the edge is not sync and its
 	// placement is no evidence for the flag.
 	wakerExiting []bool
