@@ -280,6 +280,19 @@ func TestSliceProtectionRefused(t *testing.T) {
 	}
 }
 
+// forkScenario is one CPU where A (nice 0) runs from t0 with C (prio
+// cPrio) queued, both start-of-trace tasks, and A forks F (1 ms of work)
+// 0.2 ms into its run; it returns the workload and F.
+func forkScenario(t *testing.T, cPrio int32) (*Workload, int32) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	at := b.task("a", 120, 0, true, CauseStart, 20*ms)
+	b.task("c", cPrio, 0, false, CauseStart, 20*ms)
+	ft := b.task("f", 120, 0, false, CauseFork, 1*ms)
+	b.w.Tasks[ft].Forked = true
+	b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: at, OffsetNS: 200000, Wakee: ft})
+	return b.done(t), ft
+}
+
 // A fork never wakeup-preempts from e837456fdca8 (latest), by hand. One
 // CPU, HZ 250, base slice 0.70 ms (a start-of-trace task's first request
 // half that, 0.35 ms). A (nice 0) runs from t0 with C (nice 19, weight 15)
@@ -295,13 +308,7 @@ func TestForkDoesNotPreempt(t *testing.T) {
 		revert []string
 		at     int64
 	}{{nil, t0 + 4*ms}, {[]string{"e837456fdca8"}, t0 + 200000}} {
-		b := newBuilder(t, "sockets=1,cores=1,threads=1")
-		at := b.task("a", 120, 0, true, CauseStart, 20*ms)
-		b.task("c", 139, 0, false, CauseStart, 20*ms)
-		ft := b.task("f", 120, 0, false, CauseFork, 1*ms)
-		b.w.Tasks[ft].Forked = true
-		b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: at, OffsetNS: 200000, Wakee: ft})
-		w := b.done(t)
+		w, ft := forkScenario(t, 139)
 		if got := firstStart(t, w, latestWithout(t, c.revert), ft, fmt.Sprint("revert ", c.revert)); got != c.at {
 			t.Errorf("revert %v: F first ran at t0%+d ns, want t0%+d ns", c.revert, got-t0, c.at-t0)
 		}
@@ -328,13 +335,7 @@ func TestForkHalfDeadline(t *testing.T) {
 		policy string
 		at     int64
 	}{{"v6.12", t0 + 200000}, {"v6.12~c40dd90ac045", t0 + 8*ms}, {"v6.6", t0 + 8*ms}} {
-		b := newBuilder(t, "sockets=1,cores=1,threads=1")
-		at := b.task("a", 120, 0, true, CauseStart, 20*ms)
-		b.task("c", 123, 0, false, CauseStart, 20*ms)
-		ft := b.task("f", 120, 0, false, CauseFork, 1*ms)
-		b.w.Tasks[ft].Forked = true
-		b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: at, OffsetNS: 200000, Wakee: ft})
-		w := b.done(t)
+		w, ft := forkScenario(t, 123)
 		if got := firstStart(t, w, policyConfig(t, c.policy), ft, c.policy); got != c.at {
 			t.Errorf("%s: F first ran at t0%+d ns, want t0%+d ns", c.policy, got-t0, c.at-t0)
 		}

@@ -110,6 +110,24 @@ func TestCheckCPUCapacity(t *testing.T) {
 	}
 }
 
+// reducedCapacityCPU1 is two CPUs of one MC domain under policy, CPU 1
+// running task 0 (comm, prio) with its capacity cut to 600 by RT pressure
+// (load 1024, util and runnable 600), CPU 0 idle; task 1, "y", sleeps on
+// CPU 1.
+func reducedCapacityCPU1(t *testing.T, policy, comm string, prio int32) *Sim {
+	t.Helper()
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	x := b.task(comm, prio, 1, true, CauseStart, 10*ms)
+	b.task("y", 120, 1, false, CauseStart, 10*ms)
+	cfg := testConfig()
+	cfg.Policy = mustPolicy(t, policy)
+	s, _ := newSim(t, b.done(t), cfg)
+	r1 := s.cpus[1]
+	r1.curr, r1.nrCFS, r1.cpuCapacity = s.tasks[x], 1, 600
+	r1.avg.loadAvg, r1.avg.utilAvg, r1.avg.runnableAvg = 1024, 600, 600
+	return s
+}
+
 // A CPU running one CFS task whose capacity RT pressure has reduced by
 // more than imbalance_pct (capacity_of 600: 600 × 117 < 1024 × 100) is a
 // misfit group for an idle balancer (sched_reduced_capacity, v6.0): its
@@ -127,15 +145,7 @@ func TestReducedCapacityMisfit(t *testing.T) {
 		idle   IdleType
 		misfit bool
 	}{{"v6.1", CPUIdle, true}, {"v6.1", CPUNotIdle, false}, {"llc-nr-running", CPUIdle, false}} {
-		b := newBuilder(t, "sockets=1,cores=2,threads=1")
-		x := b.task("x", 120, 1, true, CauseStart, 10*ms)
-		cfg := testConfig()
-		cfg.Policy = mustPolicy(t, c.policy)
-		s, _ := newSim(t, b.done(t), cfg)
-		r1 := s.cpus[1]
-		r1.curr, r1.nrCFS = s.tasks[x], 1
-		r1.cpuCapacity = 600
-		r1.avg.loadAvg, r1.avg.utilAvg, r1.avg.runnableAvg = 1024, 600, 600
+		s := reducedCapacityCPU1(t, c.policy, "x", 120)
 		e := s.newLBRun(s.cpus[0].sd[0], 0, c.idle)
 		sds, _ := s.findBusiestGroup(e)
 		got := sds != nil && sds.Busiest != nil && sds.Busiest.GroupType == GroupMisfitTask
@@ -271,20 +281,13 @@ func TestActiveBalancePinnedCurr(t *testing.T) {
 		{"v6.1~8a41dfcda7a3", "kworker/1:0", 120, 4, 8, false},
 		{"v6.1", "rt", 50, 4, 2, true},
 	} {
-		b := newBuilder(t, "sockets=1,cores=2,threads=1")
-		x := b.task(c.comm, c.prio, 1, true, CauseStart, 10*ms)
-		y := b.task("y", 120, 1, false, CauseStart, 10*ms)
-		cfg := testConfig()
-		cfg.Policy = mustPolicy(t, c.policy)
-		s, _ := newSim(t, b.done(t), cfg)
+		s := reducedCapacityCPU1(t, c.policy, c.comm, c.prio)
 		s.now = 100 * ms
 		r1 := s.cpus[1]
-		r1.curr, r1.nrCFS, r1.cpuCapacity = s.tasks[x], 1, 600
-		r1.avg.loadAvg, r1.avg.utilAvg, r1.avg.runnableAvg = 1024, 600, 600
-		if c.prio < 100 {
+		if y := s.tasks[1]; c.prio < 100 {
 			// CFS: y queued behind the RT task, having just run.
-			r1.treeInsert(s.tasks[y])
-			s.tasks[y].execStart = s.now - 1000
+			r1.treeInsert(y)
+			y.execStart = s.now - 1000
 		}
 		st := s.cpus[0].sd[0]
 		st.balanceInterval = c.start
