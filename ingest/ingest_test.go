@@ -14,6 +14,10 @@ import (
 // gzip and zstd, whatever the file is called.
 func TestOpenByContent(t *testing.T) {
 	dir := t.TempDir()
+	// The decompressed copies go to a temporary directory of this test's
+	// own, so other processes' (a replay running beside the tests) are not
+	// counted as left behind.
+	t.Setenv("TMPDIR", t.TempDir())
 	copyAs := func(src, name string, compress string) string {
 		b, err := os.ReadFile(src)
 		if err != nil {
