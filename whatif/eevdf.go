@@ -7,8 +7,12 @@ package whatif
 // (vruntime <= V) follow exactly in integers. Selected with
 // Config.RunQueue = "eevdf" or by a policy's Knobs.EEVDF. It replaces CFS's
 // place_entity, check_preempt_tick, check_preempt_wakeup and
-// pick_next_entity; everything else is shared. Not modelled: delayed
-// dequeue (v6.12+), custom slices, PREEMPT_SHORT, the v6.15 base slice.
+// pick_next_entity; everything else is shared. Delayed dequeue (v6.12+),
+// the 0.70 ms base slice and each version's update_curr reschedule rule
+// are knobs. Not modelled: custom slices (so PREEMPT_SHORT's wakeup rule
+// never applies), and 6.6's pick order among equal deadlines (its tree
+// was keyed by vruntime, and a tie could keep curr; from v6.8, 2227a957e1d5,
+// the queued entity wins, as here).
 
 // avgAdd / avgSub maintain avg_vruntime/avg_load (avg_vruntime_add/sub)
 // for an entity entering or leaving the tree.
@@ -111,6 +115,8 @@ func (s *Sim) finishDelayed(r *rq, t *simTask) {
 func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 	r := s.cpus[t.cpu]
 	s.updateCurr(r)
+	// No enqueue: the wakeup check's own update_curr, t counted.
+	r.enqResched = s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed)
 	s.eevdfUpdateLag(r, t)
 	if t.vlag > 0 {
 		r.treeRemove(t)
@@ -196,15 +202,44 @@ const (
 	// before v6.15) or to its deadline, whichever comes first.
 	SliceProtectBase = "base"
 	// SliceProtectNone: never protected. A wakee EEVDF would pick preempts
-	// at once, and update_curr reschedules whenever another task is queued
-	// (v6.17's rule with no protected quantum). No kernel's setting (before
-	// v6.17 NO_RUN_TO_PARITY left update_curr to reschedule only at a used-up
-	// request): the what-if of a scheduler without slice protection.
+	// at once. Under the v6.6–v6.11 rule, where update_curr reschedules only
+	// on a used-up request, this is those kernels' NO_RUN_TO_PARITY; under
+	// v6.17's, update_curr reschedules whenever another task is queued, no
+	// kernel's setting: the what-if of a scheduler without protection.
 	SliceProtectNone = "none"
 )
 
 // SliceProtections are the values Config.SliceProtection accepts.
 var SliceProtections = []string{SliceProtectDeadline, SliceProtectBase, SliceProtectNone}
+
+// eevdfReschedCurr is the end of update_curr under EEVDF: whether the
+// running task is rescheduled, nr being the entities queued on its
+// cfs_rq at that point (itself and delayed ones included). Every EEVDF
+// kernel reschedules on a request used up since the last such update
+// (update_deadline; this engine may have renewed it at one of its own
+// milestones, rq.deadlineCrossed), with others queued; the crossing is
+// consumed even with nobody else there. From v6.12 a task past its
+// pick-time protection is also rescheduled once it is no longer eligible
+// (ReschedIneligible), from v6.17 whenever it is past it
+// (ReschedUnprotected). Sites: an enqueue (the wakee not yet counted),
+// a delayed task's requeue, the tick. The balancer's dequeue and a
+// fork's update_curr on the parent's CPU leave a crossing to the next
+// of those there, a tick at most.
+func (s *Sim) eevdfReschedCurr(r *rq, nr int) bool {
+	crossed := r.deadlineCrossed
+	r.deadlineCrossed = false
+	curr := r.currOnRQ()
+	if curr == nil || nr <= 1 {
+		return false
+	}
+	if crossed {
+		return true
+	}
+	if curr.protected() {
+		return false
+	}
+	return s.knobs.ReschedUnprotected || s.knobs.ReschedIneligible && !r.eligible(curr)
+}
 
 // setProtectSlice is set_protect_slice at t's switch-in.
 func (s *Sim) setProtectSlice(t *simTask) {

@@ -190,8 +190,8 @@ func TestTickPicksDelayedTask(t *testing.T) {
 // Delayed dequeue and the 0.70 ms base slice switch like the other
 // commits: latest without 152e11f6df29 keeps its base slice and queues no
 // delayed task (B of TestDelayedDequeueKeepsWakeeOnItsCPU goes to the idle
-// CPU 1 at its wakeup); v6.12 with 2ae891b82695, e837456fdca8 and
-// ac8e69e69363 applied and 33cf66d88306 (NI_RANDOM, which the 6.12 LTS
+// CPU 1 at its wakeup); v6.12 with 2ae891b82695, e837456fdca8,
+// ac8e69e69363 and 0b9ca2dcabc3 applied and 33cf66d88306 (NI_RANDOM, which the 6.12 LTS
 // series took and this project's 6.18.44 lacks) reverted has latest's
 // knobs.
 func TestEEVDFCommitsSwitch(t *testing.T) {
@@ -202,12 +202,12 @@ func TestEEVDFCommitsSwitch(t *testing.T) {
 	if k := p.Knobs(); k.DelayDequeue || !k.BaseSlice070 {
 		t.Errorf("latest~152e11f6df29 knobs %+v", k)
 	}
-	q, err := WithCommits(mustPolicy(t, "v6.12"), []string{"33cf66d88306"}, []string{"e837456fdca8", "ac8e69e69363"})
+	q, err := WithCommits(mustPolicy(t, "v6.12"), []string{"33cf66d88306"}, []string{"e837456fdca8", "ac8e69e69363", "0b9ca2dcabc3"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if q.Knobs() != mustPolicy(t, "latest").Knobs() {
-		t.Errorf("v6.12~33cf66d88306+e837456fdca8+ac8e69e69363 knobs %+v, want latest's", q.Knobs())
+		t.Errorf("v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3 knobs %+v, want latest's", q.Knobs())
 	}
 	cfg := policyConfig(t, "latest")
 	cfg.Policy = p
@@ -549,5 +549,128 @@ func TestInitialWakeeFlips(t *testing.T) {
 		if child.wakeeFlips != n {
 			t.Errorf("wakee_flips=%d: child's %d after the fork, want the parent's", n, child.wakeeFlips)
 		}
+	}
+}
+
+// update_curr's reschedule rule by kernel version, by hand. One CPU, HZ
+// 250, A (nice 0) running alone from t0; base slice 0.70 ms (v6.6, v6.12,
+// latest) or 0.75 ms (v6.10); times in ms, vruntimes in ms of nice-0 time.
+// The tick at t0+4 finds A's request used up (its first, half a slice,
+// ended at 0.35) with nobody else queued: a new deadline 4 + s, no
+// reschedule, and A's pick-time protection is over. At t0+4.1 W1 (nice 1,
+// weight 820, vslice s × 1024/820: 0.874 or 0.937) arrives at V = 4.1,
+// deadline 4.974 (5.037): A, eligible with the earlier deadline (4.7;
+// 4.75), is the pick, so no preemption in any version. At t0+4.3 W2 (nice
+// 1) arrives: A at 4.3 has not used up its request; V = (1024 × 4.3 + 820
+// × 4.1) / 1844 = 4.211, so A is no longer eligible and the pick is W1
+// (deadline before W2's 4.211 + 0.874), not the wakee.
+//   - v6.6, v6.10: update_curr reschedules only on a used-up request, so
+//     nothing switches until the tick at t0+8 finds A's (4.7; 4.75) used
+//     up: W1 runs at t0+8.
+//   - v6.12 (85e511df3cec): A, past its protection and not eligible, is
+//     rescheduled by the enqueue's update_curr: W1 runs at t0+4.3.
+//   - latest (0b9ca2dcabc3): past its protection is enough: W1 at t0+4.3.
+func TestReschedRuleByVersion(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		at     int64
+	}{{"v6.6", t0 + 8*ms}, {"v6.10", t0 + 8*ms}, {"v6.12", t0 + 4300000}, {"latest", t0 + 4300000}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		b.task("a", 120, 0, true, CauseStart, 20*ms)
+		w1 := b.task("w1", 121, 0, false, CauseArrival, 1*ms)
+		w2 := b.task("w2", 121, 0, false, CauseArrival, 1*ms)
+		b.w.Tasks[w1].Activations[0].ReleaseNS = t0 + 4100000
+		b.w.Tasks[w2].Activations[0].ReleaseNS = t0 + 4300000
+		if got := firstStart(t, b.done(t), policyConfig(t, c.policy), w1, c.policy); got != c.at {
+			t.Errorf("%s: W1 first ran at t0%+d ns, want t0%+d ns", c.policy, got-t0, c.at-t0)
+		}
+	}
+}
+
+// eevdfReschedCurr on a run queue set by hand (one CPU, three nice-0
+// tasks, slice 0.7, vruntimes in ms from min_vruntime 0): A running at 1.0
+// (picked with deadline 0.8, its protection; renewed to 1.5), Q queued at
+// 0.5 (deadline 1.2), X queued at 3.0 (deadline 3.7). V = (1.0 + 0.5 +
+// 3.0) / 3 = 1.5: A is eligible but Q, eligible with the earlier deadline,
+// is the better pick. With A at 2.0 instead (deadline renewed to 2.2, or
+// picked with 2.1 and still protected), V = 1.833 and A is not eligible.
+// Each case asks whether the update_curr the kernel runs now reschedules
+// A.
+func TestEEVDFReschedCurrRule(t *testing.T) {
+	cases := []struct {
+		what                  string
+		vA, dl, vprot         int64
+		crossed               bool
+		nr                    int
+		v66, v610, v612, last bool
+	}{
+		{"eligible, past its protection", 1 * ms, 1500000, 800000, false, 3, false, false, false, true},
+		{"not eligible, past its protection", 2 * ms, 2200000, 800000, false, 3, false, false, true, true},
+		{"request used up since the last update", 1 * ms, 1500000, 800000, true, 3, true, true, true, true},
+		{"request used up, alone", 1 * ms, 1500000, 800000, true, 1, false, false, false, false},
+		{"not eligible, still protected", 2 * ms, 2100000, 2100000, false, 3, false, false, false, false},
+	}
+	for _, policy := range []string{"v6.6", "v6.10", "v6.12", "latest"} {
+		for _, c := range cases {
+			b := newBuilder(t, "sockets=1,cores=1,threads=1")
+			b.task("a", 120, 0, true, CauseStart, 20*ms)
+			b.task("q", 120, 0, false, CauseStart, 20*ms)
+			b.task("x", 120, 0, false, CauseStart, 20*ms)
+			s, _ := newSim(t, b.done(t), policyConfig(t, policy))
+			r := s.cpus[0]
+			a, q, x := s.tasks[0], s.tasks[1], s.tasks[2]
+			a.vruntime, a.deadline, a.vprot, a.state = c.vA, c.dl, c.vprot, tsRunning
+			q.vruntime, q.deadline, q.state = 500000, 1200000, tsQueued
+			x.vruntime, x.deadline, x.state = 3*ms, 3700000, tsQueued
+			r.curr = a
+			r.treeInsert(q)
+			r.treeInsert(x)
+			r.nrCFS = 3
+			r.deadlineCrossed = c.crossed
+			want := map[string]bool{"v6.6": c.v66, "v6.10": c.v610, "v6.12": c.v612, "latest": c.last}[policy]
+			if got := s.eevdfReschedCurr(r, c.nr); got != want {
+				t.Errorf("%s, %s: reschedule %v, want %v", policy, c.what, got, want)
+			}
+			if r.deadlineCrossed {
+				t.Errorf("%s, %s: the used-up request was not consumed", policy, c.what)
+			}
+		}
+	}
+}
+
+// A sleeping task reniced keeps its lag, not its vlag (reweight_entity:
+// vlag × old weight / new weight), by hand. One CPU, latest, HZ 1000
+// (ticks every ms), base slice 0.70 ms, a start-of-trace task's first
+// request half that; vruntimes in ms. A (nice 0) runs from t0 with B (nice
+// 0) queued, both at 0. The tick at t0+1 ends A's request (deadline 1.7)
+// and B runs; B blocks at t0+1.3 at 0.3, eligible (V = 0.65), so it leaves
+// with vlag 0.35. Its next activation, an arrival at t0+1.5, the trace
+// shows at nice 5 (weight 335, vslice 2.1397): its vlag becomes 0.35 ×
+// 1024/335 = 1.06985. With A at 1.2 alone, place_entity inflates it by
+// (1024 + 335)/1024: B at 1.2 − 1.41986 = −0.21986 (without the scaling
+// 1.2 − 0.46450 = 0.73550), and A, not eligible with B that far behind,
+// is preempted. B, at 3.0567 virtual ms per ms, keeps its protection to
+// its deadline (0.7 ms of its time) and is switched out at the tick at
+// t0+3, at 4.365 (5.320). A then runs, picked again at each tick (B not
+// eligible) until it passes B: at 4.365 after t0+6.165, so B runs again at
+// the tick at t0+7 (without the scaling at t0+8).
+func TestRenicedSleeperLag(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	b.task("a", 120, 0, true, CauseStart, 20*ms)
+	bt := b.task("b", 120, 0, false, CauseStart, 300000, 5*ms)
+	a := &b.w.Tasks[bt].Activations[1]
+	a.Cause, a.SleepNS, a.ReleaseNS = CauseArrival, 200000, t0+1500000
+	a.Prio, a.OwnPrio = 125, true
+	cfg := policyConfig(t, "latest")
+	cfg.HZ = 1000
+	_, ch := replayChecked(t, b.done(t), cfg)
+	var starts []int64
+	for _, r := range ch.runs {
+		if r.tid == int64(100+bt) {
+			starts = append(starts, r.start-t0)
+		}
+	}
+	if want := []int64{1 * ms, 1500000, 7 * ms}; fmt.Sprint(starts[:min(3, len(starts))]) != fmt.Sprint(want) {
+		t.Errorf("B's runs start at t0 + %v ns, want %v", starts, want)
 	}
 }

@@ -208,6 +208,18 @@ type Knobs struct {
 	// + 200 ns: failing passes shut the gate (reverted with NI_RANDOM's
 	// series).
 	NewidleBumpOnFail bool
+	// ReschedIneligible: update_curr also reschedules a task that is no
+	// longer eligible once its pick-time slice protection is over
+	// (85e511df3cec "sched/eevdf: Allow shorter slices to wakeup-preempt",
+	// v6.12: did_preempt_short, renamed resched_next_slice in v6.17).
+	// Without it (v6.6–v6.11) update_curr reschedules only in the update
+	// that finds the request used up (update_deadline), with others queued.
+	ReschedIneligible bool
+	// ReschedUnprotected: update_curr reschedules whenever the slice
+	// protection is over and others are queued, eligible or not
+	// (0b9ca2dcabc3 "sched/fair: Always trigger resched at the end of a
+	// protected period", v6.17).
+	ReschedUnprotected bool
 	// WakeupPickDelayed: the wakeup-preemption check picks with
 	// pick_next_entity, so a delayed task it picks is dequeued for good and
 	// the pick is made again (ac8e69e69363 and its fix 9f6d929ee2c6; in

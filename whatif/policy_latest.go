@@ -14,6 +14,10 @@ package whatif
 // preemption of a waker no longer eligible was reverted before the release,
 // 15257cc2f905, and whose buddy stays off, NEXT_BUDDY's default), and the
 // check's pick dequeues a delayed task it finds (ac8e69e69363, v7.1).
+// update_curr reschedules a task whenever its slice protection is over and
+// others are queued (0b9ca2dcabc3, v6.17; `--revert 0b9ca2dcabc3` for
+// v6.15 and v6.16, which rescheduled it only once it was no longer
+// eligible).
 //
 // v6.19's NI_RANDOM newidle balance (on in `v6.12`, whose stable series
 // took it) is off (`--apply 33cf66d88306`; this project's 6.18.44 machine
@@ -28,10 +32,11 @@ func init() {
 func newLatest() *reworkPolicy {
 	p := newV612()
 	p.name = "latest"
-	p.kernels = "v6.15 on: v6.12 + the 0.70 ms EEVDF base slice (2ae891b82695), no wakeup preemption by a fork (e837456fdca8), delayed tasks dequeued by the wakeup check (ac8e69e69363)"
+	p.kernels = "v6.15 on: v6.12 + the 0.70 ms EEVDF base slice (2ae891b82695), no wakeup preemption by a fork (e837456fdca8), delayed tasks dequeued by the wakeup check (ac8e69e69363), v6.17's reschedule at the end of the slice protection (0b9ca2dcabc3)"
 	p.knobs.BaseSlice070 = true
 	p.knobs.ForkNoPreempt = true
 	p.knobs.WakeupPickDelayed = true
+	p.knobs.ReschedUnprotected = true
 	// 6.18.44 (this project's machine) has no NI_RANDOM (its sched
 	// feature mask ends at HZ_BW).
 	p.knobs.NIRandom = false

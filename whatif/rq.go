@@ -75,6 +75,15 @@ type rq struct {
 	reschedGen uint32
 	// reschedAt: when the pending reschedule switches (its evResched).
 	reschedAt int64
+	// deadlineCrossed (EEVDF): curr's request was used up and renewed
+	// since the last update_curr the kernel would have run here (this
+	// engine also charges at its own milestones); the next one
+	// (eevdfReschedCurr) reschedules on it.
+	deadlineCrossed bool
+	// enqResched (EEVDF): the update_curr of the enqueue just made asks
+	// for a reschedule; the wakeup-preemption check that follows acts on
+	// it.
+	enqResched bool
 }
 
 func (s *Sim) newRQ(c int) *rq {
@@ -152,6 +161,7 @@ func (s *Sim) updateCurr(r *rq) {
 			// update_deadline: a new request. vprot is at most the old
 			// deadline, so the protection is over.
 			t.deadline = t.vruntime + t.vslice(s.baseSliceNS())
+			r.deadlineCrossed = true
 		}
 		s.updateMinVruntime(r)
 	}
@@ -419,6 +429,10 @@ func (s *Sim) enqueue(r *rq, t *simTask, flag int) {
 		return
 	}
 	s.updateCurr(r)
+	if s.eevdf && flag != enqStart {
+		// enqueue_entity's update_curr runs before t is counted.
+		r.enqResched = s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed)
+	}
 	s.updateRQLoad(r)
 	if s.eevdf {
 		if flag != enqWakeup {
@@ -631,6 +645,8 @@ func (s *Sim) schedule(r *rq, prevState string) {
 	s.clearResched(r)
 	if prev != nil {
 		s.updateCurr(r)
+		// A reschedule asked for here is cleared with this one.
+		r.deadlineCrossed = false
 		if prev.state == tsRunning {
 			// put_prev_entity: back into the tree.
 			s.updateTaskLoad(r, prev)
@@ -711,6 +727,7 @@ func (s *Sim) takeCurr(r *rq, t *simTask) {
 	s.updateRT(r)
 	r.curr = t
 	r.currStart = s.now
+	r.deadlineCrossed = false
 	t.prevSumExec = t.sumExec
 }
 
@@ -751,6 +768,8 @@ func (s *Sim) switchTo(r *rq, t *simTask, prevState string) {
 // an RT task, or by a CFS wakee more than wakeup_gran behind it
 // (check_preempt_wakeup, which also marks the wakee as next buddy).
 func (s *Sim) wakeupPreempt(r *rq, t *simTask) {
+	enqResched := r.enqResched
+	r.enqResched = false
 	if r.curr == nil {
 		s.kickIdle(r)
 		return
@@ -775,10 +794,9 @@ func (s *Sim) wakeupPreempt(r *rq, t *simTask) {
 	}
 	s.updateCurr(r)
 	if s.eevdf {
-		// check_preempt_wakeup_fair. First the enqueue's update_curr
-		// reschedules a task whose request is used up or whose slice
-		// protection is over when others are queued.
-		if !curr.protected() && r.nrCFS+r.nrDelayed > 1 {
+		// check_preempt_wakeup_fair. First the enqueue's update_curr may
+		// have asked for a reschedule (eevdfReschedCurr).
+		if enqResched {
 			s.reschedLater(r)
 			return
 		}
@@ -1066,14 +1084,16 @@ func (s *Sim) tick(r *rq) {
 		s.updateCurr(r)
 		s.updateTaskLoad(r, r.curr)
 		s.updateRT(r) // task_tick_rt
-		if !r.curr.rt && r.nrCFS+r.nrDelayed > 1 {
+		if !r.curr.rt {
 			if s.eevdf {
-				// The deadline check is in update_curr; a new request with
-				// others queued (delayed ones too: nr_queued) reschedules.
-				if !r.curr.protected() && s.eevdfPick(r) != r.curr {
+				// EEVDF's tick is update_curr's reschedule rule alone
+				// (nr_queued counts delayed tasks too). A reschedule whose
+				// pick is curr again changes nothing (no set_next_entity,
+				// so no new protection): only one that switches is made.
+				if s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed) && s.eevdfPick(r) != r.curr {
 					s.tickResched(r)
 				}
-			} else {
+			} else if r.nrCFS > 1 {
 				s.checkPreemptTick(r)
 			}
 		}

@@ -1190,6 +1190,12 @@ func (s *Sim) takeActPrio(t *simTask) {
 			r.avg.attach(&t.avg, w)
 		}
 	}
+	if s.eevdf && !rt && !t.rt {
+		// reweight_entity of a sleeping task: vlag is V − v, its lag
+		// over its weight, so the lag kept scales by old/new weight
+		// (eab03c23c2a1, v6.7; in the 6.6 stable series too).
+		t.vlag = t.vlag * int64(t.weight) / int64(w)
+	}
 	t.rt, t.weight = rt, w
 	s.stats.PrioChanges++
 }
