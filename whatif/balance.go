@@ -670,6 +670,10 @@ func (s *Sim) detachQueued(p *simTask, src, dst *rq, source int) {
 	s.updateTaskLoad(src, p)
 	if s.eevdf {
 		s.eevdfUpdateLag(src, p)
+		if s.knobs.PlaceRelDeadline {
+			p.deadline -= p.vruntime
+			p.relDeadline = true
+		}
 	}
 	src.treeRemove(p)
 	if src.next == p {

@@ -157,6 +157,12 @@ func (s *Sim) eevdfPlace(r *rq, t *simTask, initial bool) {
 		lag = t.vlag * (load + int64(t.weight)) / load
 	}
 	t.vruntime = v - lag
+	if t.relDeadline {
+		// PLACE_REL_DEADLINE: a moved task keeps the rest of its request.
+		t.deadline += t.vruntime
+		t.relDeadline = false
+		return
+	}
 	vs := t.vslice(s.baseSliceNS())
 	if initial {
 		vs /= 2

@@ -674,3 +674,50 @@ func TestRenicedSleeperLag(t *testing.T) {
 		t.Errorf("B's runs start at t0 + %v ns, want %v", starts, want)
 	}
 }
+
+// PLACE_REL_DEADLINE (v6.12), by hand: two CPUs (base slice 0.7 ms × 2 =
+// 1.4 ms; 0.75 × 2 = 1.5 ms in v6.10), vruntimes in ms. CPU 0 runs A at
+// 1.0 with C queued at 0.2, its deadline 0.7 (0.5 of its request left);
+// CPU 1 runs D at 3.0. The balancer moves C: its lag on CPU 0 is V − v =
+// 0.6 − 0.2 = 0.4, inflated on CPU 1 by (1024 + 1024)/1024 to 0.8, so C
+// is placed at 3.0 − 0.8 = 2.2. From v6.12 it keeps the 0.5 left of its
+// request (deadline 2.7); before, it got a fresh one (2.2 + 1.5 = 3.7).
+func TestPlaceRelDeadline(t *testing.T) {
+	for _, c := range []struct {
+		policy   string
+		deadline int64
+	}{{"v6.10", 3700000}, {"v6.12", 2700000}, {"latest", 2700000}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		b.task("a", 120, 0, true, CauseStart, 20*ms)
+		b.task("c", 120, 0, false, CauseStart, 20*ms)
+		b.task("d", 120, 1, true, CauseStart, 20*ms)
+		s, _ := newSim(t, b.done(t), policyConfig(t, c.policy))
+		s.now = t0
+		r0, r1 := s.cpus[0], s.cpus[1]
+		a, ct, d := s.tasks[0], s.tasks[1], s.tasks[2]
+		for _, x := range []struct {
+			t       *simTask
+			r       *rq
+			v, dl   int64
+			running bool
+		}{{a, r0, 1 * ms, 1500000, true}, {ct, r0, 200000, 700000, false}, {d, r1, 3 * ms, 3500000, true}} {
+			x.t.trig[0] = true
+			s.startActivation(x.t, 0)
+			x.t.cpu = int32(x.r.cpu)
+			x.t.vruntime, x.t.deadline = x.v, x.dl
+			x.r.nrCFS++
+			x.r.loadWeight += x.t.weight
+			if x.running {
+				x.t.state, x.t.vprot = tsRunning, x.dl
+				x.r.curr, x.r.currStart = x.t, s.now
+			} else {
+				x.t.state = tsQueued
+				x.r.treeInsert(x.t)
+			}
+		}
+		s.migrateQueued(ct, r0, r1, MigrationSourcePeriodic)
+		if ct.vruntime != 2200000 || ct.deadline != c.deadline {
+			t.Errorf("%s: C moved to vruntime %d, deadline %d; want 2200000, %d", c.policy, ct.vruntime, ct.deadline, c.deadline)
+		}
+	}
+}

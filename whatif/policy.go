@@ -208,6 +208,12 @@ type Knobs struct {
 	// + 200 ns: failing passes shut the gate (reverted with NI_RANDOM's
 	// series).
 	NewidleBumpOnFail bool
+	// PlaceRelDeadline: PLACE_REL_DEADLINE (82e9d0456e06 "sched/fair:
+	// Avoid re-setting virtual deadline on 'migrations'", v6.12): a task
+	// dequeued other than to sleep (moved by the balancer or the stopper)
+	// keeps its deadline relative to its vruntime, where before its
+	// placement on the new CPU gave it a fresh request.
+	PlaceRelDeadline bool
 	// ReschedIneligible: update_curr also reschedules a task that is no
 	// longer eligible once its pick-time slice protection is over
 	// (85e511df3cec "sched/eevdf: Allow shorter slices to wakeup-preempt",

@@ -14,8 +14,11 @@ package whatif
 // eligible, at any update_curr with others queued (v6.6–v6.11: only in the
 // update that finds its request used up).
 //
+// So is PLACE_REL_DEADLINE (82e9d0456e06): a task the balancer or the
+// stopper moves keeps its deadline relative to its vruntime.
+//
 // Not modelled: PREEMPT_SHORT's wakeup rule and custom slices (tasks here
-// share one slice, so a wakee never has the shorter one), PLACE_REL_DEADLINE (a migrated task gets a fresh deadline),
+// share one slice, so a wakee never has the shorter one),
 // can_migrate_task's soft limit on ineligible tasks (seen in v6.18; the
 // release that added it is not checked), a delayed task's PELT load
 // (it decays as a sleeper's instead of accruing), and the move of a
@@ -27,10 +30,11 @@ func init() {
 func newV612() *reworkPolicy {
 	p := newV610()
 	p.name = "v6.12"
-	p.kernels = "v6.12–v6.14: v6.10 + EEVDF delayed dequeue (152e11f6df29) + PREEMPT_SHORT's reschedule of an ineligible task (85e511df3cec)"
+	p.kernels = "v6.12–v6.14: v6.10 + EEVDF delayed dequeue (152e11f6df29) + PREEMPT_SHORT's reschedule of an ineligible task (85e511df3cec) + PLACE_REL_DEADLINE (82e9d0456e06)"
 	p.knobs.DelayDequeue = true
 	p.knobs.ForkHalfDeadline = true
 	p.knobs.ReschedIneligible = true
+	p.knobs.PlaceRelDeadline = true
 	// The 6.12 LTS series took the 0.70 ms base slice (2ae891b82695,
 	// 6.12.26).
 	p.knobs.BaseSlice070 = true

@@ -293,9 +293,12 @@ type simTask struct {
 	// dequeue): in the tree, in load and V, until picked or woken.
 	delayed bool
 
-	vruntime    int64
-	deadline    int64 // EEVDF
-	vlag        int64 // EEVDF lag at the last dequeue
+	vruntime int64
+	deadline int64 // EEVDF
+	vlag     int64 // EEVDF lag at the last dequeue
+	// relDeadline (EEVDF, PLACE_REL_DEADLINE): deadline holds deadline −
+	// vruntime, kept across a move for the next placement.
+	relDeadline bool
 	vprot       int64 // EEVDF: the vruntime its slice protection ends at (set at switch-in)
 	sumExec     int64
 	prevSumExec int64
