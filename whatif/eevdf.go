@@ -114,9 +114,8 @@ func (s *Sim) finishDelayed(r *rq, t *simTask) {
 // else it keeps its vruntime and deadline. Then wakeup_preempt.
 func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 	r := s.cpus[t.cpu]
-	s.updateCurr(r)
-	// No enqueue: the wakeup check's own update_curr, t counted.
-	r.enqResched = s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed)
+	// requeue_delayed_entity runs before any update_curr: the lag is
+	// taken with the running task as last charged.
 	s.eevdfUpdateLag(r, t)
 	if t.vlag > 0 {
 		r.treeRemove(t)
@@ -127,6 +126,9 @@ func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 	t.delayed = false
 	r.nrDelayed--
 	r.nrCFS++
+	// No enqueue: the wakeup check's own update_curr, t counted.
+	s.updateCurr(r)
+	r.enqResched = s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed)
 	t.state = tsQueued
 	t.utilEstEnq = t.utilEstOwn()
 	r.utilEst += t.utilEstEnq
@@ -171,11 +173,16 @@ func (s *Sim) eevdfPlace(r *rq, t *simTask, initial bool) {
 }
 
 // eevdfUpdateLag is update_entity_lag() at dequeue: vlag = V − vruntime,
-// clamped to ± max(2 × slice, one tick) in the entity's virtual time.
+// clamped to ± max(2 × slice, one tick) in the entity's virtual time, or
+// (Knobs.LagClampMaxSlice) to ± the largest queued slice plus one tick,
+// the slice with every task's the same.
 func (s *Sim) eevdfUpdateLag(r *rq, t *simTask) {
 	lim := 2 * s.baseSliceNS()
 	if s.tickNS > lim {
 		lim = s.tickNS
+	}
+	if s.knobs.LagClampMaxSlice {
+		lim = s.baseSliceNS() + s.tickNS
 	}
 	lim = t.vslice(lim)
 	// V with t still counted: on_rq is cleared only after the lag is taken.

@@ -191,7 +191,7 @@ func TestTickPicksDelayedTask(t *testing.T) {
 // commits: latest without 152e11f6df29 keeps its base slice and queues no
 // delayed task (B of TestDelayedDequeueKeepsWakeeOnItsCPU goes to the idle
 // CPU 1 at its wakeup); v6.12 with 2ae891b82695, e837456fdca8,
-// ac8e69e69363 and 0b9ca2dcabc3 applied and 33cf66d88306 (NI_RANDOM, which the 6.12 LTS
+// ac8e69e69363, 0b9ca2dcabc3 and 6e3c0a4e1ad1 applied and 33cf66d88306 (NI_RANDOM, which the 6.12 LTS
 // series took and this project's 6.18.44 lacks) reverted has latest's
 // knobs.
 func TestEEVDFCommitsSwitch(t *testing.T) {
@@ -202,12 +202,12 @@ func TestEEVDFCommitsSwitch(t *testing.T) {
 	if k := p.Knobs(); k.DelayDequeue || !k.BaseSlice070 {
 		t.Errorf("latest~152e11f6df29 knobs %+v", k)
 	}
-	q, err := WithCommits(mustPolicy(t, "v6.12"), []string{"33cf66d88306"}, []string{"e837456fdca8", "ac8e69e69363", "0b9ca2dcabc3"})
+	q, err := WithCommits(mustPolicy(t, "v6.12"), []string{"33cf66d88306"}, []string{"e837456fdca8", "ac8e69e69363", "0b9ca2dcabc3", "6e3c0a4e1ad1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if q.Knobs() != mustPolicy(t, "latest").Knobs() {
-		t.Errorf("v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3 knobs %+v, want latest's", q.Knobs())
+		t.Errorf("v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3+6e3c0a4e1ad1 knobs %+v, want latest's", q.Knobs())
 	}
 	cfg := policyConfig(t, "latest")
 	cfg.Policy = p
@@ -718,6 +718,95 @@ func TestPlaceRelDeadline(t *testing.T) {
 		s.migrateQueued(ct, r0, r1, MigrationSourcePeriodic)
 		if ct.vruntime != 2200000 || ct.deadline != c.deadline {
 			t.Errorf("%s: C moved to vruntime %d, deadline %d; want 2200000, %d", c.policy, ct.vruntime, ct.deadline, c.deadline)
+		}
+	}
+}
+
+// A delayed task's wakeup takes its lag before the running task is
+// charged (requeue_delayed_entity comes before any update_curr), by hand.
+// One CPU, latest, HZ 1000, base slice 0.70 ms (first requests 0.35);
+// vruntimes in ms. D runs from t0 with A queued (both at 0) and blocks at
+// t0+0.9 at 0.9, not eligible (V = 0.45): delayed, its deadline renewed to
+// 1.6. A runs; the tick at t0+1 charges it to 0.1. D wakes at t0+1.95:
+// with A as last charged V = 0.5, so D's lag is negative and it keeps 0.9
+// and 1.6. The wakeup check's update_curr then charges A to 1.05 (request
+// used up: deadline 1.75, a reschedule) and D, eligible (V = 0.975), runs
+// at t0+1.95. The tick at t0+3 ends its request at 1.95 and A runs
+// (protected to 1.75); the tick at t0+4 ends A's at 2.05 and D, eligible
+// (V = 2.0), runs. Charging A first (V = 0.975, D's lag positive) had
+// placed D again at 1.05 (deadline 1.75): it left the CPU at 2.1 and,
+// not eligible at t0+4 (V = 2.075), ran only at t0+5.
+func TestRequeueDelayedBeforeCharge(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	dt := b.task("d", 120, 0, true, CauseStart, 900000, 10*ms)
+	b.task("a", 120, 0, false, CauseStart, 20*ms)
+	a := &b.w.Tasks[dt].Activations[1]
+	a.Cause, a.SleepNS, a.ReleaseNS = CauseArrival, 1050000, t0+1950000
+	cfg := policyConfig(t, "latest")
+	cfg.HZ = 1000
+	_, ch := replayChecked(t, b.done(t), cfg)
+	var starts []int64
+	for _, r := range ch.runs {
+		if r.tid == int64(100+dt) {
+			starts = append(starts, r.start-t0)
+		}
+	}
+	if want := []int64{0, 1950000, 4 * ms}; fmt.Sprint(starts[:min(3, len(starts))]) != fmt.Sprint(want) {
+		t.Errorf("D's runs start at t0 + %v ns, want %v", starts, want)
+	}
+}
+
+// A request used up is renewed from the vruntime of the kernel's next
+// update_curr, not at a milestone only this engine charges at, by hand.
+// Two CPUs (base slice 0.7 ms × 2 = 1.4 ms; a start-of-trace task's first
+// request 0.7), latest, HZ 250; vruntimes in ms. A runs alone on CPU 0
+// from t0 (its request ends at 0.7, unseen) and at t0+2 wakes X, which
+// runs on the idle CPU 1. At t0+3 a timer wakes W (a first arrival, lag
+// 0) on CPU 0, CPU 1 being busy: the enqueue's update_curr renews A's
+// request at 3.0 (deadline 4.4) with nobody else queued, so no
+// reschedule; W is placed at V = 3.0 with deadline 4.4. A is eligible and
+// past its protection, the deadlines tie, and from v6.8 the queued entity
+// wins the tie: W is the pick and preempts A at t0+3. Renewed at the
+// milestone (t0+2: deadline 3.4), A kept the CPU until the tick at t0+4.
+func TestDeadlineRenewedByKernelUpdate(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	at := b.task("a", 120, 0, true, CauseStart, 20*ms)
+	xt := b.task("x", 120, 1, false, CauseWake, 10*ms)
+	wt := b.task("w", 120, 0, false, CauseArrival, 1*ms)
+	b.edge(at, 0, 2*ms, xt, 0)
+	b.w.Tasks[wt].Activations[0].ReleaseNS = t0 + 3*ms
+	w := b.done(t)
+	_, ch := replayChecked(t, w, policyConfig(t, "latest"))
+	if r := ch.firstRunAfter(int64(100+xt), 0); r == nil || r.cpu != 1 {
+		t.Fatalf("X's first run %+v, want on CPU 1", r)
+	}
+	if r := ch.firstRunAfter(int64(100+wt), 0); r == nil || r.start != t0+3*ms || r.cpu != 0 {
+		t.Errorf("W's first run %+v, want on CPU 0 at t0+3 ms", r)
+	}
+}
+
+// The lag clamp, by hand: one CPU (base slice 0.70 ms), HZ 250. A runs
+// at vruntime 10 ms with T queued at 0: V = 5 ms, T's lag 5 ms. Clamped
+// to max(2 × 0.7, 4) = 4 ms before 6e3c0a4e1ad1, to 0.7 + 4 = 4.7 ms
+// (the largest slice plus a tick) in latest.
+func TestLagClamp(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		vlag   int64
+	}{{"v6.12", 4 * ms}, {"latest", 4700000}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		b.task("a", 120, 0, true, CauseStart, 20*ms)
+		b.task("t", 120, 0, false, CauseStart, 20*ms)
+		s, _ := newSim(t, b.done(t), policyConfig(t, c.policy))
+		r, a, q := s.cpus[0], s.tasks[0], s.tasks[1]
+		a.vruntime, a.deadline, a.state = 10*ms, 10700000, tsRunning
+		q.vruntime, q.deadline, q.state = 0, 700000, tsQueued
+		r.curr = a
+		r.treeInsert(q)
+		r.nrCFS = 2
+		s.eevdfUpdateLag(r, q)
+		if q.vlag != c.vlag {
+			t.Errorf("%s: vlag %d, want %d", c.policy, q.vlag, c.vlag)
 		}
 	}
 }

@@ -214,6 +214,11 @@ type Knobs struct {
 	// keeps its deadline relative to its vruntime, where before its
 	// placement on the new CPU gave it a fresh request.
 	PlaceRelDeadline bool
+	// LagClampMaxSlice: update_entity_lag clamps the lag to the largest
+	// queued slice plus one tick (6e3c0a4e1ad1 "sched/fair: Fix lag
+	// clamp", v7.0; in the 6.18 stable series, 6.18.35's fair.c) instead
+	// of max(2 × the task's slice, one tick).
+	LagClampMaxSlice bool
 	// ReschedIneligible: update_curr also reschedules a task that is no
 	// longer eligible once its pick-time slice protection is over
 	// (85e511df3cec "sched/eevdf: Allow shorter slices to wakeup-preempt",

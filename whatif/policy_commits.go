@@ -47,6 +47,8 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.knobs.ReschedIneligible = on }, func(p *reworkPolicy) bool { return p.knobs.ReschedIneligible }},
 	{"0b9ca2dcabc3", "sched/fair: Always trigger resched at the end of a protected period", "v6.17",
 		func(p *reworkPolicy, on bool) { p.knobs.ReschedUnprotected = on }, func(p *reworkPolicy) bool { return p.knobs.ReschedUnprotected }},
+	{"6e3c0a4e1ad1", "sched/fair: Fix lag clamp (the largest queued slice plus one tick)", "v7.0",
+		func(p *reworkPolicy, on bool) { p.knobs.LagClampMaxSlice = on }, func(p *reworkPolicy) bool { return p.knobs.LagClampMaxSlice }},
 	{"152e11f6df29", "sched/fair: Implement delayed dequeue (EEVDF run queue)", "v6.12",
 		func(p *reworkPolicy, on bool) { p.knobs.DelayDequeue = on }, func(p *reworkPolicy) bool { return p.knobs.DelayDequeue }},
 	{"2ae891b82695", "sched: Reduce the default slice to avoid tasks getting an extra tick (EEVDF base slice 0.70 ms)", "v6.15",

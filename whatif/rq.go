@@ -132,7 +132,14 @@ const (
 // updateCurr is update_curr(): charge the running task for the time since
 // it was last charged (sum_exec_runtime, vruntime, demand progress) and
 // advance min_vruntime.
-func (s *Sim) updateCurr(r *rq) {
+func (s *Sim) updateCurr(r *rq) { s.chargeCurr(r, true) }
+
+// chargeCurr charges the running task; kernel says the kernel runs
+// update_curr here too. Where only this engine charges (a task reaching a
+// milestone of its own), an EEVDF request used up is left for the
+// kernel's next update_curr to renew: the new deadline counts from the
+// vruntime the kernel would see then.
+func (s *Sim) chargeCurr(r *rq, kernel bool) {
 	t := r.curr
 	if t == nil {
 		return
@@ -157,7 +164,7 @@ func (s *Sim) updateCurr(r *rq) {
 	t.runTime += inc
 	if !t.rt {
 		t.vruntime += dt * capacityScale / int64(t.weight)
-		if s.eevdf && t.vruntime >= t.deadline {
+		if s.eevdf && kernel && t.vruntime >= t.deadline {
 			// update_deadline: a new request. vprot is at most the old
 			// deadline, so the protection is over.
 			t.deadline = t.vruntime + t.vslice(s.baseSliceNS())

@@ -926,7 +926,7 @@ func (s *Sim) strandCut() {
 // due at its progress point, then end the activation if its demand is done.
 func (s *Sim) progress(r *rq) {
 	t := r.curr
-	s.updateCurr(r)
+	s.chargeCurr(r, false)
 	if t.spinner && s.runOn(r, t) {
 		return
 	}
@@ -1464,7 +1464,9 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 	child.recentUsedCPU = int32(r.cpu)
 	s.startActivation(child, 0)
 	s.takeActPrio(child)
-	s.updateCurr(r)
+	// task_fork_fair's update_curr on the parent's CPU, gone with
+	// c40dd90ac045 (v6.12).
+	s.chargeCurr(r, !s.knobs.ForkHalfDeadline)
 	cpu := r.cpu
 	if child.pinned >= 0 {
 		cpu = int(child.pinned)
