@@ -8,8 +8,8 @@ package whatif
 // Config.RunQueue = "eevdf" or by a policy's Knobs.EEVDF. It replaces CFS's
 // place_entity, check_preempt_tick, check_preempt_wakeup and
 // pick_next_entity; everything else is shared. Delayed dequeue (v6.12+),
-// the 0.70 ms base slice and each version's update_curr reschedule rule
-// are knobs. Not modelled: custom slices (so PREEMPT_SHORT's wakeup rule
+// the 0.70 ms base slice, each version's update_curr reschedule rule,
+// PLACE_REL_DEADLINE and the lag clamp are knobs. Not modelled: custom slices (so PREEMPT_SHORT's wakeup rule
 // never applies), and 6.6's pick order among equal deadlines (its tree
 // was keyed by vruntime, and a tie could keep curr; from v6.8, 2227a957e1d5,
 // the queued entity wins, as here).
@@ -228,10 +228,11 @@ var SliceProtections = []string{SliceProtectDeadline, SliceProtectBase, SlicePro
 // eevdfReschedCurr is the end of update_curr under EEVDF: whether the
 // running task is rescheduled, nr being the entities queued on its
 // cfs_rq at that point (itself and delayed ones included). Every EEVDF
-// kernel reschedules on a request used up since the last such update
-// (update_deadline; this engine may have renewed it at one of its own
-// milestones, rq.deadlineCrossed), with others queued; the crossing is
-// consumed even with nobody else there. From v6.12 a task past its
+// kernel reschedules on a request found used up (update_deadline: in this
+// update, or in an earlier one of the kernel's whose reschedule this
+// engine does not evaluate, the balancer's dequeue or a fork's;
+// rq.deadlineCrossed), with others queued; the crossing is consumed even
+// with nobody else there. From v6.12 a task past its
 // pick-time protection is also rescheduled once it is no longer eligible
 // (ReschedIneligible), from v6.17 whenever it is past it
 // (ReschedUnprotected). Sites: an enqueue (the wakee not yet counted),

@@ -75,10 +75,9 @@ type rq struct {
 	reschedGen uint32
 	// reschedAt: when the pending reschedule switches (its evResched).
 	reschedAt int64
-	// deadlineCrossed (EEVDF): curr's request was used up and renewed
-	// since the last update_curr the kernel would have run here (this
-	// engine also charges at its own milestones); the next one
-	// (eevdfReschedCurr) reschedules on it.
+	// deadlineCrossed (EEVDF): curr's request was found used up and
+	// renewed by an update_curr whose reschedule was not yet evaluated;
+	// the next evaluation (eevdfReschedCurr) reschedules on it.
 	deadlineCrossed bool
 	// enqResched (EEVDF): the update_curr of the enqueue just made asks
 	// for a reschedule; the wakeup-preemption check that follows acts on
