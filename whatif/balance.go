@@ -555,6 +555,13 @@ func (s *Sim) cfsTasksTailFirst(ts []*simTask, r *rq) []*simTask {
 // running task stays (unless active balance), cache-hot tasks stay until
 // the domain failed more than cache_nice_tries times.
 func (s *Sim) canMigrateTask(e *lbRun, p *simTask, src *rq) bool {
+	if p.delayed && s.knobs.DelayedMigrateLoadOnly && e.MigrationType != MigrateLoad {
+		// Blocked, still queued (delayed dequeue): from v6.14 moved only
+		// to migrate load (the stopper's lb_env leaves migrate_load, the
+		// zero value), and the test comes first, before the pinned flags;
+		// it stays delayed where it goes.
+		return false
+	}
 	if p.pinned >= 0 {
 		return false
 	}
@@ -564,11 +571,6 @@ func (s *Sim) canMigrateTask(e *lbRun, p *simTask, src *rq) bool {
 	}
 	e.flags &^= lbfAllPinned
 	if src.curr == p {
-		return false
-	}
-	if p.delayed {
-		// Blocked, still queued (delayed dequeue): the kernel moves such
-		// a task only for migrate_load; the model never does.
 		return false
 	}
 	if e.flags&lbfActiveLB != 0 {
@@ -682,13 +684,18 @@ func (s *Sim) detachQueued(p *simTask, src, dst *rq, source int) {
 	if src.last == p {
 		src.last = nil
 	}
-	src.nrCFS--
-	src.loadWeight -= p.weight
-	if src.utilEst >= p.utilEstEnq {
-		src.utilEst -= p.utilEstEnq
+	if p.delayed {
+		// Its util_est left at its delayed dequeue.
+		src.nrDelayed--
 	} else {
-		src.utilEst = 0
+		src.nrCFS--
+		if src.utilEst >= p.utilEstEnq {
+			src.utilEst -= p.utilEstEnq
+		} else {
+			src.utilEst = 0
+		}
 	}
+	src.loadWeight -= p.weight
 	src.avg.detach(&p.avg, p.weight)
 	s.updateRQLoad(src)
 	if !s.eevdf {

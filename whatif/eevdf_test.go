@@ -191,7 +191,7 @@ func TestTickPicksDelayedTask(t *testing.T) {
 // commits: latest without 152e11f6df29 keeps its base slice and queues no
 // delayed task (B of TestDelayedDequeueKeepsWakeeOnItsCPU goes to the idle
 // CPU 1 at its wakeup); v6.12 with 2ae891b82695, e837456fdca8,
-// ac8e69e69363, 0b9ca2dcabc3 and 6e3c0a4e1ad1 applied and 33cf66d88306 (NI_RANDOM, which the 6.12 LTS
+// ac8e69e69363, 0b9ca2dcabc3, 6e3c0a4e1ad1 and 61b82dfb6b7e applied and 33cf66d88306 (NI_RANDOM, which the 6.12 LTS
 // series took and this project's 6.18.44 lacks) reverted has latest's
 // knobs.
 func TestEEVDFCommitsSwitch(t *testing.T) {
@@ -202,12 +202,12 @@ func TestEEVDFCommitsSwitch(t *testing.T) {
 	if k := p.Knobs(); k.DelayDequeue || !k.BaseSlice070 {
 		t.Errorf("latest~152e11f6df29 knobs %+v", k)
 	}
-	q, err := WithCommits(mustPolicy(t, "v6.12"), []string{"33cf66d88306"}, []string{"e837456fdca8", "ac8e69e69363", "0b9ca2dcabc3", "6e3c0a4e1ad1"})
+	q, err := WithCommits(mustPolicy(t, "v6.12"), []string{"33cf66d88306"}, []string{"e837456fdca8", "ac8e69e69363", "0b9ca2dcabc3", "6e3c0a4e1ad1", "61b82dfb6b7e"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if q.Knobs() != mustPolicy(t, "latest").Knobs() {
-		t.Errorf("v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3+6e3c0a4e1ad1 knobs %+v, want latest's", q.Knobs())
+		t.Errorf("v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3+6e3c0a4e1ad1+61b82dfb6b7e knobs %+v, want latest's", q.Knobs())
 	}
 	cfg := policyConfig(t, "latest")
 	cfg.Policy = p
@@ -807,6 +807,69 @@ func TestLagClamp(t *testing.T) {
 		s.eevdfUpdateLag(r, q)
 		if q.vlag != c.vlag {
 			t.Errorf("%s: vlag %d, want %d", c.policy, q.vlag, c.vlag)
+		}
+	}
+}
+
+// The balancer and a delayed task, on run queues set by hand: two CPUs
+// (base slice 1.4 ms), vruntimes in ms. CPU 0 runs A at 1.0 with D
+// delayed in its tree at 2.0 (deadline 2.6: blocked while not eligible);
+// CPU 1 runs C at 3.0. v6.12 (6.12.19's can_migrate_task has no test for
+// it) may move D whatever the migration type; from v6.14 (61b82dfb6b7e,
+// latest) only to migrate load. Moved, D stays delayed on CPU 1: in its
+// tree and load, not runnable (nr_running unchanged). Its lag on CPU 0 is
+// V − v = 1.5 − 2.0 = −0.5, inflated by 2048/1024 on CPU 1: D at 3.0 + 1.0
+// = 4.0, keeping the 0.6 left of its request (PLACE_REL_DEADLINE):
+// deadline 4.6.
+func TestDelayedTaskMove(t *testing.T) {
+	for _, c := range []struct {
+		policy     string
+		typ        MigrationType
+		canMigrate bool
+	}{{"v6.12", MigrateTask, true}, {"v6.12", MigrateLoad, true}, {"latest", MigrateTask, false}, {"latest", MigrateUtil, false}, {"latest", MigrateLoad, true}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		b.task("a", 120, 0, true, CauseStart, 20*ms)
+		b.task("d", 120, 0, false, CauseStart, 20*ms)
+		b.task("c", 120, 1, true, CauseStart, 20*ms)
+		s, _ := newSim(t, b.done(t), policyConfig(t, c.policy))
+		s.now = t0 + 10*ms
+		r0, r1 := s.cpus[0], s.cpus[1]
+		a, d, ct := s.tasks[0], s.tasks[1], s.tasks[2]
+		for _, x := range []struct {
+			t     *simTask
+			r     *rq
+			v, dl int64
+		}{{a, r0, 1 * ms, 1500000}, {ct, r1, 3 * ms, 3500000}, {d, r0, 2 * ms, 2600000}} {
+			x.t.trig[0] = true
+			s.startActivation(x.t, 0)
+			x.t.cpu = int32(x.r.cpu)
+			x.t.vruntime, x.t.deadline = x.v, x.dl
+			x.r.loadWeight += x.t.weight
+			if x.t == d {
+				d.state, d.delayed = tsSleeping, true
+				r0.nrDelayed++
+				r0.treeInsert(d)
+				continue
+			}
+			x.r.nrCFS++
+			x.t.state, x.t.vprot = tsRunning, x.dl
+			x.r.curr, x.r.currStart = x.t, s.now
+		}
+		e := s.newLBRun(r1.sd[0], 1, CPUIdle)
+		e.MigrationType = c.typ
+		if got := s.canMigrateTask(e, d, r0); got != c.canMigrate {
+			t.Errorf("%s, %v: can_migrate_task %v, want %v", c.policy, c.typ, got, c.canMigrate)
+		}
+		s.endLBRun()
+		if !c.canMigrate {
+			continue
+		}
+		s.migrateQueued(d, r0, r1, MigrationSourcePeriodic)
+		if !d.delayed || d.cpu != 1 || r0.nrDelayed != 0 || r1.nrDelayed != 1 || r1.nrCFS != 1 || r1.loadWeight != 2048 || len(r1.tree) != 1 {
+			t.Errorf("%s: after the move D delayed %v on CPU %d; CPU 0 %d delayed, CPU 1 %d delayed, %d runnable, load %d, %d in the tree", c.policy, d.delayed, d.cpu, r0.nrDelayed, r1.nrDelayed, r1.nrCFS, r1.loadWeight, len(r1.tree))
+		}
+		if d.vruntime != 4*ms || d.deadline != 4600000 {
+			t.Errorf("%s: D placed at %d, deadline %d; want 4000000, 4600000", c.policy, d.vruntime, d.deadline)
 		}
 	}
 }

@@ -208,6 +208,11 @@ type Knobs struct {
 	// + 200 ns: failing passes shut the gate (reverted with NI_RANDOM's
 	// series).
 	NewidleBumpOnFail bool
+	// DelayedMigrateLoadOnly: the balancer moves a delayed task only to
+	// migrate load (61b82dfb6b7e "sched/fair: Do not try to migrate delayed
+	// dequeue task", v6.14); before, for any migration type. A moved one
+	// stays delayed on its new CPU.
+	DelayedMigrateLoadOnly bool
 	// PlaceRelDeadline: PLACE_REL_DEADLINE (82e9d0456e06 "sched/fair:
 	// Avoid re-setting virtual deadline on 'migrations'", v6.12): a task
 	// dequeued other than to sleep (moved by the balancer or the stopper)

@@ -41,6 +41,8 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.knobs.InitUtilTrueWeight = on }, func(p *reworkPolicy) bool { return p.knobs.InitUtilTrueWeight }},
 	{"c40dd90ac045", "sched: Initialize the vruntime of a new task when it is first enqueued (a fork's first deadline half a slice)", "v6.12",
 		func(p *reworkPolicy, on bool) { p.knobs.ForkHalfDeadline = on }, func(p *reworkPolicy) bool { return p.knobs.ForkHalfDeadline }},
+	{"61b82dfb6b7e", "sched/fair: Do not try to migrate delayed dequeue task (unless migrating load)", "v6.14",
+		func(p *reworkPolicy, on bool) { p.knobs.DelayedMigrateLoadOnly = on }, func(p *reworkPolicy) bool { return p.knobs.DelayedMigrateLoadOnly }},
 	{"82e9d0456e06", "sched/fair: Avoid re-setting virtual deadline on 'migrations' (PLACE_REL_DEADLINE)", "v6.12",
 		func(p *reworkPolicy, on bool) { p.knobs.PlaceRelDeadline = on }, func(p *reworkPolicy) bool { return p.knobs.PlaceRelDeadline }},
 	{"85e511df3cec", "sched/eevdf: Allow shorter slices to wakeup-preempt (update_curr reschedules an ineligible task past its pick-time protection)", "v6.12",

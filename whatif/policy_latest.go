@@ -19,7 +19,8 @@ package whatif
 // v6.15 and v6.16, which rescheduled it only once it was no longer
 // eligible). The lag is clamped to the largest queued slice plus one
 // tick (6e3c0a4e1ad1, v7.0, also in 6.18.y: 6.18.35 has it; `--revert`
-// it for an earlier 6.18.y or a v6.15–v6.19 kernel).
+// it for an earlier 6.18.y or a v6.15–v6.19 kernel). The balancer moves
+// a delayed task only to migrate load (61b82dfb6b7e, v6.14).
 //
 // v6.19's NI_RANDOM newidle balance (on in `v6.12`, whose stable series
 // took it) is off (`--apply 33cf66d88306`; this project's 6.18.44 machine
@@ -34,12 +35,13 @@ func init() {
 func newLatest() *reworkPolicy {
 	p := newV612()
 	p.name = "latest"
-	p.kernels = "v6.15 on: v6.12 + the 0.70 ms EEVDF base slice (2ae891b82695), no wakeup preemption by a fork (e837456fdca8), delayed tasks dequeued by the wakeup check (ac8e69e69363), v6.17's reschedule at the end of the slice protection (0b9ca2dcabc3), the lag clamped to a slice plus a tick (6e3c0a4e1ad1)"
+	p.kernels = "v6.15 on: v6.12 + the 0.70 ms EEVDF base slice (2ae891b82695), no wakeup preemption by a fork (e837456fdca8), delayed tasks dequeued by the wakeup check (ac8e69e69363), v6.17's reschedule at the end of the slice protection (0b9ca2dcabc3), the lag clamped to a slice plus a tick (6e3c0a4e1ad1), delayed tasks moved only for migrate_load (61b82dfb6b7e)"
 	p.knobs.BaseSlice070 = true
 	p.knobs.ForkNoPreempt = true
 	p.knobs.WakeupPickDelayed = true
 	p.knobs.ReschedUnprotected = true
 	p.knobs.LagClampMaxSlice = true
+	p.knobs.DelayedMigrateLoadOnly = true
 	// 6.18.44 (this project's machine) has no NI_RANDOM (its sched
 	// feature mask ends at HZ_BW).
 	p.knobs.NIRandom = false

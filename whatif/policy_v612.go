@@ -7,7 +7,10 @@ package whatif
 // load and the average vruntime but not runnable, until pick_eevdf picks
 // it (then it leaves, a positive lag clipped to 0) or it is woken (then
 // it is queued again where it is, without select_task_rq, re-placed at V
-// if its lag has turned positive); the balancer does not move it.
+// if its lag has turned positive). The balancer may move it, for any
+// migration type (6.12.19's can_migrate_task has no test for it; from
+// v6.14 only to migrate load, 61b82dfb6b7e, in `latest`); it stays
+// delayed on its new CPU.
 //
 // PREEMPT_SHORT's update_curr rule (85e511df3cec, v6.12) is in: a task
 // past its pick-time slice protection is rescheduled once it is no longer
@@ -20,9 +23,8 @@ package whatif
 // Not modelled: PREEMPT_SHORT's wakeup rule and custom slices (tasks here
 // share one slice, so a wakee never has the shorter one),
 // can_migrate_task's soft limit on ineligible tasks (seen in v6.18; the
-// release that added it is not checked), a delayed task's PELT load
-// (it decays as a sleeper's instead of accruing), and the move of a
-// delayed task under migrate_load.
+// release that added it is not checked), and a delayed task's PELT load
+// (it decays as a sleeper's instead of accruing).
 func init() {
 	RegisterPolicy("v6.12", func() Policy { return newV612() })
 }

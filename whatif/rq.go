@@ -468,11 +468,17 @@ func (s *Sim) enqueue(r *rq, t *simTask, flag int) {
 		t.vruntime = r.minVruntime
 		r.avg.attach(&t.avg, t.weight)
 	}
-	t.state = tsQueued
-	r.nrCFS++
+	if t.delayed {
+		// A delayed task the balancer moved (enqMigrated) is delayed here
+		// too: in the tree and the load, not runnable, no util_est.
+		r.nrDelayed++
+	} else {
+		t.state = tsQueued
+		r.nrCFS++
+		t.utilEstEnq = t.utilEstOwn()
+		r.utilEst += t.utilEstEnq
+	}
 	r.loadWeight += t.weight
-	t.utilEstEnq = t.utilEstOwn()
-	r.utilEst += t.utilEstEnq
 	r.treeInsert(t)
 	r.toHead(t)
 	s.updateTaskLoad(r, t)
