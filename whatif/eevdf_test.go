@@ -873,3 +873,22 @@ func TestDelayedTaskMove(t *testing.T) {
 		}
 	}
 }
+
+// A request used up is renewed by the kernel's update_curr even when this
+// engine charged the task at the same instant, by hand: one CPU, latest,
+// HZ 250 (slice 0.7 ms, a first request 0.35), vruntimes in ms. A runs
+// alone from t0 and at t0+2 (its milestone) wakes W on its CPU: the
+// enqueue's update_curr renews A's request at 2.0 (deadline 2.7), nobody
+// else queued; W, a first wakeup, is placed at V = 2.0 with deadline 2.7.
+// A is eligible and past its protection, the deadlines tie and the queued
+// task wins (v6.8 on): W runs at t0+2. Left stale (0.35), A's deadline
+// won the pick and W waited for the tick at t0+4.
+func TestDeadlineRenewedAtMilestoneInstant(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	at := b.task("a", 120, 0, true, CauseStart, 20*ms)
+	wt := b.task("w", 120, 0, false, CauseWake, 1*ms)
+	b.edge(at, 0, 2*ms, wt, 0)
+	if got := firstStart(t, b.done(t), policyConfig(t, "latest"), wt, "latest"); got != t0+2*ms {
+		t.Errorf("W first ran at t0%+d ns, want t0+2 ms", got-t0)
+	}
+}

@@ -145,6 +145,11 @@ func (s *Sim) chargeCurr(r *rq, kernel bool) {
 	}
 	dt := s.now - r.currStart
 	if dt <= 0 {
+		// A milestone charged it at this instant: the kernel's update
+		// here still finds the request used up.
+		if kernel {
+			s.renewDeadline(r, t)
+		}
 		return
 	}
 	if int(t.cpu) != r.cpu || t.state != tsRunning {
@@ -163,13 +168,20 @@ func (s *Sim) chargeCurr(r *rq, kernel bool) {
 	t.runTime += inc
 	if !t.rt {
 		t.vruntime += dt * capacityScale / int64(t.weight)
-		if s.eevdf && kernel && t.vruntime >= t.deadline {
-			// update_deadline: a new request. vprot is at most the old
-			// deadline, so the protection is over.
-			t.deadline = t.vruntime + t.vslice(s.baseSliceNS())
-			r.deadlineCrossed = true
+		if kernel {
+			s.renewDeadline(r, t)
 		}
 		s.updateMinVruntime(r)
+	}
+}
+
+// renewDeadline is update_deadline (EEVDF): a request used up is
+// followed by a new one. vprot is at most the old deadline, so the
+// protection is over.
+func (s *Sim) renewDeadline(r *rq, t *simTask) {
+	if s.eevdf && !t.rt && t.vruntime >= t.deadline {
+		t.deadline = t.vruntime + t.vslice(s.baseSliceNS())
+		r.deadlineCrossed = true
 	}
 }
 
@@ -810,6 +822,11 @@ func (s *Sim) wakeupPreempt(r *rq, t *simTask) {
 		// have asked for a reschedule (eevdfReschedCurr).
 		if enqResched {
 			s.reschedLater(r)
+			return
+		}
+		if t.delayed && s.knobs.ForkNoPreempt {
+			// A delayed task the balancer moved never preempts: 6.18.y
+			// returns for sched_delayed with the WF_FORK test.
 			return
 		}
 		if s.forking && s.knobs.ForkNoPreempt {
