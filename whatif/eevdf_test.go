@@ -664,14 +664,34 @@ func TestRenicedSleeperLag(t *testing.T) {
 	cfg := policyConfig(t, "latest")
 	cfg.HZ = 1000
 	_, ch := replayChecked(t, b.done(t), cfg)
-	var starts []int64
-	for _, r := range ch.runs {
-		if r.tid == int64(100+bt) {
-			starts = append(starts, r.start-t0)
-		}
-	}
+	starts := ch.runStarts(int64(100 + bt))
 	if want := []int64{1 * ms, 1500000, 7 * ms}; fmt.Sprint(starts[:min(3, len(starts))]) != fmt.Sprint(want) {
 		t.Errorf("B's runs start at t0 + %v ns, want %v", starts, want)
+	}
+}
+
+// handSet puts t on r by hand, started, at vruntime v with deadline dl:
+// running (curr, protected to dl), queued, or delayed (tsSleeping: blocked
+// while still in the tree, as delayed dequeue leaves it).
+func handSet(s *Sim, r *rq, t *simTask, v, dl int64, state tstate) {
+	t.trig[0] = true
+	s.startActivation(t, 0)
+	t.cpu = int32(r.cpu)
+	t.vruntime, t.deadline = v, dl
+	r.loadWeight += t.weight
+	t.state = state
+	switch state {
+	case tsRunning:
+		r.nrCFS++
+		t.vprot = dl
+		r.curr, r.currStart = t, s.now
+	case tsQueued:
+		r.nrCFS++
+		r.treeInsert(t)
+	case tsSleeping:
+		t.delayed = true
+		r.nrDelayed++
+		r.treeInsert(t)
 	}
 }
 
@@ -695,26 +715,9 @@ func TestPlaceRelDeadline(t *testing.T) {
 		s.now = t0
 		r0, r1 := s.cpus[0], s.cpus[1]
 		a, ct, d := s.tasks[0], s.tasks[1], s.tasks[2]
-		for _, x := range []struct {
-			t       *simTask
-			r       *rq
-			v, dl   int64
-			running bool
-		}{{a, r0, 1 * ms, 1500000, true}, {ct, r0, 200000, 700000, false}, {d, r1, 3 * ms, 3500000, true}} {
-			x.t.trig[0] = true
-			s.startActivation(x.t, 0)
-			x.t.cpu = int32(x.r.cpu)
-			x.t.vruntime, x.t.deadline = x.v, x.dl
-			x.r.nrCFS++
-			x.r.loadWeight += x.t.weight
-			if x.running {
-				x.t.state, x.t.vprot = tsRunning, x.dl
-				x.r.curr, x.r.currStart = x.t, s.now
-			} else {
-				x.t.state = tsQueued
-				x.r.treeInsert(x.t)
-			}
-		}
+		handSet(s, r0, a, 1*ms, 1500000, tsRunning)
+		handSet(s, r0, ct, 200000, 700000, tsQueued)
+		handSet(s, r1, d, 3*ms, 3500000, tsRunning)
 		s.migrateQueued(ct, r0, r1, MigrationSourcePeriodic)
 		if ct.vruntime != 2200000 || ct.deadline != c.deadline {
 			t.Errorf("%s: C moved to vruntime %d, deadline %d; want 2200000, %d", c.policy, ct.vruntime, ct.deadline, c.deadline)
@@ -745,12 +748,7 @@ func TestRequeueDelayedBeforeCharge(t *testing.T) {
 	cfg := policyConfig(t, "latest")
 	cfg.HZ = 1000
 	_, ch := replayChecked(t, b.done(t), cfg)
-	var starts []int64
-	for _, r := range ch.runs {
-		if r.tid == int64(100+dt) {
-			starts = append(starts, r.start-t0)
-		}
-	}
+	starts := ch.runStarts(int64(100 + dt))
 	if want := []int64{0, 1950000, 4 * ms}; fmt.Sprint(starts[:min(3, len(starts))]) != fmt.Sprint(want) {
 		t.Errorf("D's runs start at t0 + %v ns, want %v", starts, want)
 	}
@@ -835,26 +833,9 @@ func TestDelayedTaskMove(t *testing.T) {
 		s.now = t0 + 10*ms
 		r0, r1 := s.cpus[0], s.cpus[1]
 		a, d, ct := s.tasks[0], s.tasks[1], s.tasks[2]
-		for _, x := range []struct {
-			t     *simTask
-			r     *rq
-			v, dl int64
-		}{{a, r0, 1 * ms, 1500000}, {ct, r1, 3 * ms, 3500000}, {d, r0, 2 * ms, 2600000}} {
-			x.t.trig[0] = true
-			s.startActivation(x.t, 0)
-			x.t.cpu = int32(x.r.cpu)
-			x.t.vruntime, x.t.deadline = x.v, x.dl
-			x.r.loadWeight += x.t.weight
-			if x.t == d {
-				d.state, d.delayed = tsSleeping, true
-				r0.nrDelayed++
-				r0.treeInsert(d)
-				continue
-			}
-			x.r.nrCFS++
-			x.t.state, x.t.vprot = tsRunning, x.dl
-			x.r.curr, x.r.currStart = x.t, s.now
-		}
+		handSet(s, r0, a, 1*ms, 1500000, tsRunning)
+		handSet(s, r1, ct, 3*ms, 3500000, tsRunning)
+		handSet(s, r0, d, 2*ms, 2600000, tsSleeping)
 		e := s.newLBRun(r1.sd[0], 1, CPUIdle)
 		e.MigrationType = c.typ
 		if got := s.canMigrateTask(e, d, r0); got != c.canMigrate {

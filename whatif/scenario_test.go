@@ -107,6 +107,17 @@ func (c *checker) namedCPURuns(names map[int64]string) []string {
 	return got
 }
 
+// runStarts lists when task tid's runs started, in ns from t0.
+func (c *checker) runStarts(tid int64) []int64 {
+	var got []int64
+	for _, r := range c.runs {
+		if r.tid == tid {
+			got = append(got, r.start-t0)
+		}
+	}
+	return got
+}
+
 // firstRunAfter is the first run of task tid that starts after `after`
 // (nil if none).
 func (c *checker) firstRunAfter(tid, after int64) *run {
