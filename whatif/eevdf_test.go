@@ -818,7 +818,8 @@ func TestLagClamp(t *testing.T) {
 // tree and load, not runnable (nr_running unchanged). Its lag on CPU 0 is
 // V − v = 1.5 − 2.0 = −0.5, inflated by 2048/1024 on CPU 1: D at 3.0 + 1.0
 // = 4.0, keeping the 0.6 left of its request (PLACE_REL_DEADLINE):
-// deadline 4.6.
+// deadline 4.6. Its util_est left CPU 0 at its delayed dequeue and joins
+// CPU 1 only when it wakes.
 func TestDelayedTaskMove(t *testing.T) {
 	for _, c := range []struct {
 		policy     string
@@ -836,6 +837,9 @@ func TestDelayedTaskMove(t *testing.T) {
 		handSet(s, r0, a, 1*ms, 1500000, tsRunning)
 		handSet(s, r1, ct, 3*ms, 3500000, tsRunning)
 		handSet(s, r0, d, 2*ms, 2600000, tsSleeping)
+		// util_est: A's is enqueued on CPU 0; D's left at its delayed
+		// dequeue, so the move takes none from CPU 0 and adds none to 1.
+		a.utilEstEnq, r0.utilEst, d.ueEwma = 200, 200, 300
 		e := s.newLBRun(r1.sd[0], 1, CPUIdle)
 		e.MigrationType = c.typ
 		if got := s.canMigrateTask(e, d, r0); got != c.canMigrate {
@@ -848,6 +852,9 @@ func TestDelayedTaskMove(t *testing.T) {
 		s.migrateQueued(d, r0, r1, MigrationSourcePeriodic)
 		if !d.delayed || d.cpu != 1 || r0.nrDelayed != 0 || r1.nrDelayed != 1 || r1.nrCFS != 1 || r1.loadWeight != 2048 || len(r1.tree) != 1 {
 			t.Errorf("%s: after the move D delayed %v on CPU %d; CPU 0 %d delayed, CPU 1 %d delayed, %d runnable, load %d, %d in the tree", c.policy, d.delayed, d.cpu, r0.nrDelayed, r1.nrDelayed, r1.nrCFS, r1.loadWeight, len(r1.tree))
+		}
+		if r0.utilEst != 200 || r1.utilEst != 0 {
+			t.Errorf("%s: util_est after the move %d on CPU 0, %d on CPU 1; want 200, 0", c.policy, r0.utilEst, r1.utilEst)
 		}
 		if d.vruntime != 4*ms || d.deadline != 4600000 {
 			t.Errorf("%s: D placed at %d, deadline %d; want 4000000, 4600000", c.policy, d.vruntime, d.deadline)
@@ -872,4 +879,111 @@ func TestDeadlineRenewedAtMilestoneInstant(t *testing.T) {
 	if got := firstStart(t, b.done(t), policyConfig(t, "latest"), wt, "latest"); got != t0+2*ms {
 		t.Errorf("W first ran at t0%+d ns, want t0+2 ms", got-t0)
 	}
+}
+
+// The enqueue's update_curr runs before the wakee is counted, on a run
+// queue set by hand: one CPU, latest, vruntimes in ms. A runs at 1.0
+// (deadline 1.5, picked with 0.8: past its protection). W wakes (a first
+// wakeup, lag 0): with A alone the update_curr finds nobody else queued and
+// asks for no reschedule (counted, latest's rule had rescheduled A at any
+// wakeup); with Q queued at 0.5 it does.
+func TestEnqueueReschedBeforeWakee(t *testing.T) {
+	for _, withQ := range []bool{false, true} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		b.task("a", 120, 0, true, CauseStart, 20*ms)
+		b.task("q", 120, 0, false, CauseStart, 20*ms)
+		b.task("w", 120, 0, false, CauseArrival, 1*ms)
+		s, _ := newSim(t, b.done(t), policyConfig(t, "latest"))
+		s.now = t0
+		r, a, q, w := s.cpus[0], s.tasks[0], s.tasks[1], s.tasks[2]
+		handSet(s, r, a, 1*ms, 1500000, tsRunning)
+		a.vprot = 800000
+		if withQ {
+			handSet(s, r, q, 500000, 1200000, tsQueued)
+		}
+		w.trig[0] = true
+		s.startActivation(w, 0)
+		s.enqueue(r, w, enqWakeup)
+		if r.enqResched != withQ {
+			t.Errorf("Q queued %v: the enqueue's update_curr asked for a reschedule %v, want %v", withQ, r.enqResched, withQ)
+		}
+	}
+}
+
+// A delayed task's requeue runs update_curr's reschedule rule, on a run
+// queue set by hand: one CPU, vruntimes in ms. A runs at 1.0 (deadline
+// 1.5, past its protection of 0.8), Q is queued at 0.5 (deadline 1.2) and
+// D is delayed at 2.0 (deadline 2.6). D wakes: V = (1.0 + 0.5 + 2.0) / 3
+// = 1.167, its lag negative, so it keeps its place and is not eligible;
+// the pick is Q, not the wakee, so the wakeup check alone switches
+// nothing. Only latest's rule (past its protection, others queued)
+// reschedules A, and Q runs; in v6.12 A is eligible and its request not
+// used up, so A runs on.
+func TestRequeueDelayedReschedRule(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		runs   string
+	}{{"v6.12", "a"}, {"latest", "q"}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		b.task("a", 120, 0, true, CauseStart, 20*ms)
+		b.task("q", 120, 0, false, CauseStart, 20*ms)
+		b.task("d", 120, 0, false, CauseStart, 20*ms)
+		s, _ := newSim(t, b.done(t), policyConfig(t, c.policy))
+		s.now = t0
+		r, a, q, d := s.cpus[0], s.tasks[0], s.tasks[1], s.tasks[2]
+		handSet(s, r, a, 1*ms, 1500000, tsRunning)
+		a.vprot = 800000
+		handSet(s, r, q, 500000, 1200000, tsQueued)
+		handSet(s, r, d, 2*ms, 2600000, tsSleeping)
+		s.requeueDelayed(d, nil, -1)
+		if d.vruntime != 2*ms || d.deadline != 2600000 || d.delayed {
+			t.Fatalf("%s: D requeued at %d, deadline %d, delayed %v; want 2000000, 2600000, false", c.policy, d.vruntime, d.deadline, d.delayed)
+		}
+		if got := r.curr; got == nil || got.w.Comm != c.runs {
+			t.Errorf("%s: %s runs after D's wakeup, want %s", c.policy, commOf(got), c.runs)
+		}
+	}
+}
+
+// From v6.12 a fork runs no update_curr on the parent's CPU, by hand: two
+// CPUs, HZ 250, base slice 0.7 ms (a start-of-trace task's first request
+// 0.35), vruntimes in ms. A runs alone on CPU 0 from t0 and at t0+2 forks
+// C, which goes to the idle CPU 1. At t0+2.5 a timer wakes W (lag 0) on
+// CPU 0.
+//   - v6.6: the fork's update_curr renewed A's used-up request at 2.0
+//     (deadline 2.7). W is placed at V = 2.5 (deadline 3.2); A, eligible
+//     with the earlier deadline, is the pick, and W waits for the tick at
+//     t0+4, which finds A's request used up.
+//   - v6.12, latest: A's request is renewed only by W's enqueue, at 2.5
+//     (deadline 3.2), with nobody else queued; the deadlines tie and the
+//     queued W wins: it runs at t0+2.5.
+func TestForkRunsNoUpdateCurr(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		at     int64
+	}{{"v6.6", t0 + 4*ms}, {"v6.12", t0 + 2500000}, {"latest", t0 + 2500000}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		at := b.task("a", 120, 0, true, CauseStart, 20*ms)
+		ct := b.task("c", 120, 1, false, CauseFork, 10*ms)
+		b.w.Tasks[ct].Forked = true
+		b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: at, OffsetNS: 2 * ms, Wakee: ct})
+		wt := b.task("w", 120, 0, false, CauseArrival, 1*ms)
+		b.w.Tasks[wt].Activations[0].ReleaseNS = t0 + 2500000
+		cfg := policyConfig(t, c.policy)
+		_, ch := replayChecked(t, b.done(t), cfg)
+		if r := ch.firstRunAfter(int64(100+ct), 0); r == nil || r.cpu != 1 {
+			t.Fatalf("%s: C's first run %+v, want on CPU 1", c.policy, r)
+		}
+		if r := ch.firstRunAfter(int64(100+wt), 0); r == nil || r.start != c.at || r.cpu != 0 {
+			t.Errorf("%s: W's first run %+v, want on CPU 0 at t0%+d ns", c.policy, r, c.at-t0)
+		}
+	}
+}
+
+// commOf names a task for a test's message ("none" for an idle CPU).
+func commOf(t *simTask) string {
+	if t == nil {
+		return "none"
+	}
+	return t.w.Comm
 }
