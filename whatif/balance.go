@@ -648,27 +648,52 @@ func (s *Sim) detachAttach(e *lbRun, source int) int {
 	// (a herd woken together, all at min_vruntime less the sleeper
 	// credit) that is dst's run order: the task detached last (the most
 	// recently queued or run of those moved) runs first there.
+	resched := false
 	for _, p := range picked {
-		s.detachQueued(p, src, dst, source)
+		resched = s.detachQueued(p, src, dst, source) || resched
 	}
 	for i := len(picked) - 1; i >= 0; i-- {
 		s.attachQueued(picked[i], dst)
 	}
+	if resched {
+		s.lbResched(src, dst)
+	}
 	return len(picked)
+}
+
+// lbResched is resched_curr(src) from the balancer's dequeue on dst (an
+// IPI; its delay drawn as a remote wakeup's): made only if the pick
+// switches src's task.
+func (s *Sim) lbResched(src, dst *rq) {
+	if src.reschedPending || src.currOnRQ() == nil || s.eevdfPick(src) == src.curr {
+		return
+	}
+	w, irq := s.wakerCPU1, s.irqCPU1
+	s.wakerCPU1, s.irqCPU1 = dst.cpu+1, 0
+	s.reschedLater(src)
+	s.wakerCPU1, s.irqCPU1 = w, irq
 }
 
 // migrateQueued moves a queued (not running) task between run queues:
 // detach_task + attach_task, with PELT detached/attached at once and
 // vruntime re-based.
 func (s *Sim) migrateQueued(p *simTask, src, dst *rq, source int) {
-	s.detachQueued(p, src, dst, source)
+	resched := s.detachQueued(p, src, dst, source)
 	s.attachQueued(p, dst)
+	if resched {
+		s.lbResched(src, dst)
+	}
 }
 
 // detachQueued is detach_task(): p leaves src (dequeued, its vruntime
 // made relative to src's min_vruntime), counted as a migration to dst.
-func (s *Sim) detachQueued(p *simTask, src, dst *rq, source int) {
+// resched: the dequeue's update_curr asked to reschedule src's task
+// (lbResched, once the tasks are attached).
+func (s *Sim) detachQueued(p *simTask, src, dst *rq, source int) (resched bool) {
 	s.updateCurr(src)
+	// Under EEVDF the dequeue's update_curr ends with the reschedule rule,
+	// p still counted.
+	resched = s.eevdf && s.eevdfReschedCurr(src, src.nrCFS+src.nrDelayed)
 	s.updateTaskLoad(src, p)
 	if s.eevdf {
 		s.eevdfUpdateLag(src, p)
@@ -716,6 +741,7 @@ func (s *Sim) detachQueued(p *simTask, src, dst *rq, source int) {
 	default:
 		s.stats.MigrationsActive++
 	}
+	return resched
 }
 
 // attachQueued is attach_task(): p, detached, is enqueued on dst, which

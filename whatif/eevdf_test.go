@@ -987,3 +987,82 @@ func commOf(t *simTask) string {
 	}
 	return t.w.Comm
 }
+
+// The balancer's dequeue runs update_curr's reschedule rule on the CPU it
+// pulls from, with the pulled task still counted, on run queues set by
+// hand: two CPUs, vruntimes in ms. CPU 0 runs A at 1.0 with Q queued at
+// 0.5 (deadline 1.2) and C at 0.6 (deadline 1.3); CPU 1 runs D. The
+// balancer moves C to CPU 1: then V = (1.0 + 0.5) / 2 = 0.75 on CPU 0 and
+// the pick is Q, so a reschedule switches A out for Q.
+//   - A's request used up (deadline 0.9, not yet renewed): every EEVDF
+//     kernel reschedules.
+//   - A's request not used up (deadline 1.5) but past its protection (0.8):
+//     latest's rule (0b9ca2dcabc3), and v6.12's, A not being eligible
+//     (V = (1.0 + 0.5 + 0.6) / 3 = 0.7 with C counted); not v6.6's.
+//   - Still protected (to 1.5): no version.
+//
+// Left to CPU 0's next tick, A ran on.
+func TestBalancerDequeueResched(t *testing.T) {
+	cases := []struct {
+		what          string
+		dl, vprot     int64
+		v66, v612, lt bool
+	}{
+		{"request used up", 900000, 900000, true, true, true},
+		{"past its protection", 1500000, 800000, false, true, true},
+		{"protected", 1500000, 1500000, false, false, false},
+	}
+	for _, policy := range []string{"v6.6", "v6.12", "latest"} {
+		for _, c := range cases {
+			b := newBuilder(t, "sockets=1,cores=2,threads=1")
+			b.task("a", 120, 0, true, CauseStart, 20*ms)
+			b.task("q", 120, 0, false, CauseStart, 20*ms)
+			b.task("c", 120, 0, false, CauseStart, 20*ms)
+			b.task("d", 120, 1, true, CauseStart, 20*ms)
+			s, _ := newSim(t, b.done(t), policyConfig(t, policy))
+			s.now = t0
+			r0, r1 := s.cpus[0], s.cpus[1]
+			a, q, ct, d := s.tasks[0], s.tasks[1], s.tasks[2], s.tasks[3]
+			handSet(s, r0, a, 1*ms, c.dl, tsRunning)
+			a.vprot = c.vprot
+			handSet(s, r0, q, 500000, 1200000, tsQueued)
+			handSet(s, r0, ct, 600000, 1300000, tsQueued)
+			handSet(s, r1, d, 3*ms, 3500000, tsRunning)
+			s.migrateQueued(ct, r0, r1, MigrationSourcePeriodic)
+			want := "a"
+			if map[string]bool{"v6.6": c.v66, "v6.12": c.v612, "latest": c.lt}[policy] {
+				want = "q"
+			}
+			if got := commOf(r0.curr); got != want {
+				t.Errorf("%s, %s: %s runs on CPU 0 after the pull, want %s", policy, c.what, got, want)
+			}
+		}
+	}
+}
+
+// 6.6's fork runs update_curr on the parent's CPU, and its reschedule rule
+// with it, by hand: two CPUs, HZ 250, base slice 0.7 ms (start-of-trace
+// requests 0.35), vruntimes in ms. A runs on CPU 0 from t0 with B queued
+// there (both pinned to it, at 0, deadlines 0.35); at t0+1 A forks C,
+// pinned to CPU 1. v6.6: the fork's update_curr finds A's request used up
+// with B queued: B runs at t0+1 (V = 0.5, B eligible with the earlier
+// deadline). v6.12, latest: no update_curr there; the tick at t0+4 finds
+// it. (Left as a crossing to the next update, v6.6 too waited for the
+// tick.)
+func TestForkUpdateCurrResched(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		at     int64
+	}{{"v6.6", t0 + 1*ms}, {"v6.12", t0 + 4*ms}, {"latest", t0 + 4*ms}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		at := b.task("a", 120, 0, true, CauseStart, 20*ms)
+		bt := b.task("b", 120, 0, false, CauseStart, 20*ms)
+		ct := b.task("c", 120, 1, false, CauseFork, 10*ms)
+		b.w.Tasks[at].Pinned, b.w.Tasks[bt].Pinned, b.w.Tasks[ct].Pinned = 0, 0, 1
+		b.w.Tasks[ct].Forked = true
+		b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: at, OffsetNS: 1 * ms, Wakee: ct})
+		if got := firstStart(t, b.done(t), policyConfig(t, c.policy), bt, c.policy); got != c.at {
+			t.Errorf("%s: B first ran at t0%+d ns, want t0%+d ns", c.policy, got-t0, c.at-t0)
+		}
+	}
+}

@@ -1465,8 +1465,11 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 	s.startActivation(child, 0)
 	s.takeActPrio(child)
 	// task_fork_fair's update_curr on the parent's CPU, gone with
-	// c40dd90ac045 (v6.12).
+	// c40dd90ac045 (v6.12). Under EEVDF it ends with the reschedule rule,
+	// the child not yet counted; its TIF_NEED_RESCHED is acted on at the
+	// return from fork, after the child's enqueue.
 	s.chargeCurr(r, !s.knobs.ForkHalfDeadline)
+	forkResched := s.eevdf && !s.knobs.ForkHalfDeadline && s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed)
 	cpu := r.cpu
 	if child.pinned >= 0 {
 		cpu = int(child.pinned)
@@ -1496,6 +1499,17 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 	}
 	dst := s.cpus[cpu]
 	s.enqueue(dst, child, enqNew)
+	if forkResched && r.curr == parent {
+		// A reschedule whose pick is the parent again switches nothing.
+		if s.eevdfPick(r) != parent {
+			s.tickResched(r)
+		}
+		if dst == r {
+			// check_preempt_wakeup returns on need_resched.
+			r.enqResched = false
+			return
+		}
+	}
 	s.forking = true
 	s.wakeupPreempt(dst, child)
 	s.forking = false
