@@ -1066,3 +1066,38 @@ func TestForkUpdateCurrResched(t *testing.T) {
 		}
 	}
 }
+
+// The pick at a switch sees the task being switched out as cfs_rq->curr
+// (pick_next_task_fair picks before put_prev_entity), on a run queue set
+// by hand: one CPU, nice 0, vruntimes in ms. A runs at 1.0, Q is queued at
+// 1.2 (deadline 1.7), X at 1.5 (deadline 2.2): V = 1.233, A and Q
+// eligible, X not. A reschedule switches A out for Q when A's deadline
+// ties Q's (1.7, past its protection: the queued entity wins the tie), and
+// keeps A when A is still protected (deadline 1.9): RUN_TO_PARITY. Put
+// back first and picked from the tree like any queued task, A won the tie
+// (the smaller vruntime) and lost to Q's earlier deadline.
+func TestPickAtSwitchSeesPrevAsCurr(t *testing.T) {
+	for _, c := range []struct {
+		what      string
+		dl, vprot int64
+		runs      string
+	}{{"deadline tie, past its protection", 1700000, 800000, "q"}, {"protected", 1900000, 1900000, "a"}} {
+		for _, policy := range []string{"v6.6", "latest"} {
+			b := newBuilder(t, "sockets=1,cores=1,threads=1")
+			b.task("a", 120, 0, true, CauseStart, 20*ms)
+			b.task("q", 120, 0, false, CauseStart, 20*ms)
+			b.task("x", 120, 0, false, CauseStart, 20*ms)
+			s, _ := newSim(t, b.done(t), policyConfig(t, policy))
+			s.now = t0
+			r, a, q, x := s.cpus[0], s.tasks[0], s.tasks[1], s.tasks[2]
+			handSet(s, r, a, 1*ms, c.dl, tsRunning)
+			a.vprot = c.vprot
+			handSet(s, r, q, 1200000, 1700000, tsQueued)
+			handSet(s, r, x, 1500000, 2200000, tsQueued)
+			s.preempt(r)
+			if got := commOf(r.curr); got != c.runs {
+				t.Errorf("%s, %s: %s runs after the switch, want %s", policy, c.what, got, c.runs)
+			}
+		}
+	}
+}

@@ -618,16 +618,7 @@ func (s *Sim) pickNext(r *rq) *simTask {
 		return nil
 	}
 	if s.eevdf {
-		// pick_next_entity: a delayed task picked is dequeued for good,
-		// and the pick starts again.
-		for len(r.tree) > 0 {
-			se := s.eevdfPick(r)
-			if !se.delayed {
-				return se
-			}
-			s.finishDelayed(r, se)
-		}
-		return nil
+		return s.pickEEVDF(r)
 	}
 	left := r.tree[0]
 	se := left
@@ -644,6 +635,19 @@ func (s *Sim) pickNext(r *rq) *simTask {
 		r.last = nil
 	}
 	return se
+}
+
+// pickEEVDF is pick_next_entity under EEVDF: a delayed task picked is
+// dequeued for good, and the pick starts again.
+func (s *Sim) pickEEVDF(r *rq) *simTask {
+	for len(r.tree) > 0 || r.currOnRQ() != nil {
+		se := s.eevdfPick(r)
+		if se == nil || !se.delayed {
+			return se
+		}
+		s.finishDelayed(r, se)
+	}
+	return nil
 }
 
 // wakeupPreemptEntity is wakeup_preempt_entity(curr, se): 1 if curr is
@@ -667,13 +671,20 @@ func (s *Sim) wakeupPreemptEntity(curr, se *simTask) int {
 func (s *Sim) schedule(r *rq, prevState string) {
 	prev := r.curr
 	s.clearResched(r)
+	var eevdfNext *simTask
 	if prev != nil {
 		s.updateCurr(r)
 		// A reschedule asked for here is cleared with this one.
 		r.deadlineCrossed = false
 		if prev.state == tsRunning {
-			// put_prev_entity: back into the tree.
 			s.updateTaskLoad(r, prev)
+			if s.eevdf && !prev.rt && len(r.rtq) == 0 {
+				// pick_next_task_fair picks before put_prev_entity: prev
+				// is still cfs_rq->curr, kept while it is eligible and
+				// protected, losing ties to a queued entity.
+				eevdfNext = s.pickEEVDF(r)
+			}
+			// put_prev_entity: back into the tree.
 			prev.state = tsQueued
 			if prev.rt {
 				r.rtq = append([]*simTask{prev}, r.rtq...)
@@ -686,7 +697,10 @@ func (s *Sim) schedule(r *rq, prevState string) {
 		}
 	}
 	buddyNext, buddyLast := r.next, r.last
-	next := s.pickNext(r)
+	next := eevdfNext
+	if next == nil {
+		next = s.pickNext(r)
+	}
 	if next == nil {
 		if prev != nil {
 			// The kernel's update_curr at the dequeue writes the
