@@ -9,10 +9,11 @@ package whatif
 // place_entity, check_preempt_tick, check_preempt_wakeup and
 // pick_next_entity; everything else is shared. Delayed dequeue (v6.12+),
 // the 0.70 ms base slice, each version's update_curr reschedule rule,
-// PLACE_REL_DEADLINE and the lag clamp are knobs. Not modelled: custom slices (so PREEMPT_SHORT's wakeup rule
-// never applies), and 6.6's pick order among equal deadlines (its tree
-// was keyed by vruntime, and a tie could keep curr; from v6.8, 2227a957e1d5,
-// the queued entity wins, as here).
+// PLACE_REL_DEADLINE, the lag clamp and the deadline-sorted tree are
+// knobs. Not modelled: custom slices (so PREEMPT_SHORT's wakeup rule never
+// applies), and 6.6's pick among equal deadlines (its tree was sorted by
+// vruntime and its heap search started from curr, so a tie went by the
+// tree's shape; here a queued entity wins, the smaller vruntime first).
 
 // avgAdd / avgSub maintain avg_vruntime/avg_load (avg_vruntime_add/sub)
 // for an entity entering or leaving the tree.
@@ -275,7 +276,8 @@ func (t *simTask) protected() bool { return t.vprot > t.vruntime }
 // eevdfPick is pick_eevdf(): curr if it is eligible and still protected
 // (protect_slice; by default RUN_TO_PARITY: not past the deadline it was
 // picked with), else the eligible entity with the earliest deadline (ties:
-// a queued entity before curr, then the smaller vruntime).
+// a queued entity before curr, then the one inserted first with
+// DeadlineTree, else the smaller vruntime).
 func (s *Sim) eevdfPick(r *rq) *simTask {
 	curr := r.currOnRQ()
 	if curr != nil && !r.eligible(curr) {
@@ -286,7 +288,8 @@ func (s *Sim) eevdfPick(r *rq) *simTask {
 	}
 	var best *simTask
 	for _, t := range r.tree {
-		if r.eligible(t) && (best == nil || t.deadline < best.deadline) {
+		if r.eligible(t) && (best == nil || t.deadline < best.deadline ||
+			s.knobs.DeadlineTree && t.deadline == best.deadline && t.treeSeq < best.treeSeq) {
 			best = t
 		}
 	}

@@ -1075,14 +1075,21 @@ func TestForkUpdateCurrResched(t *testing.T) {
 // ties Q's (1.7, past its protection: the queued entity wins the tie), and
 // keeps A when A is still protected (deadline 1.9): RUN_TO_PARITY. Put
 // back first and picked from the tree like any queued task, A won the tie
-// (the smaller vruntime) and lost to Q's earlier deadline.
+// (the smaller vruntime) and lost to Q's earlier deadline. The tie is
+// v6.8's rule (2227a957e1d5, a tree keyed by deadline); 6.6's heap search
+// starts from curr and, on this two-node tree, would keep A (its tie order
+// depends on the tree's shape: not modelled).
 func TestPickAtSwitchSeesPrevAsCurr(t *testing.T) {
 	for _, c := range []struct {
 		what      string
 		dl, vprot int64
 		runs      string
-	}{{"deadline tie, past its protection", 1700000, 800000, "q"}, {"protected", 1900000, 1900000, "a"}} {
-		for _, policy := range []string{"v6.6", "latest"} {
+		policies  []string
+	}{
+		{"deadline tie, past its protection", 1700000, 800000, "q", []string{"v6.12", "latest"}},
+		{"protected", 1900000, 1900000, "a", []string{"v6.6", "v6.12", "latest"}},
+	} {
+		for _, policy := range c.policies {
 			b := newBuilder(t, "sockets=1,cores=1,threads=1")
 			b.task("a", 120, 0, true, CauseStart, 20*ms)
 			b.task("q", 120, 0, false, CauseStart, 20*ms)
@@ -1098,6 +1105,32 @@ func TestPickAtSwitchSeesPrevAsCurr(t *testing.T) {
 			if got := commOf(r.curr); got != c.runs {
 				t.Errorf("%s, %s: %s runs after the switch, want %s", policy, c.what, got, c.runs)
 			}
+		}
+	}
+}
+
+// Equal deadlines, on a run queue set by hand: one CPU, vruntimes in ms.
+// A runs at 2.0 (deadline 2.7); Q1 is queued at 1.2 and then Q2 at 1.0,
+// both with deadline 1.9: V = 1.4, both eligible, A not. From v6.8 the
+// tree is sorted by deadline and equal keys go right of those already
+// there, so the pick (its leftmost eligible entity) is Q1, inserted first.
+// 6.6's tree, sorted by vruntime, has Q1 at the root and Q2 on its left;
+// its heap search finds the earliest deadline in that left branch: Q2 (as
+// the smaller vruntime here).
+func TestDeadlineTieInsertionOrder(t *testing.T) {
+	for _, c := range []struct{ policy, pick string }{{"v6.6", "q2"}, {"v6.10", "q1"}, {"v6.12", "q1"}, {"latest", "q1"}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		b.task("a", 120, 0, true, CauseStart, 20*ms)
+		b.task("q1", 120, 0, false, CauseStart, 20*ms)
+		b.task("q2", 120, 0, false, CauseStart, 20*ms)
+		s, _ := newSim(t, b.done(t), policyConfig(t, c.policy))
+		s.now = t0
+		r, a, q1, q2 := s.cpus[0], s.tasks[0], s.tasks[1], s.tasks[2]
+		handSet(s, r, a, 2*ms, 2700000, tsRunning)
+		handSet(s, r, q1, 1200000, 1900000, tsQueued)
+		handSet(s, r, q2, 1*ms, 1900000, tsQueued)
+		if got := commOf(s.eevdfPick(r)); got != c.pick {
+			t.Errorf("%s: pick_eevdf %s, want %s", c.policy, got, c.pick)
 		}
 	}
 }

@@ -241,6 +241,12 @@ type Knobs struct {
 	// the pick is made again (ac8e69e69363 and its fix 9f6d929ee2c6; in
 	// 6.18.y from May 2026).
 	WakeupPickDelayed bool
+	// DeadlineTree: the EEVDF tree is sorted by deadline (2227a957e1d5
+	// "sched/eevdf: Sort the rbtree by virtual deadline", v6.8), and the
+	// pick is its leftmost eligible entity: among equal deadlines the one
+	// inserted first. Before, sorted by vruntime, the tie went by the
+	// tree's shape (not modelled: the smaller vruntime here).
+	DeadlineTree bool
 	// InitUtilTrueWeight: a new task's initial util_avg (and runnable_avg)
 	// is the cfs_rq's util_avg × the task's weight / (its load_avg + 1),
 	// capped at half the spare capacity (72bffbf57c52 "sched/fair: Fix

@@ -51,6 +51,8 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.knobs.ReschedUnprotected = on }, func(p *reworkPolicy) bool { return p.knobs.ReschedUnprotected }},
 	{"6e3c0a4e1ad1", "sched/fair: Fix lag clamp (the largest queued slice plus one tick)", "v7.0",
 		func(p *reworkPolicy, on bool) { p.knobs.LagClampMaxSlice = on }, func(p *reworkPolicy) bool { return p.knobs.LagClampMaxSlice }},
+	{"2227a957e1d5", "sched/eevdf: Sort the rbtree by virtual deadline (ties picked in insertion order)", "v6.8",
+		func(p *reworkPolicy, on bool) { p.knobs.DeadlineTree = on }, func(p *reworkPolicy) bool { return p.knobs.DeadlineTree }},
 	{"152e11f6df29", "sched/fair: Implement delayed dequeue (EEVDF run queue)", "v6.12",
 		func(p *reworkPolicy, on bool) { p.knobs.DelayDequeue = on }, func(p *reworkPolicy) bool { return p.knobs.DelayDequeue }},
 	{"2ae891b82695", "sched: Reduce the default slice to avoid tasks getting an extra tick (EEVDF base slice 0.70 ms)", "v6.15",

@@ -9,7 +9,10 @@ package whatif
 //     load test, (util_est >> nr_balance_failed) > imbalance rejects;
 //   - 72bffbf57c52 "sched/fair: Fix initial util_avg calculation" (v6.10):
 //     a new task's util_avg from its CPU's util per unit of load, not
-//     half its spare capacity (Knobs.InitUtilTrueWeight).
+//     half its spare capacity (Knobs.InitUtilTrueWeight);
+//   - 2227a957e1d5 "sched/eevdf: Sort the rbtree by virtual deadline"
+//     (v6.8): equal deadlines picked in insertion order
+//     (Knobs.DeadlineTree).
 //
 // These are also the load-balancer rules of `v6.12` and `latest`, which
 // change the EEVDF run queue only.
@@ -30,7 +33,7 @@ func init() {
 func newV610() *reworkPolicy {
 	p := newV66()
 	p.name = "v6.10"
-	p.kernels = "v6.10–v6.11: v6.6 + strict misfit pick + 3af7524b1419 (util detach relaxed by failures) + 72bffbf57c52 (initial util_avg)"
+	p.kernels = "v6.10–v6.11: v6.6 + strict misfit pick + 3af7524b1419 (util detach relaxed by failures) + 2227a957e1d5 (EEVDF tree sorted by deadline) + 72bffbf57c52 (initial util_avg)"
 	p.r.StrictMisfitPick = true
 	p.r.UtilShrBound = true
 	// 6.10 and 6.11 never took the 0.70 ms base slice (v6.6's LTS
@@ -38,6 +41,7 @@ func newV610() *reworkPolicy {
 	p.knobs.BaseSlice070 = false
 	p.knobs.StatRuntimeAllClasses = true
 	p.knobs.InitUtilTrueWeight = true
+	p.knobs.DeadlineTree = true
 	p.knobs.UtilEstSingle = true
 	// v6.10 and v6.11 left stable support before NI_RANDOM was backported.
 	p.knobs.NIRandom = false

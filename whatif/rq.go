@@ -33,6 +33,8 @@ type rq struct {
 	removedLoad, removedUtil, removedRunnable uint64
 	removedNr                                 int
 	mruSeq                                    int64
+	// treeSeq numbers insertions into tree (DeadlineTree's tie order).
+	treeSeq int64
 	// capacity is the CPU's original capacity (capacity_orig_of: the rate
 	// work progresses at); cpuCapacity is capacity_of(), what the fair
 	// class sees: the original less the real-time class's running-time
@@ -389,6 +391,8 @@ func (r *rq) treeInsert(t *simTask) {
 	r.tree = append(r.tree, nil)
 	copy(r.tree[i+1:], r.tree[i:])
 	r.tree[i] = t
+	r.treeSeq++
+	t.treeSeq = r.treeSeq
 	r.avgAdd(t)
 }
 

@@ -326,6 +326,7 @@ type simTask struct {
 	recentUsedCPU int32
 
 	mru     int64 // position in cfs_tasks (higher = nearer the head: more recently enqueued or picked)
+	treeSeq int64 // when it entered its CPU's tree (rq.treeSeq)
 	runTime int64 // total simulated run time (invariant check)
 	cutNS   int64 // demand cut by its exit deadline (ExitDeadlines)
 	// wakeOverheadNS: its wake overhead (wakeOverheadOf); skippedNS: the
