@@ -648,17 +648,29 @@ func (s *Sim) detachAttach(e *lbRun, source int) int {
 	// (a herd woken together, all at min_vruntime less the sleeper
 	// credit) that is dst's run order: the task detached last (the most
 	// recently queued or run of those moved) runs first there.
+	s.moveTasks(picked, src, dst, source)
+	return len(picked)
+}
+
+// moveTasks detaches picked from src, then attaches them to dst in the
+// reverse order, as detach_tasks and attach_tasks do. Each side updates its
+// run queue's clock once (DEQUEUE_NOCLOCK, ENQUEUE_NOCLOCK), so only the
+// first update_curr of each finds time run and ends with the reschedule
+// rule (Sim.noClock for the others).
+func (s *Sim) moveTasks(picked []*simTask, src, dst *rq, source int) {
 	resched := false
-	for _, p := range picked {
+	for i, p := range picked {
+		s.noClock = i > 0
 		resched = s.detachQueued(p, src, dst, source) || resched
 	}
 	for i := len(picked) - 1; i >= 0; i-- {
+		s.noClock = i < len(picked)-1
 		s.attachQueued(picked[i], dst)
 	}
+	s.noClock = false
 	if resched {
 		s.lbResched(src, dst)
 	}
-	return len(picked)
 }
 
 // lbResched is resched_curr(src) from the balancer's dequeue on dst (an
@@ -693,7 +705,7 @@ func (s *Sim) detachQueued(p *simTask, src, dst *rq, source int) (resched bool) 
 	s.updateCurr(src)
 	// Under EEVDF the dequeue's update_curr ends with the reschedule rule,
 	// p still counted.
-	resched = s.eevdf && s.eevdfReschedCurr(src, src.nrCFS+src.nrDelayed)
+	resched = s.eevdf && !s.noClock && s.eevdfReschedCurr(src, src.nrCFS+src.nrDelayed)
 	s.updateTaskLoad(src, p)
 	if s.eevdf {
 		s.eevdfUpdateLag(src, p)

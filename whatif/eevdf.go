@@ -230,14 +230,15 @@ var SliceProtections = []string{SliceProtectDeadline, SliceProtectBase, SlicePro
 // running task is rescheduled, nr being the entities queued on its
 // cfs_rq at that point (itself and delayed ones included). Every EEVDF
 // kernel reschedules on a request found used up (update_deadline: in this
-// update, or at an engine milestone since, rq.deadlineCrossed), with
-// others queued; the crossing is consumed even with nobody else there.
+// update, or in an earlier kernel update_curr this engine charges without
+// evaluating the rule, rq.deadlineCrossed), with others queued; the
+// crossing is consumed even with nobody else there.
 // From v6.12 a task past its pick-time protection is also rescheduled
 // once it is no longer eligible (ReschedIneligible), from v6.17 whenever
 // it is past it (ReschedUnprotected). Sites: an enqueue (the wakee not
 // yet counted), a delayed task's requeue, the balancer's dequeue (the
-// task it pulls still counted: lbResched), 6.6's fork (the child not yet
-// counted), the tick.
+// task it pulls still counted: lbResched; the first of a pass only), a
+// fork before v6.12 (the child not yet counted), the tick.
 func (s *Sim) eevdfReschedCurr(r *rq, nr int) bool {
 	crossed := r.deadlineCrossed
 	r.deadlineCrossed = false

@@ -837,9 +837,10 @@ func TestDelayedTaskMove(t *testing.T) {
 		handSet(s, r0, a, 1*ms, 1500000, tsRunning)
 		handSet(s, r1, ct, 3*ms, 3500000, tsRunning)
 		handSet(s, r0, d, 2*ms, 2600000, tsSleeping)
-		// util_est: A's is enqueued on CPU 0; D's left at its delayed
-		// dequeue, so the move takes none from CPU 0 and adds none to 1.
-		a.utilEstEnq, r0.utilEst, d.ueEwma = 200, 200, 300
+		// util_est: A's is enqueued on CPU 0; D's (300, as enqueued
+		// before it blocked) left at its delayed dequeue, so the move
+		// takes none from CPU 0 and adds none to 1.
+		a.utilEstEnq, r0.utilEst, d.ueEwma, d.utilEstEnq = 200, 200, 300, 300
 		e := s.newLBRun(r1.sd[0], 1, CPUIdle)
 		e.MigrationType = c.typ
 		if got := s.canMigrateTask(e, d, r0); got != c.canMigrate {
@@ -989,46 +990,63 @@ func commOf(t *simTask) string {
 }
 
 // The balancer's dequeue runs update_curr's reschedule rule on the CPU it
-// pulls from, with the pulled task still counted, on run queues set by
-// hand: two CPUs, vruntimes in ms. CPU 0 runs A at 1.0 with Q queued at
-// 0.5 (deadline 1.2) and C at 0.6 (deadline 1.3); CPU 1 runs D. The
-// balancer moves C to CPU 1: then V = (1.0 + 0.5) / 2 = 0.75 on CPU 0 and
-// the pick is Q, so a reschedule switches A out for Q.
-//   - A's request used up (deadline 0.9, not yet renewed): every EEVDF
-//     kernel reschedules.
-//   - A's request not used up (deadline 1.5) but past its protection (0.8):
-//     latest's rule (0b9ca2dcabc3), and v6.12's, A not being eligible
-//     (V = (1.0 + 0.5 + 0.6) / 3 = 0.7 with C counted); not v6.6's.
+// pulls from, with the pulled task still counted, at the first task of a
+// pass only (its clock is updated once: later dequeues find no time run),
+// on run queues set by hand: two CPUs, vruntimes in ms. CPU 0 runs A at
+// 1.0 with Q queued at 0.5 (deadline 1.2) and the tasks to pull; CPU 1
+// runs D. Once they are gone V = (1.0 + 0.5) / 2 = 0.75 on CPU 0 and the
+// pick is Q, so a reschedule switches A out for Q.
+//   - Pulling C at 0.6 (deadline 1.3), A's request used up (deadline 0.9,
+//     not yet renewed): every EEVDF kernel reschedules.
+//   - The same, A's request not used up (deadline 1.5) but past its
+//     protection (0.8): latest's rule (0b9ca2dcabc3), and v6.12's, A not
+//     being eligible (V = (1.0 + 0.5 + 0.6) / 3 = 0.7 with C counted).
+//   - Pulling C at 2.0 (deadline 2.7) instead: with C counted V = 1.167
+//     and A is eligible, so only latest's rule.
+//   - Pulling C1 at 3.0 (deadline 3.7), then C2 at 0.6, in one pass: at
+//     the first dequeue V = 1.275 and A is eligible (v6.12: no); at the
+//     second, V = 0.7, the rule is not evaluated. Only latest's.
 //   - Still protected (to 1.5): no version.
 //
 // Left to CPU 0's next tick, A ran on.
 func TestBalancerDequeueResched(t *testing.T) {
+	type pulled struct{ v, dl int64 }
 	cases := []struct {
 		what          string
 		dl, vprot     int64
+		pull          []pulled
 		v66, v612, lt bool
 	}{
-		{"request used up", 900000, 900000, true, true, true},
-		{"past its protection", 1500000, 800000, false, true, true},
-		{"protected", 1500000, 1500000, false, false, false},
+		{"request used up", 900000, 900000, []pulled{{600000, 1300000}}, true, true, true},
+		{"past its protection", 1500000, 800000, []pulled{{600000, 1300000}}, false, true, true},
+		{"past its protection, eligible with C counted", 1500000, 800000, []pulled{{2 * ms, 2700000}}, false, false, true},
+		{"two in one pass", 1500000, 800000, []pulled{{3 * ms, 3700000}, {600000, 1300000}}, false, false, true},
+		{"protected", 1500000, 1500000, []pulled{{600000, 1300000}}, false, false, false},
 	}
 	for _, policy := range []string{"v6.6", "v6.12", "latest"} {
 		for _, c := range cases {
 			b := newBuilder(t, "sockets=1,cores=2,threads=1")
 			b.task("a", 120, 0, true, CauseStart, 20*ms)
 			b.task("q", 120, 0, false, CauseStart, 20*ms)
-			b.task("c", 120, 0, false, CauseStart, 20*ms)
 			b.task("d", 120, 1, true, CauseStart, 20*ms)
+			for range c.pull {
+				b.task("c", 120, 0, false, CauseStart, 20*ms)
+			}
 			s, _ := newSim(t, b.done(t), policyConfig(t, policy))
 			s.now = t0
 			r0, r1 := s.cpus[0], s.cpus[1]
-			a, q, ct, d := s.tasks[0], s.tasks[1], s.tasks[2], s.tasks[3]
+			a, q, d := s.tasks[0], s.tasks[1], s.tasks[2]
 			handSet(s, r0, a, 1*ms, c.dl, tsRunning)
 			a.vprot = c.vprot
 			handSet(s, r0, q, 500000, 1200000, tsQueued)
-			handSet(s, r0, ct, 600000, 1300000, tsQueued)
 			handSet(s, r1, d, 3*ms, 3500000, tsRunning)
-			s.migrateQueued(ct, r0, r1, MigrationSourcePeriodic)
+			var picked []*simTask
+			for i, p := range c.pull {
+				ct := s.tasks[3+i]
+				handSet(s, r0, ct, p.v, p.dl, tsQueued)
+				picked = append(picked, ct)
+			}
+			s.moveTasks(picked, r0, r1, MigrationSourcePeriodic)
 			want := "a"
 			if map[string]bool{"v6.6": c.v66, "v6.12": c.v612, "latest": c.lt}[policy] {
 				want = "q"
@@ -1040,8 +1058,37 @@ func TestBalancerDequeueResched(t *testing.T) {
 	}
 }
 
-// 6.6's fork runs update_curr on the parent's CPU, and its reschedule rule
-// with it, by hand: two CPUs, HZ 250, base slice 0.7 ms (start-of-trace
+// Before v6.12 a fork's update_curr can reschedule the parent while the
+// EEVDF pick is still the parent; an RT child forked onto its CPU then
+// runs at once (the class comes first), on a run queue set by hand: one
+// CPU, v6.6, vruntimes in ms. A runs at 1.0 with its request used up
+// (deadline 0.9) and Q queued at 2.0 (deadline 2.7): the fork's
+// update_curr renews A's request (1.7) and, Q queued, reschedules; the
+// fair pick is A (Q, above V = 1.5, is not eligible), and the RT child C
+// runs.
+func TestForkReschedRTChild(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	b.task("a", 120, 0, true, CauseStart, 20*ms)
+	b.task("q", 120, 0, false, CauseStart, 20*ms)
+	ct := b.task("c", 50, 0, false, CauseFork, 1*ms)
+	b.w.Tasks[ct].Forked = true
+	b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: 0, OffsetNS: 1 * ms, Wakee: ct})
+	s, _ := newSim(t, b.done(t), policyConfig(t, "v6.6"))
+	s.now = t0
+	r, a, q, c := s.cpus[0], s.tasks[0], s.tasks[1], s.tasks[2]
+	handSet(s, r, a, 1*ms, 900000, tsRunning)
+	handSet(s, r, q, 2*ms, 2700000, tsQueued)
+	s.fork(r, a, c)
+	if !c.rt {
+		t.Fatalf("C is not a real-time task")
+	}
+	if got := commOf(r.curr); got != "c" {
+		t.Errorf("%s runs after the fork, want c", got)
+	}
+}
+
+// Before v6.12 a fork runs update_curr on the parent's CPU, and its
+// reschedule rule with it, by hand: two CPUs, HZ 250, base slice 0.7 ms (start-of-trace
 // requests 0.35), vruntimes in ms. A runs on CPU 0 from t0 with B queued
 // there (both pinned to it, at 0, deadlines 0.35); at t0+1 A forks C,
 // pinned to CPU 1. v6.6: the fork's update_curr finds A's request used up
@@ -1074,11 +1121,12 @@ func TestForkUpdateCurrResched(t *testing.T) {
 // eligible, X not. A reschedule switches A out for Q when A's deadline
 // ties Q's (1.7, past its protection: the queued entity wins the tie), and
 // keeps A when A is still protected (deadline 1.9): RUN_TO_PARITY. Put
-// back first and picked from the tree like any queued task, A won the tie
-// (the smaller vruntime) and lost to Q's earlier deadline. The tie is
-// v6.8's rule (2227a957e1d5, a tree keyed by deadline); 6.6's heap search
-// starts from curr and, on this two-node tree, would keep A (its tie order
-// depends on the tree's shape: not modelled).
+// back in the tree first and picked like any queued task, A lost to Q's
+// earlier deadline though protected; the tie it loses either way (put
+// back, it is the last inserted). The tie is v6.8's rule (2227a957e1d5, a
+// tree sorted by deadline); 6.6's heap search starts from curr and, on
+// this two-node tree, would keep A (its tie order depends on the tree's
+// shape: not modelled).
 func TestPickAtSwitchSeesPrevAsCurr(t *testing.T) {
 	for _, c := range []struct {
 		what      string

@@ -451,7 +451,7 @@ func (s *Sim) enqueue(r *rq, t *simTask, flag int) {
 		return
 	}
 	s.updateCurr(r)
-	if s.eevdf && flag != enqStart {
+	if s.eevdf && flag != enqStart && !s.noClock {
 		// enqueue_entity's update_curr runs before t is counted.
 		r.enqResched = s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed)
 	}

@@ -411,6 +411,10 @@ type Sim struct {
 	err      error
 	ev       timeline.Event
 
+	// noClock: the balancer's second and later dequeues (or enqueues) of
+	// a pass, whose update_curr finds no time run (moveTasks).
+	noClock bool
+
 	eevdf       bool
 	protect     string // Config.SliceProtection ("": RUN_TO_PARITY)
 	forking     bool   // wakeupPreempt is wake_up_new_task's (WF_FORK)
@@ -1501,8 +1505,9 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 	dst := s.cpus[cpu]
 	s.enqueue(dst, child, enqNew)
 	if forkResched && r.curr == parent {
-		// A reschedule whose pick is the parent again switches nothing.
-		if s.eevdfPick(r) != parent {
+		// A reschedule whose pick is the parent again switches nothing;
+		// an RT child on this CPU is picked before it.
+		if dst == r && child.rt || s.eevdfPick(r) != parent {
 			s.tickResched(r)
 		}
 		if dst == r {
