@@ -14,8 +14,10 @@
 //
 // Groups: the 6.1 guests' recordings committed in fixtures/kernels, the
 // ones only in ../shared/fixtures/kernels (GPL-licensed or too large;
-// skipped with a note when ../shared is absent), and this project's 6.18
-// machine (fixtures/local-6.18); with -repeats also the repeat recordings
+// skipped with a note when ../shared is absent), this project's 6.18
+// machine (fixtures/local-6.18), and Debian's 6.12.57 on the two-vCPU
+// guest-P, booted three times (fixtures/kernels/v6.12, replayed under
+// v6.12 without NI_RANDOM: FIDELITY.md round 58); with -repeats also the repeat recordings
 // (fixtures/kernels/repeats: the same workloads on the same two-vCPU
 // guests, booted again), a group of their own, followed by how well one
 // real recording of a workload meets the goals against another (the
@@ -116,6 +118,9 @@ func main() {
 		groupArgs["6.18"] = append(groupArgs["6.18"], "--policy", *policy618)
 	}
 	groupArgs["6.18 repeats"] = groupArgs["6.18"]
+	// Debian's 6.12.57 predates NI_RANDOM's backport (its debugfs
+	// features list has none).
+	groupArgs["6.12"] = []string{"--policy", "v6.12~33cf66d88306"}
 	for _, g := range []string{"6.1 committed", "6.1 shared", "6.1 2-vCPU", "6.1 repeats", "6.1 2-vCPU holdout", "6.1 8-vCPU holdout"} {
 		if *policy61 != "" {
 			groupArgs[g] = append(groupArgs[g], "--policy", *policy61)
@@ -152,6 +157,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "note: %s absent: the five shared 6.1 recordings are left out\n", *shared)
 	}
 	add("6.18", "fixtures/local-6.18/*.perf.data")
+	add("6.12", "fixtures/kernels/v6.12/*/r*/*.perf.data.gz")
 	if *repeats {
 		add("6.1 repeats", "fixtures/kernels/repeats/*/r*/*.perf.data.gz")
 		add("6.18 repeats", "fixtures/local-6.18/repeats/r*/*.perf.data")
@@ -631,8 +637,11 @@ func kernelOf(group string) string {
 func recordingName(path string) string {
 	dir := filepath.Dir(path)
 	work := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".gz"), ".perf.data")
-	if g := filepath.Base(filepath.Dir(filepath.Dir(dir))); g == "repeats" || g == "holdout" {
+	switch filepath.Base(filepath.Dir(filepath.Dir(dir))) {
+	case "repeats", "holdout":
 		return filepath.Base(filepath.Dir(dir)) + "/" + work + "@" + filepath.Base(dir)
+	case "v6.12": // another kernel on the same guest: a family of its own
+		return filepath.Base(filepath.Dir(dir)) + "-v6.12/" + work + "@" + filepath.Base(dir)
 	}
 	if filepath.Base(filepath.Dir(dir)) == "repeats" { // local-6.18/repeats/rN/
 		return filepath.Base(filepath.Dir(filepath.Dir(dir))) + "/" + work + "@" + filepath.Base(dir)
@@ -712,6 +721,8 @@ func printSpread(runs []*run) error {
 			kind = "the two-vCPU guests"
 		case "6.18":
 			kind = "this machine's 6.18"
+		case "6.12":
+			kind = "Debian's 6.12 (two vCPUs)"
 		case "6.1 2-vCPU holdout":
 			kind = "the holdout workloads, two vCPUs"
 		case "6.1 8-vCPU holdout":
