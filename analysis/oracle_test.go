@@ -233,7 +233,7 @@ func oracleCases(t *testing.T) []oracleCase {
 	// The repeat, holdout, system-call and Debian 6.12 recordings
 	// (fixtures/kernels/{repeats,holdout,syscalls,v6.12}/GUEST/rN/) carry
 	// perf sched latency's output only (their guest ran no full timehist).
-	// They are 116 more traces: -short (the race run) leaves them out.
+	// They are 134 more traces: -short (the race run) leaves them out.
 	var repeats []string
 	if !testing.Short() {
 		for _, set := range []string{"repeats", "holdout", "syscalls", "v6.12"} {

@@ -15,9 +15,9 @@
 // Groups: the 6.1 guests' recordings committed in fixtures/kernels, the
 // ones only in ../shared/fixtures/kernels (GPL-licensed or too large;
 // skipped with a note when ../shared is absent), this project's 6.18
-// machine (fixtures/local-6.18), and Debian's 6.12.57 on the two-vCPU
-// guest-P, booted three times (fixtures/kernels/v6.12, replayed under
-// v6.12 without NI_RANDOM: FIDELITY.md round 58); with -repeats also the repeat recordings
+// machine (fixtures/local-6.18), and Debian's 6.12.57 on the three
+// two-vCPU guests, each booted three times (fixtures/kernels/v6.12,
+// replayed under v6.12 without NI_RANDOM: FIDELITY.md round 58); with -repeats also the repeat recordings
 // (fixtures/kernels/repeats: the same workloads on the same two-vCPU
 // guests, booted again), a group of their own, followed by how well one
 // real recording of a workload meets the goals against another (the
