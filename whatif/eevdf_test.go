@@ -670,6 +670,20 @@ func TestRenicedSleeperLag(t *testing.T) {
 	}
 }
 
+// handSim is a replay whose run queues a test sets by hand (handSet): one
+// nice-0 task per name (20 ms of work, none run yet: the builder's start
+// CPU and running flag matter only to Run), the clock at t0.
+func handSim(t *testing.T, topo, policy string, names ...string) *Sim {
+	t.Helper()
+	b := newBuilder(t, topo)
+	for _, n := range names {
+		b.task(n, 120, 0, false, CauseStart, 20*ms)
+	}
+	s, _ := newSim(t, b.done(t), policyConfig(t, policy))
+	s.now = t0
+	return s
+}
+
 // handSet puts t on r by hand, started, at vruntime v with deadline dl:
 // running (curr, protected to dl), queued, or delayed (tsSleeping: blocked
 // while still in the tree, as delayed dequeue leaves it).
@@ -707,12 +721,7 @@ func TestPlaceRelDeadline(t *testing.T) {
 		policy   string
 		deadline int64
 	}{{"v6.10", 3700000}, {"v6.12", 2700000}, {"latest", 2700000}} {
-		b := newBuilder(t, "sockets=1,cores=2,threads=1")
-		b.task("a", 120, 0, true, CauseStart, 20*ms)
-		b.task("c", 120, 0, false, CauseStart, 20*ms)
-		b.task("d", 120, 1, true, CauseStart, 20*ms)
-		s, _ := newSim(t, b.done(t), policyConfig(t, c.policy))
-		s.now = t0
+		s := handSim(t, "sockets=1,cores=2,threads=1", c.policy, "a", "c", "d")
 		r0, r1 := s.cpus[0], s.cpus[1]
 		a, ct, d := s.tasks[0], s.tasks[1], s.tasks[2]
 		handSet(s, r0, a, 1*ms, 1500000, tsRunning)
@@ -792,10 +801,7 @@ func TestLagClamp(t *testing.T) {
 		policy string
 		vlag   int64
 	}{{"v6.12", 4 * ms}, {"latest", 4700000}} {
-		b := newBuilder(t, "sockets=1,cores=1,threads=1")
-		b.task("a", 120, 0, true, CauseStart, 20*ms)
-		b.task("t", 120, 0, false, CauseStart, 20*ms)
-		s, _ := newSim(t, b.done(t), policyConfig(t, c.policy))
+		s := handSim(t, "sockets=1,cores=1,threads=1", c.policy, "a", "t")
 		r, a, q := s.cpus[0], s.tasks[0], s.tasks[1]
 		a.vruntime, a.deadline, a.state = 10*ms, 10700000, tsRunning
 		q.vruntime, q.deadline, q.state = 0, 700000, tsQueued
@@ -826,11 +832,7 @@ func TestDelayedTaskMove(t *testing.T) {
 		typ        MigrationType
 		canMigrate bool
 	}{{"v6.12", MigrateTask, true}, {"v6.12", MigrateLoad, true}, {"latest", MigrateTask, false}, {"latest", MigrateUtil, false}, {"latest", MigrateLoad, true}} {
-		b := newBuilder(t, "sockets=1,cores=2,threads=1")
-		b.task("a", 120, 0, true, CauseStart, 20*ms)
-		b.task("d", 120, 0, false, CauseStart, 20*ms)
-		b.task("c", 120, 1, true, CauseStart, 20*ms)
-		s, _ := newSim(t, b.done(t), policyConfig(t, c.policy))
+		s := handSim(t, "sockets=1,cores=2,threads=1", c.policy, "a", "d", "c")
 		s.now = t0 + 10*ms
 		r0, r1 := s.cpus[0], s.cpus[1]
 		a, d, ct := s.tasks[0], s.tasks[1], s.tasks[2]
@@ -925,12 +927,7 @@ func TestRequeueDelayedReschedRule(t *testing.T) {
 		policy string
 		runs   string
 	}{{"v6.12", "a"}, {"latest", "q"}} {
-		b := newBuilder(t, "sockets=1,cores=1,threads=1")
-		b.task("a", 120, 0, true, CauseStart, 20*ms)
-		b.task("q", 120, 0, false, CauseStart, 20*ms)
-		b.task("d", 120, 0, false, CauseStart, 20*ms)
-		s, _ := newSim(t, b.done(t), policyConfig(t, c.policy))
-		s.now = t0
+		s := handSim(t, "sockets=1,cores=1,threads=1", c.policy, "a", "q", "d")
 		r, a, q, d := s.cpus[0], s.tasks[0], s.tasks[1], s.tasks[2]
 		handSet(s, r, a, 1*ms, 1500000, tsRunning)
 		a.vprot = 800000
@@ -1025,15 +1022,11 @@ func TestBalancerDequeueResched(t *testing.T) {
 	}
 	for _, policy := range []string{"v6.6", "v6.12", "latest"} {
 		for _, c := range cases {
-			b := newBuilder(t, "sockets=1,cores=2,threads=1")
-			b.task("a", 120, 0, true, CauseStart, 20*ms)
-			b.task("q", 120, 0, false, CauseStart, 20*ms)
-			b.task("d", 120, 1, true, CauseStart, 20*ms)
+			names := []string{"a", "q", "d"}
 			for range c.pull {
-				b.task("c", 120, 0, false, CauseStart, 20*ms)
+				names = append(names, "c")
 			}
-			s, _ := newSim(t, b.done(t), policyConfig(t, policy))
-			s.now = t0
+			s := handSim(t, "sockets=1,cores=2,threads=1", policy, names...)
 			r0, r1 := s.cpus[0], s.cpus[1]
 			a, q, d := s.tasks[0], s.tasks[1], s.tasks[2]
 			handSet(s, r0, a, 1*ms, c.dl, tsRunning)
@@ -1138,12 +1131,7 @@ func TestPickAtSwitchSeesPrevAsCurr(t *testing.T) {
 		{"protected", 1900000, 1900000, "a", []string{"v6.6", "v6.12", "latest"}},
 	} {
 		for _, policy := range c.policies {
-			b := newBuilder(t, "sockets=1,cores=1,threads=1")
-			b.task("a", 120, 0, true, CauseStart, 20*ms)
-			b.task("q", 120, 0, false, CauseStart, 20*ms)
-			b.task("x", 120, 0, false, CauseStart, 20*ms)
-			s, _ := newSim(t, b.done(t), policyConfig(t, policy))
-			s.now = t0
+			s := handSim(t, "sockets=1,cores=1,threads=1", policy, "a", "q", "x")
 			r, a, q, x := s.cpus[0], s.tasks[0], s.tasks[1], s.tasks[2]
 			handSet(s, r, a, 1*ms, c.dl, tsRunning)
 			a.vprot = c.vprot
@@ -1167,12 +1155,7 @@ func TestPickAtSwitchSeesPrevAsCurr(t *testing.T) {
 // the smaller vruntime here).
 func TestDeadlineTieInsertionOrder(t *testing.T) {
 	for _, c := range []struct{ policy, pick string }{{"v6.6", "q2"}, {"v6.10", "q1"}, {"v6.12", "q1"}, {"latest", "q1"}} {
-		b := newBuilder(t, "sockets=1,cores=1,threads=1")
-		b.task("a", 120, 0, true, CauseStart, 20*ms)
-		b.task("q1", 120, 0, false, CauseStart, 20*ms)
-		b.task("q2", 120, 0, false, CauseStart, 20*ms)
-		s, _ := newSim(t, b.done(t), policyConfig(t, c.policy))
-		s.now = t0
+		s := handSim(t, "sockets=1,cores=1,threads=1", c.policy, "a", "q1", "q2")
 		r, a, q1, q2 := s.cpus[0], s.tasks[0], s.tasks[1], s.tasks[2]
 		handSet(s, r, a, 2*ms, 2700000, tsRunning)
 		handSet(s, r, q1, 1200000, 1900000, tsQueued)
