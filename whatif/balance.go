@@ -690,11 +690,7 @@ func (s *Sim) lbResched(src, dst *rq) {
 // detach_task + attach_task, with PELT detached/attached at once and
 // vruntime re-based.
 func (s *Sim) migrateQueued(p *simTask, src, dst *rq, source int) {
-	resched := s.detachQueued(p, src, dst, source)
-	s.attachQueued(p, dst)
-	if resched {
-		s.lbResched(src, dst)
-	}
+	s.moveTasks([]*simTask{p}, src, dst, source)
 }
 
 // detachQueued is detach_task(): p leaves src (dequeued, its vruntime
