@@ -223,6 +223,17 @@ func TestWorkloadRoundTrip(t *testing.T) {
 	if raced == 0 {
 		t.Errorf("%s: no raced wakeup (Edge.Raced) read back", f)
 	}
+	tickSoft := 0
+	for _, tk := range w2.Tasks {
+		for _, a := range tk.Activations {
+			if a.TickSoftIRQ {
+				tickSoft++
+			}
+		}
+	}
+	if tickSoft == 0 {
+		t.Errorf("%s: no tick-softirq arrival (Activation.TickSoftIRQ) read back", f)
+	}
 	if w.NewidleChances == 0 {
 		t.Errorf("%s: no newidle chances counted", f)
 	}

@@ -70,6 +70,10 @@ type rq struct {
 	// __schedule() clears it (clearResched), not the running task
 	// reaching a milestone. reschedGen tells a stale evResched apart.
 	reschedPending bool
+	// tickSoftirq: the tick boundaries whose softirq will wake a
+	// tick-softirq arrival on this CPU, with the last such waking's time
+	// (Sim.holdTick): that tick's reschedule waits for it.
+	tickSoftirq []tickSoftirq
 	// reschedOwn: the pending reschedule was raised by curr itself (a
 	// wakeup it issued on this CPU, in a system call whose return to
 	// user space switches).
@@ -1122,6 +1126,7 @@ func (s *Sim) tick(r *rq) {
 			return
 		}
 	}
+	softirqEnd := s.tickSoftirqEnd(r)
 	r.tickArmed = false
 	if !r.tickOn && !s.cfg.NoNOHZ {
 		return
@@ -1137,11 +1142,13 @@ func (s *Sim) tick(r *rq) {
 				// (nr_queued counts delayed tasks too). A reschedule whose
 				// pick is curr again changes nothing (no set_next_entity,
 				// so no new protection): only one that switches is made.
-				if s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed) && s.eevdfPick(r) != r.curr {
-					s.tickResched(r)
+				// A wakee of the tick's softirq may yet change the pick
+				// (softirqEnd).
+				if s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed) && (softirqEnd > s.now || s.eevdfPick(r) != r.curr) {
+					s.tickResched(r, softirqEnd)
 				}
 			} else if r.nrCFS > 1 {
-				s.checkPreemptTick(r)
+				s.checkPreemptTick(r, softirqEnd)
 			}
 		}
 	} else {
@@ -1159,7 +1166,7 @@ func (s *Sim) tick(r *rq) {
 
 // checkPreemptTick is check_preempt_tick(): the slice is used up, or the
 // task leads the leftmost by more than a slice after min_granularity.
-func (s *Sim) checkPreemptTick(r *rq) {
+func (s *Sim) checkPreemptTick(r *rq, softirqEnd int64) {
 	curr := r.curr
 	ideal := s.schedSlice(r, curr, true)
 	ran := curr.sumExec - curr.prevSumExec
@@ -1173,7 +1180,7 @@ func (s *Sim) checkPreemptTick(r *rq) {
 		if r.last == curr {
 			r.last = nil
 		}
-		s.tickResched(r)
+		s.tickResched(r, softirqEnd)
 		return
 	}
 	if ran < s.minGranNS || len(r.tree) == 0 {
@@ -1181,7 +1188,7 @@ func (s *Sim) checkPreemptTick(r *rq) {
 	}
 	d := curr.vruntime - r.tree[0].vruntime
 	if d > ideal {
-		s.tickResched(r)
+		s.tickResched(r, softirqEnd)
 	}
 }
 
@@ -1191,6 +1198,67 @@ func (s *Sim) checkPreemptTick(r *rq) {
 // hackbench's parent waking its 80 children through one pipe write) is
 // the stretch's end (preemptionPoint), not the tick. The replay had
 // switched at the tick, cutting such a loop in two.
-func (s *Sim) tickResched(r *rq) {
-	s.reschedAtPoint(r, s.preemptionPoint(r, s.now), false)
+//
+// A tick whose softirq wakes a tick-softirq arrival on this CPU (softirqEnd
+// after now: the last such waking) switches when the interrupt returns,
+// after that softirq: the wakee is queued before the pick, which may
+// choose it, and the switch comes a delay after its waking drawn as for
+// a wakeup preemption raised on this CPU (reschedDelays).
+func (s *Sim) tickResched(r *rq, softirqEnd int64) {
+	at := s.now
+	if softirqEnd > s.now {
+		at = softirqEnd
+		if pool := s.reschedDelays(true); s.cfg.IdleWake && len(pool) > 0 {
+			at += pool[s.rand()%uint64(len(pool))]
+		}
+	}
+	s.reschedAtPoint(r, s.preemptionPoint(r, at), false)
+}
+
+// tickSoftirq is a tick boundary whose softirq wakes a tick-softirq
+// arrival, and when the last of its wakings on the CPU fires.
+type tickSoftirq struct{ boundary, end int64 }
+
+// holdTick notes that the tick at boundary on t's CPU (where its timer
+// fires: the CPU it sleeps on) wakes t from its softirq at `at`.
+// Boundaries already past (an idle CPU takes no tick to forget them) are
+// dropped here.
+func (s *Sim) holdTick(t *simTask, boundary, at int64) {
+	r := s.cpus[t.cpu]
+	keep := r.tickSoftirq[:0]
+	for _, p := range r.tickSoftirq {
+		if p.boundary == boundary {
+			p.end = max(p.end, at)
+			boundary = -1
+		}
+		if p.boundary >= s.now-s.tickNS {
+			keep = append(keep, p)
+		}
+	}
+	r.tickSoftirq = keep
+	if boundary >= 0 {
+		r.tickSoftirq = append(r.tickSoftirq, tickSoftirq{boundary, at})
+	}
+}
+
+// tickSoftirqEnd is, at r's tick, when the last waking of its softirq
+// fires (0: none), forgetting this boundary and any before it. A tick
+// the host made late finds its softirq's wakings already fired.
+func (s *Sim) tickSoftirqEnd(r *rq) int64 {
+	if len(r.tickSoftirq) == 0 {
+		return 0
+	}
+	b := s.tickPhase + s.jiffies()*s.tickNS
+	end := int64(0)
+	keep := r.tickSoftirq[:0]
+	for _, p := range r.tickSoftirq {
+		switch {
+		case p.boundary > b:
+			keep = append(keep, p)
+		case p.boundary == b:
+			end = p.end
+		}
+	}
+	r.tickSoftirq = keep
+	return end
 }

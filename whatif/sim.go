@@ -93,6 +93,11 @@ type Config struct {
 	// replier's CPU is not held for a block (await.go). Off by default:
 	// measured, it did not pass the fidelity gate (FIDELITY.md, round 35).
 	ReplyAwaits bool
+	// TickSoftIRQ: an arrival the tick's softirq woke in the trace
+	// (Activation.TickSoftIRQ) fires on the tick grid and that tick's
+	// switch waits for it (onTickGrid, holdTick). Off by default:
+	// measured, it met fewer goals (FIDELITY.md, round 59).
+	TickSoftIRQ bool
 	// SkipWakeOverhead: an activation a task continues into without
 	// blocking (its wakeup came first) starts past the task's wake
 	// overhead, the block and wakeup its recorded demand includes
@@ -753,6 +758,37 @@ func (s *Sim) jiffies() int64 { return floorDiv(s.now-s.tickPhase, s.tickNS) }
 // nextJiffy is the first jiffy boundary after now.
 func (s *Sim) nextJiffy() int64 { return s.tickPhase + (s.jiffies()+1)*s.tickNS }
 
+// onTickGrid is the tick whose softirq wakes a tick-softirq arrival
+// (Activation.TickSoftIRQ) if its task blocks now. A timer-wheel timer
+// expires at a jiffy, counted from when it was armed (schedule_timeout, a
+// workqueue's delayed work, RCU's grace-period waits), and its callback
+// runs in the softirq as the tick's interrupt returns: after the tick's
+// update_curr, before the switch the tick may have asked for
+// (tickResched). The replay keeps the count: as many tick boundaries
+// after the block as the trace's waking came after its block (the
+// waking's own tick taken as the boundary nearest it: a late tick on a
+// vCPU the host descheduled counts as its boundary). The waking itself
+// comes the recorded time after that tick (the tick's own work), and the
+// tick's switch waits for it (holdTick): so a waking that finds the
+// running task's slice just renewed is picked at that switch, as in the
+// trace. Taken as a plain sleep after a block elsewhere in the tick it
+// would land off the grid, after the switch, and wait a tick for EEVDF's
+// protected run. With no boundary since the block (ok false) the sleep
+// is kept.
+func (s *Sim) onTickGrid(a *Activation) (boundary int64, ok bool) {
+	block := a.ReleaseNS - a.SleepNS
+	ticks := floorDiv(s.nearestTick(a.ReleaseNS)-s.tickPhase, s.tickNS) - floorDiv(block-s.tickPhase, s.tickNS)
+	if ticks <= 0 {
+		return 0, false
+	}
+	return s.tickPhase + (s.jiffies()+ticks)*s.tickNS, true
+}
+
+// nearestTick is the tick boundary nearest t.
+func (s *Sim) nearestTick(t int64) int64 {
+	return s.tickPhase + floorDiv(t-s.tickPhase+s.tickNS/2, s.tickNS)*s.tickNS
+}
+
 // msecsToJiffies rounds up, as the kernel's does.
 func (s *Sim) msecsToJiffies(ms int64) int64 {
 	return (ms*int64(s.cfg.HZ) + 999) / 1000
@@ -784,7 +820,7 @@ func (s *Sim) Run() (*Stats, error) {
 				s.switchTo(r, t, "")
 			}
 		case CauseArrival:
-			s.push(event{t: a0.ReleaseNS, kind: evArrival, a: t.id, b: 0})
+			s.scheduleArrival(t, 0)
 		}
 	}
 	if s.cfg.ExitDeadlines {
@@ -1271,8 +1307,17 @@ func (s *Sim) isReply(t, waker *simTask) bool {
 func (s *Sim) scheduleArrival(t *simTask, k int32) {
 	a := &t.w.Activations[k]
 	at := s.now + a.SleepNS
-	if s.cfg.Arrivals == ArrivalsAbsolute || a.SleepNS <= 0 && k == 0 {
+	switch {
+	case s.cfg.Arrivals == ArrivalsAbsolute || k == 0:
 		at = a.ReleaseNS
+		if a.TickSoftIRQ && s.cfg.TickSoftIRQ {
+			s.holdTick(t, s.nearestTick(a.ReleaseNS), at)
+		}
+	case a.TickSoftIRQ && s.cfg.TickSoftIRQ:
+		if b, ok := s.onTickGrid(a); ok {
+			at = b + max(a.ReleaseNS-s.nearestTick(a.ReleaseNS), 0)
+			s.holdTick(t, b, at)
+		}
 	}
 	if at < s.now {
 		at = s.now
@@ -1508,7 +1553,7 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 		// A reschedule whose pick is the parent again switches nothing;
 		// an RT child on this CPU is picked before it.
 		if dst == r && child.rt || s.eevdfPick(r) != parent {
-			s.tickResched(r)
+			s.tickResched(r, 0)
 		}
 		if dst == r {
 			// check_preempt_wakeup returns on need_resched.

@@ -171,6 +171,14 @@ type Activation struct {
 	OwnPrio bool
 	Cause   Cause
 	End     End
+	// TickSoftIRQ: an arrival woken by the tick's softirq: its waking ran
+	// in softirq context (the trace's common_flags) shortly after a tick
+	// (tickSoftIRQ). That is a timer-wheel expiry: such timers count
+	// jiffies, and their softirq runs as the tick's interrupt returns,
+	// before the reschedule the tick may have asked for, so the replay
+	// fires them within its own tick (Sim.onTickGrid), not a sleep's
+	// length after the block.
+	TickSoftIRQ bool
 	// ReleaseNS is when it became runnable in the trace (the wakeup, the
 	// fork, or the trace start).
 	ReleaseNS int64
@@ -474,6 +482,9 @@ type extractor struct {
 	// task's TIF_NEED_RESCHED set (-1: none).
 	ticks   [][]int64
 	firstNR []int64
+	// softWakes are the arrivals woken in softirq context, classified
+	// once the tick grid is known (tickSoftIRQ).
+	softWakes []softWake
 	// wokeOn per CPU: the task its last sched_waking woke (0 after a
 	// switch there): a sched_migrate_task of it that follows on the same
 	// CPU is that wakeup's placement (sched_waking's target_cpu is the
@@ -1088,6 +1099,46 @@ func (x *extractor) busyCPUs() int32 {
 	return n
 }
 
+// softWake is an arrival whose waking ran in softirq context: task
+// (extractor index), activation, the waking's time, and the time since
+// the waking CPU's last tick record (-1: its CPU was idle; noTickSince:
+// busy, with no tick record since its last switch).
+type softWake struct {
+	task, act     int32
+	at, sinceTick int64
+}
+
+// noTickSince marks a softirq waking on a busy CPU that has recorded no
+// tick since its last switch: not the tick's softirq (ksoftirqd's, or an
+// interrupt's right after a switch).
+const noTickSince = -2
+
+// tickSoftIRQ marks the softirq arrivals that the tick's softirq ran
+// (Activation.TickSoftIRQ): on a busy CPU, within a quarter tick of that
+// CPU's tick record, which dates the tick as the CPU took it (a vCPU's
+// tick can be late: on the eight-vCPU guests their softirq wakings sit
+// 0.1-0.3 or 0.7-0.8 ms after the grid); on an idle CPU (no tick
+// record: the timer's interrupt woke it), within a quarter tick after
+// the grid (phase; -1: unknown, none marked). A softirq waking elsewhere
+// in the tick is another softirq (a device's), and one on a busy CPU
+// with no tick record since its switch (run from ksoftirqd, after the
+// tick's reschedule): both keep their sleep. The window is a guess wide enough for what the
+// recordings show (15-65 µs after the tick on this machine's kernel,
+// 50-550 µs in the TCG guests).
+func (x *extractor) tickSoftIRQ(keep []int32, phase int64) {
+	const tickNS = 4000000 // HZ 250, as the host-stall finder
+	window := int64(tickNS / 4)
+	for _, sw := range x.softWakes {
+		ok := sw.sinceTick >= 0 && sw.sinceTick < window
+		if sw.sinceTick == -1 && phase >= 0 {
+			ok = ((sw.at-phase)%tickNS+tickNS)%tickNS < window
+		}
+		if ti := keep[sw.task]; ok && ti >= 0 {
+			x.w.Tasks[ti].Activations[sw.act].TickSoftIRQ = true
+		}
+	}
+}
+
 // reschedByWakeup: the task running on c since its last switch had
 // TIF_NEED_RESCHED set, as the trace's flags show, after the wakeup at
 // `at` and before any tick since: so a wakeup set it, not a slice expiry.
@@ -1293,6 +1344,16 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 			cause = CauseArrival
 		}
 		x.newAct(t, cause, now)
+		if cause == CauseArrival && e.Int(timeline.CommonFlags)&(flagHardIRQ|flagSoftIRQ|flagNMI) == flagSoftIRQ {
+			since := int64(-1) // idle: the timer's interrupt woke the CPU
+			if x.cur[c] != 0 {
+				since = noTickSince // ksoftirqd, or a task that has taken no tick
+				if n := len(x.ticks[c]); n > 0 {
+					since = now - x.ticks[c][n-1]
+				}
+			}
+			x.softWakes = append(x.softWakes, softWake{t.idx, int32(len(x.w.Tasks[t.idx].Activations) - 1), now, since})
+		}
 		t.state = stRunnable
 		t.qcpu = target
 		x.runnable[wakee] = t
@@ -1446,6 +1507,7 @@ func (x *extractor) finish() {
 	// one overlapping the one before (the same) starts at its end.
 	stalls := x.hostStalls.resolve(keep)
 	w.TickPhaseNS = max(x.hostStalls.global, 0)
+	x.tickSoftIRQ(keep, x.hostStalls.global)
 	w.HostStalls = stalls[:0]
 	for _, h := range stalls {
 		if n := len(w.HostStalls); n > 0 {

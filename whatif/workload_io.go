@@ -45,11 +45,12 @@ var wlCols = []struct {
 	{"stall_ns", false},
 	{"awaits", false},
 	{"raced", false},
+	{"tick_softirq", false},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -197,6 +198,9 @@ func SaveWorkload(path string, w *Workload) (err error) {
 				"release_ns": a.ReleaseNS, "sleep_ns": a.SleepNS, "end": a.End.String(), "end_state": a.EndState, "cpu": a.CPU}
 			if a.OwnPrio {
 				r["prio"] = a.Prio
+			}
+			if a.TickSoftIRQ {
+				r["tick_softirq"] = true
 			}
 			add(r)
 		}
@@ -428,7 +432,7 @@ func LoadWorkload(path string) (w *Workload, err error) {
 				}
 				w.Tasks[ti].Activations = append(w.Tasks[ti].Activations, Activation{DemandNS: num(cDemand, i), Cause: c,
 					ReleaseNS: num(cRelease, i), SleepNS: num(cSleep, i), End: e, EndState: str(cEndState, i), CPU: int32(num(cCPU, i)),
-					Prio: int32(num(cPrio, i)), OwnPrio: set(cPrio, i)})
+					Prio: int32(num(cPrio, i)), OwnPrio: set(cPrio, i), TickSoftIRQ: num(cTickSoftIRQ, i) != 0})
 			case "edge":
 				k := EdgeWake
 				switch str(cKind, i) {

@@ -87,7 +87,11 @@ func encAct(dst []byte, v *streamAct) []byte {
 	dst = binary.AppendVarint(dst, int64(v.key.task))
 	dst = binary.AppendVarint(dst, int64(v.key.act))
 	dst = binary.AppendVarint(dst, a.DemandNS)
-	dst = append(dst, byte(a.Cause), byte(a.End))
+	var soft byte
+	if a.TickSoftIRQ {
+		soft = 1
+	}
+	dst = append(dst, byte(a.Cause), byte(a.End), soft)
 	dst = binary.AppendVarint(dst, a.ReleaseNS)
 	dst = binary.AppendVarint(dst, a.SleepNS)
 	dst = binary.AppendVarint(dst, int64(a.CPU))
@@ -127,11 +131,11 @@ func decAct(r *bufio.Reader, v *streamAct) error {
 	if err := varints(r, &task, &act, &a.DemandNS); err != nil {
 		return err
 	}
-	var ce [2]byte
+	var ce [3]byte
 	if _, err := io.ReadFull(r, ce[:]); err != nil {
 		return err
 	}
-	a.Cause, a.End = Cause(ce[0]), End(ce[1])
+	a.Cause, a.End, a.TickSoftIRQ = Cause(ce[0]), End(ce[1]), ce[2] != 0
 	if err := varints(r, &a.ReleaseNS, &a.SleepNS, &cpu, &prio); err != nil {
 		return err
 	}
@@ -411,6 +415,9 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		if a.OwnPrio {
 			row.num(cPrio, int64(a.Prio))
 		}
+		if a.TickSoftIRQ {
+			row.flag(cTickSoftIRQ, true)
+		}
 		cols.add(&row)
 	}
 	for ; nextTask < nt; nextTask++ {
@@ -549,6 +556,7 @@ var (
 	cStallNS      = wlColIndex("stall_ns")
 	cAwaits       = wlColIndex("awaits")
 	cRaced        = wlColIndex("raced")
+	cTickSoftIRQ  = wlColIndex("tick_softirq")
 )
 
 func wlColIndex(name string) int {

@@ -59,7 +59,7 @@ func tinyWorkload() *Workload {
 	w.Tasks = []Task{
 		{TID: 1, PID: 1, Comm: "a", Prio: 120, Pinned: -1, StartRunning: true, Activations: []Activation{
 			{DemandNS: 100, Cause: CauseStart, End: EndSleep, EndState: "S", CPU: 0},
-			{DemandNS: 50, Cause: CauseArrival, ReleaseNS: 300, SleepNS: 195, End: EndExit, EndState: "X", CPU: 1, Prio: 0, OwnPrio: true}}},
+			{DemandNS: 50, Cause: CauseArrival, ReleaseNS: 300, SleepNS: 195, End: EndExit, EndState: "X", CPU: 1, Prio: 0, OwnPrio: true, TickSoftIRQ: true}}},
 		{TID: 2, PID: 1, Comm: "kworker/1:0", Prio: 120, Pinned: 1, Forked: true, Activations: []Activation{
 			{DemandNS: 10, Cause: CauseFork, ReleaseNS: 40, End: EndSleep, EndState: "D", CPU: -1},
 			{DemandNS: 10, Cause: CauseWake, ReleaseNS: 320, SleepNS: 270, End: EndTraceEnd, CPU: -1}}},
