@@ -72,7 +72,8 @@ func fuzzEvents(data []byte) []timeline.Event {
 // workload as extracted (nothing stranded: its awaits follow the trace's
 // order) and with every causal wakeup marked Awaits (the await and reply
 // machinery on every exchange; such marks can wait in a circle, which
-// releaseStranded breaks, and the invariants still hold).
+// releaseStranded breaks, and the invariants still hold); and with
+// TickSoftIRQ, every arrival marked as the tick's softirq's.
 func FuzzExtractReplay(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 4, 0, 0, 0, 1, 8, 1, 0, 1, 2, 16, 0, 1, 0, 3, 8, 0, 0, 1, 2, 9, 0, 1, 0, 2, 4})
 	f.Add([]byte{0, 0, 0, 1, 4, 0, 1, 0, 2, 4, 1, 1, 2, 1, 8, 1, 0, 1, 3, 12, 1, 0, 1, 4, 4, 0, 0, 1, 4, 5, 0, 0, 4, 0, 9})
@@ -99,6 +100,26 @@ func FuzzExtractReplay(f *testing.F) {
 				if _, err := Replay(w, cfg, newChecker(t)); err != nil && isEngineFault(err) {
 					t.Fatalf("%s %+v: %v\nevents: %v", pol, v, err, describeEvents(evs))
 				}
+			}
+		}
+		// tick_softirq=on, with every arrival marked as the tick's
+		// softirq's (held ticks, grid counts on any sleep).
+		soft := *w
+		soft.Tasks = slices.Clone(w.Tasks)
+		for i := range soft.Tasks {
+			acts := slices.Clone(soft.Tasks[i].Activations)
+			for k := range acts {
+				acts[k].TickSoftIRQ = acts[k].Cause == CauseArrival
+			}
+			soft.Tasks[i].Activations = acts
+		}
+		for _, pol := range []string{"v6.1", "latest"} {
+			p, _ := LookupPolicy(pol)
+			cfg := DefaultConfig(p)
+			cfg.Topology, cfg.TickSoftIRQ = topo, true
+			cfg.MaxEvents = 1 << 20
+			if _, err := Replay(&soft, cfg, newChecker(t)); err != nil && isEngineFault(err) {
+				t.Fatalf("%s, tick softirq: %v\nevents: %v", pol, err, describeEvents(evs))
 			}
 		}
 		all := *w
