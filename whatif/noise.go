@@ -401,7 +401,7 @@ func (s *Sim) reschedDelays(local bool) []int64 {
 }
 
 // initPreemptPools derives, once, the pools reschedDelays and reschedRT
-// draw from. The remote one is the trace's remote delays without those
+// draw from (and, with Config.TickSoftIRQ, tickResched's softirqPool). The remote one is the trace's remote delays without those
 // longer than the stall tolerance when stalls are modelled (those waited
 // for a descheduled vCPU: the replay adds the host stalls of the running
 // task's demand itself, hostStallEnd). A remote pool of
@@ -430,6 +430,25 @@ func (s *Sim) initPreemptPools() {
 		rt = nil
 	}
 	s.rtPool = rt
+	if s.cfg.TickSoftIRQ {
+		s.softirqPool = softirqSwitchDelays(s.w.PreemptWakeLocalNS, s.tickNS)
+	}
+}
+
+// softirqSwitchDelays are the delays a held tick's switch comes after its
+// softirq's last waking (Sim.tickResched): of the trace's wakeup
+// preemptions raised on the preempted CPU itself (local), those that
+// switched within a quarter tick of the waking (the interrupt's return).
+// The rest waited for a later tick (3.6 ms and more: a quarter of
+// guest-N r1's 6.12 schbench pool), which a tick's own switch does not.
+func softirqSwitchDelays(local []int64, tickNS int64) []int64 {
+	var out []int64
+	for _, d := range local {
+		if d < tickNS/4 {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // belowStallTolerance is how many of the sorted delays are within the

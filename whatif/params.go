@@ -96,6 +96,15 @@ func (s Setting) Apply(cfg *Config) error {
 		}
 		return n, nil
 	}
+	// onOff sets a model option from "on" or "off".
+	onOff := func(dst *bool) error {
+		switch s.Value {
+		case "on", "off":
+			*dst = s.Value == "on"
+			return nil
+		}
+		return bad("on or off")
+	}
 	key, level, hasLevel := strings.Cut(s.Key, ".")
 	if hasLevel && key != "imbalance_pct" && key != "busy_factor" {
 		return fmt.Errorf("%s: unknown key %q; keys: %s", s, s.Key, ParamUsage())
@@ -164,23 +173,9 @@ func (s Setting) Apply(cfg *Config) error {
 			cfg.NIRatio = n + 1
 		}
 	case "reply_awaits":
-		switch s.Value {
-		case "on":
-			cfg.ReplyAwaits = true
-		case "off":
-			cfg.ReplyAwaits = false
-		default:
-			return bad("on or off")
-		}
+		return onOff(&cfg.ReplyAwaits)
 	case "tick_softirq":
-		switch s.Value {
-		case "on":
-			cfg.TickSoftIRQ = true
-		case "off":
-			cfg.TickSoftIRQ = false
-		default:
-			return bad("on or off")
-		}
+		return onOff(&cfg.TickSoftIRQ)
 	case "wake_overhead":
 		switch s.Value {
 		case "skip":

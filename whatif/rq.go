@@ -1203,34 +1203,16 @@ func (s *Sim) checkPreemptTick(r *rq, softirqEnd int64) {
 // after now: the last such waking) switches when the interrupt returns,
 // after that softirq: the wakee is queued before the pick, which may
 // choose it, and the switch comes a delay after its waking drawn from the
-// trace's own such delays (softirqSwitchDelays).
+// trace's own such delays (Sim.softirqPool).
 func (s *Sim) tickResched(r *rq, softirqEnd int64) {
 	at := s.now
 	if softirqEnd > s.now {
 		at = softirqEnd
-		if pool := s.softirqSwitchDelays(); s.cfg.IdleWake && len(pool) > 0 {
+		if pool := s.softirqPool; s.cfg.IdleWake && len(pool) > 0 {
 			at += pool[s.rand()%uint64(len(pool))]
 		}
 	}
 	s.reschedAtPoint(r, s.preemptionPoint(r, at), false)
-}
-
-// softirqSwitchDelays are the delays a held tick's switch comes after its
-// softirq's last waking: the trace's wakeup preemptions raised on the
-// preempted CPU itself that switched within a quarter tick of the waking
-// (the interrupt's return). The rest of that pool waited for a later
-// tick (3.6 ms and more: a quarter of guest-N r1's 6.12 schbench pool),
-// which a tick's own switch does not.
-func (s *Sim) softirqSwitchDelays() []int64 {
-	if s.softirqPool == nil {
-		s.softirqPool = []int64{}
-		for _, d := range s.w.PreemptWakeLocalNS {
-			if d < s.tickNS/4 {
-				s.softirqPool = append(s.softirqPool, d)
-			}
-		}
-	}
-	return s.softirqPool
 }
 
 // tickSoftirq is a tick boundary whose softirq wakes a tick-softirq

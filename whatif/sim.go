@@ -388,7 +388,7 @@ type Sim struct {
 	now              int64
 	tickNS           int64
 	tickPhase        int64
-	softirqPool      []int64 // softirqSwitchDelays, derived once
+	softirqPool      []int64 // softirqSwitchDelays, derived by initPreemptPools
 	rng              uint64
 	niRng            uint64 // NI_RANDOM's die: its own stream, so the other draws stay as they were
 	// remotePool, rtPool: the wakeup-preemption delay pools drawn from

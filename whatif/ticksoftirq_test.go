@@ -200,8 +200,7 @@ func TestTickSoftIRQPreemptsAtTheTick(t *testing.T) {
 // (HZ 250: 1 ms): guest-N r1's 6.12 schbench pool has a quarter at 3.6 ms
 // and more, wakees that waited for a later tick.
 func TestSoftirqSwitchDelays(t *testing.T) {
-	s := &Sim{w: &Workload{PreemptWakeLocalNS: []int64{70000, 3600000, 213000, 999999, 1000000, 3700000}}, tickNS: 4 * ms}
-	if got := fmt.Sprint(s.softirqSwitchDelays()); got != "[70000 213000 999999]" {
+	if got := fmt.Sprint(softirqSwitchDelays([]int64{70000, 3600000, 213000, 999999, 1000000, 3700000}, 4*ms)); got != "[70000 213000 999999]" {
 		t.Errorf("pool %s, want [70000 213000 999999]", got)
 	}
 }

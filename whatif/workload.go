@@ -175,9 +175,10 @@ type Activation struct {
 	// in softirq context (the trace's common_flags) shortly after a tick
 	// (tickSoftIRQ). That is a timer-wheel expiry: such timers count
 	// jiffies, and their softirq runs as the tick's interrupt returns,
-	// before the reschedule the tick may have asked for, so the replay
-	// fires them within its own tick (Sim.onTickGrid), not a sleep's
-	// length after the block.
+	// before the reschedule the tick may have asked for. With
+	// Config.TickSoftIRQ (off by default) the replay fires them on its
+	// own tick grid (Sim.onTickGrid), not a sleep's length after the
+	// block.
 	TickSoftIRQ bool
 	// ReleaseNS is when it became runnable in the trace (the wakeup, the
 	// fork, or the trace start).
@@ -1122,12 +1123,13 @@ const noTickSince = -2
 // the grid (phase; -1: unknown, none marked). A softirq waking elsewhere
 // in the tick is another softirq (a device's), and one on a busy CPU
 // with no tick record since its switch (run from ksoftirqd, after the
-// tick's reschedule): both keep their sleep. The window is a guess wide enough for what the
-// recordings show (15-65 µs after the tick on this machine's kernel,
-// 50-550 µs in the TCG guests).
+// tick's reschedule): both keep their sleep. The window is a guess wide
+// enough for what the recordings show (15-65 µs after the tick on this
+// machine's kernel, 50-550 µs in the TCG guests). The tick is the
+// host-stall finder's, which dates the grid.
 func (x *extractor) tickSoftIRQ(keep []int32, phase int64) {
-	const tickNS = 4000000 // HZ 250, as the host-stall finder
-	window := int64(tickNS / 4)
+	tickNS := x.hostStalls.tickNS
+	window := tickNS / 4
 	for _, sw := range x.softWakes {
 		ok := sw.sinceTick >= 0 && sw.sinceTick < window
 		if sw.sinceTick == -1 && phase >= 0 {
@@ -1298,7 +1300,8 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 		// switches show on c, e.g. a child waking its parent's wait().
 		wakerTID = max(x.cur[c], 0)
 	}
-	irq := e.Int(timeline.CommonFlags)&(flagHardIRQ|flagSoftIRQ|flagNMI) != 0
+	irqFlags := e.Int(timeline.CommonFlags) & (flagHardIRQ | flagSoftIRQ | flagNMI)
+	irq := irqFlags != 0
 	var waker *extTask
 	if wakerTID != 0 && !irq && wakerTID != wakee {
 		waker = x.byTID[wakerTID]
@@ -1344,7 +1347,7 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 			cause = CauseArrival
 		}
 		x.newAct(t, cause, now)
-		if cause == CauseArrival && e.Int(timeline.CommonFlags)&(flagHardIRQ|flagSoftIRQ|flagNMI) == flagSoftIRQ {
+		if cause == CauseArrival && irqFlags == flagSoftIRQ {
 			since := int64(-1) // idle: the timer's interrupt woke the CPU
 			if x.cur[c] != 0 {
 				since = noTickSince // ksoftirqd, or a task that has taken no tick
