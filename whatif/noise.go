@@ -401,11 +401,12 @@ func (s *Sim) reschedDelays(local bool) []int64 {
 }
 
 // initPreemptPools derives, once, the pools reschedDelays and reschedRT
-// draw from (and, with Config.TickSoftIRQ, tickResched's softirqPool). The remote one is the trace's remote delays without those
-// longer than the stall tolerance when stalls are modelled (those waited
-// for a descheduled vCPU: the replay adds the host stalls of the running
-// task's demand itself, hostStallEnd). A remote pool of
-// fewer than minSamples delays (stress-ng's timer wakeups: 2 on this
+// draw from (and, with Config.TickSoftIRQ, tickResched's softirqPool).
+// The remote one is the trace's remote delays without those longer than
+// the stall tolerance when stalls are modelled (those waited for a
+// descheduled vCPU: the replay adds the host stalls of the running
+// task's demand itself, hostStallEnd). A remote pool of fewer than
+// minSamples delays (stress-ng's timer wakeups: 2 on this
 // machine's 6.18 recording, 26 µs and 3.95 ms) says nothing of their
 // distribution; the draw then comes from every CFS wakeup preemption of
 // the trace, local and remote. The real-time pool is cut at the stall
