@@ -97,7 +97,7 @@ func (s *Sim) emitSwitch(r *rq, prev, next *simTask, prevState string) {
 		prevState = "R"
 	}
 	if prev != nil {
-		s.emitStatRuntime(r, prev)
+		s.emitStatRuntime(r, prev, 0)
 	}
 	e := s.newEvent(timeline.SchedSwitch, r.cpu, tidOf(prev))
 	e.SetStr(timeline.CommonComm, s.commOf(prev, r.cpu))
@@ -111,19 +111,22 @@ func (s *Sim) emitSwitch(r *rq, prev, next *simTask, prevState string) {
 	s.emit(e)
 }
 
-// emitStatRuntime writes the sched_stat_runtime of t's run slice that
-// ends now: the kernel emits it from update_curr, at every tick and at the
-// switch-out; one per slice carries the same total, which is what perf sched
-// latency's runtime column sums.
-func (s *Sim) emitStatRuntime(r *rq, t *simTask) {
+// emitStatRuntime writes the sched_stat_runtime of the time t ran since
+// its last one (or its switch-in), as the kernel's update_curr does;
+// flags is its common_flags (the tick's hard-IRQ context), 0 for none.
+func (s *Sim) emitStatRuntime(r *rq, t *simTask, flags int64) {
 	if t.rt && !s.knobs.StatRuntimeAllClasses && (!s.knobs.StatRuntimeRT || isStopper(t.w.Comm)) {
 		return
 	}
-	d := t.sumExec - t.sliceExec
+	d := t.sumExec - t.statExec
 	if d <= 0 {
 		return
 	}
+	t.statExec = t.sumExec
 	e := s.newEvent(timeline.SchedStatRuntime, r.cpu, tidOf(t))
+	if flags != 0 {
+		e.SetInt(timeline.CommonFlags, flags)
+	}
 	e.SetStr(timeline.CommonComm, t.w.Comm)
 	e.SetStr(timeline.Comm, t.w.Comm)
 	e.SetInt(timeline.PID, int64(t.w.TID))

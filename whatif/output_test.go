@@ -66,3 +66,39 @@ func TestStatRuntimeByKernel(t *testing.T) {
 		}
 	}
 }
+
+// Every update_curr writes its sched_stat_runtime, by hand: one CPU, HZ
+// 250 (ticks at t0 + 4k ms); a CFS hog runs 10 ms from t0, and a timer
+// wakes a second CFS task (1 ms of work) at 5.5 ms. The hog's tick at 4 ms
+// writes 4 ms in hard-IRQ context (flag 0x08, as the kernel's tick); the
+// wakee's enqueue charges the hog 1.5 ms, and the wakee preempts (the
+// hog's request, renewed at the tick, is used up); the wakee's switch-out
+// at 6.5 ms writes its 1 ms; the tick at 8 ms the hog's 1.5 ms since it
+// resumed; its exit at 11 ms the last 3 ms. The hog's four sum to its 10 ms.
+func TestStatRuntimeEveryUpdateCurr(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	hog := b.task("hog", 120, 0, true, CauseStart, 10*ms)
+	w := b.task("wakee", 120, 0, false, CauseArrival, ms)
+	b.w.Tasks[w].Activations[0].ReleaseNS = t0 + 5*ms + ms/2
+	sr := &statRuntimes{}
+	if _, err := Replay(b.done(t), policyConfig(t, "v6.12"), Tee{newChecker(t), sr}); err != nil {
+		t.Fatal(err)
+	}
+	hogTID, wTID := int64(b.w.Tasks[hog].TID), int64(b.w.Tasks[w].TID)
+	want := []struct{ at, pid, runtime, flags int64 }{
+		{4 * ms, hogTID, 4 * ms, flagHardIRQ},
+		{5*ms + ms/2, hogTID, ms + ms/2, 0},
+		{6*ms + ms/2, wTID, ms, 0},
+		{8 * ms, hogTID, ms + ms/2, flagHardIRQ},
+		{11 * ms, hogTID, 3 * ms, 0},
+	}
+	if len(sr.ev) != len(want) {
+		t.Fatalf("%d sched_stat_runtime events, want %d", len(sr.ev), len(want))
+	}
+	for i, e := range sr.ev {
+		got := struct{ at, pid, runtime, flags int64 }{e.Time - t0, e.Int(timeline.PID), e.Int(timeline.Runtime), e.Int(timeline.CommonFlags)}
+		if got != want[i] {
+			t.Errorf("runtime %d: at, pid, runtime, flags = %v, want %v", i, got, want[i])
+		}
+	}
+}

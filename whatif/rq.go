@@ -136,8 +136,24 @@ const (
 
 // updateCurr is update_curr(): charge the running task for the time since
 // it was last charged (sum_exec_runtime, vruntime, demand progress) and
-// advance min_vruntime.
-func (s *Sim) updateCurr(r *rq) { s.chargeCurr(r, true) }
+// advance min_vruntime. Like the kernel's it writes the sched_stat_runtime
+// of the time charged since the last one, so the output shows every update
+// (the tick's request renewals among them) where a trace would.
+func (s *Sim) updateCurr(r *rq) { s.updateCurrFlags(r, 0) }
+
+// tickUpdateCurr is the tick's update_curr: its sched_stat_runtime is
+// written in hard-IRQ context, as the kernel's is (workload extraction
+// reads ticks from that flag).
+func (s *Sim) tickUpdateCurr(r *rq) { s.updateCurrFlags(r, flagHardIRQ) }
+
+func (s *Sim) updateCurrFlags(r *rq, flags int64) {
+	s.chargeCurr(r, true)
+	// The real-time class's update_curr_rt runs at its own tick and
+	// switch-out, not at CFS's enqueues and wakeup checks.
+	if t := r.curr; t != nil && (!t.rt || flags != 0) {
+		s.emitStatRuntime(r, t, flags)
+	}
+}
 
 // chargeCurr charges the running task; kernel says the kernel runs
 // update_curr here too. Where only this engine charges (a task reaching a
@@ -716,8 +732,7 @@ func (s *Sim) schedule(r *rq, prevState string) {
 			// balancing, so a pull's sched_migrate_task follows it (as
 			// the trace's do: newidleTally tells them from placements
 			// by it).
-			s.emitStatRuntime(r, prev)
-			prev.sliceExec = prev.sumExec
+			s.emitStatRuntime(r, prev, 0)
 		}
 		s.updateRT(r)
 		r.curr = nil
@@ -796,7 +811,7 @@ func (s *Sim) switchTo(r *rq, t *simTask, prevState string) {
 	}
 	r.toHead(t)
 	t.execStart = s.now
-	t.sliceExec = t.sumExec
+	t.statExec = t.sumExec
 	t.ranOn = true
 	if wasIdle {
 		s.emitSwitch(r, nil, t, "")
@@ -1133,7 +1148,7 @@ func (s *Sim) tick(r *rq) {
 	}
 	idleAtTick := r.curr == nil && r.nrRunning() == 0
 	if r.curr != nil {
-		s.updateCurr(r)
+		s.tickUpdateCurr(r)
 		s.updateTaskLoad(r, r.curr)
 		s.updateRT(r) // task_tick_rt
 		if !r.curr.rt {

@@ -11,10 +11,13 @@ import (
 // checker is a Sink that verifies, on every replay, what must hold of any
 // schedule: time never goes backwards, and no CPU runs two tasks at once
 // (each sched_switch switches out the task the CPU was running, and no
-// task is switched in on two CPUs at the same time). A CFS task's
-// switch-out follows its sched_stat_runtime, which is the slice's length
-// (perf sched latency's runtime column sums them). It also records the
-// run slices and wakeups for the scenario assertions.
+// task is switched in on two CPUs at the same time). Every
+// sched_stat_runtime is of the CPU's running task and covers exactly the
+// time since its previous one or the switch-in (update_curr charges the
+// time since it last ran), and a CFS task's switch-out follows one, so
+// they sum to the slice's length (perf sched latency's runtime column
+// sums them). It also records the run slices and wakeups for the
+// scenario assertions.
 type checker struct {
 	t       testing.TB
 	last    int64
@@ -26,6 +29,7 @@ type checker struct {
 	migr    int
 	fails   int
 	stat    map[int64]timeline.Event // cpu -> its last sched_stat_runtime, until the switch
+	statSum map[int64]int64          // cpu -> the runtimes since the switch-in
 }
 
 type run struct {
@@ -34,7 +38,7 @@ type run struct {
 }
 
 func newChecker(t testing.TB) *checker {
-	return &checker{t: t, cur: map[int64]int64{}, on: map[int64]int64{}, since: map[int64]int64{}, stat: map[int64]timeline.Event{}, last: -1 << 62}
+	return &checker{t: t, cur: map[int64]int64{}, on: map[int64]int64{}, since: map[int64]int64{}, stat: map[int64]timeline.Event{}, statSum: map[int64]int64{}, last: -1 << 62}
 }
 
 func (c *checker) failf(format string, a ...any) {
@@ -58,10 +62,11 @@ func (c *checker) Emit(e *timeline.Event) error {
 		}
 		since, seen := c.since[cpu]
 		if st, ok := c.stat[cpu]; ok {
-			if st.Int(timeline.PID) != prev || st.Time != e.Time || (seen && st.Int(timeline.Runtime) != e.Time-since) {
-				c.failf("cpu %d: sched_stat_runtime of %d (%d ns at %d) before the switch-out of %d at %d after a slice from %d", cpu, st.Int(timeline.PID), st.Int(timeline.Runtime), st.Time, prev, e.Time, since)
+			if st.Int(timeline.PID) != prev || st.Time != e.Time || (seen && c.statSum[cpu] != e.Time-since) {
+				c.failf("cpu %d: sched_stat_runtimes of %d (%d ns to %d) before the switch-out of %d at %d after a slice from %d", cpu, st.Int(timeline.PID), c.statSum[cpu], st.Time, prev, e.Time, since)
 			}
 			delete(c.stat, cpu)
+			delete(c.statSum, cpu)
 		} else if prev != 0 && seen && e.Time > since && e.Int(timeline.PrevPrio) >= 100 {
 			c.failf("cpu %d: CFS task %d switched out at %d after a %d ns slice with no sched_stat_runtime", cpu, prev, e.Time, e.Time-since)
 		}
@@ -78,7 +83,18 @@ func (c *checker) Emit(e *timeline.Event) error {
 		c.cur[cpu] = next
 		c.since[cpu] = e.Time
 	case timeline.SchedStatRuntime:
-		c.stat[e.Int(timeline.CPU)] = *e
+		cpu := e.Int(timeline.CPU)
+		from, seen := c.since[cpu]
+		if st, ok := c.stat[cpu]; ok {
+			from = st.Time
+		}
+		// (seen: unit tests that make a task current by hand write no
+		// switch-in.)
+		if cur := c.cur[cpu]; seen && (cur != e.Int(timeline.PID) || e.Int(timeline.Runtime) != e.Time-from) {
+			c.failf("cpu %d: sched_stat_runtime of %d (%d ns at %d) while running %d, its last update at %d", cpu, e.Int(timeline.PID), e.Int(timeline.Runtime), e.Time, cur, from)
+		}
+		c.stat[cpu] = *e
+		c.statSum[cpu] += e.Int(timeline.Runtime)
 	case timeline.SchedWaking:
 		c.wakings = append(c.wakings, *e)
 	case timeline.SchedMigrateTask:

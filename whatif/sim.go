@@ -314,7 +314,7 @@ type simTask struct {
 	// nextStall: the first of the activation's HostStalls not yet passed
 	// (hostStallEnd).
 	nextStall int32
-	sliceExec int64 // sumExec at its last switch-in (sched_stat_runtime at the switch-out)
+	statExec  int64 // sumExec at its last sched_stat_runtime or switch-in
 	execStart int64 // last time it started running (task_hot); -1 after migration
 	avg       avg
 	// util_est (struct util_est): the EWMA of the task's util at its
