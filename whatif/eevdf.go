@@ -115,6 +115,15 @@ func (s *Sim) finishDelayed(r *rq, t *simTask) {
 // else it keeps its vruntime and deadline. Then wakeup_preempt.
 func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 	r := s.cpus[t.cpu]
+	src := wakerCPU
+	if waker == nil {
+		src = int(t.cpu)
+	}
+	// try_to_wake_up traces sched_waking before ttwu_runnable, so the
+	// waking comes before the sched_stat_runtime of the check below.
+	if !s.wakingShown {
+		s.emitWaking(t, waker, src, int(t.cpu))
+	}
 	// requeue_delayed_entity runs before any update_curr: the lag is
 	// taken with the running task as last charged.
 	s.eevdfUpdateLag(r, t)
@@ -134,13 +143,6 @@ func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 	t.utilEstEnq = t.utilEstOwn()
 	r.utilEst += t.utilEstEnq
 	s.updateTaskLoad(r, t)
-	src := wakerCPU
-	if waker == nil {
-		src = int(t.cpu)
-	}
-	if !s.wakingShown {
-		s.emitWaking(t, waker, src, int(t.cpu))
-	}
 	s.wakeupPreemptFrom(r, t, waker, wakerCPU, src)
 }
 

@@ -167,8 +167,8 @@ func (s *Sim) emitMigrate(t *simTask, from, to, cpu int) {
 	s.emit(e)
 }
 
-// emitFork writes sched_process_fork and sched_wakeup_new.
-func (s *Sim) emitFork(r *rq, parent, child *simTask, target int) {
+// emitFork writes sched_process_fork.
+func (s *Sim) emitFork(r *rq, parent, child *simTask) {
 	e := s.newEvent(timeline.SchedProcessFork, r.cpu, parent.w.TID)
 	e.SetStr(timeline.CommonComm, parent.w.Comm)
 	e.SetStr(timeline.ParentComm, parent.w.Comm)
@@ -176,7 +176,12 @@ func (s *Sim) emitFork(r *rq, parent, child *simTask, target int) {
 	e.SetStr(timeline.ChildComm, child.w.Comm)
 	e.SetInt(timeline.ChildPID, int64(child.w.TID))
 	s.emit(e)
-	e = s.newEvent(timeline.SchedWakeupNew, r.cpu, parent.w.TID)
+}
+
+// emitWakeupNew writes sched_wakeup_new, after the child's enqueue (and
+// its update_curr's sched_stat_runtime) as wake_up_new_task traces it.
+func (s *Sim) emitWakeupNew(r *rq, parent, child *simTask, target int) {
+	e := s.newEvent(timeline.SchedWakeupNew, r.cpu, parent.w.TID)
 	e.SetStr(timeline.CommonComm, parent.w.Comm)
 	e.SetStr(timeline.Comm, child.w.Comm)
 	e.SetInt(timeline.PID, int64(child.w.TID))

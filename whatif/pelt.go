@@ -188,6 +188,11 @@ var niceToWeight = [40]uint64{
 	36, 29, 23, 18, 15,
 }
 
+// WeightOfPrio is the load weight the model gives a task at kernel prio
+// prio (sched_prio_to_weight), for readers that redo the scheduler's
+// arithmetic on a timeline (scripts/eevdfshadow).
+func WeightOfPrio(prio int32) uint64 { return weightOfPrio(prio) }
+
 // weightOfPrio is the load weight of a task at kernel prio prio: its
 // nice value's, nice -20's for a real-time task (prio < 100), as the
 // model has always weighed them.

@@ -157,9 +157,12 @@ func (s *Sim) updateCurrFlags(r *rq, flags int64) {
 
 // chargeCurr charges the running task; kernel says the kernel runs
 // update_curr here too. Where only this engine charges (a task reaching a
-// milestone of its own), an EEVDF request used up is left for the
-// kernel's next update_curr to renew: the new deadline counts from the
-// vruntime the kernel would see then.
+// milestone of its own: its demand's progress, a wakeup it sends to
+// another CPU), the kernel's vruntime does not move: the time waits in
+// vrunPending for the kernel's next update_curr, which turns it into
+// vruntime in one step (as the kernel's delta since its last update),
+// renews a used-up EEVDF request and moves min_vruntime. V, eligibility
+// and placements in between see the running task as the kernel does.
 func (s *Sim) chargeCurr(r *rq, kernel bool) {
 	t := r.curr
 	if t == nil {
@@ -168,9 +171,9 @@ func (s *Sim) chargeCurr(r *rq, kernel bool) {
 	dt := s.now - r.currStart
 	if dt <= 0 {
 		// A milestone charged it at this instant: the kernel's update
-		// here still finds the request used up.
+		// here takes what it left.
 		if kernel {
-			s.renewDeadline(r, t)
+			s.kernelUpdateCurr(r, t)
 		}
 		return
 	}
@@ -189,12 +192,28 @@ func (s *Sim) chargeCurr(r *rq, kernel bool) {
 	t.progress += inc
 	t.runTime += inc
 	if !t.rt {
-		t.vruntime += dt * capacityScale / int64(t.weight)
+		t.vrunPending += dt
 		if kernel {
-			s.renewDeadline(r, t)
+			s.kernelUpdateCurr(r, t)
 		}
-		s.updateMinVruntime(r)
 	}
+}
+
+// kernelUpdateCurr is what update_curr does to the running CFS task's
+// vruntime: the time run since its last update, weighted, then the
+// request's renewal and min_vruntime.
+func (s *Sim) kernelUpdateCurr(r *rq, t *simTask) {
+	if t.rt {
+		return
+	}
+	if t.vrunPending > 0 {
+		t.vruntime += t.vrunPending * capacityScale / int64(t.weight)
+		t.vrunPending = 0
+		s.renewDeadline(r, t)
+		s.updateMinVruntime(r)
+		return
+	}
+	s.renewDeadline(r, t)
 }
 
 // renewDeadline is update_deadline (EEVDF): a request used up is

@@ -315,8 +315,11 @@ type simTask struct {
 	// (hostStallEnd).
 	nextStall int32
 	statExec  int64 // sumExec at its last sched_stat_runtime or switch-in
-	execStart int64 // last time it started running (task_hot); -1 after migration
-	avg       avg
+	// vrunPending: run time charged by the engine alone (a milestone),
+	// not yet in vruntime: the kernel's next update_curr adds it.
+	vrunPending int64
+	execStart   int64 // last time it started running (task_hot); -1 after migration
+	avg         avg
 	// util_est (struct util_est): the EWMA of the task's util at its
 	// sleeps, the util of its last sleep (enqueued), and
 	// UTIL_AVG_UNCHANGED: its PELT averages have not changed since that
@@ -1542,7 +1545,7 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 	}
 	child.vlag = 0
 	s.initTaskPELT(child, s.cpus[cpu])
-	s.emitFork(r, parent, child, cpu)
+	s.emitFork(r, parent, child)
 	if cpu != r.cpu {
 		// wake_up_new_task places the child with __set_task_cpu, which
 		// traces no sched_migrate_task: counted, not emitted.
@@ -1550,6 +1553,7 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 	}
 	dst := s.cpus[cpu]
 	s.enqueue(dst, child, enqNew)
+	s.emitWakeupNew(r, parent, child, cpu)
 	if forkResched && r.curr == parent {
 		// A reschedule whose pick is the parent again switches nothing;
 		// an RT child on this CPU is picked before it.
