@@ -1,0 +1,874 @@
+// Command eevdfshadow redoes EEVDF's bookkeeping (v6.12's rules: lag
+// placement, RUN_TO_PARITY, delayed dequeue with DELAY_ZERO,
+// PLACE_REL_DEADLINE) beside a timeline, from the timeline alone, and says
+// how often its pick_eevdf names the task the timeline switched to. Every
+// sched_stat_runtime is an update_curr with its exact delta, so on a
+// timeline that has one per update_curr (a v6.12 trace, a replay's output
+// since session 33) the shadow's vruntimes, deadlines and lags follow the
+// scheduler's; where it agrees with the switches, its lags are the
+// scheduler's lags, which no trace records. It also tabulates the wakeups
+// onto a CPU running a CFS task: whether pick_eevdf names the wakee at
+// the wakeup check (a preemption predicted), whether the timeline's next
+// switch there preempted for it, and the wakee's and the running task's
+// lags (FIDELITY.md round 61):
+//
+//	replay whatif -i fixtures/kernels/v6.12/guest-M-1s1c2t/r3/schbench.perf.data.gz --seed 0 -o /tmp/m3.arrow
+//	go run ./scripts/eevdfshadow fixtures/kernels/v6.12/guest-M-1s1c2t/r3/schbench.perf.data.gz vs /tmp/m3.arrow
+//
+// Files before "vs" add up in the first column, those after it in the
+// second.
+//
+// What the timeline does not show is taken as follows. A task first seen
+// queued or running (before the trace began), or woken before the shadow
+// saw it leave a queue, has an unknown lag: it is placed with lag 0, and
+// picks made while it is queued count apart ("unverified"). A wakeup's
+// enqueue is placed at its sched_stat_sleep when the timeline has
+// schedstats (a trace: written right at the placement, after the
+// enqueue's update_curr), else right after a sched_stat_runtime of the
+// target CPU's running task at the waking's own time (a replay), else
+// before the next event on that CPU. A task the balancer moves is placed
+// on its new CPU the same way, after the switch that ends the running
+// task there if one comes first (a newly idle CPU's pull), several moved
+// at once in attach_tasks' order (the last detached first). A wakeup
+// that comes while its wakee is still on a queue is taken for one that
+// raced its block if a block follows (placed after that switch). A pick
+// that the timeline does not show (schedule() keeping the running task)
+// is redone where it must have happened: after the tick's update that
+// asked for it, or at the running task's next update; the delayed tasks
+// it met leave then.
+//
+// -no-parity, -no-delay and -no-inflate switch one rule off, to see how
+// much of a trace another rule would explain.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/timeline"
+	"github.com/schedreplay/replay/whatif"
+)
+
+// ent is a task's sched_entity as the shadow knows it.
+type ent struct {
+	pid     int32
+	comm    string
+	w       int64
+	v, d    int64 // vruntime, deadline
+	vlag    int64
+	cpu     int32
+	onRQ    bool
+	delayed bool
+	prot    bool // RUN_TO_PARITY: not renewed since its pick
+	relDL   bool // deadline kept relative across a balancer move
+	guessed bool // its place in the queue rests on a guess
+	// lagKnown: its lag came from a dequeue the shadow saw, of an entity
+	// placed from known state (or it was forked in the trace).
+	lagKnown bool
+	held     bool // woken while on a queue: its next block is a wakeup
+	spec     bool // placed at its block for a held wakeup, no waking since
+	specLag  int64
+	rt       bool
+	seq      int64 // tree insertion order (ties of deadline)
+}
+
+// cfsRQ is one CPU's cfs_rq.
+type cfsRQ struct {
+	noParity bool
+	q        []*ent // on_rq entities: queued, running, delayed
+	curr     *ent   // cfs_rq->curr (nil: idle or another class)
+	lastV    int64  // V when the queue last emptied
+	// resched: an update_curr asked for a reschedule not yet seen;
+	// reschedTick: the tick's.
+	resched, reschedTick bool
+}
+
+// params are the kernel's constants the rules use.
+type params struct {
+	sliceNS, tickNS int64
+	// Rule switches, to test how far another rule explains a trace.
+	noParity, noDelay, noInflate bool
+}
+
+func (r *cfsRQ) has(e *ent) bool {
+	for _, x := range r.q {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *cfsRQ) remove(e *ent) {
+	for i, x := range r.q {
+		if x == e {
+			r.q = append(r.q[:i], r.q[i+1:]...)
+			break
+		}
+	}
+	if len(r.q) == 0 {
+		r.lastV = e.v
+	}
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// sums are avg_vruntime's sums relative to ref (the first entity's).
+func (r *cfsRQ) sums() (ref, avg, load int64) {
+	if len(r.q) == 0 {
+		return r.lastV, 0, 0
+	}
+	ref = r.q[0].v
+	for _, e := range r.q {
+		avg += e.w * (e.v - ref)
+		load += e.w
+	}
+	return ref, avg, load
+}
+
+// V is avg_vruntime.
+func (r *cfsRQ) V() int64 {
+	ref, avg, load := r.sums()
+	if load == 0 {
+		return ref
+	}
+	return ref + floorDiv(avg, load)
+}
+
+// eligible is entity_eligible: V ≥ v, without the division.
+func (r *cfsRQ) eligible(e *ent) bool {
+	ref, avg, load := r.sums()
+	return avg >= (e.v-ref)*load
+}
+
+func (p params) vslice(e *ent) int64 { return p.sliceNS * 1024 / e.w }
+
+// updateLag is update_entity_lag, e still queued.
+func (p params) updateLag(r *cfsRQ, e *ent) {
+	lim := max(2*p.sliceNS, p.tickNS) * 1024 / e.w
+	e.vlag = min(max(r.V()-e.v, -lim), lim)
+	e.lagKnown = !e.guessed
+}
+
+var seq int64
+
+// place is place_entity and the insertion.
+func (p params) place(r *cfsRQ, e *ent, initial bool) {
+	V := r.V()
+	lag := int64(0)
+	if len(r.q) > 0 && e.vlag != 0 {
+		_, _, load := r.sums()
+		lag = e.vlag * (load + e.w) / load
+		if p.noInflate {
+			lag = e.vlag
+		}
+	}
+	e.v = V - lag
+	if e.relDL {
+		e.d += e.v
+		e.relDL = false
+	} else {
+		vs := p.vslice(e)
+		if initial {
+			vs /= 2
+		}
+		e.d = e.v + vs
+	}
+	seq++
+	e.seq = seq
+	e.onRQ = true
+	r.q = append(r.q, e)
+}
+
+// dequeue takes e off r (update_entity_lag first); delayed: the final
+// dequeue of a delayed entity (DELAY_ZERO clips a positive lag); moved:
+// a balancer's move (PLACE_REL_DEADLINE keeps the deadline relative).
+func (p params) dequeue(r *cfsRQ, e *ent, delayed, moved bool) {
+	p.updateLag(r, e)
+	r.remove(e)
+	e.onRQ = false
+	if delayed || e.delayed && !moved {
+		e.delayed = false
+		e.vlag = min(e.vlag, 0)
+	}
+	if moved {
+		e.d -= e.v
+		e.relDL = true
+	}
+}
+
+// pick is pick_eevdf.
+func (r *cfsRQ) pick() *ent {
+	if len(r.q) == 0 {
+		return nil
+	}
+	if len(r.q) == 1 {
+		return r.q[0]
+	}
+	curr := r.curr
+	if curr != nil && (!curr.onRQ || !r.eligible(curr)) {
+		curr = nil
+	}
+	if curr != nil && curr.prot && !r.noParity {
+		return curr
+	}
+	var best *ent
+	for _, e := range r.q {
+		if e == r.curr || !r.eligible(e) {
+			continue
+		}
+		if best == nil || e.d < best.d || e.d == best.d && e.seq < best.seq {
+			best = e
+		}
+	}
+	if best == nil || curr != nil && curr.d < best.d {
+		best = curr
+	}
+	return best
+}
+
+// pickNext is pick_task_fair's loop: a delayed entity picked leaves.
+func (p params) pickNext(r *cfsRQ) *ent {
+	for {
+		e := r.pick()
+		if e == nil || !e.delayed {
+			return e
+		}
+		p.dequeue(r, e, true, false)
+	}
+}
+
+// updateCurr is update_curr with the delta a sched_stat_runtime gives;
+// resched: it ends asking for a reschedule (a request used up, or
+// PREEMPT_SHORT's: past its protection and no longer eligible, with
+// others queued).
+func (p params) updateCurr(r *cfsRQ, e *ent, delta int64) (resched bool) {
+	e.v += delta * 1024 / e.w
+	renewed := e.v >= e.d
+	if renewed {
+		e.d = e.v + p.vslice(e)
+		e.prot = false
+	}
+	return len(r.q) > 1 && (renewed || !e.prot && !r.eligible(e))
+}
+
+// statWindowNS is how long after its sched_waking (or
+// sched_migrate_task) a wakeup's enqueue is awaited in a trace with
+// schedstats (sched_stat_sleep marks the placement): the guests' traces
+// show up to about 0.2 ms between the two. A replay's enqueue has the
+// waking's own timestamp.
+const statWindowNS = 300000
+
+// pending is an enqueue the shadow has not placed yet.
+type pending struct {
+	pid     int32
+	cpu     int32
+	at      int64
+	moved   bool // a balancer's move (else a wakeup)
+	initial bool // a new task's first enqueue
+	spec    bool // a wakeup that came while its wakee was on a queue
+	waker   string
+}
+
+// wakeRec is a wakeup placed on a CPU running a CFS task: the shadow's
+// view at the placement, and what the timeline did next on that CPU.
+type wakeRec struct {
+	wakee, curr        string
+	wakeeLag, currLag  int64
+	currProt, currElig bool
+	predicted          bool // pick_eevdf names the wakee at the check
+	at                 int64
+	tick               bool // a tick's update came before the next switch
+	preempted, decided bool
+	wakeePID, currPID  int32
+}
+
+type shadow struct {
+	p       params
+	ents    map[int32]*ent
+	rqs     map[int32]*cfsRQ
+	pend    []*pending
+	gotRun  map[int32]bool // pid -> runtime of its target's curr seen
+	watch   map[int32]*wakeRec
+	col     int
+	res     *results
+	verbose bool
+	path    string
+	// statMode: the timeline has sched_stat_sleep; window: how long a
+	// pending enqueue waits for its update and placement events.
+	statMode bool
+	window   int64
+}
+
+// picks counts the shadow's picks against the timeline's switches.
+type picks struct{ agree, disagree, unverified int }
+
+type results struct {
+	picks  map[string]*[2]picks // by how the switch came: tick, wakeup, block, idle
+	wakes  map[string]*[2]wakeStats
+	notCur [2]int
+	held   [2]int // wakeups placed at the wakee's block
+	undone [2]int // ... undone by a later waking
+}
+
+type wakeStats struct {
+	n, predicted, preempted, both int
+	wakeeLag, currLag             []int64
+	prot                          int
+}
+
+func (s *shadow) rq(c int32) *cfsRQ {
+	r := s.rqs[c]
+	if r == nil {
+		r = &cfsRQ{noParity: s.p.noParity}
+		s.rqs[c] = r
+	}
+	return r
+}
+
+func group(comm string) string {
+	if i := strings.IndexByte(comm, '/'); i > 0 {
+		return comm[:i]
+	}
+	return comm
+}
+
+// prioOf is the event's field f, -1 when unset.
+func prioOf(e *timeline.Event, f timeline.Col) int64 {
+	if !e.IsSet(f) {
+		return -1
+	}
+	return e.Int(f)
+}
+
+func (s *shadow) ent(pid int32, comm string, prio int64) *ent {
+	e := s.ents[pid]
+	if e == nil {
+		e = &ent{pid: pid, w: 1024, cpu: -1, guessed: true}
+		s.ents[pid] = e
+	}
+	if comm != "" {
+		e.comm = comm
+	}
+	if prio >= 0 {
+		e.rt = prio < 100
+		e.w = int64(whatif.WeightOfPrio(int32(prio)))
+	}
+	return e
+}
+
+// flush places the pending enqueues onto cpu (c < 0: all), wakeups
+// only when moves is false.
+func (s *shadow) flush(c int32, moves bool) {
+	s.flushIf(func(pd *pending) bool { return (c < 0 || pd.cpu == c) && (moves || !pd.moved) }, 0)
+}
+
+func (s *shadow) placePending(pd *pending) {
+	e := s.ents[pd.pid]
+	delete(s.gotRun, pd.pid)
+	if e == nil || e.onRQ {
+		return
+	}
+	r := s.rq(pd.cpu)
+	if !pd.moved {
+		// Wakeups do not carry PLACE_REL_DEADLINE.
+		e.relDL = false
+	}
+	e.spec, e.specLag = pd.spec, e.vlag
+	s.p.place(r, e, pd.initial)
+	e.cpu = pd.cpu
+	// Its lag is known once the shadow has seen it leave a queue (or be
+	// forked); before, a wakeup places it with a guessed lag of 0.
+	e.guessed = !e.lagKnown
+	if pd.moved || pd.initial || r.curr == nil || !r.curr.onRQ || r.curr == e {
+		return
+	}
+	// check_preempt_wakeup_fair: the update_curr was the runtime above.
+	V := r.V()
+	w := &wakeRec{wakee: group(e.comm), curr: group(r.curr.comm), wakeeLag: V - e.v, currLag: V - r.curr.v,
+		currProt: r.curr.prot, currElig: r.eligible(r.curr), predicted: r.pick() == e, at: pd.at,
+		wakeePID: e.pid, currPID: r.curr.pid}
+	s.watch[pd.cpu] = w
+}
+
+// settle runs the schedule() an update_curr asked for on CPU c before
+// anything else happens there.
+func (s *shadow) settle(c int32) {
+	if r := s.rqs[c]; r != nil && r.resched && r.reschedTick {
+		s.settleNow(c)
+	}
+}
+
+func (s *shadow) settleNow(c int32) {
+	r := s.rq(c)
+	r.resched = false
+	s.p.pickNext(r)
+}
+
+func (s *shadow) event(e *timeline.Event) {
+	c := e.Int32(timeline.CPU)
+	switch e.Kind {
+	case timeline.SchedSwitch:
+		s.rq(c).resched = false
+	case timeline.SchedWaking, timeline.SchedWakeupNew:
+		s.settle(e.Int32(timeline.TargetCPU))
+	case timeline.SchedMigrateTask:
+		s.settle(e.Int32(timeline.OrigCPU))
+		s.settle(e.Int32(timeline.DestCPU))
+	}
+	switch e.Kind {
+	case timeline.SchedStatRuntime:
+		pid := e.Int32(timeline.PID)
+		t := s.ents[pid]
+		if t == nil || t.rt || t.cpu < 0 || s.rq(t.cpu).curr != t {
+			s.res.notCur[s.col]++
+			return
+		}
+		s.settle(t.cpu)
+		// Pending placements onto another CPU than t's are untouched;
+		// ones onto t's CPU wait for this update (the enqueue's).
+		tc := t.cpu
+		// An update too long after a pending wakeup's waking is not its
+		// enqueue's (that one had nothing to charge), nor a second one:
+		// placed before it.
+		s.flushIf(func(pd *pending) bool {
+			return pd.cpu == tc && (e.Time-pd.at > s.window || s.gotRun[pd.pid])
+		}, e.Time)
+		claimed := false
+		for _, pd := range s.pend {
+			claimed = claimed || pd.cpu == tc && !s.gotRun[pd.pid]
+		}
+		r := s.rq(tc)
+		if s.p.updateCurr(r, t, e.Int(timeline.Runtime)) {
+			// schedule() follows; a pick of the running task again is
+			// not traced, but the delayed tasks it met have left
+			// (settle). The tick's comes at once (the return from the
+			// interrupt); another's after the enqueue this update is
+			// part of, when the CPU gets to it.
+			r.resched = true
+			r.reschedTick = e.Int(timeline.CommonFlags)&0x08 != 0
+		} else if !claimed && r.resched && !r.reschedTick {
+			// This update is the schedule()'s own (pick_task_fair's
+			// update_curr).
+			s.settleNow(tc)
+		}
+		if w := s.watch[tc]; w != nil && e.Int(timeline.CommonFlags)&0x08 != 0 {
+			w.tick = true
+		}
+		for _, pd := range s.pend {
+			if pd.cpu == tc {
+				s.gotRun[pd.pid] = true
+			}
+		}
+		// Placed right after the enqueue's update_curr (with schedstats,
+		// at the sched_stat_sleep that follows it).
+		if !s.statMode {
+			s.flushIf(func(pd *pending) bool { return pd.cpu == tc && s.gotRun[pd.pid] }, e.Time)
+		}
+	case timeline.SchedStatSleep, timeline.SchedStatBlocked, timeline.SchedStatIOWait:
+		pid := e.Int32(timeline.PID)
+		s.flushIf(func(pd *pending) bool { return pd.pid == pid }, e.Time)
+	case timeline.SchedWaking:
+		pid := e.Int32(timeline.PID)
+		t := s.ent(pid, e.Str(timeline.Comm), prioOf(e, timeline.Prio))
+		if t.rt {
+			return
+		}
+		if t.onRQ {
+			if t.delayed {
+				// requeue_delayed_entity: where it is; DELAY_ZERO.
+				r := s.rq(t.cpu)
+				s.p.updateLag(r, t)
+				if t.vlag > 0 {
+					r.remove(t)
+					t.vlag = 0
+					t.relDL = false
+					s.p.place(r, t, false)
+				}
+				t.delayed = false
+			} else if t.spec {
+				// The held wakeup was not one: this is (a wakeup raced
+				// with the block shows no second waking).
+				r := s.rq(t.cpu)
+				if r.curr != t {
+					r.remove(t)
+					t.onRQ, t.vlag = false, t.specLag
+					s.res.undone[s.col]++
+					t.spec = false
+					s.pend = append(s.pend, &pending{pid: pid, cpu: e.Int32(timeline.TargetCPU), at: e.Time})
+					return
+				}
+			} else {
+				// ttwu_runnable; or, if it blocks next, a wakeup that
+				// found it dequeued but still switching out.
+				t.held = true
+			}
+			return
+		}
+		for _, pd := range s.pend {
+			if pd.pid == pid {
+				return
+			}
+		}
+		tc := e.Int32(timeline.TargetCPU)
+		s.flush(tc, false)
+		s.pend = append(s.pend, &pending{pid: pid, cpu: tc, at: e.Time})
+	case timeline.SchedWakeupNew:
+		pid := e.Int32(timeline.PID)
+		t := s.ent(pid, e.Str(timeline.Comm), prioOf(e, timeline.Prio))
+		if t.rt || t.onRQ {
+			return
+		}
+		t.vlag, t.relDL, t.lagKnown = 0, false, true
+		tc := e.Int32(timeline.TargetCPU)
+		s.flush(tc, false)
+		s.placePending(&pending{pid: pid, cpu: tc, at: e.Time, initial: true})
+	case timeline.SchedMigrateTask:
+		pid := e.Int32(timeline.PID)
+		dest := e.Int32(timeline.DestCPU)
+		for _, pd := range s.pend {
+			if pd.pid == pid {
+				pd.cpu = dest
+				return
+			}
+		}
+		t := s.ent(pid, e.Str(timeline.Comm), prioOf(e, timeline.Prio))
+		if t.rt || !t.onRQ || t.cpu < 0 {
+			if !t.onRQ {
+				t.cpu = dest
+			}
+			return
+		}
+		src := s.rq(t.cpu)
+		if src.curr == t {
+			src.curr = nil
+		}
+		delayed := t.delayed
+		s.p.dequeue(src, t, false, true)
+		t.delayed = delayed
+		s.pend = append(s.pend, &pending{pid: pid, cpu: dest, at: e.Time, moved: true})
+	case timeline.SchedProcessExit:
+		// A replay stops a task at its recorded exit wherever it is
+		// (whatif's ExitDeadlines): a queued one leaves its queue.
+		if t := s.ents[e.Int32(timeline.PID)]; t != nil && t.onRQ && s.rq(t.cpu).curr != t {
+			s.p.dequeue(s.rq(t.cpu), t, true, false)
+		}
+	case timeline.SchedSwitch:
+		s.onSwitch(c, e)
+	}
+	// Pending placements left for long are made now.
+	s.flushIf(func(pd *pending) bool { return e.Time-pd.at > s.window }, e.Time)
+}
+
+func (s *shadow) flushIf(f func(*pending) bool, now int64) {
+	keep := s.pend[:0]
+	var out []*pending
+	for _, pd := range s.pend {
+		if f(pd) {
+			out = append(out, pd)
+		} else {
+			keep = append(keep, pd)
+		}
+	}
+	s.pend = keep
+	// A balancer's pass detaches its tasks (each sched_migrate_task) onto
+	// a list that attach_tasks empties from the head: the last detached
+	// is placed first.
+	for i := 0; i < len(out); {
+		j := i + 1
+		for j < len(out) && out[i].moved && out[j].moved && out[j].at == out[i].at && out[j].cpu == out[i].cpu {
+			j++
+		}
+		slices.Reverse(out[i:j])
+		i = j
+	}
+	for _, pd := range out {
+		s.placePending(pd)
+	}
+}
+
+func runnable(state string) bool { return state == "R" || state == "R+" || state == "" }
+
+func special(state string) bool {
+	return state != "" && strings.ContainsAny(state[:1], "XZTt")
+}
+
+func (s *shadow) onSwitch(c int32, e *timeline.Event) {
+	r := s.rq(c)
+	// Wakeups onto c were enqueued before this schedule.
+	s.flush(c, false)
+	prevPID, nextPID := e.Int32(timeline.PrevPID), e.Int32(timeline.NextPID)
+	state := e.Str(timeline.PrevState)
+	how := "block"
+	var heldWake *ent
+	if w := s.watch[c]; w != nil {
+		w.decided = true
+		w.preempted = nextPID == w.wakeePID && runnable(state) && !w.tick
+		s.record(w)
+		delete(s.watch, c)
+	}
+	var prev *ent
+	if prevPID != 0 {
+		prev = s.ent(prevPID, e.Str(timeline.PrevComm), prioOf(e, timeline.PrevPrio))
+	}
+	if prev != nil && !prev.rt && r.curr == prev {
+		if runnable(state) {
+			how = "preempt"
+			if prev.d != 0 && !prev.prot {
+				how = "renewed"
+			}
+		} else if prev.onRQ {
+			if !special(state) && !r.eligible(prev) && !s.p.noDelay {
+				prev.delayed = true
+			} else {
+				s.p.dequeue(r, prev, false, false)
+			}
+			if prev.held && !special(state) {
+				// The wakeup came while it was switching out: its
+				// enqueue follows the switch (the wake list), undone
+				// if a waking follows all the same.
+				if prev.delayed {
+					prev.delayed = false
+				} else {
+					heldWake = prev
+				}
+			}
+			prev.held = false
+		}
+	} else if prevPID == 0 {
+		how = "idle"
+	} else {
+		how = "other"
+	}
+	next := s.ent(nextPID, e.Str(timeline.NextComm), prioOf(e, timeline.NextPrio))
+	nextCFS := nextPID != 0 && !next.rt
+	if nextCFS || nextPID == 0 {
+		// A newly idle CPU's pulls come after its pick found nothing.
+		s.p.pickNext(r)
+		s.flush(c, true)
+		got := s.p.pickNext(r)
+
+		unverified := false
+		for _, x := range r.q {
+			unverified = unverified || x.guessed
+		}
+		if nextPID != 0 {
+			unverified = unverified || !r.has(next)
+		}
+		pk := s.res.picks[how]
+		if pk == nil {
+			pk = &[2]picks{}
+			s.res.picks[how] = pk
+		}
+		switch {
+		case unverified:
+			pk[s.col].unverified++
+		case (got == nil && nextPID == 0) || (got != nil && got.pid == nextPID):
+			pk[s.col].agree++
+		default:
+			pk[s.col].disagree++
+			if s.verbose {
+				fmt.Fprintf(os.Stderr, "%s: %d.%06d cpu %d %s: shadow picks %v, switch %d(%s) -> %d(%s)\n", s.path, e.Time/1e9, e.Time%1e9/1e3, c, how, pidOf(got), prevPID, state, nextPID, e.Str(timeline.NextComm))
+				for _, x := range r.q {
+					fmt.Fprintf(os.Stderr, "\t%d %s lag %d dl-V %d elig %v delayed %v prot %v curr %v\n", x.pid, x.comm, r.V()-x.v, x.d-r.V(), r.eligible(x), x.delayed, x.prot, x == r.curr)
+				}
+			}
+		}
+	}
+	if prev != nil && r.curr == prev && prev.onRQ && prev != next {
+		// put_prev_entity puts it back in the tree: last among equal
+		// deadlines.
+		seq++
+		prev.seq = seq
+	}
+	r.curr = nil
+	if nextCFS {
+		if !r.has(next) {
+			if next.onRQ {
+				s.p.dequeue(s.rq(next.cpu), next, false, true)
+				next.relDL = false
+			}
+			next.vlag = 0
+			s.p.place(r, next, false)
+			next.guessed = true
+		}
+		next.delayed, next.spec = false, false
+		next.cpu = c
+		next.prot = true
+		r.curr = next
+	}
+	if heldWake != nil {
+		s.res.held[s.col]++
+		s.pend = append(s.pend, &pending{pid: heldWake.pid, cpu: c, at: e.Time, spec: true})
+	}
+}
+
+func pidOf(e *ent) int32 {
+	if e == nil {
+		return 0
+	}
+	return e.pid
+}
+
+func (s *shadow) record(w *wakeRec) {
+	k := w.curr + " running, " + w.wakee + " woken"
+	ws := s.res.wakes[k]
+	if ws == nil {
+		ws = &[2]wakeStats{}
+		s.res.wakes[k] = ws
+	}
+	st := &ws[s.col]
+	st.n++
+	if w.predicted {
+		st.predicted++
+	}
+	if w.preempted {
+		st.preempted++
+	}
+	if w.predicted && w.preempted {
+		st.both++
+	}
+	if w.currProt && w.currElig {
+		st.prot++
+	}
+	st.wakeeLag = append(st.wakeeLag, w.wakeeLag)
+	st.currLag = append(st.currLag, w.currLag)
+}
+
+// begin starts a timeline: a fresh machine, its results added to column
+// col; stat: it has schedstats' sched_stat_sleep.
+func (s *shadow) begin(path string, col int, stat bool) {
+	s.ents, s.rqs, s.pend, s.gotRun, s.watch = map[int32]*ent{}, map[int32]*cfsRQ{}, nil, map[int32]bool{}, map[int32]*wakeRec{}
+	s.col, s.path, s.statMode = col, path, stat
+	s.window = 0
+	if stat {
+		s.window = statWindowNS
+	}
+}
+
+func newShadow(p params, verbose bool) *shadow {
+	return &shadow{p: p, verbose: verbose, res: &results{picks: map[string]*[2]picks{}, wakes: map[string]*[2]wakeStats{}}}
+}
+
+func (s *shadow) file(path string, col int) error {
+	rd, err := ingest.Open(path)
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	stat, err := hasStatSleep(path)
+	if err != nil {
+		return err
+	}
+	s.begin(path, col, stat)
+	for rd.Next() {
+		s.event(rd.Event())
+	}
+	if err := rd.Err(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// hasStatSleep says whether the timeline has schedstats' sched_stat_sleep
+// (a kernel trace recorded by perf sched record; a replay has none).
+func hasStatSleep(path string) (bool, error) {
+	rd, err := ingest.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer rd.Close()
+	for rd.Next() {
+		if rd.Event().Kind == timeline.SchedStatSleep {
+			return true, nil
+		}
+	}
+	return false, rd.Err()
+}
+
+func quart(xs []int64) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	ys := append([]int64(nil), xs...)
+	sort.Slice(ys, func(i, j int) bool { return ys[i] < ys[j] })
+	q := func(f float64) float64 { return float64(ys[int(f*float64(len(ys)-1))]) / 1e6 }
+	return fmt.Sprintf("%.2f/%.2f/%.2f", q(0.25), q(0.5), q(0.75))
+}
+
+func (res *results) print(w io.Writer, cols int) {
+	fmt.Fprintln(w, "picks at switches (agree / disagree / unverified), by what ended the run")
+	var ks []string
+	for k := range res.picks {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		fmt.Fprintf(w, "  %-8s", k)
+		for c := 0; c < cols; c++ {
+			p := res.picks[k][c]
+			fmt.Fprintf(w, "  %6d / %5d / %5d", p.agree, p.disagree, p.unverified)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprint(w, "  runtimes of a task not running in the shadow:")
+	for c := 0; c < cols; c++ {
+		fmt.Fprintf(w, " %d", res.notCur[c])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, "  wakeups that came while the wakee was queued, placed at its block (undone by a later waking):")
+	for c := 0; c < cols; c++ {
+		fmt.Fprintf(w, " %d (%d)", res.held[c], res.undone[c])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "wakeups onto a CPU running a CFS task: n, shadow predicts a preemption, timeline preempts, both, running task protected; lag quartiles (ms) of the wakee and the running task")
+	ks = ks[:0]
+	for k := range res.wakes {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		fmt.Fprintf(w, "  %s\n", k)
+		for c := 0; c < cols; c++ {
+			st := res.wakes[k][c]
+			fmt.Fprintf(w, "    [%d] %5d %5d %5d %5d %5d  wakee %s  running %s\n", c+1, st.n, st.predicted, st.preempted, st.both, st.prot, quart(st.wakeeLag), quart(st.currLag))
+		}
+	}
+}
+
+func main() {
+	slice := flag.Int64("slice", 1400000, "base slice, ns (sysctl_sched_base_slice; the guests' 6.12: 1.4 ms)")
+	hz := flag.Int64("hz", 250, "the kernel's HZ (the lag clamp's tick)")
+	verbose := flag.Bool("v", false, "print every disagreement with the shadow's queue")
+	var p params
+	flag.BoolVar(&p.noParity, "no-parity", false, "rule test: no RUN_TO_PARITY")
+	flag.BoolVar(&p.noDelay, "no-delay", false, "rule test: no DELAY_DEQUEUE")
+	flag.BoolVar(&p.noInflate, "no-inflate", false, "rule test: place_entity keeps the lag as it is")
+	flag.Parse()
+	p.sliceNS, p.tickNS = *slice, 1000000000 / *hz
+	s := newShadow(p, *verbose)
+	col, cols := 0, 1
+	for _, a := range flag.Args() {
+		if a == "vs" {
+			col, cols = 1, 2
+			continue
+		}
+		if err := s.file(a, col); err != nil {
+			fmt.Fprintln(os.Stderr, "eevdfshadow:", err)
+			os.Exit(1)
+		}
+	}
+	s.res.print(os.Stdout, cols)
+}

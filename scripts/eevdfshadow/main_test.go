@@ -1,0 +1,171 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/timeline"
+	"github.com/schedreplay/replay/whatif"
+)
+
+func ev(t int64, kind timeline.Kind) *timeline.Event {
+	e := &timeline.Event{Time: t, Kind: kind}
+	e.SetInt(timeline.CPU, 0)
+	return e
+}
+
+func sw(t int64, prev int32, state string, next int32) *timeline.Event {
+	e := ev(t, timeline.SchedSwitch)
+	e.SetInt(timeline.PrevPID, int64(prev))
+	e.SetStr(timeline.PrevState, state)
+	e.SetInt(timeline.PrevPrio, 120)
+	e.SetInt(timeline.NextPID, int64(next))
+	e.SetInt(timeline.NextPrio, 120)
+	return e
+}
+
+func runtime(t int64, pid int32, ns int64, tick bool) *timeline.Event {
+	e := ev(t, timeline.SchedStatRuntime)
+	e.SetInt(timeline.PID, int64(pid))
+	e.SetInt(timeline.Runtime, ns)
+	if tick {
+		e.SetInt(timeline.CommonFlags, 0x08)
+	}
+	return e
+}
+
+func wake(t int64, kind timeline.Kind, pid int32, comm string) *timeline.Event {
+	e := ev(t, kind)
+	e.SetInt(timeline.PID, int64(pid))
+	e.SetStr(timeline.Comm, comm)
+	e.SetInt(timeline.Prio, 120)
+	e.SetInt(timeline.TargetCPU, 0)
+	return e
+}
+
+const us = 1000
+
+// A hand-worked v6.12 schedule on one CPU, slice 1 ms (vslice 1 ms at
+// nice 0), no schedstats. Vruntimes in µs:
+//
+//	0     A forked onto the empty queue: v 0, deadline 500 (half a slice).
+//	100   B forked; A's update first (v 100): B at V = 100, deadline 600.
+//	600   tick: A v 600 ≥ 500, renewed to 1600; V = 350, A not
+//	      eligible, B is: switch to B (agree, "renewed").
+//	700   B blocks after 100 (v 200, V 400, eligible): leaves with lag 200.
+//	800   timer wakes B; A's update (v 700); B's lag 200 × (1024+1024)/1024
+//	      = 400: v 300, deadline 1300. V = 500: A (protected since its pick
+//	      at 700) is not eligible, B is: preempts (predicted and seen);
+//	      wakee lag 200, running lag -200.
+//	1400  B blocks after 600 (v 900, V 800): not eligible, delayed.
+//	      Switch to A (agree).
+//	2400  tick: A v 1700 ≥ 1600, renewed to 2700: the schedule that
+//	      follows picks B (V 1300, eligible) but it is delayed: it leaves
+//	      (lag 400, clipped to 0 by DELAY_ZERO), A is picked again (no
+//	      switch).
+//	2500  B woken: A's update (v 1800); B at V = 1800, deadline 2800. A
+//	      is eligible with the earlier deadline: no preemption predicted.
+//	2700  A blocks (v 2000, V 1900: delayed); B runs (agree).
+func TestHandWorked(t *testing.T) {
+	evs := []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "a"),
+		sw(0, 0, "R", 1),
+		runtime(100*us, 1, 100*us, false),
+		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
+		runtime(400*us, 1, 300*us, true),
+		runtime(600*us, 1, 200*us, true),
+		sw(600*us, 1, "R", 2),
+		runtime(700*us, 2, 100*us, false),
+		sw(700*us, 2, "S", 1),
+		wake(800*us, timeline.SchedWaking, 2, "b"),
+		runtime(800*us, 1, 100*us, false),
+		sw(800*us, 1, "R", 2),
+		runtime(1400*us, 2, 600*us, false),
+		sw(1400*us, 2, "S", 1),
+		runtime(2400*us, 1, 1000*us, true),
+		wake(2500*us, timeline.SchedWaking, 2, "b"),
+		runtime(2500*us, 1, 100*us, false),
+		runtime(2700*us, 1, 200*us, false),
+		sw(2700*us, 1, "S", 2),
+	}
+	s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
+	s.begin("hand", 0, false)
+	for _, e := range evs {
+		s.event(e)
+	}
+	want := map[string]picks{"idle": {agree: 1}, "renewed": {agree: 1}, "block": {agree: 3}, "preempt": {agree: 1}}
+	for k, p := range s.res.picks {
+		if p[0] != want[k] {
+			t.Errorf("picks %s: %+v, want %+v", k, p[0], want[k])
+		}
+	}
+	if len(s.res.picks) != len(want) {
+		t.Errorf("pick kinds %v, want %v", s.res.picks, want)
+	}
+	st := s.res.wakes["a running, b woken"]
+	if st == nil || st[0].n != 2 || st[0].predicted != 1 || st[0].preempted != 1 || st[0].both != 1 {
+		t.Fatalf("wakeups while A runs: %+v; want 2, one predicted and seen to preempt", st)
+	}
+	if got := st[0].wakeeLag; got[0] != 200*us || got[1] != 0 {
+		t.Errorf("wakee lags %v, want [200 µs 0]", got)
+	}
+	if got := st[0].currLag; got[0] != -200*us || got[1] != 0 {
+		t.Errorf("running task's lags %v, want [-200 µs 0]", got)
+	}
+	if st[0].prot != 0 {
+		t.Errorf("%d wakeups found A protected and eligible, want 0 (protected but not eligible at 800, renewed at 2400)", st[0].prot)
+	}
+	if b := s.ents[2]; b.d-b.v != 1000*us || b.delayed || !b.onRQ {
+		t.Errorf("B: v %d, deadline %d, delayed %v; want a fresh request, runnable", b.v, b.d, b.delayed)
+	}
+}
+
+// The shadow follows the engine's v6.12 rules exactly: on a replay of a
+// committed 6.12 recording every pick it can check agrees with the
+// replay's switch (FIDELITY.md round 61; the engine writes a
+// sched_stat_runtime at each update_curr since session 33). A change to
+// either side's rules that the other does not share shows up here.
+func TestExactOnReplay(t *testing.T) {
+	path := filepath.Join("..", "..", "fixtures", "kernels", "v6.12", "guest-M-1s1c2t", "r3", "schbench.perf.data.gz")
+	rd, err := ingest.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	meta := rd.Meta()
+	w, _, err := whatif.ExtractAndMeasure(rd, meta.Topology, meta.Source.OSRelease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := whatif.PolicyForKernel(meta.Source.OSRelease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pol.Name() != "v6.12" {
+		t.Fatalf("policy %s for %s, want v6.12", pol.Name(), meta.Source.OSRelease)
+	}
+	cfg := whatif.DefaultConfig(pol)
+	cfg.Topology, cfg.Kernel, cfg.ExitDeadlines = meta.Topology, meta.Source.OSRelease, true
+	s := newShadow(params{sliceNS: 1400000, tickNS: 4000000}, false)
+	s.begin("replay", 0, false)
+	if _, err := whatif.Replay(w, cfg, sinkFunc(func(e *timeline.Event) error { s.event(e); return nil })); err != nil {
+		t.Fatal(err)
+	}
+	var agree, disagree int
+	for k, p := range s.res.picks {
+		agree += p[0].agree
+		disagree += p[0].disagree
+		if p[0].disagree > 0 {
+			t.Errorf("%s: %d of %d picks disagree with the replay", k, p[0].disagree, p[0].agree+p[0].disagree)
+		}
+	}
+	if agree < 1000 {
+		t.Errorf("%d picks checked, want the recording's ~1,700", agree)
+	}
+	t.Logf("%d picks agree, %d disagree", agree, disagree)
+}
+
+type sinkFunc func(*timeline.Event) error
+
+func (f sinkFunc) Emit(e *timeline.Event) error { return f(e) }
