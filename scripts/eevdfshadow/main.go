@@ -76,6 +76,10 @@ type ent struct {
 	specLag  int64
 	rt       bool
 	seq      int64 // tree insertion order (ties of deadline)
+	// dlFrom: what set its deadline: "wakeup", "fork", "renewal",
+	// "move".
+	dlFrom  string
+	pickLag int64 // its lag at its last pick
 }
 
 // cfsRQ is one CPU's cfs_rq.
@@ -84,6 +88,7 @@ type cfsRQ struct {
 	q        []*ent // on_rq entities: queued, running, delayed
 	curr     *ent   // cfs_rq->curr (nil: idle or another class)
 	lastV    int64  // V when the queue last emptied
+	since    int64  // when the running task was switched in
 	// resched: an update_curr asked for a reschedule not yet seen;
 	// reschedTick: the tick's.
 	resched, reschedTick bool
@@ -260,6 +265,7 @@ func (p params) updateCurr(r *cfsRQ, e *ent, delta int64) (resched bool) {
 	if renewed {
 		e.d = e.v + p.vslice(e)
 		e.prot = false
+		e.dlFrom = "renewal"
 	}
 	return len(r.q) > 1 && (renewed || !e.prot && !r.eligible(e))
 }
@@ -293,6 +299,9 @@ type wakeRec struct {
 	tick               bool // a tick's update came before the next switch
 	preempted, decided bool
 	wakeePID, currPID  int32
+	ran                int64 // how long the running task had run since its switch-in
+	pickLag            int64 // the running task's lag when it was picked
+	nq                 int   // entities on the queue before the placement
 }
 
 type shadow struct {
@@ -310,6 +319,14 @@ type shadow struct {
 	// pending enqueue waits for its update and placement events.
 	statMode bool
 	window   int64
+	trace    *traceWindow
+}
+
+// traceWindow: print the shadow's queue at every switch on cpu in
+// [from, to] (ns).
+type traceWindow struct {
+	cpu      int32
+	from, to int64
 }
 
 // picks counts the shadow's picks against the timeline's switches.
@@ -319,14 +336,28 @@ type results struct {
 	picks  map[string]*[2]picks // by how the switch came: tick, wakeup, block, idle
 	wakes  map[string]*[2]wakeStats
 	notCur [2]int
-	held   [2]int // wakeups placed at the wakee's block
-	undone [2]int // ... undone by a later waking
+	// requests: at each pick, the request it has left (deadline −
+	// vruntime), by group and what set the deadline.
+	requests map[string]*[2]pickStats
+	blocks   map[string]*[2]blockStats
+	held     [2]int // wakeups placed at the wakee's block
+	undone   [2]int // ... undone by a later waking
 }
 
+// blockStats: at each block, the lag it was picked with, how long it
+// ran, its lag at the block, and how many stayed queued (delayed).
+type blockStats struct {
+	pickLag, ran, lag []int64
+	delayed           int
+}
+
+// pickStats: at each pick, the request left and the lag.
+type pickStats struct{ left, lag []int64 }
+
 type wakeStats struct {
-	n, predicted, preempted, both int
-	wakeeLag, currLag             []int64
-	prot                          int
+	n, predicted, preempted, both       int
+	wakeeLag, currLag, ran, pickLag, nq []int64
+	prot                                int
 }
 
 func (s *shadow) rq(c int32) *cfsRQ {
@@ -387,7 +418,18 @@ func (s *shadow) placePending(pd *pending) {
 		e.relDL = false
 	}
 	e.spec, e.specLag = pd.spec, e.vlag
+	nq := len(r.q)
 	s.p.place(r, e, pd.initial)
+	switch {
+	case pd.moved:
+		if e.dlFrom == "" {
+			e.dlFrom = "move"
+		}
+	case pd.initial:
+		e.dlFrom = "fork"
+	default:
+		e.dlFrom = "wakeup"
+	}
 	e.cpu = pd.cpu
 	// Its lag is known once the shadow has seen it leave a queue (or be
 	// forked); before, a wakeup places it with a guessed lag of 0.
@@ -399,7 +441,7 @@ func (s *shadow) placePending(pd *pending) {
 	V := r.V()
 	w := &wakeRec{wakee: group(e.comm), curr: group(r.curr.comm), wakeeLag: V - e.v, currLag: V - r.curr.v,
 		currProt: r.curr.prot, currElig: r.eligible(r.curr), predicted: r.pick() == e, at: pd.at,
-		wakeePID: e.pid, currPID: r.curr.pid}
+		wakeePID: e.pid, currPID: r.curr.pid, ran: pd.at - r.since, pickLag: r.curr.pickLag, nq: nq}
 	s.watch[pd.cpu] = w
 }
 
@@ -434,6 +476,7 @@ func (s *shadow) event(e *timeline.Event) {
 		t := s.ents[pid]
 		if t == nil || t.rt || t.cpu < 0 || s.rq(t.cpu).curr != t {
 			s.res.notCur[s.col]++
+
 			return
 		}
 		s.settle(t.cpu)
@@ -630,10 +673,30 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 				how = "renewed"
 			}
 		} else if prev.onRQ {
+			ran := e.Time - r.since
+			lagNow := r.V() - prev.v
 			if !special(state) && !r.eligible(prev) && !s.p.noDelay {
 				prev.delayed = true
 			} else {
 				s.p.dequeue(r, prev, false, false)
+			}
+			if !prev.guessed {
+				k := group(prev.comm) + " ran under 0.1 ms"
+				if ran >= 100000 {
+					k = group(prev.comm) + " ran 0.1 ms or more"
+				}
+				bs := s.res.blocks[k]
+				if bs == nil {
+					bs = &[2]blockStats{}
+					s.res.blocks[k] = bs
+				}
+				b := &bs[s.col]
+				b.pickLag = append(b.pickLag, prev.pickLag)
+				b.lag = append(b.lag, lagNow)
+				b.ran = append(b.ran, ran)
+				if prev.delayed {
+					b.delayed++
+				}
 			}
 			if prev.held && !special(state) {
 				// The wakeup came while it was switching out: its
@@ -659,7 +722,14 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 		s.p.pickNext(r)
 		s.flush(c, true)
 		got := s.p.pickNext(r)
-
+		if tr := s.trace; tr != nil && c == tr.cpu && e.Time >= tr.from && e.Time <= tr.to {
+			V := r.V()
+			fmt.Fprintf(os.Stderr, "%d.%06d %d(%s)->%d pick %d:", e.Time/1e9, e.Time%1e9/1e3, prevPID, state, nextPID, pidOf(got))
+			for _, x := range r.q {
+				fmt.Fprintf(os.Stderr, " %d[lag %d dl %d %s]", x.pid, (V-x.v)/1000, (x.d-V)/1000, x.dlFrom)
+			}
+			fmt.Fprintln(os.Stderr)
+		}
 		unverified := false
 		for _, x := range r.q {
 			unverified = unverified || x.guessed
@@ -694,6 +764,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 		prev.seq = seq
 	}
 	r.curr = nil
+	r.since = e.Time
 	if nextCFS {
 		if !r.has(next) {
 			if next.onRQ {
@@ -708,6 +779,18 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 		next.cpu = c
 		next.prot = true
 		r.curr = next
+		next.pickLag = r.V() - next.v
+		if !next.guessed {
+			k := group(next.comm) + " from " + next.dlFrom
+			rs := s.res.requests[k]
+			if rs == nil {
+				rs = &[2]pickStats{}
+				s.res.requests[k] = rs
+			}
+			V := r.V()
+			rs[s.col].left = append(rs[s.col].left, next.d-next.v)
+			rs[s.col].lag = append(rs[s.col].lag, V-next.v)
+		}
 	}
 	if heldWake != nil {
 		s.res.held[s.col]++
@@ -745,6 +828,9 @@ func (s *shadow) record(w *wakeRec) {
 	}
 	st.wakeeLag = append(st.wakeeLag, w.wakeeLag)
 	st.currLag = append(st.currLag, w.currLag)
+	st.ran = append(st.ran, w.ran)
+	st.pickLag = append(st.pickLag, w.pickLag)
+	st.nq = append(st.nq, int64(w.nq)*1000000)
 }
 
 // begin starts a timeline: a fresh machine, its results added to column
@@ -759,7 +845,7 @@ func (s *shadow) begin(path string, col int, stat bool) {
 }
 
 func newShadow(p params, verbose bool) *shadow {
-	return &shadow{p: p, verbose: verbose, res: &results{picks: map[string]*[2]picks{}, wakes: map[string]*[2]wakeStats{}}}
+	return &shadow{p: p, verbose: verbose, res: &results{picks: map[string]*[2]picks{}, wakes: map[string]*[2]wakeStats{}, requests: map[string]*[2]pickStats{}, blocks: map[string]*[2]blockStats{}}}
 }
 
 func (s *shadow) file(path string, col int) error {
@@ -823,7 +909,7 @@ func (res *results) print(w io.Writer, cols int) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprint(w, "  runtimes of a task not running in the shadow:")
+	fmt.Fprint(w, "  runtimes of a task not running in the shadow (ignored):")
 	for c := 0; c < cols; c++ {
 		fmt.Fprintf(w, " %d", res.notCur[c])
 	}
@@ -833,7 +919,34 @@ func (res *results) print(w io.Writer, cols int) {
 		fmt.Fprintf(w, " %d (%d)", res.held[c], res.undone[c])
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "wakeups onto a CPU running a CFS task: n, shadow predicts a preemption, timeline preempts, both, running task protected; lag quartiles (ms) of the wakee and the running task")
+	fmt.Fprintln(w, "picks: n, quartiles (ms) of the request left (deadline - vruntime) and of the lag, by group and what set the deadline")
+	ks = ks[:0]
+	for k := range res.requests {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		fmt.Fprintf(w, "  %-40s", k)
+		for c := 0; c < cols; c++ {
+			ps := res.requests[k][c]
+			fmt.Fprintf(w, "  %5d %s lag %s", len(ps.left), quart(ps.left), quart(ps.lag))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "blocks: n, delayed, quartiles (ms) of the lag at its pick, the run, the lag at the block")
+	ks = ks[:0]
+	for k := range res.blocks {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		fmt.Fprintf(w, "  %s\n", k)
+		for c := 0; c < cols; c++ {
+			b := res.blocks[k][c]
+			fmt.Fprintf(w, "    [%d] %5d %5d  picked %s  ran %s  at block %s\n", c+1, len(b.lag), b.delayed, quart(b.pickLag), quart(b.ran), quart(b.lag))
+		}
+	}
+	fmt.Fprintln(w, "wakeups onto a CPU running a CFS task: n, shadow predicts a preemption, timeline preempts, both, running task protected; lag quartiles (ms) of the wakee and the running task, how long the running task had run, its lag at its pick, the entities queued before the wakee (the placement keeps the wakee's saved lag and lowers V by its share)")
 	ks = ks[:0]
 	for k := range res.wakes {
 		ks = append(ks, k)
@@ -843,7 +956,7 @@ func (res *results) print(w io.Writer, cols int) {
 		fmt.Fprintf(w, "  %s\n", k)
 		for c := 0; c < cols; c++ {
 			st := res.wakes[k][c]
-			fmt.Fprintf(w, "    [%d] %5d %5d %5d %5d %5d  wakee %s  running %s\n", c+1, st.n, st.predicted, st.preempted, st.both, st.prot, quart(st.wakeeLag), quart(st.currLag))
+			fmt.Fprintf(w, "    [%d] %5d %5d %5d %5d %5d  wakee %s  running %s  ran %s  lag at its pick %s  queued %s\n", c+1, st.n, st.predicted, st.preempted, st.both, st.prot, quart(st.wakeeLag), quart(st.currLag), quart(st.ran), quart(st.pickLag), quart(st.nq))
 		}
 	}
 }
@@ -852,6 +965,7 @@ func main() {
 	slice := flag.Int64("slice", 1400000, "base slice, ns (sysctl_sched_base_slice; the guests' 6.12: 1.4 ms)")
 	hz := flag.Int64("hz", 250, "the kernel's HZ (the lag clamp's tick)")
 	verbose := flag.Bool("v", false, "print every disagreement with the shadow's queue")
+	trace := flag.String("trace", "", "CPU,FROM,TO: print the shadow's queue (lag, deadline − V in µs, what set the deadline) at every switch on CPU between FROM and TO seconds")
 	var p params
 	flag.BoolVar(&p.noParity, "no-parity", false, "rule test: no RUN_TO_PARITY")
 	flag.BoolVar(&p.noDelay, "no-delay", false, "rule test: no DELAY_DEQUEUE")
@@ -859,6 +973,15 @@ func main() {
 	flag.Parse()
 	p.sliceNS, p.tickNS = *slice, 1000000000 / *hz
 	s := newShadow(p, *verbose)
+	if *trace != "" {
+		var from, to float64
+		s.trace = &traceWindow{}
+		if _, err := fmt.Sscanf(*trace, "%d,%g,%g", &s.trace.cpu, &from, &to); err != nil {
+			fmt.Fprintln(os.Stderr, "eevdfshadow: -trace CPU,FROM,TO (seconds):", err)
+			os.Exit(2)
+		}
+		s.trace.from, s.trace.to = int64(from*1e9), int64(to*1e9)
+	}
 	col, cols := 0, 1
 	for _, a := range flag.Args() {
 		if a == "vs" {
