@@ -92,6 +92,11 @@ type cfsRQ struct {
 	// resched: an update_curr asked for a reschedule not yet seen;
 	// reschedTick: the tick's.
 	resched, reschedTick bool
+	// dv: V's change since the running task's pick, by cause.
+	dv [len(dvCauses)]int64
+	// comp: time × entities queued beside the running task since its
+	// pick, by group (delayed apart).
+	comp map[string]int64
 }
 
 // params are the kernel's constants the rules use.
@@ -320,6 +325,7 @@ type shadow struct {
 	statMode bool
 	window   int64
 	trace    *traceWindow
+	lastT    int64
 }
 
 // traceWindow: print the shadow's queue at every switch on cpu in
@@ -342,6 +348,8 @@ type results struct {
 	blocks   map[string]*[2]blockStats
 	held     [2]int // wakeups placed at the wakee's block
 	undone   [2]int // ... undone by a later waking
+	// queue: time-weighted entities queued while a CFS task runs.
+	queue [2]struct{ busy, runnable, delayed int64 }
 }
 
 // blockStats: at each block, the lag it was picked with, how long it
@@ -349,6 +357,9 @@ type results struct {
 type blockStats struct {
 	pickLag, ran, lag []int64
 	delayed           int
+	dv                [len(dvCauses)][]int64 // V's change during the run, by cause
+	comp              map[string]int64       // time × entities beside it, by group
+	time              int64                  // the runs' total
 }
 
 // pickStats: at each pick, the request left and the lag.
@@ -419,7 +430,7 @@ func (s *shadow) placePending(pd *pending) {
 	}
 	e.spec, e.specLag = pd.spec, e.vlag
 	nq := len(r.q)
-	s.p.place(r, e, pd.initial)
+	s.track(r, "placements", func() { s.p.place(r, e, pd.initial) })
 	switch {
 	case pd.moved:
 		if e.dlFrom == "" {
@@ -456,11 +467,65 @@ func (s *shadow) settle(c int32) {
 func (s *shadow) settleNow(c int32) {
 	r := s.rq(c)
 	r.resched = false
-	s.p.pickNext(r)
+	s.track(r, "purges", func() { s.p.pickNext(r) })
+}
+
+// track runs f, a change to r, and adds what it did to V to the running
+// task's tally under cause (the blocks table: where V went during a run).
+func (s *shadow) track(r *cfsRQ, cause string, f func()) {
+	if r.curr == nil || len(r.q) == 0 {
+		f()
+		return
+	}
+	v0 := r.V()
+	f()
+	if len(r.q) > 0 {
+		r.dv[causeIndex(cause)] += r.V() - v0
+	}
+}
+
+// dvCauses name what moves V while a task runs.
+var dvCauses = [...]string{"own run", "placements", "requeues", "departures", "purges"}
+
+func causeIndex(c string) int {
+	for i, x := range dvCauses {
+		if x == c {
+			return i
+		}
+	}
+	panic(c)
 }
 
 func (s *shadow) event(e *timeline.Event) {
 	c := e.Int32(timeline.CPU)
+	if s.lastT > 0 && e.Time > s.lastT {
+		dt := e.Time - s.lastT
+		for _, r := range s.rqs {
+			if r.curr == nil || r.curr.guessed {
+				continue
+			}
+			q := &s.res.queue[s.col]
+			q.busy += dt
+			if r.comp == nil {
+				r.comp = map[string]int64{}
+			}
+			for _, x := range r.q {
+				if x.delayed {
+					q.delayed += dt
+				} else {
+					q.runnable += dt
+				}
+				if x != r.curr {
+					k := group(x.comm)
+					if x.delayed {
+						k += " (delayed)"
+					}
+					r.comp[k] += dt
+				}
+			}
+		}
+	}
+	s.lastT = e.Time
 	switch e.Kind {
 	case timeline.SchedSwitch:
 		s.rq(c).resched = false
@@ -494,7 +559,9 @@ func (s *shadow) event(e *timeline.Event) {
 			claimed = claimed || pd.cpu == tc && !s.gotRun[pd.pid]
 		}
 		r := s.rq(tc)
-		if s.p.updateCurr(r, t, e.Int(timeline.Runtime)) {
+		var resched bool
+		s.track(r, "own run", func() { resched = s.p.updateCurr(r, t, e.Int(timeline.Runtime)) })
+		if resched {
 			// schedule() follows; a pick of the running task again is
 			// not traced, but the delayed tasks it met have left
 			// (settle). The tick's comes at once (the return from the
@@ -535,10 +602,12 @@ func (s *shadow) event(e *timeline.Event) {
 				r := s.rq(t.cpu)
 				s.p.updateLag(r, t)
 				if t.vlag > 0 {
-					r.remove(t)
-					t.vlag = 0
-					t.relDL = false
-					s.p.place(r, t, false)
+					s.track(r, "requeues", func() {
+						r.remove(t)
+						t.vlag = 0
+						t.relDL = false
+						s.p.place(r, t, false)
+					})
 				}
 				t.delayed = false
 			} else if t.spec {
@@ -599,14 +668,14 @@ func (s *shadow) event(e *timeline.Event) {
 			src.curr = nil
 		}
 		delayed := t.delayed
-		s.p.dequeue(src, t, false, true)
+		s.track(src, "departures", func() { s.p.dequeue(src, t, false, true) })
 		t.delayed = delayed
 		s.pend = append(s.pend, &pending{pid: pid, cpu: dest, at: e.Time, moved: true})
 	case timeline.SchedProcessExit:
 		// A replay stops a task at its recorded exit wherever it is
 		// (whatif's ExitDeadlines): a queued one leaves its queue.
 		if t := s.ents[e.Int32(timeline.PID)]; t != nil && t.onRQ && s.rq(t.cpu).curr != t {
-			s.p.dequeue(s.rq(t.cpu), t, true, false)
+			s.track(s.rq(t.cpu), "departures", func() { s.p.dequeue(s.rq(t.cpu), t, true, false) })
 		}
 	case timeline.SchedSwitch:
 		s.onSwitch(c, e)
@@ -694,6 +763,16 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 				b.pickLag = append(b.pickLag, prev.pickLag)
 				b.lag = append(b.lag, lagNow)
 				b.ran = append(b.ran, ran)
+				for i, d := range r.dv {
+					b.dv[i] = append(b.dv[i], d)
+				}
+				if b.comp == nil {
+					b.comp = map[string]int64{}
+				}
+				for g, t := range r.comp {
+					b.comp[g] += t
+				}
+				b.time += ran
 				if prev.delayed {
 					b.delayed++
 				}
@@ -765,6 +844,8 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 	}
 	r.curr = nil
 	r.since = e.Time
+	r.dv = [len(dvCauses)]int64{}
+	r.comp = nil
 	if nextCFS {
 		if !r.has(next) {
 			if next.onRQ {
@@ -838,6 +919,7 @@ func (s *shadow) record(w *wakeRec) {
 func (s *shadow) begin(path string, col int, stat bool) {
 	s.ents, s.rqs, s.pend, s.gotRun, s.watch = map[int32]*ent{}, map[int32]*cfsRQ{}, nil, map[int32]bool{}, map[int32]*wakeRec{}
 	s.col, s.path, s.statMode = col, path, stat
+	s.lastT = 0
 	s.window = 0
 	if stat {
 		s.window = statWindowNS
@@ -884,6 +966,17 @@ func hasStatSleep(path string) (bool, error) {
 	return false, rd.Err()
 }
 
+func mean(xs []int64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var t float64
+	for _, x := range xs {
+		t += float64(x)
+	}
+	return t / float64(len(xs)) / 1e6
+}
+
 func quart(xs []int64) string {
 	if len(xs) == 0 {
 		return "-"
@@ -919,6 +1012,14 @@ func (res *results) print(w io.Writer, cols int) {
 		fmt.Fprintf(w, " %d (%d)", res.held[c], res.undone[c])
 	}
 	fmt.Fprintln(w)
+	fmt.Fprint(w, "  while a CFS task runs, entities on its queue (running one included; time-weighted mean): runnable, delayed:")
+	for c := 0; c < cols; c++ {
+		q := res.queue[c]
+		if q.busy > 0 {
+			fmt.Fprintf(w, "  %.2f, %.2f", float64(q.runnable)/float64(q.busy), float64(q.delayed)/float64(q.busy))
+		}
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "picks: n, quartiles (ms) of the request left (deadline - vruntime) and of the lag, by group and what set the deadline")
 	ks = ks[:0]
 	for k := range res.requests {
@@ -944,6 +1045,25 @@ func (res *results) print(w io.Writer, cols int) {
 		for c := 0; c < cols; c++ {
 			b := res.blocks[k][c]
 			fmt.Fprintf(w, "    [%d] %5d %5d  picked %s  ran %s  at block %s\n", c+1, len(b.lag), b.delayed, quart(b.pickLag), quart(b.ran), quart(b.lag))
+			fmt.Fprintf(w, "        V moved (mean ms):")
+			for i, d := range b.dv {
+				fmt.Fprintf(w, " %s %+.3f", dvCauses[i], mean(d))
+			}
+			// V moves by w/W of the running task's own time: the
+			// ratio is the mean of 1/(entities queued) it ran with.
+			fmt.Fprintf(w, "; mean run %.3f ms, own share of V %.2f\n", mean(b.ran), mean(b.dv[0])/mean(b.ran))
+			var gs []string
+			for g := range b.comp {
+				gs = append(gs, g)
+			}
+			sort.Strings(gs)
+			fmt.Fprintf(w, "        queued beside it (mean over its run):")
+			for _, g := range gs {
+				if v := float64(b.comp[g]) / float64(max(b.time, 1)); v >= 0.01 {
+					fmt.Fprintf(w, " %s %.2f", g, v)
+				}
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	fmt.Fprintln(w, "wakeups onto a CPU running a CFS task: n, shadow predicts a preemption, timeline preempts, both, running task protected; lag quartiles (ms) of the wakee and the running task, how long the running task had run, its lag at its pick, the entities queued before the wakee (the placement keeps the wakee's saved lag and lowers V by its share)")
