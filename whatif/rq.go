@@ -1245,6 +1245,8 @@ func (s *Sim) tickResched(r *rq, softirqEnd int64) {
 		if pool := s.softirqPool; s.cfg.IdleWake && len(pool) > 0 {
 			at += pool[s.rand()%uint64(len(pool))]
 		}
+	} else if pool := s.w.TickSwitchNS; s.cfg.TickSwitch && s.cfg.IdleWake && len(pool) > 0 {
+		at += pool[s.rand()%uint64(len(pool))]
 	}
 	s.reschedAtPoint(r, s.preemptionPoint(r, at), false)
 }

@@ -98,6 +98,10 @@ type Config struct {
 	// switch waits for it (onTickGrid, holdTick). Off by default:
 	// measured, it met fewer goals (FIDELITY.md, round 59).
 	TickSoftIRQ bool
+	// TickSwitch: a tick that ends the running task's slice switches a
+	// delay later drawn from the trace's own (Workload.TickSwitchNS: the
+	// interrupt's return through its softirqs), not at its instant.
+	TickSwitch bool
 	// SkipWakeOverhead: an activation a task continues into without
 	// blocking (its wakeup came first) starts past the task's wake
 	// overhead, the block and wakeup its recorded demand includes

@@ -291,6 +291,10 @@ type Workload struct {
 	// switch-in preempting a CFS task (the interrupt's or system call's
 	// exit path, the vCPU's stalls), not in the two pools above; sorted.
 	PreemptWakeRTNS []int64
+	// TickSwitchNS: the delays from a tick that ended the running task's
+	// slice to its switch-out (the interrupt's return through its
+	// softirqs; tickswitch.go), sorted.
+	TickSwitchNS []int64
 	// HostStalls are the stretches of the activations' demand during which
 	// the trace shows the task's vCPU descheduled by the host
 	// (hoststall.go), sorted by (Task, Act, OffsetNS); none on bare metal.
@@ -443,6 +447,7 @@ type extractor struct {
 	stalls *stallEstimator
 	// newidle counts the trace's newidle chances and pulls.
 	newidle *newidleTally
+	tickSw  *tickSwitchTally
 	// flips infers the starting wakee_flips from the placements.
 	flips *flipFit
 	// hostStalls finds the stretches a busy CPU's vCPU was descheduled
@@ -510,6 +515,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{},
 		lastWake: map[int32]pendWake{}, runnable: map[int32]*extTask{}, notSync: map[int32]int{}, pulled: map[int32]int{}, pulledAlone: map[int32]int{},
 		newidle:    newNewidleTally(),
+		tickSw:     newTickSwitchTally(4000000),
 		flips:      newFlipFit(w.Topology, w.Kernel),
 		stalls:     newStallEstimator(4000000), // HZ 250, the default Config.HZ
 		hostStalls: newHostStallFinder(4000000)}
@@ -562,6 +568,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			}
 			x.hostStalls.lost(lc)
 			x.stalls.lost(lc)
+			x.tickSw.lost()
 			x.newidle.observe(e)
 			if x.flips != nil {
 				x.flips.observe(e)
@@ -569,6 +576,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		} else if e.IsSet(timeline.CPU) && e.Time != 0 && !strings.HasPrefix(e.Name, "perf:") {
 			c := e.Int32(timeline.CPU)
 			x.newidle.observe(e)
+			x.tickSw.observe(e, c)
 			if x.flips != nil {
 				x.flips.observe(e)
 			}
@@ -661,6 +669,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		w.Stalls.HostCores = x.hostStalls.hostCores()
 	}
 	w.NewidleChances, w.NewidlePulls = x.newidle.Chances, x.newidle.Pulls
+	w.TickSwitchNS = x.tickSw.delays
 	w.Flips = x.flips.result()
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("whatif: internal error extracting the workload: %w", err)
@@ -1525,7 +1534,7 @@ func (x *extractor) finish() {
 			w.HostStalls = append(w.HostStalls, h)
 		}
 	}
-	for _, pool := range [][]int64{w.IdleWakeNS, w.IdleWakeLocalNS, w.IdleWakeRemoteNS, w.PreemptWakeNS, w.PreemptWakeLocalNS, w.PreemptWakeRTNS} {
+	for _, pool := range [][]int64{w.IdleWakeNS, w.IdleWakeLocalNS, w.IdleWakeRemoteNS, w.PreemptWakeNS, w.PreemptWakeLocalNS, w.PreemptWakeRTNS, w.TickSwitchNS} {
 		slices.Sort(pool)
 	}
 	w.Index()
@@ -1596,6 +1605,17 @@ func (w *Workload) validateMeasures() error {
 	}
 	if w.TickPhaseNS < 0 || w.TickPhaseNS >= maxTickPhaseNS {
 		return fmt.Errorf("workload tick phase %d ns: want [0, %d)", w.TickPhaseNS, maxTickPhaseNS)
+	}
+	for _, pool := range []struct {
+		name string
+		ns   []int64
+	}{{"idle_wake", w.IdleWakeNS}, {"idle_wake_local", w.IdleWakeLocalNS}, {"idle_wake_remote", w.IdleWakeRemoteNS},
+		{"preempt_wake", w.PreemptWakeNS}, {"preempt_wake_local", w.PreemptWakeLocalNS}, {"preempt_wake_rt", w.PreemptWakeRTNS}, {"tick_switch", w.TickSwitchNS}} {
+		for _, d := range pool.ns {
+			if d < 0 || d > MaxSpanNS {
+				return fmt.Errorf("workload %s delay %d ns: out of range", pool.name, d)
+			}
+		}
 	}
 	if fl := w.Flips; fl.WakeeFlips > maxWakeeFlips || fl.Placements < 0 || fl.Explained < 0 || fl.ExplainedAt0 < 0 || fl.Explained > fl.Placements || fl.ExplainedAt0 > fl.Placements {
 		return fmt.Errorf("workload wakee_flips %d explaining %d (at 0: %d) of %d placements: out of range", fl.WakeeFlips, fl.Explained, fl.ExplainedAt0, fl.Placements)

@@ -230,6 +230,9 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	for _, d := range w.PreemptWakeRTNS {
 		add(wlRow{"table": "preempt_wake_rt", "preempt_wake_ns": d})
 	}
+	for _, d := range w.TickSwitchNS {
+		add(wlRow{"table": "tick_switch", "preempt_wake_ns": d})
+	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	return writeWorkloadFile(path, schema, mem, rec, nil)
@@ -463,6 +466,8 @@ func LoadWorkload(path string) (w *Workload, err error) {
 				w.PreemptWakeLocalNS = append(w.PreemptWakeLocalNS, num(cPreemptWake, i))
 			case "preempt_wake_rt":
 				w.PreemptWakeRTNS = append(w.PreemptWakeRTNS, num(cPreemptWake, i))
+			case "tick_switch":
+				w.TickSwitchNS = append(w.TickSwitchNS, num(cPreemptWake, i))
 			default:
 				return nil, fmt.Errorf("%s: row %d: unknown table %q", path, i, str(cTable, i))
 			}

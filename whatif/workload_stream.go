@@ -486,6 +486,7 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		{"preempt_wake", cPreemptWake, hdr.PreemptWakeNS},
 		{"preempt_wake_local", cPreemptWake, hdr.PreemptWakeLocalNS},
 		{"preempt_wake_rt", cPreemptWake, hdr.PreemptWakeRTNS},
+		{"tick_switch", cPreemptWake, hdr.TickSwitchNS},
 	} {
 		for _, d := range pool.ns {
 			row.reset(pool.table)

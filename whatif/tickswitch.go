@@ -1,0 +1,79 @@
+package whatif
+
+import "github.com/schedreplay/replay/timeline"
+
+// The tick's switch delay: when the scheduler tick ends the running task's
+// slice (CFS's check_preempt_tick, EEVDF's used-up request), the tick only
+// sets TIF_NEED_RESCHED; the switch comes when the interrupt returns, after
+// its softirqs (the timers, the tick's load balancing). The traces show
+// that return as the gap between the tick's record (the hard-IRQ
+// sched_stat_runtime of the running task) and that task's switch-out in
+// state R: 30-220 µs on the 6.12 guests (medians 58-121 µs per
+// recording), about 230 µs on the 6.1 guests, 0 in a replay that switches
+// at the tick's instant. The gap is run by the old task, in its new
+// request under EEVDF (FIDELITY.md round 62).
+
+// tickSwitchTally collects those gaps from a trace: a tick record of the
+// running task, then its switch-out in state R on that CPU within a
+// quarter tick, with no wakeup aimed at that CPU between (a wakeup's
+// preemption is another delay: Workload.PreemptWakeNS).
+type tickSwitchTally struct {
+	tickNS int64
+	at     []int64 // per CPU: the last tick record since the switch, -1: none
+	pid    []int32
+	woke   []bool
+	delays []int64
+}
+
+func newTickSwitchTally(tickNS int64) *tickSwitchTally {
+	return &tickSwitchTally{tickNS: tickNS}
+}
+
+func (t *tickSwitchTally) grow(c int32) {
+	for int(c) >= len(t.at) {
+		t.at, t.pid, t.woke = append(t.at, -1), append(t.pid, 0), append(t.woke, false)
+	}
+}
+
+// mark notes a wakeup aimed at CPU c.
+func (t *tickSwitchTally) mark(e *timeline.Event, col timeline.Col) {
+	if !e.IsSet(col) {
+		return
+	}
+	if c := e.Int32(col); c >= 0 && int(c) < len(t.at) {
+		t.woke[c] = true
+	}
+}
+
+// lost forgets every CPU's pending tick: the records lost may have held
+// the switch or a wakeup.
+func (t *tickSwitchTally) lost() {
+	for i := range t.at {
+		t.at[i] = -1
+	}
+}
+
+// observe takes every event of a CPU, in time order.
+func (t *tickSwitchTally) observe(e *timeline.Event, c int32) {
+	if c < 0 {
+		return
+	}
+	t.grow(c)
+	switch e.Kind {
+	case timeline.SchedStatRuntime:
+		if e.Int(timeline.CommonFlags)&flagHardIRQ != 0 && e.Int32(timeline.PID) > 0 {
+			t.at[c], t.pid[c], t.woke[c] = e.Time, e.Int32(timeline.PID), false
+		}
+	case timeline.SchedWaking, timeline.SchedWakeup, timeline.SchedWakeupNew:
+		t.mark(e, timeline.TargetCPU)
+	case timeline.SchedMigrateTask:
+		t.mark(e, timeline.DestCPU)
+	case timeline.SchedSwitch:
+		st := e.Str(timeline.PrevState)
+		if d := e.Time - t.at[c]; t.at[c] >= 0 && !t.woke[c] && e.Int32(timeline.PrevPID) == t.pid[c] &&
+			(st == "R" || st == "R+") && d >= 0 && d < t.tickNS/4 {
+			t.delays = append(t.delays, d)
+		}
+		t.at[c] = -1
+	}
+}

@@ -1,0 +1,106 @@
+package whatif
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/timeline"
+)
+
+// The tick's switch delays through Extract, by hand (HZ 250): on CPU 0
+// task 10's tick at 4 ms is followed by its switch-out R at 4.09 ms: 90 µs.
+// Excluded: task 11's tick at 8 ms, then a wakeup aimed at CPU 0 before
+// its switch-out R (a wakeup's preemption); task 12's at 12 ms, then its
+// block (S); its tick at 16 ms and a switch-out R 1.5 ms later (past a
+// quarter tick: not that tick's); on CPU 1 task 20's tick at 4.2 ms, a
+// task moved onto CPU 1, then 20's switch-out R. A non-IRQ update (at 24
+// ms) is no tick: 13's switch-out R at 24.05 ms counts nothing. On CPU 1
+// task 21's tick at 30 ms, its switch-out R+ (6.1's preempted state) at
+// 30.2 ms: 200 µs.
+func TestTickSwitchByHand(t *testing.T) {
+	r := &noiseReader{evs: []timeline.Event{
+		nSwitch(1*ms, 0, 0, "R", 10),
+		nSwitch(1*ms, 1, 0, "R", 20),
+		nRuntime(4*ms, 0, 10, hardirq),
+		nRuntime(4*ms+200000, 1, 20, hardirq),
+		nSwitch(4*ms+90000, 0, 10, "R", 11),
+		nMigrate(4*ms+250000, 1, 30, 0, 1),
+		nSwitch(4*ms+300000, 1, 20, "R", 21),
+		nRuntime(8*ms, 0, 11, hardirq),
+		nWaking(8*ms+10000, 1, 21, 10, 0),
+		nSwitch(8*ms+50000, 0, 11, "R", 12),
+		nRuntime(12*ms, 0, 12, hardirq),
+		nSwitch(12*ms+60000, 0, 12, "S", 10),
+		nSwitch(14*ms, 0, 10, "S", 12),
+		nRuntime(16*ms, 0, 12, hardirq),
+		nSwitch(17*ms+500000, 0, 12, "R", 13),
+		nRuntime(24*ms, 0, 13, 1),
+		nSwitch(24*ms+50000, 0, 13, "R", 12),
+		nRuntime(30*ms, 1, 21, hardirq),
+		nSwitch(30*ms+200000, 1, 21, "R+", 20),
+	}}
+	w, err := Extract(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{90000, 200000}; !slices.Equal(w.TickSwitchNS, want) {
+		t.Fatalf("tick switch delays %v, want %v", w.TickSwitchNS, want)
+	}
+}
+
+// A committed 6.12 recording (guest-M r3 schbench) against a throw-away
+// reader of the same rule over its timeline (session 33, 2026-12-02):
+// 1,428 of its 1,696 tick records are followed by their task's
+// switch-out R within 1 ms with no wakeup aimed at the CPU between, the
+// delays summing to 151,647,596 ns (median 92 µs), against 0 in a replay,
+// which switches at the tick's instant.
+func TestTickSwitchFixture(t *testing.T) {
+	r, err := ingest.Open("../fixtures/kernels/v6.12/guest-M-1s1c2t/r3/schbench.perf.data.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w, err := Extract(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, d := range w.TickSwitchNS {
+		sum += d
+	}
+	if len(w.TickSwitchNS) != 1428 || sum != 151647596 {
+		t.Fatalf("%d delays summing to %d ns, want 1428 and 151647596", len(w.TickSwitchNS), sum)
+	}
+}
+
+// The delay in the replay, by hand: two CFS hogs share one CPU from t0
+// (HZ 250, v6.12). The first runs until the tick at 4 ms ends its
+// request; with Config.TickSwitch and a measured delay of 90 µs (the
+// only one in the pool) the switch to the second comes at 4.09 ms, the
+// first having run on; without it, at the tick's instant. The option
+// needs the machine's noise on (Config.IdleWake), as every measured delay
+// does.
+func TestTickSwitchDelaysTheSwitch(t *testing.T) {
+	for _, c := range []struct {
+		on       bool
+		noise    bool
+		wantNS   int64
+		wantName string
+	}{{false, true, 4 * ms, "off"}, {true, true, 4*ms + 90000, "on"}, {true, false, 4 * ms, "on without noise"}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		b.task("a", 120, 0, true, CauseStart, 10*ms)
+		b.task("b", 120, 0, true, CauseStart, 10*ms)
+		w := b.done(t)
+		w.TickSwitchNS = []int64{90000}
+		cfg := policyConfig(t, "v6.12")
+		cfg.TickSwitch, cfg.IdleWake = c.on, c.noise
+		ck := newChecker(t)
+		if _, err := Replay(w, cfg, ck); err != nil {
+			t.Fatal(err)
+		}
+		if len(ck.runs) == 0 || ck.runs[0].end-t0 != c.wantNS {
+			t.Errorf("%s: first run %+v, want it to end %d ns after t0", c.wantName, ck.runs, c.wantNS)
+		}
+	}
+}
