@@ -674,9 +674,12 @@ func (s *shadow) event(e *timeline.Event) {
 	case timeline.SchedProcessExit:
 		// A replay stops a task at its recorded exit wherever it is
 		// (whatif's ExitDeadlines): a queued one leaves its queue.
-		if t := s.ents[e.Int32(timeline.PID)]; t != nil && t.onRQ && s.rq(t.cpu).curr != t {
+		pid := e.Int32(timeline.PID)
+		if t := s.ents[pid]; t != nil && t.onRQ && s.rq(t.cpu).curr != t {
 			s.track(s.rq(t.cpu), "departures", func() { s.p.dequeue(s.rq(t.cpu), t, true, false) })
 		}
+		// ... or a wakeup not yet placed.
+		s.pend = slices.DeleteFunc(s.pend, func(pd *pending) bool { return pd.pid == pid })
 	case timeline.SchedSwitch:
 		s.onSwitch(c, e)
 	}
@@ -796,7 +799,11 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 	}
 	next := s.ent(nextPID, e.Str(timeline.NextComm), prioOf(e, timeline.NextPrio))
 	nextCFS := nextPID != 0 && !next.rt
-	if nextCFS || nextPID == 0 {
+	// A replay writes the stopper's preemption of a task (active
+	// balancing) as a switch to idle with that task still runnable; the
+	// kernel's idle is never picked over one. No pick to check.
+	stopper := nextPID == 0 && prev != nil && !prev.rt && runnable(state) && prev.onRQ
+	if (nextCFS || nextPID == 0) && !stopper {
 		// A newly idle CPU's pulls come after its pick found nothing.
 		s.p.pickNext(r)
 		s.flush(c, true)
@@ -830,6 +837,12 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 			pk[s.col].disagree++
 			if s.verbose {
 				fmt.Fprintf(os.Stderr, "%s: %d.%06d cpu %d %s: shadow picks %v, switch %d(%s) -> %d(%s)\n", s.path, e.Time/1e9, e.Time%1e9/1e3, c, how, pidOf(got), prevPID, state, nextPID, e.Str(timeline.NextComm))
+				V := r.V()
+				for _, x := range []*ent{got, next} {
+					if x != nil && r.has(x) {
+						fmt.Fprintf(os.Stderr, "  %s %d: lag %d dl-V %d eligible %v deadline from %s\n", map[bool]string{true: "shadow's", false: "timeline's"}[x == got], x.pid, V-x.v, x.d-V, r.eligible(x), x.dlFrom)
+					}
+				}
 				for _, x := range r.q {
 					fmt.Fprintf(os.Stderr, "\t%d %s lag %d dl-V %d elig %v delayed %v prot %v curr %v\n", x.pid, x.comm, r.V()-x.v, x.d-r.V(), r.eligible(x), x.delayed, x.prot, x == r.curr)
 				}
