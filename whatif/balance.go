@@ -800,6 +800,9 @@ func (s *Sim) activeBalanceStop(busiest, dstCPU int) {
 	}
 	if src.curr == nil && src.nrRunning() > 0 {
 		s.schedule(src, "")
+	} else if src.curr == nil && src.stopperShown != nil {
+		// Nothing left to run: the stopper gives the CPU to idle.
+		s.emitSwitch(src, nil, nil, "")
 	}
 }
 
@@ -815,7 +818,29 @@ func (s *Sim) preemptForStopper(r *rq) {
 	r.curr = nil
 	r.gen++
 	s.clearResched(r)
-	s.emitSwitch(r, prev, nil, "R")
+	// The output names the CPU's stopper (migration/N) where the workload
+	// has it, as the kernel's trace does: switched to here, and out of
+	// (state S) at the CPU's next switch (emitSwitch).
+	st := s.stopperOf(r.cpu)
+	s.emitSwitch(r, prev, st, "R")
+	r.stopperShown = st
+}
+
+// stopperOf is the workload's stopper thread of CPU c (migration/c), nil
+// if the trace never showed it.
+func (s *Sim) stopperOf(c int) *simTask {
+	if s.stoppers == nil {
+		s.stoppers = make([]*simTask, s.ncpu)
+		for _, t := range s.tasks {
+			if t.stop && t.pinned >= 0 && int(t.pinned) < s.ncpu && s.stoppers[t.pinned] == nil {
+				s.stoppers[t.pinned] = t
+			}
+		}
+	}
+	if c < 0 || c >= len(s.stoppers) {
+		return nil
+	}
+	return s.stoppers[c]
 }
 
 // updateNewidleCost is update_newidle_cost(): a pass costlier than the

@@ -88,8 +88,14 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
-// emitSwitch writes sched_switch (nil = the idle task).
+// emitSwitch writes sched_switch (nil = the idle task; a CPU left to its
+// stopper by preemptForStopper switches from the stopper instead, in state
+// S).
 func (s *Sim) emitSwitch(r *rq, prev, next *simTask, prevState string) {
+	if prev == nil && r.stopperShown != nil {
+		prev, prevState = r.stopperShown, "S"
+	}
+	r.stopperShown = nil
 	if prev == nil {
 		prevState = "R"
 	}

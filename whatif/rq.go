@@ -35,6 +35,9 @@ type rq struct {
 	mruSeq                                    int64
 	// treeSeq numbers insertions into tree (DeadlineTree's tie order).
 	treeSeq int64
+	// stopperShown: the stopper the output last switched to here
+	// (preemptForStopper), to be switched out of at the next switch.
+	stopperShown *simTask
 	// capacity is the CPU's original capacity (capacity_orig_of: the rate
 	// work progresses at); cpuCapacity is capacity_of(), what the fair
 	// class sees: the original less the real-time class's running-time

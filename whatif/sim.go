@@ -395,7 +395,8 @@ type Sim struct {
 	now              int64
 	tickNS           int64
 	tickPhase        int64
-	softirqPool      []int64 // softirqSwitchDelays, derived by initPreemptPools
+	softirqPool      []int64    // softirqSwitchDelays, derived by initPreemptPools
+	stoppers         []*simTask // per CPU, the workload's migration/N (stopperOf)
 	rng              uint64
 	niRng            uint64 // NI_RANDOM's die: its own stream, so the other draws stay as they were
 	// remotePool, rtPool: the wakeup-preemption delay pools drawn from

@@ -2,7 +2,10 @@ package whatif
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+
+	"github.com/schedreplay/replay/timeline"
 )
 
 // perf record moves itself through every CPU at its start (and back at
@@ -33,6 +36,57 @@ func TestStopperMoveFixtures(t *testing.T) {
 		}
 		if s := fmt.Sprint(got); s != c.want {
 			t.Errorf("%s: moves %s, want %s", c.path, s, c.want)
+		}
+	}
+}
+
+// switchLog records the sched_switch and sched_migrate_task rows of a
+// replay as "prev(state)>next" and "move pid from>to".
+type switchLog struct{ rows []string }
+
+func (l *switchLog) Emit(e *timeline.Event) error {
+	switch e.Kind {
+	case timeline.SchedSwitch:
+		l.rows = append(l.rows, fmt.Sprintf("%s(%s)>%s", e.Str(timeline.PrevComm), e.Str(timeline.PrevState), e.Str(timeline.NextComm)))
+	case timeline.SchedMigrateTask:
+		l.rows = append(l.rows, fmt.Sprintf("move %s %d>%d", e.Str(timeline.Comm), e.Int(timeline.OrigCPU), e.Int(timeline.DestCPU)))
+	}
+	return nil
+}
+
+// Active balancing as the output shows it, by hand: CPU 1 runs x alone,
+// the idle CPU 0 has the stopper push it. The kernel's trace shows x
+// switched out for CPU 1's stopper (migration/1), the move, and the
+// stopper switching to idle (state S); the replay names the stopper where
+// the workload has that thread. Without it the CPU goes to idle at once,
+// as before. (CPU 0, idle, takes x at once: no idle-exit delay here.)
+func TestActiveBalanceShowsStopper(t *testing.T) {
+	for _, c := range []struct {
+		stopper bool
+		want    []string
+	}{
+		{true, []string{"x(R)>migration/1", "move x 1>0", "swapper/0(R)>x", "migration/1(S)>swapper/1"}},
+		{false, []string{"x(R)>swapper/1", "move x 1>0", "swapper/0(R)>x"}},
+	} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		x := b.task("x", 120, 1, true, CauseStart, 10*ms)
+		if c.stopper {
+			st := b.task("migration/1", 0, 1, false, CauseArrival, ms)
+			b.w.Tasks[st].Activations[0].ReleaseNS = t0 + 500*ms
+		}
+		log := &switchLog{}
+		s, err := New(b.done(t), testConfig(), Tee{newChecker(t), log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r1, tk := s.cpus[1], s.tasks[x]
+		s.now = 100 * ms
+		s.startActivation(tk, 0)
+		s.enqueue(r1, tk, enqStart)
+		s.takeCurr(r1, tk)
+		s.activeBalanceStop(1, 0)
+		if !slices.Equal(log.rows, c.want) {
+			t.Errorf("stopper in the workload %v: %q, want %q", c.stopper, log.rows, c.want)
 		}
 	}
 }

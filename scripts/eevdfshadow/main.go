@@ -799,9 +799,10 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 	}
 	next := s.ent(nextPID, e.Str(timeline.NextComm), prioOf(e, timeline.NextPrio))
 	nextCFS := nextPID != 0 && !next.rt
-	// A replay writes the stopper's preemption of a task (active
-	// balancing) as a switch to idle with that task still runnable; the
-	// kernel's idle is never picked over one. No pick to check.
+	// A replay whose workload lacks the CPU's stopper writes its
+	// preemption of a task (active balancing) as a switch to idle with
+	// that task still runnable; the kernel's idle is never picked over
+	// one. No pick to check.
 	stopper := nextPID == 0 && prev != nil && !prev.rt && runnable(state) && prev.onRQ
 	if (nextCFS || nextPID == 0) && !stopper {
 		// A newly idle CPU's pulls come after its pick found nothing.
