@@ -126,44 +126,53 @@ func TestHandWorked(t *testing.T) {
 // replay's switch (FIDELITY.md round 61; the engine writes a
 // sched_stat_runtime at each update_curr since session 33). A change to
 // either side's rules that the other does not share shows up here.
+// schbench (two groups of threads cycling through usleep and futex
+// wakeups, hogs at ticks), hackbench (tens of tasks per CPU) and stress-ng
+// (real-time tasks, forks, exits) on guest-M r3.
 func TestExactOnReplay(t *testing.T) {
-	path := filepath.Join("..", "..", "fixtures", "kernels", "v6.12", "guest-M-1s1c2t", "r3", "schbench.perf.data.gz")
-	rd, err := ingest.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	meta := rd.Meta()
-	w, _, err := whatif.ExtractAndMeasure(rd, meta.Topology, meta.Source.OSRelease)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := whatif.PolicyForKernel(meta.Source.OSRelease)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pol.Name() != "v6.12" {
-		t.Fatalf("policy %s for %s, want v6.12", pol.Name(), meta.Source.OSRelease)
-	}
-	cfg := whatif.DefaultConfig(pol)
-	cfg.Topology, cfg.Kernel, cfg.ExitDeadlines = meta.Topology, meta.Source.OSRelease, true
-	s := newShadow(params{sliceNS: 1400000, tickNS: 4000000}, false)
-	s.begin("replay", 0, false)
-	if _, err := whatif.Replay(w, cfg, sinkFunc(func(e *timeline.Event) error { s.event(e); return nil })); err != nil {
-		t.Fatal(err)
-	}
-	var agree, disagree int
-	for k, p := range s.res.picks {
-		agree += p[0].agree
-		disagree += p[0].disagree
-		if p[0].disagree > 0 {
-			t.Errorf("%s: %d of %d picks disagree with the replay", k, p[0].disagree, p[0].agree+p[0].disagree)
+	for _, c := range []struct {
+		workload string
+		min      int // picks checked, about the recording's count
+	}{{"schbench", 1500}, {"hackbench", 600}, {"stressng-mix", 4000}} {
+		path := filepath.Join("..", "..", "fixtures", "kernels", "v6.12", "guest-M-1s1c2t", "r3", c.workload+".perf.data.gz")
+		rd, err := ingest.Open(path)
+		if err != nil {
+			t.Fatal(err)
 		}
+		meta := rd.Meta()
+		w, _, err := whatif.ExtractAndMeasure(rd, meta.Topology, meta.Source.OSRelease)
+		rd.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol, err := whatif.PolicyForKernel(meta.Source.OSRelease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pol.Name() != "v6.12" {
+			t.Fatalf("policy %s for %s, want v6.12", pol.Name(), meta.Source.OSRelease)
+		}
+		cfg := whatif.DefaultConfig(pol)
+		_, bounded := whatif.TimeBounded(w.Cmdline) // --work auto, as the CLI
+		cfg.Topology, cfg.Kernel, cfg.ExitDeadlines = meta.Topology, meta.Source.OSRelease, bounded
+		s := newShadow(params{sliceNS: 1400000, tickNS: 4000000}, false)
+		s.begin("replay", 0, false)
+		if _, err := whatif.Replay(w, cfg, sinkFunc(func(e *timeline.Event) error { s.event(e); return nil })); err != nil {
+			t.Fatal(err)
+		}
+		var agree, disagree int
+		for k, p := range s.res.picks {
+			agree += p[0].agree
+			disagree += p[0].disagree
+			if p[0].disagree > 0 {
+				t.Errorf("%s, %s: %d of %d picks disagree with the replay", c.workload, k, p[0].disagree, p[0].agree+p[0].disagree)
+			}
+		}
+		if agree < c.min {
+			t.Errorf("%s: %d picks checked, want at least %d", c.workload, agree, c.min)
+		}
+		t.Logf("%s: %d picks agree, %d disagree", c.workload, agree, disagree)
 	}
-	if agree < 1000 {
-		t.Errorf("%d picks checked, want the recording's ~1,700", agree)
-	}
-	t.Logf("%d picks agree, %d disagree", agree, disagree)
 }
 
 type sinkFunc func(*timeline.Event) error
