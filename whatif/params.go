@@ -42,7 +42,7 @@ func ParamUsage() string {
 		"newidle_ratio=trace|boot|N (NI_RANDOM's starting success ratio of 1024; kernels with NI_RANDOM), " +
 		"reply_awaits=on|off (a waker waits for the reply its wakee's preemption hid in the trace; default off), " +
 		"tick_softirq=on|off (a timer wakeup the tick's softirq made in the trace fires on the tick grid, that tick's switch waiting for it; default off), " +
-		"tick_switch=on|off (a tick that ends the running task's slice switches after a delay drawn from the trace's own tick-to-switch delays; default off), " +
+		"tick_switch=on|off (a tick that ends the running task's slice switches after a delay drawn from the trace's own tick-to-switch runs; default off), " +
 		"wake_overhead=keep|skip (skip: an activation a task goes on into without blocking skips the block and wakeup its recorded demand includes; default keep), " +
 		"wakee_flips=trace|N (wake_wide's wakee_flips of the tasks alive at the trace start; default trace: the count the trace's placements imply, else 0); " +
 		"LEVEL: " + strings.Join(ParamLevels, ", ")

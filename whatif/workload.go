@@ -291,9 +291,10 @@ type Workload struct {
 	// switch-in preempting a CFS task (the interrupt's or system call's
 	// exit path, the vCPU's stalls), not in the two pools above; sorted.
 	PreemptWakeRTNS []int64
-	// TickSwitchNS: the delays from a tick that ended the running task's
-	// slice to its switch-out (the interrupt's return through its
-	// softirqs; tickswitch.go), sorted.
+	// TickSwitchNS: after a tick that ended the running task's slice,
+	// the run the kernel charged the task before its switch-out (the
+	// interrupt's return through its softirqs, less the interrupt time;
+	// tickswitch.go), sorted.
 	TickSwitchNS []int64
 	// HostStalls are the stretches of the activations' demand during which
 	// the trace shows the task's vCPU descheduled by the host
@@ -669,7 +670,8 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		w.Stalls.HostCores = x.hostStalls.hostCores()
 	}
 	w.NewidleChances, w.NewidlePulls = x.newidle.Chances, x.newidle.Pulls
-	w.TickSwitchNS = x.tickSw.delays
+	w.TickSwitchNS = x.tickSw.charged
+	slices.Sort(w.TickSwitchNS)
 	w.Flips = x.flips.result()
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("whatif: internal error extracting the workload: %w", err)
