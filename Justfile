@@ -49,3 +49,12 @@ fidelity-holdout:
 # FIDELITY.md's status tables (seeds 0-29, the holdouts and repeats included).
 fidelity-status:
     go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -holdout -repeats -status
+
+# The 6.12 kernel's EEVDF state against the replays' (FIDELITY.md round 61): W=hackbench|stressng-mix for another workload.
+shadow:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    w=${W:-schbench}; d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+    go build -o "$d/replay" ./cmd/replay
+    for f in fixtures/kernels/v6.12/*/r*/$w.perf.data.gz; do "$d/replay" whatif -i "$f" --seed 0 -o "$d/$(echo "$f" | tr / _).arrow" 2>/dev/null >/dev/null; done
+    go run ./scripts/eevdfshadow fixtures/kernels/v6.12/*/r*/$w.perf.data.gz vs "$d"/*.arrow
