@@ -51,6 +51,7 @@ import (
 	"strings"
 
 	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 	"github.com/schedreplay/replay/whatif"
 )
@@ -950,6 +951,14 @@ func (s *shadow) file(path string, col int) error {
 		return err
 	}
 	defer rd.Close()
+	// The rules are v6.12's: say so when the timeline's kernel is not
+	// one they describe (CFS before v6.6; EEVDF without delayed dequeue
+	// before v6.12: -no-delay).
+	if rel := rd.Meta().Source.OSRelease; rel != "" {
+		if kv, err := model.ParseKernelVersion(rel); err == nil && !kv.AtLeast(6, 12) {
+			fmt.Fprintf(os.Stderr, "eevdfshadow: %s: kernel %s: the shadow's rules are v6.12's (EEVDF from v6.6, delayed dequeue from v6.12)\n", path, rel)
+		}
+	}
 	stat, err := hasStatSleep(path)
 	if err != nil {
 		return err
