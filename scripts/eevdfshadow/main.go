@@ -45,6 +45,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -85,11 +86,10 @@ type ent struct {
 
 // cfsRQ is one CPU's cfs_rq.
 type cfsRQ struct {
-	noParity bool
-	q        []*ent // on_rq entities: queued, running, delayed
-	curr     *ent   // cfs_rq->curr (nil: idle or another class)
-	lastV    int64  // V when the queue last emptied
-	since    int64  // when the running task was switched in
+	q     []*ent // on_rq entities: queued, running, delayed
+	curr  *ent   // cfs_rq->curr (nil: idle or another class)
+	lastV int64  // V when the queue last emptied
+	since int64  // when the running task was switched in
 	// resched: an update_curr asked for a reschedule not yet seen;
 	// reschedTick: the tick's.
 	resched, reschedTick bool
@@ -221,23 +221,26 @@ func (p params) dequeue(r *cfsRQ, e *ent, delayed, moved bool) {
 }
 
 // pick is pick_eevdf.
-func (r *cfsRQ) pick() *ent {
+func (p params) pick(r *cfsRQ) *ent {
 	if len(r.q) == 0 {
 		return nil
 	}
 	if len(r.q) == 1 {
 		return r.q[0]
 	}
+	// entity_eligible for each candidate, the sums taken once.
+	ref, avg, load := r.sums()
+	eligible := func(e *ent) bool { return avg >= (e.v-ref)*load }
 	curr := r.curr
-	if curr != nil && (!curr.onRQ || !r.eligible(curr)) {
+	if curr != nil && (!curr.onRQ || !eligible(curr)) {
 		curr = nil
 	}
-	if curr != nil && curr.prot && !r.noParity {
+	if curr != nil && curr.prot && !p.noParity {
 		return curr
 	}
 	var best *ent
 	for _, e := range r.q {
-		if e == r.curr || !r.eligible(e) {
+		if e == r.curr || !eligible(e) {
 			continue
 		}
 		if best == nil || e.d < best.d || e.d == best.d && e.seq < best.seq {
@@ -253,7 +256,7 @@ func (r *cfsRQ) pick() *ent {
 // pickNext is pick_task_fair's loop: a delayed entity picked leaves.
 func (p params) pickNext(r *cfsRQ) *ent {
 	for {
-		e := r.pick()
+		e := p.pick(r)
 		if e == nil || !e.delayed {
 			return e
 		}
@@ -375,7 +378,7 @@ type wakeStats struct {
 func (s *shadow) rq(c int32) *cfsRQ {
 	r := s.rqs[c]
 	if r == nil {
-		r = &cfsRQ{noParity: s.p.noParity}
+		r = &cfsRQ{}
 		s.rqs[c] = r
 	}
 	return r
@@ -452,7 +455,7 @@ func (s *shadow) placePending(pd *pending) {
 	// check_preempt_wakeup_fair: the update_curr was the runtime above.
 	V := r.V()
 	w := &wakeRec{wakee: group(e.comm), curr: group(r.curr.comm), wakeeLag: V - e.v, currLag: V - r.curr.v,
-		currProt: r.curr.prot, currElig: r.eligible(r.curr), predicted: r.pick() == e, at: pd.at,
+		currProt: r.curr.prot, currElig: r.eligible(r.curr), predicted: s.p.pick(r) == e, at: pd.at,
 		wakeePID: e.pid, currPID: r.curr.pid, ran: pd.at - r.since, pickLag: r.curr.pickLag, nq: nq}
 	s.watch[pd.cpu] = w
 }
@@ -1012,12 +1015,7 @@ func quart(xs []int64) string {
 
 func (res *results) print(w io.Writer, cols int) {
 	fmt.Fprintln(w, "picks at switches (agree / disagree / unverified), by what ended the run")
-	var ks []string
-	for k := range res.picks {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	for _, k := range ks {
+	for _, k := range slices.Sorted(maps.Keys(res.picks)) {
 		fmt.Fprintf(w, "  %-8s", k)
 		for c := 0; c < cols; c++ {
 			p := res.picks[k][c]
@@ -1044,12 +1042,7 @@ func (res *results) print(w io.Writer, cols int) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "picks: n, quartiles (ms) of the request left (deadline - vruntime) and of the lag, by group and what set the deadline")
-	ks = ks[:0]
-	for k := range res.requests {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	for _, k := range ks {
+	for _, k := range slices.Sorted(maps.Keys(res.requests)) {
 		fmt.Fprintf(w, "  %-40s", k)
 		for c := 0; c < cols; c++ {
 			ps := res.requests[k][c]
@@ -1058,12 +1051,7 @@ func (res *results) print(w io.Writer, cols int) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w, "blocks: n, delayed, quartiles (ms) of the lag at its pick, the run, the lag at the block")
-	ks = ks[:0]
-	for k := range res.blocks {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	for _, k := range ks {
+	for _, k := range slices.Sorted(maps.Keys(res.blocks)) {
 		fmt.Fprintf(w, "  %s\n", k)
 		for c := 0; c < cols; c++ {
 			b := res.blocks[k][c]
@@ -1075,13 +1063,8 @@ func (res *results) print(w io.Writer, cols int) {
 			// V moves by w/W of the running task's own time: the
 			// ratio is the mean of 1/(entities queued) it ran with.
 			fmt.Fprintf(w, "; mean run %.3f ms, own share of V %.2f\n", mean(b.ran), mean(b.dv[0])/mean(b.ran))
-			var gs []string
-			for g := range b.comp {
-				gs = append(gs, g)
-			}
-			sort.Strings(gs)
 			fmt.Fprintf(w, "        queued beside it (mean over its run):")
-			for _, g := range gs {
+			for _, g := range slices.Sorted(maps.Keys(b.comp)) {
 				if v := float64(b.comp[g]) / float64(max(b.time, 1)); v >= 0.01 {
 					fmt.Fprintf(w, " %s %.2f", g, v)
 				}
@@ -1090,12 +1073,7 @@ func (res *results) print(w io.Writer, cols int) {
 		}
 	}
 	fmt.Fprintln(w, "wakeups onto a CPU running a CFS task: n, shadow predicts a preemption, timeline preempts, both, running task protected; lag quartiles (ms) of the wakee and the running task, how long the running task had run, its lag at its pick, the entities queued before the wakee (the placement keeps the wakee's saved lag and lowers V by its share)")
-	ks = ks[:0]
-	for k := range res.wakes {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	for _, k := range ks {
+	for _, k := range slices.Sorted(maps.Keys(res.wakes)) {
 		fmt.Fprintf(w, "  %s\n", k)
 		for c := 0; c < cols; c++ {
 			st := res.wakes[k][c]
