@@ -16,21 +16,20 @@ import "github.com/schedreplay/replay/timeline"
 // being interrupt time its clock leaves out; the pool keeps the charged
 // part, which is what the task runs on for (FIDELITY.md round 62).
 
-// tickSwitchTally collects those gaps from a trace (and the task's
-// updates within each): a tick record of the
-// running task, then its switch-out in state R on that CPU within a
-// quarter tick, with no wakeup aimed at that CPU between (a wakeup's
-// preemption is another delay: Workload.PreemptWakeNS).
+// tickSwitchTally collects those gaps from a trace, with the task's
+// updates within each: a tick record of the running task, then its
+// switch-out in state R on that CPU within a quarter tick, with no wakeup
+// aimed at that CPU between (a wakeup's preemption is another delay:
+// Workload.PreemptWakeNS).
 type tickSwitchTally struct {
 	tickNS int64
 	at     []int64 // per CPU: the last tick record since the switch, -1: none
 	pid    []int32
 	woke   []bool
 	ran    []int64 // the task's own updates since the tick record
-	delays []int64
-	// charged: the part of each delay the kernel charged to the task
-	// (its sched_stat_runtime rows between the tick record and the
-	// switch; the rest is interrupt time its clock leaves out).
+	// charged: the part of each gap the kernel charged to the task (its
+	// sched_stat_runtime rows between the tick record and the switch;
+	// the rest is interrupt time its clock leaves out).
 	charged []int64
 }
 
@@ -83,7 +82,6 @@ func (t *tickSwitchTally) observe(e *timeline.Event, c int32) {
 		st := e.Str(timeline.PrevState)
 		if d := e.Time - t.at[c]; t.at[c] >= 0 && !t.woke[c] && e.Int32(timeline.PrevPID) == t.pid[c] &&
 			(st == "R" || st == "R+") && d >= 0 && d < t.tickNS/4 {
-			t.delays = append(t.delays, d)
 			t.charged = append(t.charged, min(t.ran[c], d))
 		}
 		t.at[c] = -1
