@@ -332,6 +332,30 @@ type Workload struct {
 	LostSwitchIns int
 }
 
+// delayPool is one of the workload's measured delay pools, named by its
+// table in workload files; idle: its column there is idle_wake_ns, else
+// preempt_wake_ns.
+type delayPool struct {
+	table string
+	idle  bool
+	ns    *[]int64
+}
+
+// delayPools lists the workload's measured delay pools, in the order
+// workload files hold them: sorting, validating, saving and loading them
+// all go through it.
+func (w *Workload) delayPools() []delayPool {
+	return []delayPool{
+		{"idle_wake", true, &w.IdleWakeNS},
+		{"idle_wake_local", true, &w.IdleWakeLocalNS},
+		{"idle_wake_remote", true, &w.IdleWakeRemoteNS},
+		{"preempt_wake", false, &w.PreemptWakeNS},
+		{"preempt_wake_local", false, &w.PreemptWakeLocalNS},
+		{"preempt_wake_rt", false, &w.PreemptWakeRTNS},
+		{"tick_switch", false, &w.TickSwitchNS},
+	}
+}
+
 // isStopper reports the per-CPU stopper thread, which the kernel names
 // "migration/<cpu>" (cpu_stop_threads).
 func isStopper(comm string) bool { return strings.HasPrefix(comm, "migration/") }
@@ -1536,8 +1560,8 @@ func (x *extractor) finish() {
 			w.HostStalls = append(w.HostStalls, h)
 		}
 	}
-	for _, pool := range [][]int64{w.IdleWakeNS, w.IdleWakeLocalNS, w.IdleWakeRemoteNS, w.PreemptWakeNS, w.PreemptWakeLocalNS, w.PreemptWakeRTNS, w.TickSwitchNS} {
-		slices.Sort(pool)
+	for _, pool := range w.delayPools() {
+		slices.Sort(*pool.ns)
 	}
 	w.Index()
 	w.keepRequestReplyAwaits()
@@ -1608,14 +1632,10 @@ func (w *Workload) validateMeasures() error {
 	if w.TickPhaseNS < 0 || w.TickPhaseNS >= maxTickPhaseNS {
 		return fmt.Errorf("workload tick phase %d ns: want [0, %d)", w.TickPhaseNS, maxTickPhaseNS)
 	}
-	for _, pool := range []struct {
-		name string
-		ns   []int64
-	}{{"idle_wake", w.IdleWakeNS}, {"idle_wake_local", w.IdleWakeLocalNS}, {"idle_wake_remote", w.IdleWakeRemoteNS},
-		{"preempt_wake", w.PreemptWakeNS}, {"preempt_wake_local", w.PreemptWakeLocalNS}, {"preempt_wake_rt", w.PreemptWakeRTNS}, {"tick_switch", w.TickSwitchNS}} {
-		for _, d := range pool.ns {
+	for _, pool := range w.delayPools() {
+		for _, d := range *pool.ns {
 			if d < 0 || d > MaxSpanNS {
-				return fmt.Errorf("workload %s delay %d ns: out of range", pool.name, d)
+				return fmt.Errorf("workload %s delay %d ns: out of range", pool.table, d)
 			}
 		}
 	}

@@ -212,26 +212,14 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	for _, h := range w.HostStalls {
 		add(wlRow{"table": "host_stall", "task": h.Task, "activation": h.Act, "offset_ns": h.OffsetNS, "stall_ns": h.LenNS})
 	}
-	for _, d := range w.IdleWakeNS {
-		add(wlRow{"table": "idle_wake", "idle_wake_ns": d})
-	}
-	for _, d := range w.IdleWakeLocalNS {
-		add(wlRow{"table": "idle_wake_local", "idle_wake_ns": d})
-	}
-	for _, d := range w.IdleWakeRemoteNS {
-		add(wlRow{"table": "idle_wake_remote", "idle_wake_ns": d})
-	}
-	for _, d := range w.PreemptWakeNS {
-		add(wlRow{"table": "preempt_wake", "preempt_wake_ns": d})
-	}
-	for _, d := range w.PreemptWakeLocalNS {
-		add(wlRow{"table": "preempt_wake_local", "preempt_wake_ns": d})
-	}
-	for _, d := range w.PreemptWakeRTNS {
-		add(wlRow{"table": "preempt_wake_rt", "preempt_wake_ns": d})
-	}
-	for _, d := range w.TickSwitchNS {
-		add(wlRow{"table": "tick_switch", "preempt_wake_ns": d})
+	for _, pool := range w.delayPools() {
+		col := "preempt_wake_ns"
+		if pool.idle {
+			col = "idle_wake_ns"
+		}
+		for _, d := range *pool.ns {
+			add(wlRow{"table": pool.table, col: d})
+		}
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -370,6 +358,10 @@ func LoadWorkload(path string) (w *Workload, err error) {
 		}
 		return 0, fmt.Errorf("unknown end %q", s)
 	}
+	pools := map[string]delayPool{}
+	for _, p := range w.delayPools() {
+		pools[p.table] = p
+	}
 	// Each canonical column's position in the file (-1: an optional
 	// column the file lacks); rows are read by the canonical indices
 	// (cTable, cTask, ...) the writer uses.
@@ -454,22 +446,16 @@ func LoadWorkload(path string) (w *Workload, err error) {
 			case "host_stall":
 				w.HostStalls = append(w.HostStalls, HostStall{Task: int32(num(cTask, i)), Act: int32(num(cActivation, i)),
 					OffsetNS: num(cOffset, i), LenNS: num(cStallNS, i)})
-			case "idle_wake":
-				w.IdleWakeNS = append(w.IdleWakeNS, num(cIdleWake, i))
-			case "idle_wake_local":
-				w.IdleWakeLocalNS = append(w.IdleWakeLocalNS, num(cIdleWake, i))
-			case "idle_wake_remote":
-				w.IdleWakeRemoteNS = append(w.IdleWakeRemoteNS, num(cIdleWake, i))
-			case "preempt_wake":
-				w.PreemptWakeNS = append(w.PreemptWakeNS, num(cPreemptWake, i))
-			case "preempt_wake_local":
-				w.PreemptWakeLocalNS = append(w.PreemptWakeLocalNS, num(cPreemptWake, i))
-			case "preempt_wake_rt":
-				w.PreemptWakeRTNS = append(w.PreemptWakeRTNS, num(cPreemptWake, i))
-			case "tick_switch":
-				w.TickSwitchNS = append(w.TickSwitchNS, num(cPreemptWake, i))
 			default:
-				return nil, fmt.Errorf("%s: row %d: unknown table %q", path, i, str(cTable, i))
+				pool, ok := pools[str(cTable, i)]
+				if !ok {
+					return nil, fmt.Errorf("%s: row %d: unknown table %q", path, i, str(cTable, i))
+				}
+				c := cPreemptWake
+				if pool.idle {
+					c = cIdleWake
+				}
+				*pool.ns = append(*pool.ns, num(c, i))
 			}
 		}
 		rec.Release()

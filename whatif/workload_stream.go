@@ -475,22 +475,14 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		cols.add(&row)
 	}
 	// The measured delay pools: one table each.
-	for _, pool := range []struct {
-		table string
-		col   int
-		ns    []int64
-	}{
-		{"idle_wake", cIdleWake, hdr.IdleWakeNS},
-		{"idle_wake_local", cIdleWake, hdr.IdleWakeLocalNS},
-		{"idle_wake_remote", cIdleWake, hdr.IdleWakeRemoteNS},
-		{"preempt_wake", cPreemptWake, hdr.PreemptWakeNS},
-		{"preempt_wake_local", cPreemptWake, hdr.PreemptWakeLocalNS},
-		{"preempt_wake_rt", cPreemptWake, hdr.PreemptWakeRTNS},
-		{"tick_switch", cPreemptWake, hdr.TickSwitchNS},
-	} {
-		for _, d := range pool.ns {
+	for _, pool := range hdr.delayPools() {
+		col := cPreemptWake
+		if pool.idle {
+			col = cIdleWake
+		}
+		for _, d := range *pool.ns {
 			row.reset(pool.table)
-			row.num(pool.col, d)
+			row.num(col, d)
 			cols.add(&row)
 		}
 	}
