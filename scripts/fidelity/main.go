@@ -82,7 +82,8 @@ func main() {
 	jobs := flag.Int("j", 2, "runs at once")
 	set618 := flag.String("set618", "", "a --set for this machine's 6.18 recordings only (a what-if of their kernel, e.g. slice_protection=none: FIDELITY.md round 22)")
 	policy61 := flag.String("policy61", "", "the policy for the 6.1 guests' recordings instead of their kernel's (e.g. v6.1~33cf66d88306: FIDELITY.md round 23)")
-	setAll := flag.String("set", "", "a --set for every recording (a model option measured across the groups, e.g. tick_switch=on: FIDELITY.md round 62)")
+	var setAll setList
+	flag.Var(&setAll, "set", "a --set for every recording (a model option measured across the groups, e.g. tick_switch=on: FIDELITY.md round 62); repeatable")
 	set61 := flag.String("set61", "", "a --set for the 6.1 guests' recordings only (e.g. newidle_ratio=boot: FIDELITY.md round 25)")
 	policy618 := flag.String("policy618", "", "the policy for this machine's 6.18 recordings instead of latest (e.g. latest+155213a2aed4: FIDELITY.md round 25)")
 	table := flag.Bool("table", false, "print FIDELITY.md's results table (markdown) instead of one line per run")
@@ -190,8 +191,8 @@ func main() {
 			defer wg.Done()
 			for r := range next {
 				args := append([]string{"whatif", "-i", r.path, "--validate", "--seed", strconv.Itoa(r.seed), "--format", "json"}, groupArgs[r.group]...)
-				if *setAll != "" {
-					args = append(args, "--set", *setAll)
+				for _, kv := range setAll {
+					args = append(args, "--set", kv)
 				}
 				r.out, r.err = exec.Command(*bin, args...).Output()
 				if r.err == nil {
@@ -921,4 +922,14 @@ func tableRow(r *run) string {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "fidelity:", err)
 	os.Exit(1)
+}
+
+// setList is a repeatable -set.
+type setList []string
+
+func (l *setList) String() string { return strings.Join(*l, " ") }
+
+func (l *setList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
 }
