@@ -82,6 +82,16 @@ type ent struct {
 	// "move".
 	dlFrom  string
 	pickLag int64 // its lag at its last pick
+	// pickUsed: how much of its request (virtual ns) it had used at its
+	// last pick; lastEnd: how its run before that pick ended.
+	pickUsed                 int64
+	lastEnd, pickEnd, pickDL string
+	lastRan                  int64                // how long its last run was
+	lastDV                   [len(dvCauses)]int64 // V's moves during it, by cause
+	lastLag                  int64                // its lag at the block
+	outLag, outAt            int64                // its lag at its last switch-out, and when
+	pickOutLag, pickWait     int64                // at its last pick: the two above, and the wait since
+	pickAgreed               bool                 // the shadow's pick was its
 }
 
 // cfsRQ is one CPU's cfs_rq.
@@ -291,10 +301,10 @@ type pending struct {
 	pid     int32
 	cpu     int32
 	at      int64
-	moved   bool // a balancer's move (else a wakeup)
-	initial bool // a new task's first enqueue
-	spec    bool // a wakeup that came while its wakee was on a queue
-	waker   string
+	moved   bool  // a balancer's move (else a wakeup)
+	initial bool  // a new task's first enqueue
+	spec    bool  // a wakeup that came while its wakee was on a queue
+	waker   int32 // the task running where the waking was written
 }
 
 // wakeRec is a wakeup placed on a CPU running a CFS task: the shadow's
@@ -311,6 +321,27 @@ type wakeRec struct {
 	ran                int64 // how long the running task had run since its switch-in
 	pickLag            int64 // the running task's lag when it was picked
 	nq                 int   // entities on the queue before the placement
+	// timer: woken from the running task's own context (by it, or in an
+	// interrupt it took, such as its CPU's hrtimer: the trace names it
+	// the waker) or by none (a replay's interrupt), not by another task.
+	timer bool
+	// currUsed: how much of its request the running task had used when
+	// it was picked; currAfter: how its run before that pick ended.
+	currUsed          int64
+	currAfter, currDL string
+	// others: the lags of the other entities queued there (not the
+	// running task, not the wakee), lowest first.
+	others []int64
+	// wakeeRan, wakeePickLag...: the wakee's last run, its lag at that
+	// run's pick, V's moves during it, its lag at the block and the lag
+	// saved; currOutLag, currWait: the running task's lag at its last
+	// switch-out before its pick, and the wait from there; currAgreed:
+	// the shadow made the running task's pick.
+	wakeeRan, wakeePickLag   int64
+	wakeeDV                  [len(dvCauses)]int64
+	wakeeBlockLag, wakeeVlag int64
+	currOutLag, currWait     int64
+	currAgreed               bool
 }
 
 type shadow struct {
@@ -350,6 +381,9 @@ type results struct {
 	// vruntime), by group and what set the deadline.
 	requests map[string]*[2]pickStats
 	blocks   map[string]*[2]blockStats
+	// renewals: switch-outs of a task whose request was renewed while
+	// it ran (used: how far into the new request it ran).
+	renewals map[string]*[2]blockStats
 	held     [2]int // wakeups placed at the wakee's block
 	undone   [2]int // ... undone by a later waking
 	// queue: time-weighted entities queued while a CFS task runs.
@@ -359,11 +393,11 @@ type results struct {
 // blockStats: at each block, the lag it was picked with, how long it
 // ran, its lag at the block, and how many stayed queued (delayed).
 type blockStats struct {
-	pickLag, ran, lag []int64
-	delayed           int
-	dv                [len(dvCauses)][]int64 // V's change during the run, by cause
-	comp              map[string]int64       // time × entities beside it, by group
-	time              int64                  // the runs' total
+	pickLag, ran, lag, used []int64
+	delayed                 int
+	dv                      [len(dvCauses)][]int64 // V's change during the run, by cause
+	comp                    map[string]int64       // time × entities beside it, by group
+	time                    int64                  // the runs' total
 }
 
 // pickStats: at each pick, the request left and the lag.
@@ -373,6 +407,25 @@ type wakeStats struct {
 	n, predicted, preempted, both       int
 	wakeeLag, currLag, ran, pickLag, nq []int64
 	prot                                int
+	// used: the running task's request used at its pick; after: by how
+	// its run before that pick ended, checks and preemptions.
+	used  []int64
+	after map[string]*[2]int
+	// lowest, highest: the others' lowest and highest lag, when there
+	// are two or more; nOthers: how many (in millions, for quart).
+	lowest, highest, nOthers []int64
+	// The wakee's last run (its length, its lag at its pick, V's moves
+	// during it by cause, its lag at the block, the lag saved, and the
+	// lag lost between its pick and block); the running task's lag at
+	// its switch-out before its pick, and its wait from there.
+	wakeeRan, wakeePickLag   []int64
+	wakeeDV                  [len(dvCauses)][]int64
+	wakeeBlockLag, wakeeVlag []int64
+	wakeeLoss                []int64
+	currOutLag, currWait     []int64
+	// unchecked: checks whose running task's pick the shadow did not
+	// make (a disagreement or an unverified pick), and of those preempted.
+	unchecked [2]int
 }
 
 func (s *shadow) rq(c int32) *cfsRQ {
@@ -456,7 +509,15 @@ func (s *shadow) placePending(pd *pending) {
 	V := r.V()
 	w := &wakeRec{wakee: group(e.comm), curr: group(r.curr.comm), wakeeLag: V - e.v, currLag: V - r.curr.v,
 		currProt: r.curr.prot, currElig: r.eligible(r.curr), predicted: s.p.pick(r) == e, at: pd.at,
-		wakeePID: e.pid, currPID: r.curr.pid, ran: pd.at - r.since, pickLag: r.curr.pickLag, nq: nq}
+		wakeePID: e.pid, currPID: r.curr.pid, ran: pd.at - r.since, pickLag: r.curr.pickLag, nq: nq,
+		timer: pd.waker == 0 || pd.waker == r.curr.pid && pd.cpu == r.curr.cpu, currUsed: r.curr.pickUsed, currAfter: r.curr.pickEnd, currDL: r.curr.pickDL,
+		wakeeRan: e.lastRan, wakeePickLag: e.pickLag, wakeeDV: e.lastDV, wakeeBlockLag: e.lastLag, wakeeVlag: e.specLag, currOutLag: r.curr.pickOutLag, currWait: r.curr.pickWait, currAgreed: r.curr.pickAgreed}
+	for _, x := range r.q {
+		if x != e && x != r.curr && !x.delayed {
+			w.others = append(w.others, V-x.v)
+		}
+	}
+	slices.Sort(w.others)
 	s.watch[pd.cpu] = w
 }
 
@@ -530,6 +591,11 @@ func (s *shadow) event(e *timeline.Event) {
 		}
 	}
 	s.lastT = e.Time
+	// A placement pending past its window is made before anything at a
+	// later instant (a replay's, whose window is 0, before the next event
+	// that is not at its own instant: its enqueue's update had nothing
+	// to charge).
+	s.flushIf(func(pd *pending) bool { return e.Time-pd.at > s.window }, e.Time)
 	switch e.Kind {
 	case timeline.SchedSwitch:
 		s.rq(c).resched = false
@@ -640,7 +706,7 @@ func (s *shadow) event(e *timeline.Event) {
 		}
 		tc := e.Int32(timeline.TargetCPU)
 		s.flush(tc, false)
-		s.pend = append(s.pend, &pending{pid: pid, cpu: tc, at: e.Time})
+		s.pend = append(s.pend, &pending{pid: pid, cpu: tc, at: e.Time, waker: e.Int32(timeline.CommonPID)})
 	case timeline.SchedWakeupNew:
 		pid := e.Int32(timeline.PID)
 		t := s.ent(pid, e.Str(timeline.Comm), prioOf(e, timeline.Prio))
@@ -674,6 +740,7 @@ func (s *shadow) event(e *timeline.Event) {
 		delayed := t.delayed
 		s.track(src, "departures", func() { s.p.dequeue(src, t, false, true) })
 		t.delayed = delayed
+		t.lastEnd += ", moved"
 		s.pend = append(s.pend, &pending{pid: pid, cpu: dest, at: e.Time, moved: true})
 	case timeline.SchedProcessExit:
 		// A replay stops a task at its recorded exit wherever it is
@@ -731,6 +798,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 	prevPID, nextPID := e.Int32(timeline.PrevPID), e.Int32(timeline.NextPID)
 	state := e.Str(timeline.PrevState)
 	how := "block"
+	agreed := false
 	var heldWake *ent
 	if w := s.watch[c]; w != nil {
 		w.decided = true
@@ -743,16 +811,36 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 		prev = s.ent(prevPID, e.Str(timeline.PrevComm), prioOf(e, timeline.PrevPrio))
 	}
 	if prev != nil && !prev.rt && r.curr == prev {
+		prev.outLag, prev.outAt = r.V()-prev.v, e.Time
 		if runnable(state) {
 			how = "preempt"
+			prev.lastEnd = "preempted by " + group(e.Str(timeline.NextComm))
 			if prev.d != 0 && !prev.prot {
 				how = "renewed"
+				prev.lastEnd = "renewed"
+				if !prev.guessed {
+					bs := s.res.renewals[group(prev.comm)]
+					if bs == nil {
+						bs = &[2]blockStats{}
+						s.res.renewals[group(prev.comm)] = bs
+					}
+					b := &bs[s.col]
+					b.pickLag = append(b.pickLag, prev.pickLag)
+					b.lag = append(b.lag, r.V()-prev.v)
+					b.ran = append(b.ran, e.Time-r.since)
+					b.used = append(b.used, s.p.vslice(prev)-(prev.d-prev.v))
+				}
 			}
 		} else if prev.onRQ {
 			ran := e.Time - r.since
 			lagNow := r.V() - prev.v
+			prev.lastEnd = "block"
+			prev.lastRan = ran
+			prev.lastDV = r.dv
+			prev.lastLag = lagNow
 			if !special(state) && !r.eligible(prev) && !s.p.noDelay {
 				prev.delayed = true
+				prev.lastEnd = "delayed block"
 			} else {
 				s.p.dequeue(r, prev, false, false)
 			}
@@ -822,6 +910,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 			fmt.Fprintln(os.Stderr)
 		}
 		unverified := false
+		agreed = false
 		for _, x := range r.q {
 			unverified = unverified || x.guessed
 		}
@@ -838,6 +927,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 			pk[s.col].unverified++
 		case (got == nil && nextPID == 0) || (got != nil && got.pid == nextPID):
 			pk[s.col].agree++
+			agreed = true
 		default:
 			pk[s.col].disagree++
 			if s.verbose {
@@ -879,6 +969,11 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 		next.prot = true
 		r.curr = next
 		next.pickLag = r.V() - next.v
+		next.pickUsed = s.p.vslice(next) - (next.d - next.v)
+		next.pickEnd = next.lastEnd
+		next.pickDL = next.dlFrom
+		next.pickOutLag, next.pickWait = next.outLag, e.Time-next.outAt
+		next.pickAgreed = agreed
 		if !next.guessed {
 			k := group(next.comm) + " from " + next.dlFrom
 			rs := s.res.requests[k]
@@ -906,6 +1001,9 @@ func pidOf(e *ent) int32 {
 
 func (s *shadow) record(w *wakeRec) {
 	k := w.curr + " running, " + w.wakee + " woken"
+	if w.timer {
+		k += " (from the running task or an interrupt)"
+	}
 	ws := s.res.wakes[k]
 	if ws == nil {
 		ws = &[2]wakeStats{}
@@ -930,6 +1028,39 @@ func (s *shadow) record(w *wakeRec) {
 	st.ran = append(st.ran, w.ran)
 	st.pickLag = append(st.pickLag, w.pickLag)
 	st.nq = append(st.nq, int64(w.nq)*1000000)
+	st.used = append(st.used, w.currUsed)
+	if len(w.others) >= 2 {
+		st.lowest = append(st.lowest, w.others[0])
+		st.highest = append(st.highest, w.others[len(w.others)-1])
+	}
+	st.nOthers = append(st.nOthers, int64(len(w.others))*1000000)
+	st.wakeeRan = append(st.wakeeRan, w.wakeeRan)
+	st.wakeePickLag = append(st.wakeePickLag, w.wakeePickLag)
+	st.wakeeBlockLag = append(st.wakeeBlockLag, w.wakeeBlockLag)
+	st.wakeeLoss = append(st.wakeeLoss, w.wakeePickLag-w.wakeeBlockLag)
+	st.currOutLag = append(st.currOutLag, w.currOutLag)
+	st.currWait = append(st.currWait, w.currWait)
+	if !w.currAgreed {
+		st.unchecked[0]++
+		if w.preempted {
+			st.unchecked[1]++
+		}
+	}
+	st.wakeeVlag = append(st.wakeeVlag, w.wakeeVlag)
+	for i, d := range w.wakeeDV {
+		st.wakeeDV[i] = append(st.wakeeDV[i], d)
+	}
+	if st.after == nil {
+		st.after = map[string]*[2]int{}
+	}
+	a := w.currAfter + " (" + w.currDL + ")"
+	if st.after[a] == nil {
+		st.after[a] = &[2]int{}
+	}
+	st.after[a][0]++
+	if w.preempted {
+		st.after[a][1]++
+	}
 }
 
 // begin starts a timeline: a fresh machine, its results added to column
@@ -945,7 +1076,7 @@ func (s *shadow) begin(path string, col int, stat bool) {
 }
 
 func newShadow(p params, verbose bool) *shadow {
-	return &shadow{p: p, verbose: verbose, res: &results{picks: map[string]*[2]picks{}, wakes: map[string]*[2]wakeStats{}, requests: map[string]*[2]pickStats{}, blocks: map[string]*[2]blockStats{}}}
+	return &shadow{p: p, verbose: verbose, res: &results{picks: map[string]*[2]picks{}, wakes: map[string]*[2]wakeStats{}, requests: map[string]*[2]pickStats{}, blocks: map[string]*[2]blockStats{}, renewals: map[string]*[2]blockStats{}}}
 }
 
 func (s *shadow) file(path string, col int) error {
@@ -1072,12 +1203,35 @@ func (res *results) print(w io.Writer, cols int) {
 			fmt.Fprintln(w)
 		}
 	}
+	fmt.Fprintln(w, "switch-outs after a renewal: n, quartiles (ms) of the lag at its pick, the run, the lag at the switch, the new request used")
+	for _, k := range slices.Sorted(maps.Keys(res.renewals)) {
+		fmt.Fprintf(w, "  %s\n", k)
+		for c := 0; c < cols; c++ {
+			b := res.renewals[k][c]
+			fmt.Fprintf(w, "    [%d] %5d  picked %s  ran %s  at switch %s  used %s\n", c+1, len(b.lag), quart(b.pickLag), quart(b.ran), quart(b.lag), quart(b.used))
+		}
+	}
 	fmt.Fprintln(w, "wakeups onto a CPU running a CFS task: n, shadow predicts a preemption, timeline preempts, both, running task protected; lag quartiles (ms) of the wakee and the running task, how long the running task had run, its lag at its pick, the entities queued before the wakee (the placement keeps the wakee's saved lag and lowers V by its share)")
 	for _, k := range slices.Sorted(maps.Keys(res.wakes)) {
 		fmt.Fprintf(w, "  %s\n", k)
 		for c := 0; c < cols; c++ {
 			st := res.wakes[k][c]
 			fmt.Fprintf(w, "    [%d] %5d %5d %5d %5d %5d  wakee %s  running %s  ran %s  lag at its pick %s  queued %s\n", c+1, st.n, st.predicted, st.preempted, st.both, st.prot, quart(st.wakeeLag), quart(st.currLag), quart(st.ran), quart(st.pickLag), quart(st.nq))
+			if st.n >= 50 {
+				fmt.Fprintf(w, "        running task's request used at its pick %s; checks (preempted) by how its run before that pick ended:", quart(st.used))
+				for _, a := range slices.Sorted(maps.Keys(st.after)) {
+					fmt.Fprintf(w, " %s %d (%d);", a, st.after[a][0], st.after[a][1])
+				}
+				fmt.Fprintln(w)
+				fmt.Fprintf(w, "        the running task, before its pick: lag at its switch-out %s, waited %s; picked where the shadow would not have: %d (%d preempted)\n", quart(st.currOutLag), quart(st.currWait), st.unchecked[0], st.unchecked[1])
+				fmt.Fprintf(w, "        the wakee's lag at its block %s, saved %s, lost since its pick %s\n", quart(st.wakeeBlockLag), quart(st.wakeeVlag), quart(st.wakeeLoss))
+				fmt.Fprintf(w, "        the others queued: n %s, lowest lag %s, highest %s\n", quart(st.nOthers), quart(st.lowest), quart(st.highest))
+				fmt.Fprintf(w, "        the wakee's last run %s, its lag at that run's pick %s; V moved (mean ms):", quart(st.wakeeRan), quart(st.wakeePickLag))
+				for i, d := range st.wakeeDV {
+					fmt.Fprintf(w, " %s %+.3f", dvCauses[i], mean(d))
+				}
+				fmt.Fprintln(w)
+			}
 		}
 	}
 }

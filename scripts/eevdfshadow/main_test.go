@@ -103,7 +103,7 @@ func TestHandWorked(t *testing.T) {
 	if len(s.res.picks) != len(want) {
 		t.Errorf("pick kinds %v, want %v", s.res.picks, want)
 	}
-	st := s.res.wakes["a running, b woken"]
+	st := s.res.wakes["a running, b woken (from the running task or an interrupt)"]
 	if st == nil || st[0].n != 2 || st[0].predicted != 1 || st[0].preempted != 1 || st[0].both != 1 {
 		t.Fatalf("wakeups while A runs: %+v; want 2, one predicted and seen to preempt", st)
 	}
