@@ -173,6 +173,7 @@ func (s *Sim) awaitPoint(r *rq, t *simTask) {
 		return
 	}
 	t.awaiting = true
+	s.takeSwitchCharge(r, t, true)
 	t.state = tsSleeping
 	s.dequeue(r, t, true)
 	s.stats.RepliesAwaited++

@@ -97,7 +97,7 @@ func FuzzExtractReplay(f *testing.F) {
 				cfg := DefaultConfig(p)
 				cfg.Topology, cfg.ExitDeadlines, cfg.PairedWakeups = topo, v.deadlines, v.paired
 				cfg.MaxEvents = 1 << 20
-				if _, err := Replay(w, cfg, newChecker(t)); err != nil && isEngineFault(err) {
+				if _, err := Replay(w, cfg, checkerFor(t, cfg)); err != nil && isEngineFault(err) {
 					t.Fatalf("%s %+v: %v\nevents: %v", pol, v, err, describeEvents(evs))
 				}
 			}
@@ -118,7 +118,7 @@ func FuzzExtractReplay(f *testing.F) {
 			cfg := DefaultConfig(p)
 			cfg.Topology, cfg.TickSoftIRQ = topo, true
 			cfg.MaxEvents = 1 << 20
-			if _, err := Replay(&soft, cfg, newChecker(t)); err != nil && isEngineFault(err) {
+			if _, err := Replay(&soft, cfg, checkerFor(t, cfg)); err != nil && isEngineFault(err) {
 				t.Fatalf("%s, tick softirq: %v\nevents: %v", pol, err, describeEvents(evs))
 			}
 		}
@@ -139,7 +139,7 @@ func FuzzExtractReplay(f *testing.F) {
 				cfg := DefaultConfig(p)
 				cfg.Topology, cfg.ReplyAwaits = topo, true
 				cfg.MaxEvents = 1 << 20
-				res, err := Replay(wl, cfg, newChecker(t))
+				res, err := Replay(wl, cfg, checkerFor(t, cfg))
 				if err != nil && isEngineFault(err) {
 					t.Fatalf("%s, reply awaits, %s: %v\nevents: %v", pol, name, err, describeEvents(evs))
 				}

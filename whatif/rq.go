@@ -48,10 +48,13 @@ type rq struct {
 	avgRT       avg
 
 	currStart int64 // exec_start of curr
-	gen       uint32
-	waking    bool // idle exit in progress (still idle)
-	idleGen   uint32
-	idleSince int64
+	// switchCarry: the switch charge taken from the task leaving (its
+	// run since its last update_curr), for the task switched in next.
+	switchCarry int64
+	gen         uint32
+	waking      bool // idle exit in progress (still idle)
+	idleGen     uint32
+	idleSince   int64
 
 	// Balancing state.
 	sd          []*sdState
@@ -719,6 +722,10 @@ func (s *Sim) schedule(r *rq, prevState string) {
 	s.clearResched(r)
 	var eevdfNext *simTask
 	if prev != nil {
+		if prev.state == tsRunning {
+			// A preemption: a block took its charge before its dequeue.
+			s.takeSwitchCharge(r, prev, false)
+		}
 		s.updateCurr(r)
 		// A reschedule asked for here is cleared with this one.
 		r.deadlineCrossed = false
@@ -764,6 +771,7 @@ func (s *Sim) schedule(r *rq, prevState string) {
 		next = s.pickNext(r)
 	}
 	if next == nil {
+		r.switchCarry = 0
 		s.updateRT(r)
 		r.curr = nil
 		r.gen++
@@ -777,6 +785,10 @@ func (s *Sim) schedule(r *rq, prevState string) {
 		r.curr = prev
 		s.switchTo(r, next, prevState)
 	} else {
+		// Picked again: the run it was not charged is its own still.
+		prev.vrunPending += r.switchCarry
+		prev.sumExec += r.switchCarry
+		r.switchCarry = 0
 		// Same task again: take it out of the queue (it stays at the
 		// head of cfs_tasks: pick_next_task_fair's MRU move).
 		sum := next.prevSumExec
@@ -834,6 +846,15 @@ func (s *Sim) switchTo(r *rq, t *simTask, prevState string) {
 	r.toHead(t)
 	t.execStart = s.now
 	t.statExec = t.sumExec
+	if c := r.switchCarry; c > 0 {
+		// The switch's run since the leaving task's last update is this
+		// task's first charge (switchcharge.go).
+		r.switchCarry = 0
+		if !t.rt {
+			t.vrunPending += c
+			t.sumExec += c
+		}
+	}
 	t.ranOn = true
 	if wasIdle {
 		s.emitSwitch(r, nil, t, "")

@@ -30,7 +30,23 @@ type checker struct {
 	fails   int
 	stat    map[int64]timeline.Event // cpu -> its last sched_stat_runtime, until the switch
 	statSum map[int64]int64          // cpu -> the runtimes since the switch-in
+	// The switch charge (switchcharge.go, on with the machine's noise):
+	// a task's updates from the last before its switch-out may charge it
+	// less than the time since its previous one, and the task switched in
+	// next on that CPU, if CFS, is charged the shortfall on top at its
+	// first update. Run time is conserved across the switch: short (cpu
+	// -> the shortfall so far) goes to carry (cpu -> what the running
+	// task's first update adds), or back to the same task if it is picked
+	// again (its next update adds it). With charged false (the default)
+	// every update is exact.
+	charged      bool
+	short, carry map[int64]int64
 }
+
+// maxSwitchChargeNS bounds what a switch may move from one task's charge
+// to the next's: the pools keep gaps under a quarter tick (2.5 ms at HZ
+// 100).
+const maxSwitchChargeNS = 2500000
 
 type run struct {
 	tid, cpu   int64
@@ -38,7 +54,16 @@ type run struct {
 }
 
 func newChecker(t testing.TB) *checker {
-	return &checker{t: t, cur: map[int64]int64{}, on: map[int64]int64{}, since: map[int64]int64{}, stat: map[int64]timeline.Event{}, statSum: map[int64]int64{}, last: -1 << 62}
+	return &checker{t: t, cur: map[int64]int64{}, on: map[int64]int64{}, since: map[int64]int64{}, stat: map[int64]timeline.Event{}, statSum: map[int64]int64{},
+		short: map[int64]int64{}, carry: map[int64]int64{}, last: -1 << 62}
+}
+
+// checkerFor is a checker for a replay under cfg: the switch charge's
+// conservation rule where cfg moves charges between tasks.
+func checkerFor(t testing.TB, cfg Config) *checker {
+	c := newChecker(t)
+	c.charged = cfg.SwitchCharge && cfg.IdleWake
+	return c
 }
 
 func (c *checker) failf(format string, a ...any) {
@@ -61,14 +86,29 @@ func (c *checker) Emit(e *timeline.Event) error {
 			c.failf("cpu %d switched out %d at %d but was running %d", cpu, prev, e.Time, cur)
 		}
 		since, seen := c.since[cpu]
+		// What the leaving task was not charged: the shortfall of its
+		// updates, and the time since its last one.
+		short := c.short[cpu]
+		delete(c.short, cpu)
 		if st, ok := c.stat[cpu]; ok {
-			if st.Int(timeline.PID) != prev || st.Time != e.Time || (seen && c.statSum[cpu] != e.Time-since) {
-				c.failf("cpu %d: sched_stat_runtimes of %d (%d ns to %d) before the switch-out of %d at %d after a slice from %d", cpu, st.Int(timeline.PID), c.statSum[cpu], st.Time, prev, e.Time, since)
+			short += e.Time - st.Time
+			if st.Int(timeline.PID) != prev || (seen && c.statSum[cpu]+short != e.Time-since+c.carry[cpu]) || (!c.charged && short != 0) {
+				c.failf("cpu %d: sched_stat_runtimes of %d (%d ns to %d, %d ns short, %d carried in) before the switch-out of %d at %d after a slice from %d", cpu, st.Int(timeline.PID), c.statSum[cpu], st.Time, short, c.carry[cpu], prev, e.Time, since)
 			}
 			delete(c.stat, cpu)
 			delete(c.statSum, cpu)
-		} else if prev != 0 && seen && e.Time > since && e.Int(timeline.PrevPrio) >= 100 {
-			c.failf("cpu %d: CFS task %d switched out at %d after a %d ns slice with no sched_stat_runtime", cpu, prev, e.Time, e.Time-since)
+		} else if prev != 0 && seen && e.Int(timeline.PrevPrio) >= 100 {
+			if !c.charged && e.Time > since {
+				c.failf("cpu %d: CFS task %d switched out at %d after a %d ns slice with no sched_stat_runtime", cpu, prev, e.Time, e.Time-since)
+			}
+			short += e.Time - since + c.carry[cpu]
+		}
+		delete(c.carry, cpu)
+		if short < 0 || short > maxSwitchChargeNS {
+			c.failf("cpu %d: the switch-out of %d at %d leaves %d ns of its run uncharged", cpu, prev, e.Time, short)
+		}
+		if next != 0 && e.Int(timeline.NextPrio) >= 100 && short > 0 && c.charged {
+			c.carry[cpu] = short
 		}
 		if prev != 0 {
 			c.runs = append(c.runs, run{prev, cpu, c.since[cpu], e.Time})
@@ -90,8 +130,22 @@ func (c *checker) Emit(e *timeline.Event) error {
 		}
 		// (seen: unit tests that make a task current by hand write no
 		// switch-in.)
-		if cur := c.cur[cpu]; seen && (cur != e.Int(timeline.PID) || e.Int(timeline.Runtime) != e.Time-from) {
+		// Its first update adds what the switch carried in; a task
+		// picked again after a short update is charged that shortfall at
+		// its next.
+		want := e.Time - from + c.short[cpu]
+		if _, ok := c.stat[cpu]; !ok {
+			want += c.carry[cpu]
+		}
+		delete(c.short, cpu)
+		if cur := c.cur[cpu]; seen && cur != e.Int(timeline.PID) {
 			c.failf("cpu %d: sched_stat_runtime of %d (%d ns at %d) while running %d, its last update at %d", cpu, e.Int(timeline.PID), e.Int(timeline.Runtime), e.Time, cur, from)
+		} else if got := e.Int(timeline.Runtime); seen && got != want {
+			if c.charged && got < want && want-got <= maxSwitchChargeNS {
+				c.short[cpu] = want - got
+			} else {
+				c.failf("cpu %d: sched_stat_runtime of %d (%d ns at %d, %d ns since its last update at %d, %d carried in)", cpu, e.Int(timeline.PID), got, e.Time, e.Time-from, from, c.carry[cpu])
+			}
 		}
 		c.stat[cpu] = *e
 		c.statSum[cpu] += e.Int(timeline.Runtime)
@@ -514,7 +568,7 @@ func TestEEVDFFixtures(t *testing.T) {
 		w, _ := extractFixture(t, f)
 		cfg := DefaultConfig(newV61())
 		cfg.RunQueue = "eevdf"
-		if _, err := Replay(w, cfg, newChecker(t)); err != nil {
+		if _, err := Replay(w, cfg, checkerFor(t, cfg)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
@@ -1350,7 +1404,7 @@ func TestStrandedByDeadlineCut(t *testing.T) {
 	wl := b.done(t)
 	cfg := testConfig()
 	cfg.ExitDeadlines = true
-	res, err := Replay(wl, cfg, newChecker(t))
+	res, err := Replay(wl, cfg, checkerFor(t, cfg))
 	if err != nil {
 		t.Fatal(err) // before strandCut: "edge 4 (wake ...) fired 0 times"
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -99,7 +100,9 @@ func (a *schedstat) delta(b *schedstat) *schedstat {
 // Idle CPUs' periodic balancing (CPU_IDLE, on their own tick or by the
 // nohz ILB) pulls about as many tasks as the kernel's: lb_gained[CPU_IDLE]
 // (its passes, lb_count, are not comparable: the kernel's window holds
-// seconds of idle CPUs around the trace). Measured (round 35): hackbench
+// seconds of idle CPUs around the trace). Measured (round 63, the median
+// of seeds 0–4): hackbench 16/24, 18/6, 13/17; schbench 78/41, 74/58,
+// 68/50; stress-ng 1/1, 1/4, 3/3. Seed 0 alone (round 35): hackbench
 // 21/24, 25/6, 28/17; schbench 68/41, 64/58, 47/50; stress-ng 4/1, 1/4,
 // 3/3 (round 24: hackbench 25/24, 22/6, 13/17; schbench 35/41, 44/58,
 // 40/50; stress-ng 10/1, 5/4, 6/3).
@@ -141,20 +144,38 @@ func TestBalanceCountsMatchSchedstat(t *testing.T) {
 				k := readSchedstat(t, after).delta(readSchedstat(t, before))
 				kernel := k.dom[ssNewlyIdle+ssLBCount]
 				w, _ := extractFixture(t, trace)
-				cfg := DefaultConfig(p)
-				_, cfg.ExitDeadlines = TimeBounded(w.Cmdline)
-				res, err := Replay(w, cfg, nil)
-				if err != nil {
-					t.Fatal(err)
+				// The replay's counts are the median over five seeds: one
+				// seed's idle pulls on guest-B's hackbench range 8–36
+				// (round 63).
+				var runs []*Result
+				for seed := uint64(0); seed < 5; seed++ {
+					cfg := DefaultConfig(p)
+					_, cfg.ExitDeadlines = TimeBounded(w.Cmdline)
+					cfg.Seed = seed
+					res, err := Replay(w, cfg, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					runs = append(runs, res)
 				}
-				got := res.Stats.LBNewidle
+				median := func(f func(*Result) int64) int64 {
+					xs := make([]int64, len(runs))
+					for i, r := range runs {
+						xs[i] = f(r)
+					}
+					slices.Sort(xs)
+					return xs[len(xs)/2]
+				}
+				res := runs[0]
+				got := median(func(r *Result) int64 { return int64(r.Stats.LBNewidle) })
+				gained := median(func(r *Result) int64 { return int64(r.Stats.LBGainedIdle) })
 				idleGained := k.dom[ssIdle+ssGained]
-				t.Logf("newidle passes: replay %d, kernel %d; CPU_IDLE passes %d, %d; gained %d, %d; ttwu_move_affine %d, %d", got, kernel, res.Stats.LBIdle, k.dom[ssIdle+ssLBCount], res.Stats.LBGainedIdle, idleGained, res.Stats.TTWUMoveAffine, k.dom[ssMoveAffine])
+				t.Logf("newidle passes: replay %d, kernel %d; CPU_IDLE passes %d, %d; gained %d, %d; ttwu_move_affine %d, %d", got, kernel, res.Stats.LBIdle, k.dom[ssIdle+ssLBCount], gained, idleGained, res.Stats.TTWUMoveAffine, k.dom[ssMoveAffine])
 				if kernel <= 0 || 4*got < kernel || got > 2*kernel {
 					t.Errorf("newidle passes: replay %d, kernel %d (want within [1/4, 2] of it)", got, kernel)
 				}
 				t.Logf("wakeups local / remote by domain: replay %s; kernel %s", placement(res.Stats.TTWULocal, res.Stats.TTWUWakeRemote), placement(k.local, k.remote))
-				g := res.Stats.LBGainedIdle
+				g := gained
 				if idleGained >= 10 && (3*g < idleGained || g > 3*idleGained) || idleGained < 10 && g > 3*idleGained+10 {
 					t.Errorf("tasks pulled by idle CPUs' periodic balance: replay %d, kernel %d (want within [1/3, 3] of it, or at most 3k+10 below 10)", g, idleGained)
 				}

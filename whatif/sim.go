@@ -102,6 +102,13 @@ type Config struct {
 	// delay later drawn from the trace's own (Workload.TickSwitchNS: the
 	// interrupt's return through its softirqs), not at its instant.
 	TickSwitch bool
+	// SwitchCharge: the run from a leaving task's last update_curr to its
+	// switch-out (a gap drawn from the trace's own: Workload's
+	// SwitchCharge pools) is charged to the task switched in, as the
+	// kernel's clock reading at the switch's start does (switchcharge.go).
+	// On by default, with the machine's noise (IdleWake): measured, it
+	// met more goals (FIDELITY.md round 63).
+	SwitchCharge bool
 	// SkipWakeOverhead: an activation a task continues into without
 	// blocking (its wakeup came first) starts past the task's wake
 	// overhead, the block and wakeup its recorded demand includes
@@ -171,7 +178,7 @@ func (c Config) withDefaults() Config {
 
 // DefaultConfig is the configuration `replay whatif` uses for a policy.
 func DefaultConfig(p Policy) Config {
-	return Config{Policy: p, IdleWake: true, Preemption: true, WakeeFlips: -1}.withDefaults()
+	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, WakeeFlips: -1}.withDefaults()
 }
 
 // Event kinds of the discrete-event engine (§8.2).
@@ -399,6 +406,7 @@ type Sim struct {
 	stoppers         []*simTask // per CPU, the workload's migration/N (stopperOf)
 	rng              uint64
 	niRng            uint64 // NI_RANDOM's die: its own stream, so the other draws stay as they were
+	chargeRng        uint64 // the switch charge's draws (switchcharge.go): its own stream too
 	// remotePool, rtPool: the wakeup-preemption delay pools drawn from
 	// for a remote CFS and a real-time wakeup (initPreemptPools).
 	remotePool, rtPool []int64
@@ -676,6 +684,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	}
 	s.rng = cfg.Seed*0x9e3779b97f4a7c15 + 0x2545f4914f6cdd1d
 	s.niRng = cfg.Seed*0x9e3779b97f4a7c15 + 0x6a09e667f3bcc909
+	s.chargeRng = cfg.Seed*0x9e3779b97f4a7c15 + 0x3c6ef372fe94f82b
 	s.niStart = niStartRatio(cfg, w)
 	s.stats.WakeeFlipsStart = w.Flips.WakeeFlips
 	if cfg.WakeeFlips >= 0 {
@@ -1142,6 +1151,7 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 	if s.reapWaitEnd(t, t.act) {
 		// wait() with children left and no zombie: it sleeps until a
 		// child exits (childExit), then ends the activation.
+		s.takeSwitchCharge(r, t, true)
 		t.state = tsSleeping
 		t.waitEnd = true
 		s.dequeue(r, t, true)
@@ -1181,6 +1191,7 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 		s.armProgress(r)
 		return
 	}
+	s.takeSwitchCharge(r, t, true)
 	t.state = tsSleeping
 	s.dequeue(r, t, true)
 	if hasNext && t.w.Activations[next].Cause == CauseArrival {

@@ -296,6 +296,11 @@ type Workload struct {
 	// interrupt's return through its softirqs, less the interrupt time;
 	// tickswitch.go), sorted.
 	TickSwitchNS []int64
+	// SwitchChargeBlockNS, SwitchChargePreemptNS: at a switch-out after a
+	// block or a preemption, the run from the leaving task's last update
+	// to its switch, which the kernel charges to the task switched in
+	// (switchcharge.go), sorted.
+	SwitchChargeBlockNS, SwitchChargePreemptNS []int64
 	// HostStalls are the stretches of the activations' demand during which
 	// the trace shows the task's vCPU descheduled by the host
 	// (hoststall.go), sorted by (Task, Act, OffsetNS); none on bare metal.
@@ -353,6 +358,8 @@ func (w *Workload) delayPools() []delayPool {
 		{"preempt_wake_local", false, &w.PreemptWakeLocalNS},
 		{"preempt_wake_rt", false, &w.PreemptWakeRTNS},
 		{"tick_switch", false, &w.TickSwitchNS},
+		{"switch_charge_block", false, &w.SwitchChargeBlockNS},
+		{"switch_charge_preempt", false, &w.SwitchChargePreemptNS},
 	}
 }
 
@@ -471,8 +478,9 @@ type extractor struct {
 	w      *Workload
 	stalls *stallEstimator
 	// newidle counts the trace's newidle chances and pulls.
-	newidle *newidleTally
-	tickSw  *tickSwitchTally
+	newidle  *newidleTally
+	tickSw   *tickSwitchTally
+	swCharge *switchChargeTally
 	// flips infers the starting wakee_flips from the placements.
 	flips *flipFit
 	// hostStalls finds the stretches a busy CPU's vCPU was descheduled
@@ -541,6 +549,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		lastWake: map[int32]pendWake{}, runnable: map[int32]*extTask{}, notSync: map[int32]int{}, pulled: map[int32]int{}, pulledAlone: map[int32]int{},
 		newidle:    newNewidleTally(),
 		tickSw:     newTickSwitchTally(4000000),
+		swCharge:   newSwitchChargeTally(4000000),
 		flips:      newFlipFit(w.Topology, w.Kernel),
 		stalls:     newStallEstimator(4000000), // HZ 250, the default Config.HZ
 		hostStalls: newHostStallFinder(4000000)}
@@ -594,6 +603,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			x.hostStalls.lost(lc)
 			x.stalls.lost(lc)
 			x.tickSw.lost()
+			x.swCharge.lost()
 			x.newidle.observe(e)
 			if x.flips != nil {
 				x.flips.observe(e)
@@ -602,6 +612,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			c := e.Int32(timeline.CPU)
 			x.newidle.observe(e)
 			x.tickSw.observe(e, c)
+			x.swCharge.observe(e, c)
 			if x.flips != nil {
 				x.flips.observe(e)
 			}
@@ -696,6 +707,9 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 	w.NewidleChances, w.NewidlePulls = x.newidle.Chances, x.newidle.Pulls
 	w.TickSwitchNS = x.tickSw.charged
 	slices.Sort(w.TickSwitchNS)
+	w.SwitchChargeBlockNS, w.SwitchChargePreemptNS = x.swCharge.block, x.swCharge.preempt
+	slices.Sort(w.SwitchChargeBlockNS)
+	slices.Sort(w.SwitchChargePreemptNS)
 	w.Flips = x.flips.result()
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("whatif: internal error extracting the workload: %w", err)

@@ -34,7 +34,7 @@ func whatifCommand() *cli.Command {
 			"--runs seeds and each metric's delta against the baseline is reported with a 95% paired t interval over the seeds.\n" +
 			"--validate replays under the policy matching the trace's kernel and compares simulated with observed\n" +
 			"(wakeup latency percentiles, idle, idle while runnable, migrations, involuntary switches, makespan, KS distance).\n" +
-			"Same input, policy and seed give byte-identical output. What is modelled: whatif/README.md.",
+			"Same input, policy and seed give byte-identical output. What is modelled: docs/whatif.md.",
 		Flags: []cli.Flag{
 			inputFlag(),
 			&cli.StringSliceFlag{Name: "policy", Aliases: []string{"p"}, Usage: "load-balancer policy (default: the one matching the kernel); repeat (or comma-separate) to compare policies against --baseline; POLICY~ID / POLICY+ID names one with a switchable commit reverted / applied (so --validate --policy v6.1~33cf66d88306 validates it); known: " + fmt.Sprint(whatif.PolicyNames())},

@@ -1,0 +1,173 @@
+package whatif
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/timeline"
+)
+
+// The switch-charge gaps through Extract, by hand (HZ 250: gaps of 1 ms
+// or more are not a switch's). CPU 0: task 10, switched in at 1 ms, is
+// updated at 1.5 ms and blocks (S) at 1.54 ms: a block's 40 µs. Task 11,
+// updated at 2 ms, is preempted (R) at 2.016 ms: 16 µs. Task 10, updated
+// at 2.9 ms, exits (X) at 3 ms: not counted (its charge goes nowhere that
+// matters). Task 12, updated at 4 ms, blocks at 6 ms: 2 ms is no switch's
+// gap. Task 13, switched in at 6 ms, is preempted at 7 ms with no update
+// since: not counted. CPU 1: task 20, switched in at 1 ms, is updated at 2
+// ms by a record written on CPU 0 (a remote enqueue's update_curr) and
+// preempted (R+, 6.1's state) at 2.03 ms: 30 µs. Records are lost on CPU 1
+// at 3 ms; task 21, updated at 3.5 ms and switched out at 3.52 ms, is not
+// counted (what CPU 1 ran is unknown after the loss).
+func TestSwitchChargeByHand(t *testing.T) {
+	r := &noiseReader{evs: []timeline.Event{
+		nSwitch(1*ms, 0, 0, "R", 10),
+		nSwitch(1*ms, 1, 0, "R", 20),
+		nRuntimeNS(1*ms+500000, 0, 10, 0, 500000),
+		nSwitch(1*ms+540000, 0, 10, "S", 11),
+		nRuntimeNS(2*ms, 0, 11, 0, 460000),
+		nRuntimeNS(2*ms, 0, 20, 0, 1000000),
+		nSwitch(2*ms+16000, 0, 11, "R", 10),
+		nSwitch(2*ms+30000, 1, 20, "R+", 21),
+		nRuntimeNS(2*ms+900000, 0, 10, 0, 884000),
+		nSwitch(3*ms, 0, 10, "X", 12),
+		nLost(3*ms, 1),
+		nRuntimeNS(3*ms+500000, 1, 21, 0, 100000),
+		nSwitch(3*ms+520000, 1, 21, "S", 0),
+		nRuntimeNS(4*ms, 0, 12, 0, 1000000),
+		nSwitch(6*ms, 0, 12, "S", 13),
+		nSwitch(7*ms, 0, 13, "R", 0),
+	}}
+	w, err := Extract(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{40000}; !slices.Equal(w.SwitchChargeBlockNS, want) {
+		t.Errorf("block gaps %v, want %v", w.SwitchChargeBlockNS, want)
+	}
+	if want := []int64{16000, 30000}; !slices.Equal(w.SwitchChargePreemptNS, want) {
+		t.Errorf("preemption gaps %v, want %v", w.SwitchChargePreemptNS, want)
+	}
+}
+
+// A committed 6.12 recording (guest-M r3 schbench) against a throw-away
+// reader of `perf script --ns` over the same perf.data (awk, round 63):
+// per CPU the task switched in, per task its last sched_stat_runtime
+// anywhere, and at each switch-out of a task updated since its switch-in
+// the gap to the switch under 1 ms: 250 after a block summing to
+// 15,869,738 ns, 1,518 after a preemption summing to 60,911,875 ns.
+func TestSwitchChargeFixture(t *testing.T) {
+	r, err := ingest.Open("../fixtures/kernels/v6.12/guest-M-1s1c2t/r3/schbench.perf.data.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w, err := Extract(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		pool []int64
+		n    int
+		sum  int64
+	}{{"block", w.SwitchChargeBlockNS, 250, 15869738}, {"preemption", w.SwitchChargePreemptNS, 1518, 60911875}} {
+		var sum int64
+		for _, d := range c.pool {
+			sum += d
+		}
+		if len(c.pool) != c.n || sum != c.sum {
+			t.Errorf("%s: %d gaps summing to %d ns, want %d and %d", c.name, len(c.pool), sum, c.n, c.sum)
+		}
+	}
+}
+
+// runtimes keeps the sched_stat_runtime rows per task.
+type runtimes map[int64][][2]int64 // pid -> (time, runtime)
+
+func (r runtimes) Emit(e *timeline.Event) error {
+	if e.Kind == timeline.SchedStatRuntime {
+		pid := e.Int(timeline.PID)
+		r[pid] = append(r[pid], [2]int64{e.Time, e.Int(timeline.Runtime)})
+	}
+	return nil
+}
+
+// at is task pid's update at time ts (-1: none).
+func (r runtimes) at(pid, ts int64) int64 {
+	for _, x := range r[pid] {
+		if x[0] == ts {
+			return x[1]
+		}
+	}
+	return -1
+}
+
+// The charge in the replay, by hand (one CPU, v6.12). a runs 1 ms from t0
+// and blocks for good; b, queued at t0, then runs its 5 ms and blocks.
+// With the switch charge and a block gap of 40 µs (the only one in the
+// pool) a's update at its block charges it 960 µs, and b's first update
+// (the tick's at t0 + 4 ms) adds those 40 µs to its own 3 ms since its
+// switch-in at t0 + 1 ms. Off,
+// or without the machine's noise (Config.IdleWake), each update charges
+// the time since the last. When the runs happen is the same either way.
+//
+// A preemption's gap comes out of what the leaving task ran since its
+// last update: two hogs, a's request used up at the tick at t0 + 4 ms,
+// the tick's switch delayed 90 µs (Config.TickSwitch): with a preemption
+// gap of 16 µs a's update at the switch charges it 74 µs and b's first
+// adds the 16 µs.
+func TestSwitchChargeInTheReplay(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		on, noise, hogs bool
+		wantSwitch      int64 // a's update at b's switch-in
+		wantCarry       int64 // b's first update beyond its time since that switch-in
+	}{
+		{"block, on", true, true, false, 960000, 40000},
+		{"block, off", false, true, false, 1000000, 0},
+		{"block, on without noise", true, false, false, 1000000, 0},
+		{"preemption, on", true, true, true, 74000, 16000},
+		{"preemption, off", false, true, true, 90000, 0},
+	} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		if c.hogs {
+			b.task("a", 120, 0, true, CauseStart, 10*ms)
+			b.task("b", 120, 0, false, CauseStart, 10*ms)
+		} else {
+			b.task("a", 120, 0, true, CauseStart, 1*ms)
+			b.task("b", 120, 0, false, CauseStart, 5*ms)
+		}
+		w := b.done(t)
+		w.SwitchChargeBlockNS = []int64{40000}
+		w.SwitchChargePreemptNS = []int64{16000}
+		w.TickSwitchNS = []int64{90000}
+		cfg := policyConfig(t, "v6.12")
+		cfg.SwitchCharge, cfg.IdleWake, cfg.TickSwitch = c.on, c.noise, c.hogs
+		rt := runtimes{}
+		ck := checkerFor(t, cfg)
+		if _, err := Replay(w, cfg, Tee{ck, rt}); err != nil {
+			t.Fatal(err)
+		}
+		a, bb := int64(w.Tasks[0].TID), int64(w.Tasks[1].TID)
+		starts := ck.runStarts(bb)
+		if len(starts) == 0 || len(rt[bb]) == 0 {
+			t.Fatalf("%s: b never ran: %+v", c.name, ck.runs)
+		}
+		wantStart := int64(1 * ms)
+		if c.hogs {
+			wantStart = 4*ms + 90000
+		}
+		if starts[0] != wantStart {
+			t.Errorf("%s: b switched in at t0 + %d ns, want %d", c.name, starts[0], wantStart)
+		}
+		if got := rt.at(a, t0+starts[0]); got != c.wantSwitch {
+			t.Errorf("%s: a's update at b's switch-in charged %d ns, want %d", c.name, got, c.wantSwitch)
+		}
+		first := rt[bb][0]
+		if got := first[1] - (first[0] - t0 - starts[0]); got != c.wantCarry {
+			t.Errorf("%s: b's first update charged %d ns beyond its run since its switch-in, want %d", c.name, got, c.wantCarry)
+		}
+	}
+}
