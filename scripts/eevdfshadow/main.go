@@ -84,14 +84,20 @@ type ent struct {
 	pickLag int64 // its lag at its last pick
 	// pickUsed: how much of its request (virtual ns) it had used at its
 	// last pick; lastEnd: how its run before that pick ended.
-	pickUsed                 int64
-	lastEnd, pickEnd, pickDL string
-	lastRan                  int64                // how long its last run was
-	lastDV                   [len(dvCauses)]int64 // V's moves during it, by cause
-	lastLag                  int64                // its lag at the block
-	outLag, outAt            int64                // its lag at its last switch-out, and when
-	pickOutLag, pickWait     int64                // at its last pick: the two above, and the wait since
-	pickAgreed               bool                 // the shadow's pick was its
+	pickUsed                     int64
+	lastEnd, pickEnd, pickDL     string
+	lastRan                      int64                // how long its last run was
+	lastDV                       [len(dvCauses)]int64 // V's moves during it, by cause
+	lastLag                      int64                // its lag at the block
+	outLag, outAt                int64                // its lag at its last switch-out, and when
+	pickOutLag, pickWait         int64                // at its last pick: the two above, and the wait since
+	pickAgreed                   bool                 // the shadow's pick was its
+	outCum                       [len(dvCauses)]int64 // its CPU's cum at its last switch-out
+	outCPU                       int32
+	outRan, outPickLag           int64                // the run that switch-out ended, and its lag at that run's pick
+	pickWaitDV                   [len(dvCauses)]int64 // V's moves on its CPU during that wait, by cause
+	pickWaitKnown                bool                 // ... on the CPU it left, not moved since
+	pickPrevRan, pickPrevPickLag int64                // at its last pick: outRan and outPickLag
 }
 
 // cfsRQ is one CPU's cfs_rq.
@@ -103,8 +109,10 @@ type cfsRQ struct {
 	// resched: an update_curr asked for a reschedule not yet seen;
 	// reschedTick: the tick's.
 	resched, reschedTick bool
-	// dv: V's change since the running task's pick, by cause.
-	dv [len(dvCauses)]int64
+	// dv: V's change since the running task's pick, by cause; cum: since
+	// the start, by cause (a waiting task's share is the change since its
+	// switch-out).
+	dv, cum [len(dvCauses)]int64
 	// comp: time × entities queued beside the running task since its
 	// pick, by group (delayed apart).
 	comp map[string]int64
@@ -337,11 +345,14 @@ type wakeRec struct {
 	// saved; currOutLag, currWait: the running task's lag at its last
 	// switch-out before its pick, and the wait from there; currAgreed:
 	// the shadow made the running task's pick.
-	wakeeRan, wakeePickLag   int64
-	wakeeDV                  [len(dvCauses)]int64
-	wakeeBlockLag, wakeeVlag int64
-	currOutLag, currWait     int64
-	currAgreed               bool
+	wakeeRan, wakeePickLag       int64
+	wakeeDV                      [len(dvCauses)]int64
+	wakeeBlockLag, wakeeVlag     int64
+	currOutLag, currWait         int64
+	currAgreed                   bool
+	currWaitDV                   [len(dvCauses)]int64
+	currWaitKnown                bool
+	currPrevRan, currPrevPickLag int64
 }
 
 type shadow struct {
@@ -426,6 +437,12 @@ type wakeStats struct {
 	// unchecked: checks whose running task's pick the shadow did not
 	// make (a disagreement or an unverified pick), and of those preempted.
 	unchecked [2]int
+	// currWaitDV: V's moves on the running task's CPU while it waited
+	// before its pick, by cause (where it waited there throughout).
+	currWaitDV [len(dvCauses)][]int64
+	// currPrevRan, currPrevPickLag: the running task's run before that
+	// wait, and its lag at that run's pick.
+	currPrevRan, currPrevPickLag []int64
 }
 
 func (s *shadow) rq(c int32) *cfsRQ {
@@ -511,7 +528,9 @@ func (s *shadow) placePending(pd *pending) {
 		currProt: r.curr.prot, currElig: r.eligible(r.curr), predicted: s.p.pick(r) == e, at: pd.at,
 		wakeePID: e.pid, currPID: r.curr.pid, ran: pd.at - r.since, pickLag: r.curr.pickLag, nq: nq,
 		timer: pd.waker == 0 || pd.waker == r.curr.pid && pd.cpu == r.curr.cpu, currUsed: r.curr.pickUsed, currAfter: r.curr.pickEnd, currDL: r.curr.pickDL,
-		wakeeRan: e.lastRan, wakeePickLag: e.pickLag, wakeeDV: e.lastDV, wakeeBlockLag: e.lastLag, wakeeVlag: e.specLag, currOutLag: r.curr.pickOutLag, currWait: r.curr.pickWait, currAgreed: r.curr.pickAgreed}
+		wakeeRan: e.lastRan, wakeePickLag: e.pickLag, wakeeDV: e.lastDV, wakeeBlockLag: e.lastLag, wakeeVlag: e.specLag, currOutLag: r.curr.pickOutLag, currWait: r.curr.pickWait, currAgreed: r.curr.pickAgreed,
+		currWaitDV: r.curr.pickWaitDV, currWaitKnown: r.curr.pickWaitKnown,
+		currPrevRan: r.curr.pickPrevRan, currPrevPickLag: r.curr.pickPrevPickLag}
 	for _, x := range r.q {
 		if x != e && x != r.curr && !x.delayed {
 			w.others = append(w.others, V-x.v)
@@ -546,11 +565,28 @@ func (s *shadow) track(r *cfsRQ, cause string, f func()) {
 	f()
 	if len(r.q) > 0 {
 		r.dv[causeIndex(cause)] += r.V() - v0
+		r.cum[causeIndex(cause)] += r.V() - v0
 	}
 }
 
-// dvCauses name what moves V while a task runs.
-var dvCauses = [...]string{"own run", "placements", "requeues", "departures", "purges"}
+// trackCum is track for the moves a running task's own tally leaves out
+// (its own block, the purges at its switch-out): they count for the tasks
+// waiting (cum) only.
+func (s *shadow) trackCum(r *cfsRQ, cause string, f func()) {
+	if len(r.q) == 0 {
+		f()
+		return
+	}
+	v0 := r.V()
+	f()
+	if len(r.q) > 0 {
+		r.cum[causeIndex(cause)] += r.V() - v0
+	}
+}
+
+// dvCauses name what moves V while a task runs (blocks: a running task's
+// own, in the waiting tasks' tally only).
+var dvCauses = [...]string{"own run", "placements", "requeues", "departures", "purges", "blocks"}
 
 func causeIndex(c string) int {
 	for i, x := range dvCauses {
@@ -811,7 +847,8 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 		prev = s.ent(prevPID, e.Str(timeline.PrevComm), prioOf(e, timeline.PrevPrio))
 	}
 	if prev != nil && !prev.rt && r.curr == prev {
-		prev.outLag, prev.outAt = r.V()-prev.v, e.Time
+		prev.outLag, prev.outAt, prev.outCum, prev.outCPU = r.V()-prev.v, e.Time, r.cum, c
+		prev.outRan, prev.outPickLag = e.Time-r.since, prev.pickLag
 		if runnable(state) {
 			how = "preempt"
 			prev.lastEnd = "preempted by " + group(e.Str(timeline.NextComm))
@@ -842,7 +879,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 				prev.delayed = true
 				prev.lastEnd = "delayed block"
 			} else {
-				s.p.dequeue(r, prev, false, false)
+				s.trackCum(r, "blocks", func() { s.p.dequeue(r, prev, false, false) })
 			}
 			if !prev.guessed {
 				k := group(prev.comm) + " ran under 0.1 ms"
@@ -898,9 +935,10 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 	stopper := nextPID == 0 && prev != nil && !prev.rt && runnable(state) && prev.onRQ
 	if (nextCFS || nextPID == 0) && !stopper {
 		// A newly idle CPU's pulls come after its pick found nothing.
-		s.p.pickNext(r)
+		s.trackCum(r, "purges", func() { s.p.pickNext(r) })
 		s.flush(c, true)
-		got := s.p.pickNext(r)
+		var got *ent
+		s.trackCum(r, "purges", func() { got = s.p.pickNext(r) })
 		if tr := s.trace; tr != nil && c == tr.cpu && e.Time >= tr.from && e.Time <= tr.to {
 			V := r.V()
 			fmt.Fprintf(os.Stderr, "%d.%06d %d(%s)->%d pick %d:", e.Time/1e9, e.Time%1e9/1e3, prevPID, state, nextPID, pidOf(got))
@@ -974,6 +1012,11 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 		next.pickDL = next.dlFrom
 		next.pickOutLag, next.pickWait = next.outLag, e.Time-next.outAt
 		next.pickAgreed = agreed
+		next.pickPrevRan, next.pickPrevPickLag = next.outRan, next.outPickLag
+		next.pickWaitKnown = next.outCPU == c && next.outAt > 0 && !strings.HasSuffix(next.lastEnd, "moved")
+		for i := range r.cum {
+			next.pickWaitDV[i] = r.cum[i] - next.outCum[i]
+		}
 		if !next.guessed {
 			k := group(next.comm) + " from " + next.dlFrom
 			rs := s.res.requests[k]
@@ -1040,6 +1083,13 @@ func (s *shadow) record(w *wakeRec) {
 	st.wakeeLoss = append(st.wakeeLoss, w.wakeePickLag-w.wakeeBlockLag)
 	st.currOutLag = append(st.currOutLag, w.currOutLag)
 	st.currWait = append(st.currWait, w.currWait)
+	st.currPrevRan = append(st.currPrevRan, w.currPrevRan)
+	st.currPrevPickLag = append(st.currPrevPickLag, w.currPrevPickLag)
+	if w.currWaitKnown {
+		for i, d := range w.currWaitDV {
+			st.currWaitDV[i] = append(st.currWaitDV[i], d)
+		}
+	}
 	if !w.currAgreed {
 		st.unchecked[0]++
 		if w.preempted {
@@ -1224,6 +1274,12 @@ func (res *results) print(w io.Writer, cols int) {
 				}
 				fmt.Fprintln(w)
 				fmt.Fprintf(w, "        the running task, before its pick: lag at its switch-out %s, waited %s; picked where the shadow would not have: %d (%d preempted)\n", quart(st.currOutLag), quart(st.currWait), st.unchecked[0], st.unchecked[1])
+				fmt.Fprintf(w, "        the running task's run before that wait %s (mean %.3f), its lag at that run's pick %s (mean %+.3f)\n", quart(st.currPrevRan), mean(st.currPrevRan), quart(st.currPrevPickLag), mean(st.currPrevPickLag))
+				fmt.Fprintf(w, "        V moved while the running task waited (mean ms, %d waits; its lag at switch-out %+.3f, at its pick %+.3f):", len(st.currWaitDV[0]), mean(st.currOutLag), mean(st.pickLag))
+				for i, d := range st.currWaitDV {
+					fmt.Fprintf(w, " %s %+.3f", dvCauses[i], mean(d))
+				}
+				fmt.Fprintln(w)
 				fmt.Fprintf(w, "        the wakee's lag at its block %s, saved %s, lost since its pick %s\n", quart(st.wakeeBlockLag), quart(st.wakeeVlag), quart(st.wakeeLoss))
 				fmt.Fprintf(w, "        the others queued: n %s, lowest lag %s, highest %s\n", quart(st.nOthers), quart(st.lowest), quart(st.highest))
 				fmt.Fprintf(w, "        the wakee's last run %s, its lag at that run's pick %s; V moved (mean ms):", quart(st.wakeeRan), quart(st.wakeePickLag))
