@@ -101,8 +101,8 @@ func (a *schedstat) delta(b *schedstat) *schedstat {
 // nohz ILB) pulls about as many tasks as the kernel's: lb_gained[CPU_IDLE]
 // (its passes, lb_count, are not comparable: the kernel's window holds
 // seconds of idle CPUs around the trace). Measured (round 63, the median
-// of seeds 0–4): hackbench 16/24, 18/6, 13/17; schbench 78/41, 74/58,
-// 68/50; stress-ng 1/1, 1/4, 3/3. Seed 0 alone (round 35): hackbench
+// of seeds 0–4): hackbench 20/24, 17/6, 14/17; schbench 78/41, 74/58,
+// 68/50; stress-ng 1/1, 2/4, 3/3. Seed 0 alone (round 35): hackbench
 // 21/24, 25/6, 28/17; schbench 68/41, 64/58, 47/50; stress-ng 4/1, 1/4,
 // 3/3 (round 24: hackbench 25/24, 22/6, 13/17; schbench 35/41, 44/58,
 // 40/50; stress-ng 10/1, 5/4, 6/3).

@@ -12,8 +12,9 @@ import "github.com/schedreplay/replay/timeline"
 // reading. A trace dates the run by its sched_switch, so the gap from the
 // leaving task's last sched_stat_runtime to its switch-out is run time
 // the kernel charged to the next task: on the 6.12 guests 16 µs (median)
-// after a preemption and 41 µs after a block, some 150 µs at times
-// (FIDELITY.md round 63). A replay would charge its tasks up to the
+// after a preemption and 41 µs after a block, some 150 µs at times, more
+// before a sleep an interrupt ends (a timer's) than before one another
+// task ends (FIDELITY.md round 63). A replay would charge its tasks up to the
 // switch; with these pools it moves a gap drawn from the trace's own to
 // the task switched in (Config.SwitchCharge, on with the machine's noise).
 // Only vruntime and sum_exec_runtime move: the work done, and when each
@@ -24,20 +25,25 @@ import "github.com/schedreplay/replay/timeline"
 // switched in and when, per task the time of its last sched_stat_runtime
 // (wherever written: a remote enqueue's update_curr is written on the
 // waker's CPU), and at each switch-out of a task updated since its
-// switch-in the gap to the switch, by whether it blocked or was
-// preempted. Gaps of a quarter tick or more are not the switch's (a lost
-// record, an update with nothing to charge) and are left out.
+// switch-in the gap to the switch, by whether it was preempted or
+// blocked, and a block's by what its next waking is: from interrupt
+// context (hard or soft IRQ, NMI, or no task: the replay's arrivals) or
+// by a task; a block no waking follows is left out. Gaps of a quarter
+// tick or more are not the switch's (a lost record, an update with
+// nothing to charge) and are left out.
 type switchChargeTally struct {
-	tickNS  int64
-	pid     []int32 // per CPU: the task switched in, 0: none known
-	since   []int64 // per CPU: when
-	last    map[int32]int64
-	block   []int64
-	preempt []int64
+	tickNS   int64
+	pid      []int32 // per CPU: the task switched in, 0: none known
+	since    []int64 // per CPU: when
+	last     map[int32]int64
+	pending  map[int32]int64 // a blocked task's gap, until its next waking
+	block    []int64
+	blockIRQ []int64
+	preempt  []int64
 }
 
 func newSwitchChargeTally(tickNS int64) *switchChargeTally {
-	return &switchChargeTally{tickNS: tickNS, last: map[int32]int64{}}
+	return &switchChargeTally{tickNS: tickNS, last: map[int32]int64{}, pending: map[int32]int64{}}
 }
 
 func (t *switchChargeTally) grow(c int32) {
@@ -53,6 +59,7 @@ func (t *switchChargeTally) lost() {
 		t.pid[i] = 0
 	}
 	clear(t.last)
+	clear(t.pending)
 }
 
 // observe takes every event of a CPU, in time order.
@@ -66,6 +73,16 @@ func (t *switchChargeTally) observe(e *timeline.Event, c int32) {
 		if p := e.Int32(timeline.PID); p > 0 {
 			t.last[p] = e.Time
 		}
+	case timeline.SchedWaking, timeline.SchedWakeup:
+		p := e.Int32(timeline.PID)
+		if d, ok := t.pending[p]; ok {
+			delete(t.pending, p)
+			if e.Int(timeline.CommonFlags)&(flagHardIRQ|flagSoftIRQ|flagNMI) != 0 || e.Int32(timeline.CommonPID) == 0 {
+				t.blockIRQ = append(t.blockIRQ, d)
+			} else {
+				t.block = append(t.block, d)
+			}
+		}
 	case timeline.SchedSwitch:
 		prev := e.Int32(timeline.PrevPID)
 		if prev > 0 && prev == t.pid[c] {
@@ -76,7 +93,7 @@ func (t *switchChargeTally) observe(e *timeline.Event, c int32) {
 						t.preempt = append(t.preempt, d)
 					default:
 						if !exiting(e.Str(timeline.PrevState)) {
-							t.block = append(t.block, d)
+							t.pending[prev] = d
 						}
 					}
 				}
@@ -94,9 +111,11 @@ func exiting(state string) bool {
 
 // takeSwitchCharge is the switch's start, before its update_curr (a
 // block's dequeue, a preemption's put_prev): a gap drawn from the
-// trace's pool for how prev leaves comes out of what prev has run since
-// its last kernel update (the kernel charged it up to the clock reading
-// that far back) and is kept on r for the task switched in (switchTo).
+// trace's pool for how prev leaves (preempted; blocked until an arrival,
+// its next activation's cause; blocked until a task's wakeup) comes out
+// of what prev has run since its last kernel update (the kernel charged
+// it up to the clock reading that far back) and is kept on r for the
+// task switched in (switchTo).
 func (s *Sim) takeSwitchCharge(r *rq, prev *simTask, block bool) {
 	r.switchCarry = 0
 	if !s.cfg.SwitchCharge || !s.cfg.IdleWake || prev.rt || r.curr != prev {
@@ -105,6 +124,9 @@ func (s *Sim) takeSwitchCharge(r *rq, prev *simTask, block bool) {
 	pool := s.w.SwitchChargePreemptNS
 	if block {
 		pool = s.w.SwitchChargeBlockNS
+		if next := prev.act + 1; int(next) < len(prev.w.Activations) && prev.w.Activations[next].Cause == CauseArrival {
+			pool = s.w.SwitchChargeBlockIRQNS
+		}
 	}
 	if len(pool) == 0 {
 		return

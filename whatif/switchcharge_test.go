@@ -10,53 +10,72 @@ import (
 
 // The switch-charge gaps through Extract, by hand (HZ 250: gaps of 1 ms
 // or more are not a switch's). CPU 0: task 10, switched in at 1 ms, is
-// updated at 1.5 ms and blocks (S) at 1.54 ms: a block's 40 µs. Task 11,
-// updated at 2 ms, is preempted (R) at 2.016 ms: 16 µs. Task 10, updated
-// at 2.9 ms, exits (X) at 3 ms: not counted (its charge goes nowhere that
-// matters). Task 12, updated at 4 ms, blocks at 6 ms: 2 ms is no switch's
-// gap. Task 13, switched in at 6 ms, is preempted at 7 ms with no update
-// since: not counted. CPU 1: task 20, switched in at 1 ms, is updated at 2
-// ms by a record written on CPU 0 (a remote enqueue's update_curr) and
-// preempted (R+, 6.1's state) at 2.03 ms: 30 µs. Records are lost on CPU 1
-// at 3 ms; task 21, updated at 3.5 ms and switched out at 3.52 ms, is not
-// counted (what CPU 1 ran is unknown after the loss).
+// updated at 1.5 ms and blocks (S) at 1.54 ms: a block's 40 µs, counted
+// when task 11 wakes it from its own context at 1.9 ms (a task's
+// wakeup). Task 11, updated at 2 ms, is preempted (R) at 2.016 ms: 16 µs.
+// Task 10, updated at 2.9 ms, exits (X) at 3 ms: not counted (its charge
+// goes nowhere that matters). Task 12, updated at 4 ms, blocks at 6 ms: 2
+// ms is no switch's gap. Task 13, switched in at 6 ms, updated at 6.5 ms,
+// blocks at 6.57 ms: 70 µs, woken at 8 ms in hard-IRQ context (its
+// timer): an interrupt's wakeup. CPU 1: task 20, switched in at 1 ms, is
+// updated at 2 ms by a record written on CPU 0 (a remote enqueue's
+// update_curr) and preempted (R+, 6.1's state) at 2.03 ms: 30 µs. Task
+// 21, updated at 2.5 ms, blocks at 2.52 ms and is never woken: not
+// counted. Records are lost on CPU 1 at 3 ms; task 22, updated at 3.5 ms
+// and switched out at 3.52 ms, is not counted (what CPU 1 ran is unknown
+// after the loss).
 func TestSwitchChargeByHand(t *testing.T) {
 	r := &noiseReader{evs: []timeline.Event{
 		nSwitch(1*ms, 0, 0, "R", 10),
 		nSwitch(1*ms, 1, 0, "R", 20),
 		nRuntimeNS(1*ms+500000, 0, 10, 0, 500000),
 		nSwitch(1*ms+540000, 0, 10, "S", 11),
+		nWaking(1*ms+900000, 0, 11, 10, 0),
 		nRuntimeNS(2*ms, 0, 11, 0, 460000),
 		nRuntimeNS(2*ms, 0, 20, 0, 1000000),
 		nSwitch(2*ms+16000, 0, 11, "R", 10),
 		nSwitch(2*ms+30000, 1, 20, "R+", 21),
+		nRuntimeNS(2*ms+500000, 1, 21, 0, 470000),
+		nSwitch(2*ms+520000, 1, 21, "S", 22),
 		nRuntimeNS(2*ms+900000, 0, 10, 0, 884000),
 		nSwitch(3*ms, 0, 10, "X", 12),
 		nLost(3*ms, 1),
-		nRuntimeNS(3*ms+500000, 1, 21, 0, 100000),
-		nSwitch(3*ms+520000, 1, 21, "S", 0),
+		nRuntimeNS(3*ms+500000, 1, 22, 0, 100000),
+		nSwitch(3*ms+520000, 1, 22, "S", 0),
 		nRuntimeNS(4*ms, 0, 12, 0, 1000000),
 		nSwitch(6*ms, 0, 12, "S", 13),
-		nSwitch(7*ms, 0, 13, "R", 0),
+		nRuntimeNS(6*ms+500000, 0, 13, 0, 500000),
+		nSwitch(6*ms+570000, 0, 13, "S", 0),
+		withFlags(nWaking(8*ms, 0, 0, 13, 0), hardirq),
 	}}
 	w, err := Extract(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []int64{40000}; !slices.Equal(w.SwitchChargeBlockNS, want) {
-		t.Errorf("block gaps %v, want %v", w.SwitchChargeBlockNS, want)
-	}
-	if want := []int64{16000, 30000}; !slices.Equal(w.SwitchChargePreemptNS, want) {
-		t.Errorf("preemption gaps %v, want %v", w.SwitchChargePreemptNS, want)
+	for _, c := range []struct {
+		name      string
+		got, want []int64
+	}{
+		{"block, a task's wakeup next", w.SwitchChargeBlockNS, []int64{40000}},
+		{"block, an interrupt's wakeup next", w.SwitchChargeBlockIRQNS, []int64{70000}},
+		{"preemption", w.SwitchChargePreemptNS, []int64{16000, 30000}},
+	} {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("%s: gaps %v, want %v", c.name, c.got, c.want)
+		}
 	}
 }
 
 // A committed 6.12 recording (guest-M r3 schbench) against a throw-away
-// reader of `perf script --ns` over the same perf.data (awk, round 63):
-// per CPU the task switched in, per task its last sched_stat_runtime
-// anywhere, and at each switch-out of a task updated since its switch-in
-// the gap to the switch under 1 ms: 250 after a block summing to
-// 15,869,738 ns, 1,518 after a preemption summing to 60,911,875 ns.
+// reader of perf's own dump of the same perf.data (`perf script -D`, in
+// Python, round 63: the timestamps from the sample headers, sched_waking's
+// common_flags and common_pid from the raw bytes): per CPU the task
+// switched in, per task its last sched_stat_runtime anywhere, and at each
+// switch-out of a task updated since its switch-in the gap to the switch
+// under 1 ms. After a block, 102 gaps summing to 5,213,224 ns before a
+// task's wakeup and 131 summing to 9,127,736 ns before one from interrupt
+// context (hard or soft IRQ, NMI, or no task); after a preemption 1,518
+// summing to 60,911,875 ns.
 func TestSwitchChargeFixture(t *testing.T) {
 	r, err := ingest.Open("../fixtures/kernels/v6.12/guest-M-1s1c2t/r3/schbench.perf.data.gz")
 	if err != nil {
@@ -72,7 +91,11 @@ func TestSwitchChargeFixture(t *testing.T) {
 		pool []int64
 		n    int
 		sum  int64
-	}{{"block", w.SwitchChargeBlockNS, 250, 15869738}, {"preemption", w.SwitchChargePreemptNS, 1518, 60911875}} {
+	}{
+		{"block", w.SwitchChargeBlockNS, 102, 5213224},
+		{"block, interrupt", w.SwitchChargeBlockIRQNS, 131, 9127736},
+		{"preemption", w.SwitchChargePreemptNS, 1518, 60911875},
+	} {
 		var sum int64
 		for _, d := range c.pool {
 			sum += d
@@ -107,9 +130,11 @@ func (r runtimes) at(pid, ts int64) int64 {
 // The charge in the replay, by hand (one CPU, v6.12). a runs 1 ms from t0
 // and blocks for good; b, queued at t0, then runs its 5 ms and blocks.
 // With the switch charge and a block gap of 40 µs (the only one in the
-// pool) a's update at its block charges it 960 µs, and b's first update
+// pool for a block a task's wakeup ends) a's update at its block charges
+// it 960 µs, and b's first update
 // (the tick's at t0 + 4 ms) adds those 40 µs to its own 3 ms since its
-// switch-in at t0 + 1 ms. Off,
+// switch-in at t0 + 1 ms. If a's next activation is its timer's (an
+// arrival), the gap is the interrupt pool's 70 µs. Off,
 // or without the machine's noise (Config.IdleWake), each update charges
 // the time since the last. When the runs happen is the same either way.
 //
@@ -120,16 +145,17 @@ func (r runtimes) at(pid, ts int64) int64 {
 // adds the 16 µs.
 func TestSwitchChargeInTheReplay(t *testing.T) {
 	for _, c := range []struct {
-		name            string
-		on, noise, hogs bool
-		wantSwitch      int64 // a's update at b's switch-in
-		wantCarry       int64 // b's first update beyond its time since that switch-in
+		name                   string
+		on, noise, hogs, timer bool
+		wantSwitch             int64 // a's update at b's switch-in
+		wantCarry              int64 // b's first update beyond its time since that switch-in
 	}{
-		{"block, on", true, true, false, 960000, 40000},
-		{"block, off", false, true, false, 1000000, 0},
-		{"block, on without noise", true, false, false, 1000000, 0},
-		{"preemption, on", true, true, true, 74000, 16000},
-		{"preemption, off", false, true, true, 90000, 0},
+		{"block, on", true, true, false, false, 960000, 40000},
+		{"block before a timer's wakeup, on", true, true, false, true, 930000, 70000},
+		{"block, off", false, true, false, false, 1000000, 0},
+		{"block, on without noise", true, false, false, false, 1000000, 0},
+		{"preemption, on", true, true, true, false, 74000, 16000},
+		{"preemption, off", false, true, true, false, 90000, 0},
 	} {
 		b := newBuilder(t, "sockets=1,cores=1,threads=1")
 		if c.hogs {
@@ -141,7 +167,13 @@ func TestSwitchChargeInTheReplay(t *testing.T) {
 		}
 		w := b.done(t)
 		w.SwitchChargeBlockNS = []int64{40000}
+		w.SwitchChargeBlockIRQNS = []int64{70000}
 		w.SwitchChargePreemptNS = []int64{16000}
+		if c.timer {
+			// a sleeps 10 ms, then runs 1 ms more: woken by its timer.
+			w.Tasks[0].Activations = append(w.Tasks[0].Activations, Activation{DemandNS: 1 * ms, Cause: CauseArrival, SleepNS: 10 * ms, End: EndSleep, EndState: "S", CPU: 0})
+			w.Index()
+		}
 		w.TickSwitchNS = []int64{90000}
 		cfg := policyConfig(t, "v6.12")
 		cfg.SwitchCharge, cfg.IdleWake, cfg.TickSwitch = c.on, c.noise, c.hogs

@@ -296,11 +296,12 @@ type Workload struct {
 	// interrupt's return through its softirqs, less the interrupt time;
 	// tickswitch.go), sorted.
 	TickSwitchNS []int64
-	// SwitchChargeBlockNS, SwitchChargePreemptNS: at a switch-out after a
-	// block or a preemption, the run from the leaving task's last update
-	// to its switch, which the kernel charges to the task switched in
-	// (switchcharge.go), sorted.
-	SwitchChargeBlockNS, SwitchChargePreemptNS []int64
+	// SwitchChargeBlockNS, SwitchChargeBlockIRQNS, SwitchChargePreemptNS:
+	// at a switch-out after a block (one another task's wakeup ends, or
+	// one an interrupt's does) or a preemption, the run from the leaving
+	// task's last update to its switch, which the kernel charges to the
+	// task switched in (switchcharge.go), sorted.
+	SwitchChargeBlockNS, SwitchChargeBlockIRQNS, SwitchChargePreemptNS []int64
 	// HostStalls are the stretches of the activations' demand during which
 	// the trace shows the task's vCPU descheduled by the host
 	// (hoststall.go), sorted by (Task, Act, OffsetNS); none on bare metal.
@@ -359,6 +360,7 @@ func (w *Workload) delayPools() []delayPool {
 		{"preempt_wake_rt", false, &w.PreemptWakeRTNS},
 		{"tick_switch", false, &w.TickSwitchNS},
 		{"switch_charge_block", false, &w.SwitchChargeBlockNS},
+		{"switch_charge_block_irq", false, &w.SwitchChargeBlockIRQNS},
 		{"switch_charge_preempt", false, &w.SwitchChargePreemptNS},
 	}
 }
@@ -707,8 +709,9 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 	w.NewidleChances, w.NewidlePulls = x.newidle.Chances, x.newidle.Pulls
 	w.TickSwitchNS = x.tickSw.charged
 	slices.Sort(w.TickSwitchNS)
-	w.SwitchChargeBlockNS, w.SwitchChargePreemptNS = x.swCharge.block, x.swCharge.preempt
+	w.SwitchChargeBlockNS, w.SwitchChargeBlockIRQNS, w.SwitchChargePreemptNS = x.swCharge.block, x.swCharge.blockIRQ, x.swCharge.preempt
 	slices.Sort(w.SwitchChargeBlockNS)
+	slices.Sort(w.SwitchChargeBlockIRQNS)
 	slices.Sort(w.SwitchChargePreemptNS)
 	w.Flips = x.flips.result()
 	if err := w.Validate(); err != nil {
