@@ -89,6 +89,7 @@ type ent struct {
 	lastRan                      int64                // how long its last run was
 	lastDV                       [len(dvCauses)]int64 // V's moves during it, by cause
 	lastLag                      int64                // its lag at the block
+	charged, lastCharged         int64                // its runtime since its pick; at its last block
 	outLag, outAt                int64                // its lag at its last switch-out, and when
 	pickOutLag, pickWait         int64                // at its last pick: the two above, and the wait since
 	pickAgreed                   bool                 // the shadow's pick was its
@@ -348,6 +349,7 @@ type wakeRec struct {
 	wakeeRan, wakeePickLag       int64
 	wakeeDV                      [len(dvCauses)]int64
 	wakeeBlockLag, wakeeVlag     int64
+	wakeeCharged                 int64
 	currOutLag, currWait         int64
 	currAgreed                   bool
 	currWaitDV                   [len(dvCauses)]int64
@@ -432,7 +434,7 @@ type wakeStats struct {
 	wakeeRan, wakeePickLag   []int64
 	wakeeDV                  [len(dvCauses)][]int64
 	wakeeBlockLag, wakeeVlag []int64
-	wakeeLoss                []int64
+	wakeeLoss, wakeeCharged  []int64
 	currOutLag, currWait     []int64
 	// unchecked: checks whose running task's pick the shadow did not
 	// make (a disagreement or an unverified pick), and of those preempted.
@@ -528,7 +530,7 @@ func (s *shadow) placePending(pd *pending) {
 		currProt: r.curr.prot, currElig: r.eligible(r.curr), predicted: s.p.pick(r) == e, at: pd.at,
 		wakeePID: e.pid, currPID: r.curr.pid, ran: pd.at - r.since, pickLag: r.curr.pickLag, nq: nq,
 		timer: pd.waker == 0 || pd.waker == r.curr.pid && pd.cpu == r.curr.cpu, currUsed: r.curr.pickUsed, currAfter: r.curr.pickEnd, currDL: r.curr.pickDL,
-		wakeeRan: e.lastRan, wakeePickLag: e.pickLag, wakeeDV: e.lastDV, wakeeBlockLag: e.lastLag, wakeeVlag: e.specLag, currOutLag: r.curr.pickOutLag, currWait: r.curr.pickWait, currAgreed: r.curr.pickAgreed,
+		wakeeRan: e.lastRan, wakeePickLag: e.pickLag, wakeeDV: e.lastDV, wakeeBlockLag: e.lastLag, wakeeCharged: e.lastCharged, wakeeVlag: e.specLag, currOutLag: r.curr.pickOutLag, currWait: r.curr.pickWait, currAgreed: r.curr.pickAgreed,
 		currWaitDV: r.curr.pickWaitDV, currWaitKnown: r.curr.pickWaitKnown,
 		currPrevRan: r.curr.pickPrevRan, currPrevPickLag: r.curr.pickPrevPickLag}
 	for _, x := range r.q {
@@ -667,6 +669,7 @@ func (s *shadow) event(e *timeline.Event) {
 		r := s.rq(tc)
 		var resched bool
 		s.track(r, "own run", func() { resched = s.p.updateCurr(r, t, e.Int(timeline.Runtime)) })
+		t.charged += e.Int(timeline.Runtime)
 		if resched {
 			// schedule() follows; a pick of the running task again is
 			// not traced, but the delayed tasks it met have left
@@ -875,6 +878,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 			prev.lastRan = ran
 			prev.lastDV = r.dv
 			prev.lastLag = lagNow
+			prev.lastCharged = prev.charged
 			if !special(state) && !r.eligible(prev) && !s.p.noDelay {
 				prev.delayed = true
 				prev.lastEnd = "delayed block"
@@ -1012,6 +1016,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 		next.pickDL = next.dlFrom
 		next.pickOutLag, next.pickWait = next.outLag, e.Time-next.outAt
 		next.pickAgreed = agreed
+		next.charged = 0
 		next.pickPrevRan, next.pickPrevPickLag = next.outRan, next.outPickLag
 		next.pickWaitKnown = next.outCPU == c && next.outAt > 0 && !strings.HasSuffix(next.lastEnd, "moved")
 		for i := range r.cum {
@@ -1081,6 +1086,7 @@ func (s *shadow) record(w *wakeRec) {
 	st.wakeePickLag = append(st.wakeePickLag, w.wakeePickLag)
 	st.wakeeBlockLag = append(st.wakeeBlockLag, w.wakeeBlockLag)
 	st.wakeeLoss = append(st.wakeeLoss, w.wakeePickLag-w.wakeeBlockLag)
+	st.wakeeCharged = append(st.wakeeCharged, w.wakeeCharged)
 	st.currOutLag = append(st.currOutLag, w.currOutLag)
 	st.currWait = append(st.currWait, w.currWait)
 	st.currPrevRan = append(st.currPrevRan, w.currPrevRan)
@@ -1282,7 +1288,7 @@ func (res *results) print(w io.Writer, cols int) {
 				fmt.Fprintln(w)
 				fmt.Fprintf(w, "        the wakee's lag at its block %s, saved %s, lost since its pick %s\n", quart(st.wakeeBlockLag), quart(st.wakeeVlag), quart(st.wakeeLoss))
 				fmt.Fprintf(w, "        the others queued: n %s, lowest lag %s, highest %s\n", quart(st.nOthers), quart(st.lowest), quart(st.highest))
-				fmt.Fprintf(w, "        the wakee's last run %s, its lag at that run's pick %s; V moved (mean ms):", quart(st.wakeeRan), quart(st.wakeePickLag))
+				fmt.Fprintf(w, "        the wakee's last run %s (mean %.3f, charged %.3f), its lag at that run's pick %s; V moved (mean ms):", quart(st.wakeeRan), mean(st.wakeeRan), mean(st.wakeeCharged), quart(st.wakeePickLag))
 				for i, d := range st.wakeeDV {
 					fmt.Fprintf(w, " %s %+.3f", dvCauses[i], mean(d))
 				}
