@@ -838,7 +838,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 	state := e.Str(timeline.PrevState)
 	how := "block"
 	agreed := false
-	var heldWake *ent
+	var heldWake, heldDelayed *ent
 	if w := s.watch[c]; w != nil {
 		w.decided = true
 		w.preempted = nextPID == w.wakeePID && runnable(state) && !w.tick
@@ -916,9 +916,11 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 			if prev.held && !special(state) {
 				// The wakeup came while it was switching out: its
 				// enqueue follows the switch (the wake list), undone
-				// if a waking follows all the same.
+				// if a waking follows all the same. A delayed one is
+				// requeued where it is (ttwu_runnable), after the pick
+				// (the rq lock's order), unless the pick purged it.
 				if prev.delayed {
-					prev.delayed = false
+					heldDelayed = prev
 				} else {
 					heldWake = prev
 				}
@@ -1032,6 +1034,13 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 			V := r.V()
 			rs[s.col].left = append(rs[s.col].left, next.d-next.v)
 			rs[s.col].lag = append(rs[s.col].lag, V-next.v)
+		}
+	}
+	if x := heldDelayed; x != nil {
+		if x.onRQ && x.delayed {
+			x.delayed = false
+		} else if !x.onRQ {
+			heldWake = x
 		}
 	}
 	if heldWake != nil {

@@ -121,6 +121,64 @@ func TestHandWorked(t *testing.T) {
 	}
 }
 
+// A wakeup that reaches a task while it is still on its CPU, before it
+// blocks not eligible (delayed), is applied after the switch's pick, as
+// the run queue's lock orders try_to_wake_up's ttwu_runnable after
+// __schedule; a delayed task the pick purged is woken afresh. By hand
+// (one CPU, slice 1 ms, vruntimes in µs):
+//
+//	0    A forked onto the empty queue: v 0, deadline 500.
+//	100  B forked; A's update (v 100): B at V = 100, deadline 600.
+//	200  A's update (v 200), A blocks: V = 150, A not eligible: delayed.
+//	     B is picked (agree).
+//	300  B's update (v 200); B woken from another CPU while it runs.
+//	350  B's update (v 250), B blocks (D): V = 225, not eligible:
+//	     delayed. The pick finds A eligible but delayed (purged), then B
+//	     alone, delayed (purged): the CPU goes idle (agree). The held
+//	     wakeup then places B afresh (its lag clipped to 0).
+//	400  B switched in from idle (agree).
+//
+// Had the wakeup requeued B before the pick, the shadow would have picked
+// B at 350 (the case found on a replay of guest-P r3, FIDELITY.md round
+// 63).
+func TestHeldWakeupOfADelayedTask(t *testing.T) {
+	waking := wake(300*us, timeline.SchedWaking, 2, "b")
+	waking.SetInt(timeline.CPU, 1)
+	evs := []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "a"),
+		sw(0, 0, "R", 1),
+		runtime(100*us, 1, 100*us, false),
+		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
+		runtime(200*us, 1, 100*us, false),
+		sw(200*us, 1, "S", 2),
+		runtime(300*us, 2, 100*us, false),
+		waking,
+		runtime(350*us, 2, 50*us, false),
+		sw(350*us, 2, "D", 0),
+		sw(400*us, 0, "R", 2),
+	}
+	s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
+	s.begin("hand", 0, false)
+	for _, e := range evs {
+		s.event(e)
+	}
+	want := map[string]picks{"idle": {agree: 2}, "block": {agree: 2}}
+	for k, p := range s.res.picks {
+		if p[0] != want[k] {
+			t.Errorf("picks %s: %+v, want %+v", k, p[0], want[k])
+		}
+	}
+	if len(s.res.picks) != len(want) {
+		t.Errorf("pick kinds %v, want %v", s.res.picks, want)
+	}
+	if a := s.ents[1]; a.onRQ {
+		t.Errorf("A still queued (delayed %v), want purged", a.delayed)
+	}
+	if b := s.ents[2]; !b.onRQ || b.delayed || s.rq(0).curr != b {
+		t.Errorf("B: on the queue %v, delayed %v; want it running", b.onRQ, b.delayed)
+	}
+}
+
 // The shadow follows the engine's v6.12 rules exactly: on a replay of a
 // committed 6.12 recording every pick it can check agrees with the
 // replay's switch (FIDELITY.md round 61; the engine writes a
