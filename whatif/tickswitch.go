@@ -13,8 +13,10 @@ import "github.com/schedreplay/replay/timeline"
 // at the tick's instant. The gap is run by the old task, in its new
 // request under EEVDF. Not all of it is the task's: the kernel's update at
 // the switch charges the task about three quarters of the gap, the rest
-// being interrupt time its clock leaves out; the pool keeps the charged
-// part, which is what the task runs on for (FIDELITY.md round 62).
+// (from that update to the switch) being the next task's charge
+// (switchcharge.go; round 62 had taken it for interrupt time, round 63
+// found no interrupt time left out); the pool keeps the charged part
+// (FIDELITY.md rounds 62, 63).
 
 // tickSwitchTally collects those gaps from a trace, with the task's
 // updates within each: a tick record of the running task, then its
@@ -29,7 +31,8 @@ type tickSwitchTally struct {
 	ran    []int64 // the task's own updates since the tick record
 	// charged: the part of each gap the kernel charged to the task (its
 	// sched_stat_runtime rows between the tick record and the switch;
-	// the rest is interrupt time its clock leaves out).
+	// the rest, from its last update to the switch, is the next task's
+	// charge: switchcharge.go).
 	charged []int64
 }
 

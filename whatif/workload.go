@@ -293,7 +293,8 @@ type Workload struct {
 	PreemptWakeRTNS []int64
 	// TickSwitchNS: after a tick that ended the running task's slice,
 	// the run the kernel charged the task before its switch-out (the
-	// interrupt's return through its softirqs, less the interrupt time;
+	// interrupt's return through its softirqs, less the part from the
+	// task's last update to the switch, which the next task is charged;
 	// tickswitch.go), sorted.
 	TickSwitchNS []int64
 	// SwitchChargeBlockNS, SwitchChargeBlockIRQNS, SwitchChargePreemptNS:
