@@ -141,3 +141,29 @@ func (s *Sim) takeSwitchCharge(r *rq, prev *simTask, block bool) {
 	prev.sumExec -= g
 	r.switchCarry = g
 }
+
+// SwitchChargeSummary is what --validate reports of the switch charge's
+// pools: how many gaps the trace showed and each pool's median.
+type SwitchChargeSummary struct {
+	Switches      int   `json:"switches"`
+	PreemptP50NS  int64 `json:"preempt_p50_ns"`
+	BlockP50NS    int64 `json:"block_p50_ns"`
+	BlockIRQP50NS int64 `json:"block_irq_p50_ns"`
+}
+
+// SwitchChargeSummary summarises the workload's switch-charge pools (nil
+// without any).
+func (w *Workload) SwitchChargeSummary() *SwitchChargeSummary {
+	med := func(xs []int64) int64 {
+		if len(xs) == 0 {
+			return 0
+		}
+		return xs[len(xs)/2] // the pools are sorted
+	}
+	n := len(w.SwitchChargePreemptNS) + len(w.SwitchChargeBlockNS) + len(w.SwitchChargeBlockIRQNS)
+	if n == 0 {
+		return nil
+	}
+	return &SwitchChargeSummary{Switches: n, PreemptP50NS: med(w.SwitchChargePreemptNS),
+		BlockP50NS: med(w.SwitchChargeBlockNS), BlockIRQP50NS: med(w.SwitchChargeBlockIRQNS)}
+}

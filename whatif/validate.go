@@ -217,6 +217,10 @@ type Fidelity struct {
 	// vCPUs descheduled by its host, which the replay keeps in the work.
 	HostStalls  int   `json:"host_stalls,omitempty"`
 	HostStallNS int64 `json:"host_stall_ns,omitempty"`
+	// SwitchCharge: the medians of the gaps the kernel charged to the next
+	// task at a switch (Workload.SwitchCharge*), when the replay moves
+	// them (Config.SwitchCharge with the machine's noise).
+	SwitchCharge *SwitchChargeSummary `json:"switch_charge,omitempty"`
 	// Spread, with other recordings of the same workload (--spread): the
 	// kernel's own run-to-run spread beside the replay's error.
 	Spread *Spread `json:"spread,omitempty"`
@@ -323,6 +327,10 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	if f.HostStalls > 0 && f.DemandNS > 0 {
 		fmt.Fprintf(&b, "trace: %d host stalls of busy vCPUs, %.1f ms, %.0f%% of the tasks' demand (kept where they were in each task's work)\n",
 			f.HostStalls, float64(f.HostStallNS)/1e6, 100*float64(f.HostStallNS)/float64(f.DemandNS))
+	}
+	if c := f.SwitchCharge; c != nil && c.Switches > 0 {
+		fmt.Fprintf(&b, "trace: at %d switches the kernel charged the next task the run from the leaving task's last update (median %.0f µs after a preemption, %.0f µs after a block a task's wakeup ends, %.0f µs after one an interrupt's does): replayed so (--set switch_charge=off: not)\n",
+			c.Switches, float64(c.PreemptP50NS)/1e3, float64(c.BlockP50NS)/1e3, float64(c.BlockIRQP50NS)/1e3)
 	}
 	fmt.Fprintf(&b, "%-24s %16s %16s %10s\n", "metric", "observed", "simulated", "rel_error")
 	for _, k := range metricKeys {

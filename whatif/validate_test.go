@@ -92,3 +92,18 @@ func TestFidelityTableRemotePreemptNote(t *testing.T) {
 		}
 	}
 }
+
+// --validate names the switch charge's pools when the replay used them
+// (the caller sets Fidelity.SwitchCharge only then), and says nothing
+// otherwise.
+func TestFidelityTableSwitchChargeNote(t *testing.T) {
+	f := Compare("v6.12", &Metrics{}, &Metrics{}, nil)
+	if got := tableLine(t, f, "trace: at "); got != "" {
+		t.Errorf("without the charge: %q", got)
+	}
+	f.SwitchCharge = &SwitchChargeSummary{Switches: 1751, PreemptP50NS: 29606, BlockP50NS: 43984, BlockIRQP50NS: 44855}
+	want := "trace: at 1751 switches the kernel charged the next task the run from the leaving task's last update (median 30 µs after a preemption, 44 µs after a block a task's wakeup ends, 45 µs after one an interrupt's does): replayed so (--set switch_charge=off: not)"
+	if got := tableLine(t, f, "trace: at "); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}

@@ -116,7 +116,7 @@ func demoValidate(w io.Writer, path string, meta *timeline.Meta) (*whatif.Worklo
 		return nil, whatif.Config{}, err
 	}
 	f := whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats)
-	traceNotes(f, wl, whatif.AutoWorkNote(ue, why))
+	traceNotes(f, wl, whatif.AutoWorkNote(ue, why), cfg.SwitchCharge && cfg.IdleWake)
 	return wl, cfg, f.WriteTable(w)
 }
 

@@ -282,7 +282,7 @@ func runWhatif(c *cli.Context) error {
 	out := c.App.Writer
 	if obs != nil {
 		f := whatif.Compare(pol.Name(), obs, res.Metrics, res.Stats)
-		traceNotes(f, w, workNote)
+		traceNotes(f, w, workNote, cfg.SwitchCharge && cfg.IdleWake)
 		if len(spread) > 0 {
 			f.Spread = whatif.NewSpread(append([]*whatif.Metrics{obs}, spread...), res.Metrics)
 		}
@@ -381,7 +381,9 @@ func writeMetricsCSV(w io.Writer, policy string, m *whatif.Metrics) error {
 // trace itself: how its work was bounded, the switches and wake flags
 // extraction had to infer, and the host stalls it keeps in the tasks'
 // demand.
-func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string) {
+// charged: the replay moved the switch charge (Config.SwitchCharge with
+// the machine's noise), so its pools are reported.
+func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string, charged bool) {
 	f.Work, f.LostSwitchIns = workNote, w.LostSwitchIns
 	for i := range w.Edges {
 		e := &w.Edges[i]
@@ -396,6 +398,9 @@ func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string) {
 		}
 	}
 	f.HostStalls, f.HostStallNS = w.HostStallTotal()
+	if charged {
+		f.SwitchCharge = w.SwitchChargeSummary()
+	}
 	_, _, _, _, f.DemandNS = w.Stats()
 }
 
@@ -542,7 +547,7 @@ func runCompare(c *cli.Context, w *whatif.Workload, obs *whatif.Metrics, kernel 
 			}
 			if obs != nil {
 				cmp.AddFidelity(obs)
-				traceNotes(cmp.Fidelity, w, workNote)
+				traceNotes(cmp.Fidelity, w, workNote, cfg.SwitchCharge && cfg.IdleWake)
 			}
 		}
 		if pc.TimelineDir != "" {
@@ -568,7 +573,7 @@ func runCompare(c *cli.Context, w *whatif.Workload, obs *whatif.Metrics, kernel 
 	}
 	if obs != nil {
 		cmp.AddFidelity(obs)
-		traceNotes(cmp.Fidelity, w, workNote)
+		traceNotes(cmp.Fidelity, w, workNote, cfg.SwitchCharge && cfg.IdleWake)
 	}
 	if dir := pc.TimelineDir; dir != "" {
 		files := whatif.TimelineFiles(dir, base, pols)

@@ -145,3 +145,30 @@ func validateJSON(t *testing.T, dir, trace string, out any) *whatif.Workload {
 	}
 	return w
 }
+
+// --validate reports the switch charge's pools (how many gaps, each
+// pool's median) in the table and in JSON when the replay moves them,
+// the values of the saved workload's pools (TestSwitchChargeFixture
+// checks those against perf's own dump), and not with --set
+// switch_charge=off.
+func TestWhatifReportsSwitchCharge(t *testing.T) {
+	dir := t.TempDir()
+	sch := filepath.Join(repoRoot(t), "fixtures", "kernels", "v6.12", "guest-M-1s1c2t", "r3", "schbench.perf.data.gz")
+	var o struct {
+		F struct {
+			SwitchCharge *whatif.SwitchChargeSummary `json:"switch_charge"`
+		} `json:"fidelity"`
+	}
+	w := validateJSON(t, dir, sch, &o)
+	if want := w.SwitchChargeSummary(); want == nil || o.F.SwitchCharge == nil || *o.F.SwitchCharge != *want {
+		t.Errorf("JSON switch charge %+v, the workload file's %+v", o.F.SwitchCharge, want)
+	}
+	r := run(t, dir, "whatif", "-i", sch, "--validate")
+	if want := "trace: at 1751 switches the kernel charged the next task"; r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Errorf("exit %d, no %q in\n%s", r.code, want, r.stdout)
+	}
+	r = run(t, dir, "whatif", "-i", sch, "--validate", "--set", "switch_charge=off")
+	if r.code != 0 || strings.Contains(r.stdout, "switches the kernel charged") {
+		t.Errorf("switch_charge=off: exit %d, still reported:\n%s", r.code, r.stdout)
+	}
+}
