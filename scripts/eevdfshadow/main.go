@@ -83,9 +83,7 @@ type ent struct {
 	// last pick; lastEnd: how its run before that pick ended.
 	pickUsed                     int64
 	lastEnd, pickEnd, pickDL     string
-	lastRan                      int64                // how long its last run was
 	lastDV                       [len(dvCauses)]int64 // V's moves during it, by cause
-	lastLag                      int64                // its lag at the block
 	charged, lastCharged         int64                // its runtime since its pick; at its last block
 	outLag, outAt                int64                // its lag at its last switch-out, and when
 	pickOutLag, pickWait         int64                // at its last pick: the two above, and the wait since
@@ -463,7 +461,7 @@ func (s *shadow) placePending(pd *pending) {
 		currProt: r.curr.prot, currElig: r.eligible(r.curr), predicted: s.p.pick(r) == e, at: pd.at,
 		wakeePID: e.pid, currPID: r.curr.pid, ran: pd.at - r.since, pickLag: r.curr.pickLag, nq: nq,
 		timer: pd.waker == 0 || pd.waker == r.curr.pid && pd.cpu == r.curr.cpu, currUsed: r.curr.pickUsed, currAfter: r.curr.pickEnd, currDL: r.curr.pickDL,
-		wakeeRan: e.lastRan, wakeePickLag: e.pickLag, wakeeDV: e.lastDV, wakeeBlockLag: e.lastLag, wakeeCharged: e.lastCharged, wakeeVlag: e.specLag, currOutLag: r.curr.pickOutLag, currWait: r.curr.pickWait, currAgreed: r.curr.pickAgreed,
+		wakeeRan: e.outRan, wakeePickLag: e.pickLag, wakeeDV: e.lastDV, wakeeBlockLag: e.outLag, wakeeCharged: e.lastCharged, wakeeVlag: e.specLag, currOutLag: r.curr.pickOutLag, currWait: r.curr.pickWait, currAgreed: r.curr.pickAgreed,
 		currWaitDV: r.curr.pickWaitDV, currWaitKnown: r.curr.pickWaitKnown,
 		currPrevRan: r.curr.pickPrevRan, currPrevPickLag: r.curr.pickPrevPickLag}
 	for _, x := range r.q {
@@ -490,32 +488,28 @@ func (s *shadow) settleNow(c int32) {
 }
 
 // track runs f, a change to r, and adds what it did to V to the running
-// task's tally under cause (the blocks table: where V went during a run).
-func (s *shadow) track(r *cfsRQ, cause string, f func()) {
-	if r.curr == nil || len(r.q) == 0 {
-		f()
-		return
-	}
-	v0 := r.V()
-	f()
-	if len(r.q) > 0 {
-		r.dv[causeIndex(cause)] += r.V() - v0
-		r.cum[causeIndex(cause)] += r.V() - v0
-	}
-}
+// task's tally under cause (the blocks table: where V went during a run)
+// and to the waiting tasks' (cum).
+func (s *shadow) track(r *cfsRQ, cause string, f func()) { s.trackV(r, cause, true, f) }
 
 // trackCum is track for the moves a running task's own tally leaves out
 // (its own block, the purges at its switch-out): they count for the tasks
 // waiting (cum) only.
-func (s *shadow) trackCum(r *cfsRQ, cause string, f func()) {
-	if len(r.q) == 0 {
+func (s *shadow) trackCum(r *cfsRQ, cause string, f func()) { s.trackV(r, cause, false, f) }
+
+func (s *shadow) trackV(r *cfsRQ, cause string, own bool, f func()) {
+	if len(r.q) == 0 || own && r.curr == nil {
 		f()
 		return
 	}
 	v0 := r.V()
 	f()
 	if len(r.q) > 0 {
-		r.cum[causeIndex(cause)] += r.V() - v0
+		d := r.V() - v0
+		if own {
+			r.dv[causeIndex(cause)] += d
+		}
+		r.cum[causeIndex(cause)] += d
 	}
 }
 
@@ -808,9 +802,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 			ran := e.Time - r.since
 			lagNow := r.V() - prev.v
 			prev.lastEnd = "block"
-			prev.lastRan = ran
 			prev.lastDV = r.dv
-			prev.lastLag = lagNow
 			prev.lastCharged = prev.charged
 			if !special(state) && !r.eligible(prev) && !s.p.noDelay {
 				prev.delayed = true

@@ -46,6 +46,31 @@ func wake(t int64, kind timeline.Kind, pid int32, comm string) *timeline.Event {
 
 const us = 1000
 
+// handShadow runs a hand-worked one-CPU schedule (slice 1 ms, HZ 250, no
+// schedstats) through a fresh shadow.
+func handShadow(evs []*timeline.Event) *shadow {
+	s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
+	s.begin("hand", 0, false)
+	for _, e := range evs {
+		s.event(e)
+	}
+	return s
+}
+
+// checkPicks compares the shadow's pick tallies (the trace's column) with
+// want, by what ended the run.
+func checkPicks(t *testing.T, s *shadow, want map[string]picks) {
+	t.Helper()
+	for k, p := range s.res.picks {
+		if p[0] != want[k] {
+			t.Errorf("picks %s: %+v, want %+v", k, p[0], want[k])
+		}
+	}
+	if len(s.res.picks) != len(want) {
+		t.Errorf("pick kinds %v, want %v", s.res.picks, want)
+	}
+}
+
 // A hand-worked v6.12 schedule on one CPU, slice 1 ms (vslice 1 ms at
 // nice 0), no schedstats. Vruntimes in µs:
 //
@@ -89,20 +114,8 @@ func TestHandWorked(t *testing.T) {
 		runtime(2700*us, 1, 200*us, false),
 		sw(2700*us, 1, "S", 2),
 	}
-	s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
-	s.begin("hand", 0, false)
-	for _, e := range evs {
-		s.event(e)
-	}
-	want := map[string]picks{"idle": {agree: 1}, "renewed": {agree: 1}, "block": {agree: 3}, "preempt": {agree: 1}}
-	for k, p := range s.res.picks {
-		if p[0] != want[k] {
-			t.Errorf("picks %s: %+v, want %+v", k, p[0], want[k])
-		}
-	}
-	if len(s.res.picks) != len(want) {
-		t.Errorf("pick kinds %v, want %v", s.res.picks, want)
-	}
+	s := handShadow(evs)
+	checkPicks(t, s, map[string]picks{"idle": {agree: 1}, "renewed": {agree: 1}, "block": {agree: 3}, "preempt": {agree: 1}})
 	st := s.res.wakes["a running, b woken (from the running task or an interrupt)"]
 	if st == nil || st[0].n != 2 || st[0].predicted != 1 || st[0].preempted != 1 || st[0].both != 1 {
 		t.Fatalf("wakeups while A runs: %+v; want 2, one predicted and seen to preempt", st)
@@ -157,20 +170,8 @@ func TestHeldWakeupOfADelayedTask(t *testing.T) {
 		sw(350*us, 2, "D", 0),
 		sw(400*us, 0, "R", 2),
 	}
-	s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
-	s.begin("hand", 0, false)
-	for _, e := range evs {
-		s.event(e)
-	}
-	want := map[string]picks{"idle": {agree: 2}, "block": {agree: 2}}
-	for k, p := range s.res.picks {
-		if p[0] != want[k] {
-			t.Errorf("picks %s: %+v, want %+v", k, p[0], want[k])
-		}
-	}
-	if len(s.res.picks) != len(want) {
-		t.Errorf("pick kinds %v, want %v", s.res.picks, want)
-	}
+	s := handShadow(evs)
+	checkPicks(t, s, map[string]picks{"idle": {agree: 2}, "block": {agree: 2}})
 	if a := s.ents[1]; a.onRQ {
 		t.Errorf("A still queued (delayed %v), want purged", a.delayed)
 	}

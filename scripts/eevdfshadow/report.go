@@ -213,9 +213,7 @@ func (res *results) print(w io.Writer, cols int) {
 			b := res.blocks[k][c]
 			fmt.Fprintf(w, "    [%d] %5d %5d  picked %s  ran %s  at block %s\n", c+1, len(b.lag), b.delayed, quart(b.pickLag), quart(b.ran), quart(b.lag))
 			fmt.Fprintf(w, "        V moved (mean ms):")
-			for i, d := range b.dv {
-				fmt.Fprintf(w, " %s %+.3f", dvCauses[i], mean(d))
-			}
+			printDV(w, b.dv)
 			// V moves by w/W of the running task's own time: the
 			// ratio is the mean of 1/(entities queued) it ran with.
 			fmt.Fprintf(w, "; mean run %.3f ms, own share of V %.2f\n", mean(b.ran), mean(b.dv[0])/mean(b.ran))
@@ -251,18 +249,21 @@ func (res *results) print(w io.Writer, cols int) {
 				fmt.Fprintf(w, "        the running task, before its pick: lag at its switch-out %s, waited %s; picked where the shadow would not have: %d (%d preempted)\n", quart(st.currOutLag), quart(st.currWait), st.unchecked[0], st.unchecked[1])
 				fmt.Fprintf(w, "        the running task's run before that wait %s (mean %.3f), its lag at that run's pick %s (mean %+.3f)\n", quart(st.currPrevRan), mean(st.currPrevRan), quart(st.currPrevPickLag), mean(st.currPrevPickLag))
 				fmt.Fprintf(w, "        V moved while the running task waited (mean ms, %d waits; its lag at switch-out %+.3f, at its pick %+.3f):", len(st.currWaitDV[0]), mean(st.currOutLag), mean(st.pickLag))
-				for i, d := range st.currWaitDV {
-					fmt.Fprintf(w, " %s %+.3f", dvCauses[i], mean(d))
-				}
+				printDV(w, st.currWaitDV)
 				fmt.Fprintln(w)
 				fmt.Fprintf(w, "        the wakee's lag at its block %s, saved %s, lost since its pick %s\n", quart(st.wakeeBlockLag), quart(st.wakeeVlag), quart(st.wakeeLoss))
 				fmt.Fprintf(w, "        the others queued: n %s, lowest lag %s, highest %s\n", quart(st.nOthers), quart(st.lowest), quart(st.highest))
 				fmt.Fprintf(w, "        the wakee's last run %s (mean %.3f, charged %.3f), its lag at that run's pick %s; V moved (mean ms):", quart(st.wakeeRan), mean(st.wakeeRan), mean(st.wakeeCharged), quart(st.wakeePickLag))
-				for i, d := range st.wakeeDV {
-					fmt.Fprintf(w, " %s %+.3f", dvCauses[i], mean(d))
-				}
+				printDV(w, st.wakeeDV)
 				fmt.Fprintln(w)
 			}
 		}
+	}
+}
+
+// printDV prints V's moves by cause, each the mean over the runs (ms).
+func printDV(w io.Writer, dv [len(dvCauses)][]int64) {
+	for i, d := range dv {
+		fmt.Fprintf(w, " %s %+.3f", dvCauses[i], mean(d))
 	}
 }
