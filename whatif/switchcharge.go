@@ -104,7 +104,8 @@ func (t *switchChargeTally) observe(e *timeline.Event, c int32) {
 }
 
 // exiting reports a prev_state of a task leaving for good (dead or
-// zombie): its switch-out charges no one it would matter to.
+// zombie): extraction ends its work there, and its switch-out's charge
+// goes to no pool (it matters to no one).
 func exiting(state string) bool {
 	return state != "" && (state[0] == 'X' || state[0] == 'Z')
 }

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -78,15 +77,7 @@ func TestSwitchChargeByHand(t *testing.T) {
 // summing to 60,911,875 ns. Their medians (the middle of each sorted
 // pool), which --validate reports: 43,984, 44,855 and 29,606 ns.
 func TestSwitchChargeFixture(t *testing.T) {
-	r, err := ingest.Open("../fixtures/kernels/v6.12/guest-M-1s1c2t/r3/schbench.perf.data.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, _ := extractFixture(t, "../fixtures/kernels/v6.12/guest-M-1s1c2t/r3/schbench.perf.data.gz")
 	for _, c := range []struct {
 		name string
 		pool []int64

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -74,15 +73,7 @@ func TestTickSwitchByHand(t *testing.T) {
 // charged the task 113,752,933 ns (75 %); a replay switches at the
 // tick's instant.
 func TestTickSwitchFixture(t *testing.T) {
-	r, err := ingest.Open("../fixtures/kernels/v6.12/guest-M-1s1c2t/r3/schbench.perf.data.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, _ := extractFixture(t, "../fixtures/kernels/v6.12/guest-M-1s1c2t/r3/schbench.perf.data.gz")
 	var sum int64
 	for _, d := range w.TickSwitchNS {
 		sum += d

@@ -954,7 +954,7 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			t.lastSeen = now
 			t.qcpu = c
 			x.runnable[prev] = t
-		case strings.HasPrefix(st, "X") || strings.HasPrefix(st, "Z") ||
+		case exiting(st) ||
 			t.exiting && !strings.HasPrefix(st, "S") && !strings.HasPrefix(st, "D"):
 			// An exiting task can still sleep inside do_exit (S or D)
 			// and be woken to finish it.
