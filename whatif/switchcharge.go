@@ -77,7 +77,7 @@ func (t *switchChargeTally) observe(e *timeline.Event, c int32) {
 		p := e.Int32(timeline.PID)
 		if d, ok := t.pending[p]; ok {
 			delete(t.pending, p)
-			if e.Int(timeline.CommonFlags)&(flagHardIRQ|flagSoftIRQ|flagNMI) != 0 || e.Int32(timeline.CommonPID) == 0 {
+			if irqContext(e) != 0 || e.Int32(timeline.CommonPID) == 0 {
 				t.blockIRQ = append(t.blockIRQ, d)
 			} else {
 				t.block = append(t.block, d)

@@ -199,3 +199,17 @@ func TestSwitchChargeInTheReplay(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSwitchChargeTally measures the switch-charge tally's cost per
+// event (a map write per sched_stat_runtime, a lookup per waking and per
+// switch) on the largest real fixture: what it adds to extraction.
+func BenchmarkSwitchChargeTally(b *testing.B) {
+	benchEvents(b, func() func(*timeline.Event) {
+		t := newSwitchChargeTally(4000000)
+		return func(e *timeline.Event) {
+			if e.IsSet(timeline.CPU) {
+				t.observe(e, e.Int32(timeline.CPU))
+			}
+		}
+	})
+}

@@ -295,7 +295,7 @@ func (f *flipFit) waking(e *timeline.Event, c int32) {
 	}
 	if fair && cur > 0 {
 		f.record(cur, p, e.Time/fitTickNS)
-		irq := e.Int(timeline.CommonFlags)&(flagHardIRQ|flagSoftIRQ|flagNMI) != 0
+		irq := irqContext(e) != 0
 		if !irq && f.cur[c] == cur && prev != c && f.cur[prev] > 0 && f.queued[c] == 0 && f.affine[c][prev] {
 			w, t := f.task(cur), f.task(p)
 			factor := uint32(max(f.llcSize[c], 1))

@@ -410,6 +410,13 @@ const (
 	flagNMI         = 0x40
 )
 
+// irqContext is the part of an event's common_flags that says it was
+// written in interrupt context (hard or soft IRQ, NMI): a waking written
+// there is no task's, whatever task the CPU was running.
+func irqContext(e *timeline.Event) int64 {
+	return e.Int(timeline.CommonFlags) & (flagHardIRQ | flagSoftIRQ | flagNMI)
+}
+
 type extState uint8
 
 const (
@@ -1353,7 +1360,7 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 		// switches show on c, e.g. a child waking its parent's wait().
 		wakerTID = max(x.cur[c], 0)
 	}
-	irqFlags := e.Int(timeline.CommonFlags) & (flagHardIRQ | flagSoftIRQ | flagNMI)
+	irqFlags := irqContext(e)
 	irq := irqFlags != 0
 	var waker *extTask
 	if wakerTID != 0 && !irq && wakerTID != wakee {
