@@ -9,6 +9,7 @@
 //	go run ./scripts/fidelity -seeds 0-29 -bands # where the latency goals' bands fall
 //	go run ./scripts/fidelity -seeds 0-29 -against /tmp/fid  # goals met, before -> now
 //	go run ./scripts/fidelity -seeds 0-29 -goals  # runs meeting each goal, per recording
+//	go run ./scripts/fidelity -seeds 0-29 -bias   # the median over the seeds against the runs: bias or noise
 //	go run ./scripts/fidelity -seeds 0-29 -repeats # also the repeat recordings, and the kernel against itself
 //	go run ./scripts/fidelity -seeds 0-29 -holdout # also the workloads no round fitted (FIDELITY.md round 50)
 //
@@ -51,6 +52,7 @@ import (
 
 type goal struct {
 	Metric string  `json:"metric"`
+	Limit  float64 `json:"limit"`
 	Value  float64 `json:"value"`
 	Met    bool    `json:"met"`
 }
@@ -93,6 +95,7 @@ func main() {
 	holdout := flag.Bool("holdout", false, "also replay the holdout recordings (fixtures/kernels/holdout: workloads recorded after the model's rules were set, on the two-vCPU guests and guest-B, FIDELITY.md round 50) and print the kernel against itself for them")
 	status := flag.Bool("status", false, "also print FIDELITY.md's status tables (markdown): per recording (a recording made several times pooled per group) the runs that met each goal, the median signed error, and with -repeats or -holdout the kernel against itself")
 	bands := flag.Bool("bands", false, "also print, per recording, where each latency goal's band falls in the trace's wakeups and the replays' (--validate's goal bands: the share below the band and up to its top, the replay's median over the seeds; FIDELITY.md round 53)")
+	bias := flag.Bool("bias", false, "also print, per group and goal, how many recordings the replays' median signed error over the seeds meets, against the mean share of runs that meet it: a miss of the median is the model's bias, a miss the runs share by chance is noise (FIDELITY.md round 64)")
 	places := flag.Bool("places", false, "also print where the wakeups landed per recording (--validate's wakeups@ rows: the trace's, and the replay's median over the seeds; FIDELITY.md round 32)")
 	flag.Parse()
 	ss, err := scriptutil.ParseSeeds(*seeds)
@@ -276,6 +279,9 @@ func main() {
 	if *places {
 		printPlaces(runs)
 	}
+	if *bias {
+		printBias(runs)
+	}
 	if *bands {
 		printBands(runs)
 	}
@@ -396,6 +402,72 @@ func printStatus(runs []*run) error {
 		fmt.Printf("| %s |\n", strings.Join(row, " | "))
 	}
 	return nil
+}
+
+// printBias prints, per group and goal, the recordings whose replays'
+// median signed error over the seeds is within the goal's limit (the
+// model's central estimate meets it) beside the runs' mean share of
+// meeting it (the sum over recordings of runs met / runs). Were the
+// misses noise around an unbiased model, the first count would exceed
+// the second; where the two agree, the misses are biases of the model.
+func printBias(runs []*run) {
+	fmt.Println("\nbias: recordings whose median error over the seeds meets each goal (the runs' mean share meeting it)")
+	for _, row := range biasRows(runs) {
+		fmt.Println("  " + row)
+	}
+}
+
+// biasRows are printBias's lines, one per group in run order.
+func biasRows(runs []*run) []string {
+	names, byName := byRecording(runs)
+	type acc struct {
+		median, recs int
+		share        float64
+	}
+	var groups []string
+	tot := map[string]*[len(goalLabels)]acc{}
+	for _, n := range names {
+		rs := byName[n]
+		g := rs[0].group
+		if tot[g] == nil {
+			tot[g] = &[len(goalLabels)]acc{}
+			groups = append(groups, g)
+		}
+		for i, gl := range goalLabels {
+			var vals []float64
+			met, limit := 0, 0.0
+			for _, r := range rs {
+				for _, gg := range r.res.Fidelity.Goals {
+					if gg.Metric == gl.metric {
+						vals = append(vals, signedError(r, gg))
+						limit = gg.Limit
+						if gg.Met {
+							met++
+						}
+					}
+				}
+			}
+			if len(vals) == 0 {
+				continue
+			}
+			a := &tot[g][i]
+			a.recs++
+			a.share += float64(met) / float64(len(vals))
+			if math.Abs(median(vals)) <= limit {
+				a.median++
+			}
+		}
+	}
+	var rows []string
+	for _, g := range groups {
+		var parts []string
+		for i, gl := range goalLabels {
+			a := tot[g][i]
+			parts = append(parts, fmt.Sprintf("%s %d of %d (%.1f)", gl.label, a.median, a.recs, a.share))
+		}
+		rows = append(rows, fmt.Sprintf("%-20s %s", g, strings.Join(parts, ", ")))
+	}
+	return rows
 }
 
 // tally counts, per goal metric, the cases that met it of all.

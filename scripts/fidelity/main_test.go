@@ -70,3 +70,31 @@ func TestRecordingName(t *testing.T) {
 		}
 	}
 }
+
+// biasRows by hand: one group, two recordings of three seeds each, p50
+// only (limit 0.15). Recording a: errors −0.3, +0.1, −0.2 (median −0.2:
+// the median misses; one run of three meets). Recording b: +0.1, +0.2,
+// +0.12 (median +0.12: met; two of three runs meet). So p50: the median
+// meets on 1 of 2 recordings, the runs' shares 1/3 + 2/3 = 1.0; the
+// other goals have no runs (0 of 0).
+func TestBiasRowsByHand(t *testing.T) {
+	var runs []*run
+	for _, rec := range []struct {
+		name string
+		errs []float64
+	}{{"guest-N/hackbench", []float64{-0.3, 0.1, -0.2}}, {"guest-N/schbench", []float64{0.1, 0.2, 0.12}}} {
+		for i, e := range rec.errs {
+			r := &run{group: "6.1 2-vCPU", name: rec.name, seed: i}
+			f := &r.res.Fidelity
+			f.RelError = map[string]float64{"wakeup_p50_ns": e}
+			abs := max(e, -e)
+			f.Goals = []goal{{Metric: "wakeup_p50_ns", Limit: 0.15, Value: abs, Met: abs <= 0.15}}
+			runs = append(runs, r)
+		}
+	}
+	got := biasRows(runs)
+	want := "6.1 2-vCPU           p50 1 of 2 (1.0), p95 0 of 0 (0.0), p99 0 of 0 (0.0), idle 0 of 0 (0.0)"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
