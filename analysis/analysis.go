@@ -14,6 +14,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 
@@ -244,7 +245,14 @@ func Run(r timeline.EventReader, opts Options) (*Report, error) {
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	return a.Finish()
+	rep, err := a.Finish()
+	if err != nil {
+		return nil, err
+	}
+	if m := r.Meta(); m != nil && len(m.Summary.Dropped) > 0 {
+		rep.Dropped = maps.Clone(m.Summary.Dropped)
+	}
+	return rep, nil
 }
 
 func (a *Analyzer) growCPU(c int) {

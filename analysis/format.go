@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/schedreplay/replay/internal/textsafe"
@@ -139,6 +141,11 @@ func (r *Report) JSON(by string) any {
 	o.add("end_ns", r.EndNS)
 	o.add("lost_events", r.LostEvents)
 	o.add("task_delays_spanning_loss", r.TaskDelaysSpanningLoss)
+	dropped := r.Dropped
+	if dropped == nil {
+		dropped = map[string]int64{}
+	}
+	o.add("dropped", dropped)
 	return o
 }
 
@@ -181,6 +188,18 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 		func(v int64, _ int) string { return ms(v) }))
 	if r.LostEvents > 0 {
 		fmt.Fprintf(bw, "Lost events: %d; task delays left out for them: %d\n", r.LostEvents, r.TaskDelaysSpanningLoss)
+	}
+	if len(r.Dropped) > 0 {
+		keys := make([]string, 0, len(r.Dropped))
+		for k := range r.Dropped {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s: %d", textsafe.Terminal(k), r.Dropped[k])
+		}
+		fmt.Fprintf(bw, "Not analysed (the trace's reader could not use them): %s\n", strings.Join(parts, "; "))
 	}
 	fmt.Fprintln(bw)
 	tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)

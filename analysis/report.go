@@ -41,6 +41,11 @@ type Report struct {
 	// InvoluntarySwitches count switch-outs leaving the task runnable
 	// (prev_state R or R+), idle task excluded.
 	InvoluntarySwitches int64
+	// Dropped is what the trace's reader could not use, by reason, each
+	// reason naming its unit (timeline Summary.Dropped: a truncated
+	// file's missing bytes, samples without a format): the report covers
+	// the rest. Set by Run from the reader's metadata.
+	Dropped map[string]int64
 	// LostEvents is the number of events the recorder reported lost, in
 	// LostRows gaps; TaskDelaysSpanningLoss counts the perf-latency delays
 	// left out of Tasks because a gap fell in them.

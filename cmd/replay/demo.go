@@ -57,7 +57,7 @@ func demoCommand() *cli.Command {
 			}
 
 			fmt.Fprintf(w, "\n$ replay latency -i %s --by comm\n", out)
-			r, err := openInput(out)
+			r, err := openInput(out, c.App.ErrWriter)
 			if err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ func demoCommand() *cli.Command {
 // how close the simulation comes to what the trace shows. It returns the
 // workload and the configuration for the comparisons that follow.
 func demoValidate(w io.Writer, path string, meta *timeline.Meta) (*whatif.Workload, whatif.Config, error) {
-	r, err := openInput(path)
+	r, err := openInput(path, os.Stderr)
 	if err != nil {
 		return nil, whatif.Config{}, err
 	}

@@ -37,7 +37,7 @@ func exportCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					r, err := openInput(in)
+					r, err := openInput(in, c.App.ErrWriter)
 					if err != nil {
 						return err
 					}
@@ -71,7 +71,7 @@ func exportCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					r, err := openInput(in)
+					r, err := openInput(in, c.App.ErrWriter)
 					if err != nil {
 						return err
 					}
@@ -109,7 +109,7 @@ func exportCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					r, err := openInput(in)
+					r, err := openInput(in, c.App.ErrWriter)
 					if err != nil {
 						return err
 					}

@@ -113,11 +113,8 @@ func writeInfoText(w io.Writer, path string, m *timeline.Meta) {
 		fmt.Fprintf(w, "  cpu %-24s %10d\n", k, s.Lost.ByCPU[k])
 	}
 	if len(s.Dropped) > 0 {
-		var n int64
-		for _, v := range s.Dropped {
-			n += v
-		}
-		p("dropped", "%d records", n)
+		// Each reason names its unit (records, bytes, sections): no sum.
+		p("dropped", "what the reader could not use, by reason")
 		for _, k := range sortedKeys(s.Dropped) {
 			fmt.Fprintf(w, "  %-28s %10d\n", k, s.Dropped[k])
 		}

@@ -57,6 +57,7 @@ func ingestCommand() *cli.Command {
 			s := meta.Summary
 			fmt.Fprintf(c.App.ErrWriter, "replay: wrote %s: %d events, %d CPUs, %d tasks, %.3f s, %d lost\n",
 				c.String("output"), s.Events, len(s.CPUs), s.Tasks, float64(s.LastNS-s.FirstNS)/1e9, s.Lost.Events)
+			warnDropped(c.App.ErrWriter, in, s.Dropped)
 			return nil
 		},
 	}

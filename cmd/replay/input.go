@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -29,8 +32,61 @@ func inputPath(c *cli.Context, command string) (string, error) {
 }
 
 // openInput opens a timeline file or any raw trace as an event stream.
-func openInput(path string) (timeline.EventReader, error) {
-	return ingest.Open(path)
+// What its reader could not use (Summary.Dropped: the bytes a truncated
+// file lacks, samples without a format, a torn last record) is said on
+// warn once the stream has ended, so that no result quietly covers only
+// part of a trace.
+func openInput(path string, warn io.Writer) (timeline.EventReader, error) {
+	r, err := ingest.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &dropWarner{EventReader: r, path: path, w: warn}, nil
+}
+
+// dropWarner says what the reader dropped when its stream ends.
+type dropWarner struct {
+	timeline.EventReader
+	path string
+	w    io.Writer
+	said bool
+}
+
+func (d *dropWarner) Next() bool {
+	if d.EventReader.Next() {
+		return true
+	}
+	if !d.said {
+		d.said = true
+		if m := d.Meta(); m != nil {
+			warnDropped(d.w, d.path, m.Summary.Dropped)
+		}
+	}
+	return false
+}
+
+// warnDropped writes one line naming what the reader of path could not
+// use, by reason (each reason names its unit: records, bytes, sections),
+// if anything.
+func warnDropped(w io.Writer, path string, dropped map[string]int64) {
+	if len(dropped) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "replay: %s: part of the trace could not be read (%s); the results cover the rest (replay info lists it)\n", path, droppedList(dropped))
+}
+
+// droppedList is "reason: n; ..." in the order of the reasons.
+func droppedList(dropped map[string]int64) string {
+	keys := make([]string, 0, len(dropped))
+	for k := range dropped {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %d", k, dropped[k])
+	}
+	return strings.Join(parts, "; ")
 }
 
 // inputTopology returns the topology a trace or timeline carries (nil if

@@ -59,7 +59,7 @@ func latencyCommand() *cli.Command {
 					return usagef("%v", err)
 				}
 			}
-			r, err := openInput(in)
+			r, err := openInput(in, c.App.ErrWriter)
 			if err != nil {
 				return err
 			}

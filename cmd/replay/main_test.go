@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -418,5 +420,65 @@ func TestBadCPUNumber(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("ingest left an output file")
+	}
+}
+
+// TestTruncatedTraceIsReported: a perf.data cut short (its first 100,000
+// bytes) is read as far as it goes, and every command that reads it says
+// on stderr what it could not use; latency also puts it in its JSON. The
+// bytes missing are the data section's end from the file header
+// (perf_file_header: data.offset at byte 40, data.size at 48) less the
+// file's length. The intact file gives an empty "dropped" and no warning.
+func TestTruncatedTraceIsReported(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(repoRoot(t), "fixtures/kernels/guest-P-1s2c1t/hackbench.perf.data")
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cut = 100000
+	dataEnd := binary.LittleEndian.Uint64(data[40:48]) + binary.LittleEndian.Uint64(data[48:56])
+	wantMissing := int64(dataEnd) - cut
+	trunc := filepath.Join(dir, "trunc.data")
+	if err := os.WriteFile(trunc, data[:cut], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const reason = "data section bytes missing (file truncated)"
+	r := run(t, dir, "latency", "-f", "json", trunc)
+	if r.code != 0 {
+		t.Fatalf("latency: exit %d: %s", r.code, r.stderr)
+	}
+	var rep struct {
+		Dropped map[string]int64 `json:"dropped"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Dropped[reason] != wantMissing {
+		t.Errorf("dropped %v, want %q %d", rep.Dropped, reason, wantMissing)
+	}
+	want := fmt.Sprintf("%s: %d", reason, wantMissing)
+	for _, args := range [][]string{
+		{"latency", trunc},
+		{"ingest", "--progress=never", trunc, "-o", filepath.Join(dir, "t.arrow")},
+		{"latency", filepath.Join(dir, "t.arrow")},
+		{"export", "perfetto", trunc, "-o", filepath.Join(dir, "t.pb")},
+		{"whatif", "--validate", "--topology", "sockets=1,cores=2", trunc},
+	} {
+		r := run(t, dir, args...)
+		if r.code != 0 || !strings.Contains(r.stderr, "trace could not be read") || !strings.Contains(r.stderr, want) {
+			t.Errorf("%v: exit %d, stderr %q lacks %q", args, r.code, r.stderr, want)
+		}
+	}
+	if !strings.Contains(run(t, dir, "latency", trunc).stdout, "Not analysed (the trace's reader could not use them): "+want) {
+		t.Errorf("latency's table does not say what it left out")
+	}
+	r = run(t, dir, "latency", "-f", "json", good)
+	rep.Dropped = nil
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 {
+		t.Fatalf("intact: exit %d, %v: %s", r.code, err, r.stderr)
+	}
+	if rep.Dropped == nil || len(rep.Dropped) != 0 || strings.Contains(r.stderr, "could not be read") {
+		t.Errorf("intact file: dropped %v, stderr %q", rep.Dropped, r.stderr)
 	}
 }

@@ -67,7 +67,7 @@ func runReport(c *cli.Context) error {
 		}
 		pols = append(pols, p)
 	}
-	r, err := openInput(in)
+	r, err := openInput(in, c.App.ErrWriter)
 	if err != nil {
 		return err
 	}

@@ -148,7 +148,7 @@ func runWhatif(c *cli.Context) error {
 			kernel = w.Kernel
 		}
 	} else {
-		r, err := openInput(in)
+		r, err := openInput(in, c.App.ErrWriter)
 		if err != nil {
 			return err
 		}
@@ -232,7 +232,7 @@ func runWhatif(c *cli.Context) error {
 	// one fails at once.
 	var spread []*whatif.Metrics
 	for _, p := range spreadFiles {
-		m, err := measureRecording(p, spec, topo, kernel, traceRelease)
+		m, err := measureRecording(p, spec, topo, kernel, traceRelease, c.App.ErrWriter)
 		if err != nil {
 			return err
 		}
@@ -307,8 +307,8 @@ func runWhatif(c *cli.Context) error {
 // of the validated trace's workload (--spread), with the trace's machine
 // and kernel rules. A recording of another kernel release or CPU count
 // is refused: its spread would not be the kernel's own.
-func measureRecording(path, spec string, topo *model.Topology, kernel, release string) (*whatif.Metrics, error) {
-	r, err := openInput(path)
+func measureRecording(path, spec string, topo *model.Topology, kernel, release string, warn io.Writer) (*whatif.Metrics, error) {
+	r, err := openInput(path, warn)
 	if err != nil {
 		return nil, err
 	}
