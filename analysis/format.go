@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/schedreplay/replay/internal/textsafe"
+	"github.com/schedreplay/replay/timeline"
 )
 
 // Groupings of the per-item part of the output (--by).
@@ -190,16 +189,7 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 		fmt.Fprintf(bw, "Lost events: %d; task delays left out for them: %d\n", r.LostEvents, r.TaskDelaysSpanningLoss)
 	}
 	if len(r.Dropped) > 0 {
-		keys := make([]string, 0, len(r.Dropped))
-		for k := range r.Dropped {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = fmt.Sprintf("%s: %d", textsafe.Terminal(k), r.Dropped[k])
-		}
-		fmt.Fprintf(bw, "Not analysed (the trace's reader could not use them): %s\n", strings.Join(parts, "; "))
+		fmt.Fprintf(bw, "Not analysed (the trace's reader could not use them): %s\n", textsafe.Terminal(timeline.DroppedText(r.Dropped)))
 	}
 	fmt.Fprintln(bw)
 	tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)

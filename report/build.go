@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/schedreplay/replay/analysis"
@@ -170,6 +171,9 @@ func Build(in Input) (*Data, error) {
 	rep, err := a.Finish()
 	if err != nil {
 		return nil, err
+	}
+	if len(meta.Summary.Dropped) > 0 {
+		rep.Dropped = maps.Clone(meta.Summary.Dropped)
 	}
 	d.Observed = Run{Name: "observed", Schedule: obs, Report: rep}
 	if !simulate {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/timeline"
 	"github.com/schedreplay/replay/whatif"
 )
 
@@ -205,6 +206,9 @@ func summary(d *Data) []kv {
 	add("migrations", "%d (from %s)", r.MigrationsTotal, r.MigrationsSource)
 	add("involuntary switches", "%d", r.InvoluntarySwitches)
 	add("lost events", "%d (in %d gaps)", r.LostEvents, r.LostRows)
+	if len(r.Dropped) > 0 {
+		add("not read", "%s (the trace's reader could not use these; the report covers the rest)", timeline.DroppedText(r.Dropped))
+	}
 	return s
 }
 

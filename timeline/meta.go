@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/bits"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/schedreplay/replay/model"
 )
@@ -89,6 +91,22 @@ type Summary struct {
 	// Anomalies are damage found by the common checks every input goes
 	// through (Checked): duplicates, time reversals, switch mismatches.
 	Anomalies map[string]Anomaly `json:"anomalies,omitempty"`
+}
+
+// DroppedText is a Dropped map as one line, "reason: n; ..." in the
+// reasons' order ("" when nothing was dropped): what a command says when
+// its results cover only part of a trace.
+func DroppedText(dropped map[string]int64) string {
+	keys := make([]string, 0, len(dropped))
+	for k := range dropped {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ": " + strconv.FormatInt(dropped[k], 10)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Meta is everything a timeline file says about itself.

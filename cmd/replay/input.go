@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -72,21 +71,7 @@ func warnDropped(w io.Writer, path string, dropped map[string]int64) {
 	if len(dropped) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "replay: %s: part of the trace could not be read (%s); the results cover the rest (replay info lists it)\n", path, droppedList(dropped))
-}
-
-// droppedList is "reason: n; ..." in the order of the reasons.
-func droppedList(dropped map[string]int64) string {
-	keys := make([]string, 0, len(dropped))
-	for k := range dropped {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s: %d", k, dropped[k])
-	}
-	return strings.Join(parts, "; ")
+	fmt.Fprintf(w, "replay: %s: part of the trace could not be read (%s); the results cover the rest (replay info lists it)\n", path, timeline.DroppedText(dropped))
 }
 
 // inputTopology returns the topology a trace or timeline carries (nil if

@@ -464,6 +464,7 @@ func TestTruncatedTraceIsReported(t *testing.T) {
 		{"latency", filepath.Join(dir, "t.arrow")},
 		{"export", "perfetto", trunc, "-o", filepath.Join(dir, "t.pb")},
 		{"whatif", "--validate", "--topology", "sockets=1,cores=2", trunc},
+		{"report", trunc, "-o", filepath.Join(dir, "t.html")},
 	} {
 		r := run(t, dir, args...)
 		if r.code != 0 || !strings.Contains(r.stderr, "trace could not be read") || !strings.Contains(r.stderr, want) {
@@ -472,6 +473,9 @@ func TestTruncatedTraceIsReported(t *testing.T) {
 	}
 	if !strings.Contains(run(t, dir, "latency", trunc).stdout, "Not analysed (the trace's reader could not use them): "+want) {
 		t.Errorf("latency's table does not say what it left out")
+	}
+	if page, err := os.ReadFile(filepath.Join(dir, "t.html")); err != nil || !strings.Contains(string(page), "not read</td><td>"+want) {
+		t.Errorf("the report's summary does not say what it left out (%v)", err)
 	}
 	r = run(t, dir, "latency", "-f", "json", good)
 	rep.Dropped = nil
