@@ -116,7 +116,9 @@ func FuzzExtractReplay(f *testing.F) {
 		for _, pol := range []string{"v6.1", "latest"} {
 			p, _ := LookupPolicy(pol)
 			cfg := DefaultConfig(p)
-			cfg.Topology, cfg.TickSoftIRQ = topo, true
+			// And every interrupt's wakeup on the CPU the trace showed it
+			// on (irq_cpu=trace).
+			cfg.Topology, cfg.TickSoftIRQ, cfg.IRQCPU = topo, true, true
 			cfg.MaxEvents = 1 << 20
 			if _, err := Replay(&soft, cfg, checkerFor(t, cfg)); err != nil && isEngineFault(err) {
 				t.Fatalf("%s, tick softirq: %v\nevents: %v", pol, err, describeEvents(evs))

@@ -9,7 +9,7 @@ import (
 func TestParseSetting(t *testing.T) {
 	var cfg Config
 	for _, kv := range []string{"imbalance_pct.*=130", "imbalance_pct.MC=125", "busy_factor=8", "busy_factor.NUMA=4",
-		"migration_cost=250us", "nr_migrate=8", "hz=1000", "imbalance_pct.MC=120", "reply_awaits=on", "tick_softirq=on", "wake_overhead=skip", "wakee_flips=4"} {
+		"migration_cost=250us", "nr_migrate=8", "hz=1000", "imbalance_pct.MC=120", "reply_awaits=on", "tick_softirq=on", "irq_cpu=trace", "wake_overhead=skip", "wakee_flips=4"} {
 		s, err := ParseSetting(kv)
 		if err != nil {
 			t.Fatalf("%s: %v", kv, err)
@@ -18,7 +18,7 @@ func TestParseSetting(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if cfg.MigrationCostNS != 250000 || cfg.NrMigrate != 8 || cfg.HZ != 1000 || !cfg.ReplyAwaits || !cfg.TickSoftIRQ || !cfg.SkipWakeOverhead || cfg.WakeeFlips != 4 {
+	if cfg.MigrationCostNS != 250000 || cfg.NrMigrate != 8 || cfg.HZ != 1000 || !cfg.ReplyAwaits || !cfg.TickSoftIRQ || !cfg.IRQCPU || !cfg.SkipWakeOverhead || cfg.WakeeFlips != 4 {
 		t.Errorf("config %+v", cfg)
 	}
 	// "*" first, the later MC value replaces the earlier one.
@@ -30,6 +30,9 @@ func TestParseSetting(t *testing.T) {
 	}
 	if s, err := ParseSetting("wakee_flips=trace"); err != nil || s.Apply(&cfg) != nil || cfg.WakeeFlips != -1 {
 		t.Errorf("wakee_flips=trace: %v, WakeeFlips %d, want -1 (the trace's placements)", err, cfg.WakeeFlips)
+	}
+	if s, err := ParseSetting("irq_cpu=own"); err != nil || s.Apply(&cfg) != nil || cfg.IRQCPU {
+		t.Errorf("irq_cpu=own: %v, IRQCPU %v, want false", err, cfg.IRQCPU)
 	}
 	if s, err := ParseSetting("wake_overhead=keep"); err != nil || s.Apply(&cfg) != nil || cfg.SkipWakeOverhead {
 		t.Errorf("wake_overhead=keep: %v, SkipWakeOverhead %v, want false", err, cfg.SkipWakeOverhead)
@@ -52,6 +55,7 @@ func TestParseSetting(t *testing.T) {
 		"reply_awaits=yes":    "on or off",
 		"tick_softirq=1":      "on or off",
 		"wake_overhead=on":    "skip or keep",
+		"irq_cpu=on":          "trace or own",
 		"wakee_flips=-1":      "0..1048576",
 		"wakee_flips=many":    "0..1048576",
 		"tick=250":            "unknown key",

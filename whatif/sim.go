@@ -109,6 +109,11 @@ type Config struct {
 	// On by default, with the machine's noise (IdleWake): measured, it
 	// met more goals (FIDELITY.md round 63).
 	SwitchCharge bool
+	// IRQCPU: an interrupt's wakeup the trace shows on another CPU than
+	// the one its wakee slept on (Activation.IRQCPUPlus1) runs there in
+	// the replay too, select_task_rq_fair weighing that CPU against the
+	// wakee's; else every interrupt's wakeup runs where the wakee slept.
+	IRQCPU bool
 	// SkipWakeOverhead: an activation a task continues into without
 	// blocking (its wakeup came first) starts past the task's wake
 	// overhead, the block and wakeup its recorded demand includes
@@ -1437,8 +1442,7 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 	cpu := prev
 	src := wakerCPU
 	if waker == nil {
-		// A timer or interrupt: it fires where the task slept.
-		src = prev
+		src = s.arrivalCPU(t)
 	}
 	switch {
 	case t.pinned >= 0:
@@ -1484,6 +1488,19 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 	s.enqueue(r, t, enqWakeup)
 	s.noteWakeOnIdle(r)
 	s.wakeupPreemptFrom(r, t, waker, wakerCPU, src)
+}
+
+// arrivalCPU is where the interrupt that wakes t for its current
+// activation runs: the CPU the trace shows it on when that was not the
+// one t slept on (Activation.IRQCPUPlus1, with Config.IRQCPU), else t's
+// own CPU (a timer fires where the task slept).
+func (s *Sim) arrivalCPU(t *simTask) int {
+	if s.cfg.IRQCPU && int(t.act) < len(t.w.Activations) {
+		if c := int(t.w.Activations[t.act].IRQCPUPlus1) - 1; c >= 0 && c < len(s.cpus) {
+			return c
+		}
+	}
+	return int(t.cpu)
 }
 
 // ttwuStat is ttwu_stat()'s placement counts: src ran the wakeup, cpu

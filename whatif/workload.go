@@ -180,6 +180,15 @@ type Activation struct {
 	// own tick grid (Sim.onTickGrid), not a sleep's length after the
 	// block.
 	TickSoftIRQ bool
+	// IRQCPUPlus1: an arrival whose waking ran in interrupt context on
+	// another CPU than the one the task slept on (the trace's
+	// sched_waking: the CPU it is written on against its target_cpu, the
+	// task's CPU then): that CPU + 1. RCU's grace-period kthread is woken
+	// so, from the softirq of whichever CPU ended the grace period, and
+	// select_task_rq_fair then weighs that CPU (wake_affine) against the
+	// one it slept on. 0: the interrupt ran where the task slept (its
+	// own timer's), which the replay assumes for every other arrival.
+	IRQCPUPlus1 int32
 	// ReleaseNS is when it became runnable in the trace (the wakeup, the
 	// fork, or the trace start).
 	ReleaseNS int64
@@ -1406,7 +1415,10 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 		if isNew && waker == nil {
 			cause = CauseArrival
 		}
-		x.newAct(t, cause, now)
+		a := x.newAct(t, cause, now)
+		if cause == CauseArrival && (irq || wakerTID == 0) && e.Kind == timeline.SchedWaking && e.IsSet(timeline.TargetCPU) && c != target {
+			a.IRQCPUPlus1 = c + 1
+		}
 		if cause == CauseArrival && irqFlags == flagSoftIRQ {
 			since := int64(-1) // idle: the timer's interrupt woke the CPU
 			if x.cur[c] != 0 {
@@ -1739,6 +1751,9 @@ func (w *Workload) Validate() error {
 		for j, a := range w.Tasks[i].Activations {
 			if a.DemandNS < 0 {
 				return fmt.Errorf("workload task %d activation %d: negative demand", i, j)
+			}
+			if a.IRQCPUPlus1 < 0 || a.IRQCPUPlus1 > model.MaxCPUs || a.IRQCPUPlus1 > 0 && a.Cause != CauseArrival {
+				return fmt.Errorf("workload task %d activation %d: interrupt CPU %d (an arrival's, 0 to %d)", i, j, a.IRQCPUPlus1-1, model.MaxCPUs-1)
 			}
 			if a.OwnPrio && (a.Prio < 0 || a.Prio > maxPrio) {
 				return fmt.Errorf("workload task %d activation %d: prio %d outside 0-%d", i, j, a.Prio, maxPrio)

@@ -46,11 +46,12 @@ var wlCols = []struct {
 	{"awaits", false},
 	{"raced", false},
 	{"tick_softirq", false},
+	{"irq_cpu", false},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -201,6 +202,9 @@ func SaveWorkload(path string, w *Workload) (err error) {
 			}
 			if a.TickSoftIRQ {
 				r["tick_softirq"] = true
+			}
+			if a.IRQCPUPlus1 > 0 {
+				r["irq_cpu"] = a.IRQCPUPlus1 - 1
 			}
 			add(r)
 		}
@@ -427,7 +431,7 @@ func LoadWorkload(path string) (w *Workload, err error) {
 				}
 				w.Tasks[ti].Activations = append(w.Tasks[ti].Activations, Activation{DemandNS: num(cDemand, i), Cause: c,
 					ReleaseNS: num(cRelease, i), SleepNS: num(cSleep, i), End: e, EndState: str(cEndState, i), CPU: int32(num(cCPU, i)),
-					Prio: int32(num(cPrio, i)), OwnPrio: set(cPrio, i), TickSoftIRQ: num(cTickSoftIRQ, i) != 0})
+					Prio: int32(num(cPrio, i)), OwnPrio: set(cPrio, i), TickSoftIRQ: num(cTickSoftIRQ, i) != 0, IRQCPUPlus1: irqCPUPlus1(set(cIRQCPU, i), num(cIRQCPU, i))})
 			case "edge":
 				k := EdgeWake
 				switch str(cKind, i) {
@@ -465,4 +469,17 @@ func LoadWorkload(path string) (w *Workload, err error) {
 	}
 	w.Index()
 	return w, nil
+}
+
+// irqCPUPlus1 is an activation row's irq_cpu as Activation.IRQCPUPlus1:
+// null is 0 (none); a value outside 0..MaxCPUs-1 is kept out of range,
+// for Validate to refuse.
+func irqCPUPlus1(set bool, v int64) int32 {
+	switch {
+	case !set:
+		return 0
+	case v < 0 || v >= model.MaxCPUs:
+		return -1
+	}
+	return int32(v) + 1
 }

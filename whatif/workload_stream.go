@@ -101,6 +101,7 @@ func encAct(dst []byte, v *streamAct) []byte {
 		p = int64(a.Prio) + 1
 	}
 	dst = binary.AppendVarint(dst, p)
+	dst = binary.AppendVarint(dst, int64(a.IRQCPUPlus1))
 	dst = binary.AppendUvarint(dst, uint64(len(a.EndState)))
 	return append(dst, a.EndState...)
 }
@@ -136,9 +137,11 @@ func decAct(r *bufio.Reader, v *streamAct) error {
 		return err
 	}
 	a.Cause, a.End, a.TickSoftIRQ = Cause(ce[0]), End(ce[1]), ce[2] != 0
-	if err := varints(r, &a.ReleaseNS, &a.SleepNS, &cpu, &prio); err != nil {
+	var irq int64
+	if err := varints(r, &a.ReleaseNS, &a.SleepNS, &cpu, &prio, &irq); err != nil {
 		return err
 	}
+	a.IRQCPUPlus1 = int32(irq)
 	if prio > 0 {
 		a.Prio, a.OwnPrio = int32(prio-1), true
 	}
@@ -418,6 +421,9 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		if a.TickSoftIRQ {
 			row.flag(cTickSoftIRQ, true)
 		}
+		if a.IRQCPUPlus1 > 0 {
+			row.num(cIRQCPU, int64(a.IRQCPUPlus1-1))
+		}
 		cols.add(&row)
 	}
 	for ; nextTask < nt; nextTask++ {
@@ -550,6 +556,7 @@ var (
 	cAwaits       = wlColIndex("awaits")
 	cRaced        = wlColIndex("raced")
 	cTickSoftIRQ  = wlColIndex("tick_softirq")
+	cIRQCPU       = wlColIndex("irq_cpu")
 )
 
 func wlColIndex(name string) int {

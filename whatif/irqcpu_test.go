@@ -1,0 +1,116 @@
+package whatif
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/schedreplay/replay/timeline"
+)
+
+// Activation.IRQCPUPlus1 through Extract, by hand. Task 20 runs on CPU 0
+// throughout; task 10 runs on CPU 1 and blocks at 2, 4 and 6 ms. At 3 ms
+// a softirq on CPU 0 (in task 20's context) wakes it, target_cpu 1 (the
+// CPU it slept on): an arrival from CPU 0, IRQCPUPlus1 1. At 5 ms a hard
+// IRQ on CPU 1 wakes it: its own CPU, 0. At 7 ms task 20 wakes it from
+// its own context on CPU 0: a task's wakeup (CauseWake), 0. The field
+// survives a workload file.
+func TestIRQCPUByHand(t *testing.T) {
+	r := &noiseReader{evs: []timeline.Event{
+		nSwitch(1*ms, 0, 0, "R", 20),
+		nSwitch(1*ms, 1, 0, "R", 10),
+		nSwitch(2*ms, 1, 10, "S", 0),
+		withFlags(nWaking(3*ms, 0, 20, 10, 1), softirq),
+		nSwitch(3*ms+100000, 1, 0, "R", 10),
+		nSwitch(4*ms, 1, 10, "S", 0),
+		withFlags(nWaking(5*ms, 1, 0, 10, 1), hardirq),
+		nSwitch(5*ms+100000, 1, 0, "R", 10),
+		nSwitch(6*ms, 1, 10, "S", 0),
+		nWaking(7*ms, 0, 20, 10, 1),
+		nSwitch(7*ms+100000, 1, 0, "R", 10),
+		nSwitch(8*ms, 1, 10, "S", 0),
+	}}
+	w, err := Extract(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acts []Activation
+	for _, tk := range w.Tasks {
+		if tk.TID == 10 {
+			acts = tk.Activations
+		}
+	}
+	want := []struct {
+		cause Cause
+		irq   int32
+	}{{CauseStart, 0}, {CauseArrival, 1}, {CauseArrival, 0}, {CauseWake, 0}}
+	if len(acts) != len(want) {
+		t.Fatalf("task 10: %d activations, want %d", len(acts), len(want))
+	}
+	for i, wa := range want {
+		if acts[i].Cause != wa.cause || acts[i].IRQCPUPlus1 != wa.irq {
+			t.Errorf("activation %d: %v from CPU+1 %d, want %v from %d", i, acts[i].Cause, acts[i].IRQCPUPlus1, wa.cause, wa.irq)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "w.arrow")
+	if err := SaveWorkload(path, w); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadWorkload(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range back.Tasks {
+		if tk.TID == 10 && tk.Activations[1].IRQCPUPlus1 != 1 {
+			t.Errorf("after a workload file: IRQCPUPlus1 %d, want 1", tk.Activations[1].IRQCPUPlus1)
+		}
+	}
+}
+
+// Where an interrupt's wakeup runs decides its placement, by hand. Two
+// CPUs in two LLCs (two nodes, as guest-N): hog B runs on CPU 1 for 10
+// ms, CPU 0 idles; K slept on CPU 1 and an interrupt wakes it at 1 ms
+// (0.1 ms of work). Where the interrupt ran on K's own CPU (irq_cpu=own,
+// or the trace showed it there): select_task_rq_fair's CPU is K's prev,
+// so no wake_affine, and select_idle_sibling looks for an idle CPU only
+// in CPU 1's LLC, which is CPU 1: K queues behind B on CPU 1. Where the
+// trace showed it on CPU 0 (irq_cpu=trace, IRQCPUPlus1 1): wake_affine
+// between CPU 0 and K's CPU 1 in the NUMA domain (SD_WAKE_AFFINE at
+// distance 20): CPU 0 is idle but shares no cache with CPU 1, CPU 1 is
+// not idle, so wake_affine_weight decides, CPU 0's load with K's
+// (K's alone, a sleeper's) against CPU 1's without it (B's, a running
+// hog's) × 108 %: CPU 0; it is idle, so select_idle_sibling keeps it,
+// and K runs there at once. The sched_waking is written on the CPU the
+// interrupt ran on, its target_cpu K's CPU 1 either way.
+func TestIRQCPUPlacement(t *testing.T) {
+	for _, c := range []struct {
+		irqCPU             bool
+		wantCPU, wakingCPU int64
+	}{{false, 1, 1}, {true, 0, 0}} {
+		b := newBuilder(t, "sockets=2,cores=1,threads=1,numa=2")
+		b.task("hogB", 120, 1, true, CauseStart, 10*ms)
+		k := b.task("k", 120, 1, false, CauseArrival, ms/10)
+		b.w.Tasks[k].Activations[0].ReleaseNS = t0 + ms
+		b.w.Tasks[k].Activations[0].IRQCPUPlus1 = 1
+		w := b.done(t)
+		cfg := testConfig()
+		cfg.IRQCPU = c.irqCPU
+		_, ch := replayChecked(t, w, cfg)
+		if len(ch.wakings) != 1 {
+			t.Fatalf("irq_cpu %v: %d wakings, want 1", c.irqCPU, len(ch.wakings))
+		}
+		wk := ch.wakings[0]
+		if wk.Int(timeline.CPU) != c.wakingCPU || wk.Int(timeline.TargetCPU) != 1 {
+			t.Errorf("irq_cpu %v: sched_waking on cpu %d, target_cpu %d; want cpu %d, target 1", c.irqCPU, wk.Int(timeline.CPU), wk.Int(timeline.TargetCPU), c.wakingCPU)
+		}
+		placed := int64(-1)
+		for _, r := range ch.runs {
+			if r.tid == int64(w.Tasks[k].TID) {
+				placed = r.cpu
+				break
+			}
+		}
+		if placed != c.wantCPU {
+			t.Errorf("irq_cpu %v: K ran on cpu %d, want %d", c.irqCPU, placed, c.wantCPU)
+		}
+	}
+}
