@@ -877,7 +877,7 @@ func runFile(r *run) string {
 // have count (a seed or recording missing there is left out and said).
 func printAgainst(runs []*run, dir string) error {
 	type key struct{ name, metric string }
-	before, now := map[key]int{}, map[key]int{}
+	before, now, runsOf := map[key]int{}, map[key]int{}, map[key]int{}
 	var keys []key
 	seen := map[key]bool{}
 	kern := map[string]string{}
@@ -910,6 +910,9 @@ func printAgainst(runs []*run, dir string) error {
 		}
 		count(old.Fidelity.Goals, before)
 		count(r.res.Fidelity.Goals, now)
+		for _, g := range r.res.Fidelity.Goals {
+			runsOf[key{r.name, g.Metric}]++
+		}
 	}
 	fmt.Printf("\nagainst %s (runs met, before -> now)", dir)
 	if missing > 0 {
@@ -917,7 +920,10 @@ func printAgainst(runs []*run, dir string) error {
 	}
 	fmt.Println(":")
 	totB, totN := map[string]int{}, map[string]int{}
+	chance := map[string]float64{}
 	var kerns []string
+	var allB, allN int
+	var allChance float64
 	for _, k := range keys {
 		kn := kern[k.name]
 		if _, ok := totB[kn]; !ok {
@@ -925,14 +931,39 @@ func printAgainst(runs []*run, dir string) error {
 		}
 		totB[kn] += before[k]
 		totN[kn] += now[k]
+		v := chanceVar(before[k], now[k], runsOf[k])
+		chance[kn] += v
+		allB, allN, allChance = allB+before[k], allN+now[k], allChance+v
 		if before[k] != now[k] {
 			fmt.Printf("  %-40s %-24s %3d -> %3d\n", k.name, k.metric, before[k], now[k])
 		}
 	}
-	for _, kn := range kerns {
-		fmt.Printf("%-14s %d -> %d goals met\n", kn, totB[kn], totN[kn])
+	line := func(name string, b, n int, v float64) {
+		sd := math.Sqrt(v)
+		z := 0.0
+		if sd > 0 {
+			z = float64(n-b) / sd
+		}
+		fmt.Printf("%-14s %d -> %d goals met (%+d; by chance ±%.0f, so %+.1f of that)\n", name, b, n, n-b, sd, z)
 	}
+	for _, kn := range kerns {
+		line(kn, totB[kn], totN[kn], chance[kn])
+	}
+	line("all", allB, allN, allChance)
 	return nil
+}
+
+// chanceVar is the variance of the difference between two counts of runs
+// meeting a goal, before and now, of n runs each, were each build's runs
+// independent draws at its own share of meeting it: what the change of a
+// replay's chaotic course alone moves a count by (FIDELITY.md round 64).
+// A group's totals differ by chance by the square root of the sum.
+func chanceVar(before, now, n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	pb, pn := float64(before)/float64(n), float64(now)/float64(n)
+	return float64(n) * (pb*(1-pb) + pn*(1-pn))
 }
 
 // median of v (sorted in place).

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"testing"
 
 	"github.com/schedreplay/replay/whatif"
@@ -96,5 +97,19 @@ func TestBiasRowsByHand(t *testing.T) {
 	want := "6.1 2-vCPU           p50 1 of 2 (1.0), p95 0 of 0 (0.0), p99 0 of 0 (0.0), idle 0 of 0 (0.0)"
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// chanceVar by hand: 30 runs, 15 met before and 15 now: each build's
+// count varies by 30 × ½ × ½ = 7.5, their difference by 15. 30 of 30
+// before and 27 now: 0 + 30 × 0.9 × 0.1 = 2.7. No runs: 0.
+func TestChanceVarByHand(t *testing.T) {
+	for _, c := range []struct {
+		before, now, n int
+		want           float64
+	}{{15, 15, 30, 15}, {30, 27, 30, 2.7}, {0, 0, 0, 0}} {
+		if got := chanceVar(c.before, c.now, c.n); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("chanceVar(%d, %d, %d) = %v, want %v", c.before, c.now, c.n, got, c.want)
+		}
 	}
 }
