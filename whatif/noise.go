@@ -394,8 +394,8 @@ func (p *stallProc) endAt(m *StallModel, t int64, f float64) int64 {
 // a wakeup on the target CPU itself, the trace's local delays (if any);
 // otherwise the remote ones (initPreemptPools).
 func (s *Sim) reschedDelays(local bool) []int64 {
-	if local && len(s.w.PreemptWakeLocalNS) > 0 {
-		return s.w.PreemptWakeLocalNS
+	if local && len(s.localPool) > 0 {
+		return s.localPool
 	}
 	return s.remotePool
 }
@@ -412,9 +412,16 @@ func (s *Sim) reschedDelays(local bool) []int64 {
 // the trace, local and remote. The real-time pool is cut at the stall
 // tolerance too, and left empty (an immediate switch) below minSamples.
 func (s *Sim) initPreemptPools() {
-	pool := s.w.PreemptWakeNS
-	if len(pool) < minSamples && len(s.w.PreemptWakeLocalNS) > 0 {
-		pool = append(append([]int64{}, pool...), s.w.PreemptWakeLocalNS...)
+	// The delays with a tick between the wakeup and the switch are CFS's
+	// (Workload.PreemptWakeTickNS).
+	pool, local := s.w.PreemptWakeNS, s.w.PreemptWakeLocalNS
+	allLocal := mergeSorted(local, s.w.PreemptWakeLocalTickNS)
+	if !s.eevdf {
+		pool, local = mergeSorted(pool, s.w.PreemptWakeTickNS), allLocal
+	}
+	s.localPool = local
+	if len(pool) < minSamples && len(local) > 0 {
+		pool = append(append([]int64{}, pool...), local...)
 		slices.Sort(pool)
 	}
 	if s.w.Stalls != nil {
@@ -432,8 +439,27 @@ func (s *Sim) initPreemptPools() {
 	}
 	s.rtPool = rt
 	if s.cfg.TickSoftIRQ {
-		s.softirqPool = softirqSwitchDelays(s.w.PreemptWakeLocalNS, s.tickNS)
+		s.softirqPool = softirqSwitchDelays(allLocal, s.tickNS)
 	}
+}
+
+// mergeSorted is the sorted union of two sorted pools (a itself when b is
+// empty): a CFS replay's draws from the delays kept apart by a tick are
+// the draws it made from the one pool that held them all.
+func mergeSorted(a, b []int64) []int64 {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]int64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i] <= b[j] {
+			out, i = append(out, a[i]), i+1
+		} else {
+			out, j = append(out, b[j]), j+1
+		}
+	}
+	return append(append(out, a[i:]...), b[j:]...)
 }
 
 // softirqSwitchDelays are the delays a held tick's switch comes after its
