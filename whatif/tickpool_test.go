@@ -15,7 +15,11 @@ import (
 // 30 at 3 ms, CPU 0's tick record at 4 ms, switched in at 4.2 ms (remote,
 // a tick between: 1.2 ms); by 20 itself at 6 ms, switched in at 6.03 ms
 // (local, 30 µs); by 20 at 7 ms, a tick at 8 ms, switched in at 8.1 ms
-// (local, a tick between: 1.1 ms).
+// (local, a tick between: 1.1 ms); by 30 at 10 ms, enqueued on CPU 0 in
+// the IPI of a remote wakeup that shares no cache (20's hard-IRQ update
+// at 10.03 ms, 10's sched_stat_sleep at 10.045 ms, both in hard IRQ: the
+// update is the enqueue's, not a tick's), switched in at 10.1 ms
+// (remote, no tick: 100 µs).
 func TestPreemptDelaysApartByTickByHand(t *testing.T) {
 	r := &noiseReader{evs: []timeline.Event{
 		nSwitch(ms/2, 0, 0, "R", 20),
@@ -34,6 +38,11 @@ func TestPreemptDelaysApartByTickByHand(t *testing.T) {
 		withFlags(nRuntime(8*ms, 0, 20, hardirq), hardirq),
 		nSwitch(8*ms+100000, 0, 20, "R", 10),
 		nSwitch(8*ms+200000, 0, 10, "S", 20),
+		nWaking(10*ms, 1, 30, 10, 0),
+		withFlags(nRuntime(10*ms+30000, 0, 20, hardirq), hardirq),
+		nStatSleep(10*ms+45000, 0, 10, hardirq),
+		nSwitch(10*ms+100000, 0, 20, "R", 10),
+		nSwitch(10*ms+200000, 0, 10, "S", 20),
 	}}
 	w, err := Extract(r)
 	if err != nil {
@@ -43,7 +52,7 @@ func TestPreemptDelaysApartByTickByHand(t *testing.T) {
 		name      string
 		got, want []int64
 	}{
-		{"remote", w.PreemptWakeNS, []int64{50000}},
+		{"remote", w.PreemptWakeNS, []int64{50000, 100000}},
 		{"remote, a tick between", w.PreemptWakeTickNS, []int64{1200000}},
 		{"local", w.PreemptWakeLocalNS, []int64{30000}},
 		{"local, a tick between", w.PreemptWakeLocalTickNS, []int64{1100000}},
@@ -110,4 +119,15 @@ func TestTickDelaysAreCFSOnly(t *testing.T) {
 			t.Errorf("%s: %d seeds at 30 µs, %d at 3 ms; want at least %d and %d", c.policy, n30, n3000, c.min30, c.min3000)
 		}
 	}
+}
+
+// nStatSleep is a sleeper's enqueue statistics record, written on cpu.
+func nStatSleep(t int64, cpu, pid int32, flags int64) timeline.Event {
+	var e timeline.Event
+	e.Time, e.Kind, e.Name = t, timeline.SchedStatSleep, "sched:sched_stat_sleep"
+	e.SetInt(timeline.CPU, int64(cpu))
+	e.SetInt(timeline.PID, int64(pid))
+	e.SetStr(timeline.Comm, "t")
+	e.SetInt(timeline.CommonFlags, flags)
+	return e
 }
