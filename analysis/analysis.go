@@ -14,7 +14,6 @@ package analysis
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"strings"
 
@@ -249,9 +248,7 @@ func Run(r timeline.EventReader, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m := r.Meta(); m != nil && len(m.Summary.Dropped) > 0 {
-		rep.Dropped = maps.Clone(m.Summary.Dropped)
-	}
+	rep.NoteDropped(r.Meta())
 	return rep, nil
 }
 

@@ -2,8 +2,11 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
+
+	"github.com/schedreplay/replay/timeline"
 )
 
 // Report is what the analysis found. README.md defines every number.
@@ -44,7 +47,7 @@ type Report struct {
 	// Dropped is what the trace's reader could not use, by reason, each
 	// reason naming its unit (timeline Summary.Dropped: a truncated
 	// file's missing bytes, samples without a format): the report covers
-	// the rest. Set by Run from the reader's metadata.
+	// the rest. Set by Run from the reader's metadata (NoteDropped).
 	Dropped map[string]int64
 	// LostEvents is the number of events the recorder reported lost, in
 	// LostRows gaps; TaskDelaysSpanningLoss counts the perf-latency delays
@@ -350,4 +353,13 @@ func MergeByComm(ts []TaskStats) []TaskStats {
 	}
 	SortTasks(out, true)
 	return out
+}
+
+// NoteDropped takes what the trace's reader could not use from its
+// metadata, once the stream has ended (a reader's drops are complete only
+// then).
+func (r *Report) NoteDropped(m *timeline.Meta) {
+	if m != nil {
+		r.Dropped = maps.Clone(m.Summary.Dropped)
+	}
 }

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/schedreplay/replay/analysis"
@@ -172,9 +171,7 @@ func Build(in Input) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(meta.Summary.Dropped) > 0 {
-		rep.Dropped = maps.Clone(meta.Summary.Dropped)
-	}
+	rep.NoteDropped(meta)
 	d.Observed = Run{Name: "observed", Schedule: obs, Report: rep}
 	if !simulate {
 		return d, nil

@@ -2,7 +2,6 @@ package whatif
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 )
 
@@ -51,14 +50,7 @@ func TestActivationPrioFixture(t *testing.T) {
 // real-time activation) told apart from none (null).
 func TestActivationPrioRoundTrip(t *testing.T) {
 	w := tinyWorkload()
-	p := filepath.Join(t.TempDir(), "w.arrow")
-	if err := SaveWorkload(p, w); err != nil {
-		t.Fatal(err)
-	}
-	back, err := LoadWorkload(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := reloadWorkload(t, w)
 	for i := range w.Tasks {
 		for k, a := range w.Tasks[i].Activations {
 			b := back.Tasks[i].Activations[k]

@@ -195,14 +195,7 @@ func TestReplyAwaitsRealTrace(t *testing.T) {
 		t.Fatal("no awaited replies extracted")
 	}
 	dir := t.TempDir()
-	p := filepath.Join(dir, "w.arrow")
-	if err := SaveWorkload(p, w); err != nil {
-		t.Fatal(err)
-	}
-	back, err := LoadWorkload(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := reloadWorkload(t, w)
 	if !reflect.DeepEqual(w.Edges, back.Edges) {
 		t.Error("edges changed through save/load")
 	}

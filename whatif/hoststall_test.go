@@ -89,14 +89,7 @@ func TestHostStallsByHand(t *testing.T) {
 	}
 
 	// Round trip through the workload file.
-	path := filepath.Join(t.TempDir(), "w.arrow")
-	if err := SaveWorkload(path, w); err != nil {
-		t.Fatal(err)
-	}
-	back, err := LoadWorkload(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := reloadWorkload(t, w)
 	if !reflect.DeepEqual(back.HostStalls, w.HostStalls) || back.Tasks[idx[20]].Activations[1].StallHi-back.Tasks[idx[20]].Activations[1].StallLo != 1 {
 		t.Fatalf("read back %+v", back.HostStalls)
 	}

@@ -1,7 +1,6 @@
 package whatif
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/schedreplay/replay/timeline"
@@ -51,14 +50,7 @@ func TestIRQCPUByHand(t *testing.T) {
 			t.Errorf("activation %d: %v from CPU+1 %d, want %v from %d", i, acts[i].Cause, acts[i].IRQCPUPlus1, wa.cause, wa.irq)
 		}
 	}
-	path := filepath.Join(t.TempDir(), "w.arrow")
-	if err := SaveWorkload(path, w); err != nil {
-		t.Fatal(err)
-	}
-	back, err := LoadWorkload(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := reloadWorkload(t, w)
 	for _, tk := range back.Tasks {
 		if tk.TID == 10 && tk.Activations[1].IRQCPUPlus1 != 1 {
 			t.Errorf("after a workload file: IRQCPUPlus1 %d, want 1", tk.Activations[1].IRQCPUPlus1)

@@ -1240,15 +1240,7 @@ func (x *extractor) tickSoftIRQ(keep []int32, phase int64) {
 // `at` and before any tick since: so a wakeup set it, not a slice expiry.
 func (x *extractor) reschedByWakeup(c int32, at int64) bool {
 	nr := x.firstNR[c]
-	if nr < at {
-		return false
-	}
-	for _, t := range x.ticks[c] {
-		if t > at && t < nr {
-			return false
-		}
-	}
-	return true
+	return nr >= at && !x.tickBetween(c, at, nr)
 }
 
 // enqueueInIRQ: a sleeper's enqueue statistics (sched_stat_sleep,

@@ -52,6 +52,20 @@ func streamWorkloadErr(t *testing.T, path string, w *Workload, batch int, seed i
 	return ww.Finish(path, &hdr)
 }
 
+// reloadWorkload writes w to a workload file and reads it back.
+func reloadWorkload(t *testing.T, w *Workload) *Workload {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "w.arrow")
+	if err := SaveWorkload(p, w); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadWorkload(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
 // tinyWorkload is a hand-made workload with every table.
 func tinyWorkload() *Workload {
 	w := &Workload{StartNS: 5, EndNS: 900, Kernel: "k", Source: "tiny",
