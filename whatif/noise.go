@@ -412,13 +412,10 @@ func (s *Sim) reschedDelays(local bool) []int64 {
 // the trace, local and remote. The real-time pool is cut at the stall
 // tolerance too, and left empty (an immediate switch) below minSamples.
 func (s *Sim) initPreemptPools() {
-	// The delays with a tick between the wakeup and the switch are CFS's
-	// (Workload.PreemptWakeTickNS).
+	// The delays with a tick between the wakeup and the switch are the
+	// tick's decisions, which the replay takes itself
+	// (Workload.PreemptWakeTickNS): no draw.
 	pool, local := s.w.PreemptWakeNS, s.w.PreemptWakeLocalNS
-	allLocal := mergeSorted(local, s.w.PreemptWakeLocalTickNS)
-	if !s.eevdf {
-		pool, local = mergeSorted(pool, s.w.PreemptWakeTickNS), allLocal
-	}
 	s.localPool = local
 	if len(pool) < minSamples && len(local) > 0 {
 		pool = append(append([]int64{}, pool...), local...)
@@ -439,13 +436,13 @@ func (s *Sim) initPreemptPools() {
 	}
 	s.rtPool = rt
 	if s.cfg.TickSoftIRQ {
-		s.softirqPool = softirqSwitchDelays(allLocal, s.tickNS)
+		s.softirqPool = softirqSwitchDelays(mergeSorted(local, s.w.PreemptWakeLocalTickNS), s.tickNS)
 	}
 }
 
 // mergeSorted is the sorted union of two sorted pools (a itself when b is
-// empty): a CFS replay's draws from the delays kept apart by a tick are
-// the draws it made from the one pool that held them all.
+// empty): with tick_softirq, the local delays with and without a tick
+// between, as the trace had them.
 func mergeSorted(a, b []int64) []int64 {
 	if len(b) == 0 {
 		return a

@@ -298,15 +298,16 @@ type Workload struct {
 	PreemptWakeLocalNS []int64
 	// PreemptWakeTickNS, PreemptWakeLocalTickNS: the delays of those
 	// two kinds with a tick of the target CPU between the wakeup and the
-	// switch, kept apart (sorted): the tick may have made the switch, a
-	// decision the replay takes itself. An EEVDF wakee that finds the
-	// running task protected waits for the tick that ends its request
-	// (95 % of them show TIF_NEED_RESCHED still clear at that tick:
-	// FIDELITY.md round 64), so EEVDF replays draw a wakeup preemption's
-	// delay from the pools above alone; CFS replays draw from each pair
-	// together, as measured they must (round 64: the hogs' and hackbench's
-	// medians on the 6.1 guests lose without them). Files written before
-	// these pools hold every delay in the pools above.
+	// switch, kept apart (sorted): the tick made the switch, a decision
+	// the replay takes itself, so no replay draws from them (an EEVDF
+	// wakee that finds the running task protected waits for the tick that
+	// ends its request, 95 % of them with TIF_NEED_RESCHED still clear at
+	// that tick, FIDELITY.md round 64; a CFS wakee within the wakeup
+	// granularity likewise, round 65). A tick here is a hard-IRQ
+	// update_curr of the running task that is neither an enqueue's
+	// (irqEnqueues) nor the tick a host stall held back (lateTickNS).
+	// Files written before these pools hold every delay in the pools
+	// above.
 	PreemptWakeTickNS, PreemptWakeLocalTickNS []int64
 	// PreemptWakeRTNS: the delays from a real-time task's wakeup to its
 	// switch-in preempting a CFS task (the interrupt's or system call's
@@ -554,6 +555,11 @@ type extractor struct {
 	// task's TIF_NEED_RESCHED set (-1: none).
 	ticks   [][]int64
 	firstNR []int64
+	// enq tells the enqueue's hard-IRQ update_curr from a tick's.
+	enq irqEnqueues
+	// stallEnd per CPU: the event that ended its last host stall (the
+	// vCPU running again), -1 none.
+	stallEnd []int64
 	// softWakes are the arrivals woken in softirq context, classified
 	// once the tick grid is known (tickSoftIRQ).
 	softWakes []softWake
@@ -651,6 +657,8 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			}
 			if last, ok := x.hostStalls.gap(c, e.Time); ok {
 				x.hostStallGap(c, last, e.Time)
+				x.growCPU(c)
+				x.stallEnd[c] = e.Time
 			}
 			switch e.Kind {
 			case timeline.SchedStatRuntime:
@@ -661,13 +669,28 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 				}
 				if hard {
 					x.hostStalls.tick(c, e.Time)
-					x.growCPU(c)
+				}
+				x.growCPU(c)
+				if of := x.runningOn(c, e.Int32(timeline.PID)); !x.enq.runtime(of, e.Time) && hard && of == c && e.Time-x.stallEnd[c] > lateTickNS {
 					x.ticks[c] = append(x.ticks[c], e.Time)
 				}
 			case timeline.SchedSwitch:
+				x.enq.switched(c)
 				x.stalls.switchTo(c, e.Time, e.Int32(timeline.NextPID))
 				next := e.Int(timeline.NextPID) > 0
 				x.hostStalls.switchTo(c, next, next && (!e.IsSet(timeline.NextPrio) || e.Int(timeline.NextPrio) >= 100))
+			case timeline.SchedWaking:
+				x.stalls.event(c, e.Time)
+				target := c
+				if e.IsSet(timeline.TargetCPU) {
+					target = e.Int32(timeline.TargetCPU)
+				}
+				x.enq.waking(e.Int32(timeline.PID), c, target, e.Int(timeline.CommonFlags)&flagHardIRQ != 0, e.Time)
+			case timeline.SchedMigrateTask:
+				x.stalls.event(c, e.Time)
+				if e.IsSet(timeline.DestCPU) {
+					x.enq.migrate(e.Int32(timeline.PID), e.Int32(timeline.DestCPU))
+				}
 			case timeline.SchedStatSleep, timeline.SchedStatIOWait, timeline.SchedStatBlocked:
 				x.stalls.event(c, e.Time)
 				if e.Int(timeline.CommonFlags)&flagHardIRQ != 0 {
@@ -764,6 +787,7 @@ func (x *extractor) growCPU(c int32) {
 		x.capOf = append(x.capOf, 1024)
 		x.ticks = append(x.ticks, nil)
 		x.firstNR = append(x.firstNR, -1)
+		x.stallEnd = append(x.stallEnd, -1)
 		x.wokeOn = append(x.wokeOn, 0)
 	}
 }
@@ -1241,6 +1265,27 @@ func (x *extractor) tickSoftIRQ(keep []int32, phase int64) {
 func (x *extractor) reschedByWakeup(c int32, at int64) bool {
 	nr := x.firstNR[c]
 	return nr >= at && !x.tickBetween(c, at, nr)
+}
+
+// lateTickNS: a hard-IRQ update_curr this soon after a host stall ended
+// on its CPU is the tick the vCPU missed while descheduled, delivered as
+// it runs again: the stall's end, not a slice decision at a tick.
+const lateTickNS = 100000
+
+// runningOn is the CPU whose running task a sched_stat_runtime of pid
+// written on c updated: c when pid runs there (or c's task is not known
+// yet), else the CPU pid runs on (a remote wakeup's enqueue updates the
+// target CPU's task from the waker's CPU), -1 none.
+func (x *extractor) runningOn(c, pid int32) int32 {
+	if x.cur[c] == pid || x.cur[c] < 0 {
+		return c
+	}
+	for d, p := range x.cur {
+		if p == pid && pid > 0 {
+			return int32(d)
+		}
+	}
+	return -1
 }
 
 // enqueueInIRQ: a sleeper's enqueue statistics (sched_stat_sleep,
