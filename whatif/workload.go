@@ -662,16 +662,21 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			}
 			switch e.Kind {
 			case timeline.SchedStatRuntime:
-				hard := e.Int(timeline.CommonFlags)&flagHardIRQ != 0
-				x.stalls.runtime(c, e.Time, e.Int32(timeline.PID), hard)
+				// A tick: c's own task updated in hard IRQ, not by an
+				// enqueue (irqenqueue.go). The stall estimators time the
+				// late ones; the tick list leaves them out.
+				x.growCPU(c)
+				of := x.runningOn(c, e.Int32(timeline.PID))
+				enqueue := x.enq.runtime(of, e.Time)
+				tick := e.Int(timeline.CommonFlags)&flagHardIRQ != 0 && !enqueue
+				x.stalls.runtime(c, e.Time, e.Int32(timeline.PID), tick)
 				if t := x.byTID[e.Int32(timeline.PID)]; t != nil && (t.state != stRunning || t.runCPU != c) && t.rtCPU < 0 && e.IsSet(timeline.Runtime) {
 					t.rtFrom, t.rtCPU = e.Time-e.Int(timeline.Runtime), c
 				}
-				if hard {
+				if tick {
 					x.hostStalls.tick(c, e.Time)
 				}
-				x.growCPU(c)
-				if of := x.runningOn(c, e.Int32(timeline.PID)); !x.enq.runtime(of, e.Time) && hard && of == c && e.Time-x.stallEnd[c] > lateTickNS {
+				if tick && of == c && e.Time-x.stallEnd[c] > lateTickNS {
 					x.ticks[c] = append(x.ticks[c], e.Time)
 				}
 			case timeline.SchedSwitch:
