@@ -434,3 +434,18 @@ func BenchmarkLoadWorkload(b *testing.B) {
 	}
 	b.ReportMetric(float64(acts)*float64(b.N)/b.Elapsed().Seconds(), "activations/s")
 }
+
+// BenchmarkExtract measures workload extraction alone (every tally and
+// the edge and activation building, no decoding) in trace events per
+// second on one core, over the largest real fixture's events held in
+// memory.
+func BenchmarkExtract(b *testing.B) {
+	evs := largestFixtureEvents(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Extract(&noiseReader{evs: evs}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)*float64(len(evs))/b.Elapsed().Seconds(), "events/s")
+}
