@@ -64,15 +64,16 @@ func (t *tickSwitchTally) lost() {
 	}
 }
 
-// observe takes every event of a CPU, in time order.
-func (t *tickSwitchTally) observe(e *timeline.Event, c int32) {
+// observe takes every event of a CPU, in time order; tick: the event is a
+// tick record of c (a hard-IRQ sched_stat_runtime that is no enqueue's).
+func (t *tickSwitchTally) observe(e *timeline.Event, c int32, tick bool) {
 	if c < 0 {
 		return
 	}
 	t.grow(c)
 	switch e.Kind {
 	case timeline.SchedStatRuntime:
-		if e.Int(timeline.CommonFlags)&flagHardIRQ != 0 && e.Int32(timeline.PID) > 0 {
+		if tick && e.Int32(timeline.PID) > 0 {
 			t.at[c], t.pid[c], t.woke[c], t.ran[c] = e.Time, e.Int32(timeline.PID), false, 0
 		} else if t.at[c] >= 0 && e.Int32(timeline.PID) == t.pid[c] {
 			t.ran[c] += e.Int(timeline.Runtime)

@@ -649,8 +649,18 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			}
 		} else if e.IsSet(timeline.CPU) && e.Time != 0 && !strings.HasPrefix(e.Name, "perf:") {
 			c := e.Int32(timeline.CPU)
+			// A tick: c's own task updated in hard IRQ, not by an enqueue
+			// (irqenqueue.go). The stall estimators time the late ones;
+			// the tick list leaves them out.
+			of, tick := int32(-1), false
+			if e.Kind == timeline.SchedStatRuntime {
+				x.growCPU(c)
+				of = x.runningOn(c, e.Int32(timeline.PID))
+				enqueue := x.enq.runtime(of, e.Time)
+				tick = e.Int(timeline.CommonFlags)&flagHardIRQ != 0 && !enqueue
+			}
 			x.newidle.observe(e)
-			x.tickSw.observe(e, c)
+			x.tickSw.observe(e, c, tick)
 			x.swCharge.observe(e, c)
 			if x.flips != nil {
 				x.flips.observe(e)
@@ -662,13 +672,6 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			}
 			switch e.Kind {
 			case timeline.SchedStatRuntime:
-				// A tick: c's own task updated in hard IRQ, not by an
-				// enqueue (irqenqueue.go). The stall estimators time the
-				// late ones; the tick list leaves them out.
-				x.growCPU(c)
-				of := x.runningOn(c, e.Int32(timeline.PID))
-				enqueue := x.enq.runtime(of, e.Time)
-				tick := e.Int(timeline.CommonFlags)&flagHardIRQ != 0 && !enqueue
 				x.stalls.runtime(c, e.Time, e.Int32(timeline.PID), tick)
 				if t := x.byTID[e.Int32(timeline.PID)]; t != nil && (t.state != stRunning || t.runCPU != c) && t.rtCPU < 0 && e.IsSet(timeline.Runtime) {
 					t.rtFrom, t.rtCPU = e.Time-e.Int(timeline.Runtime), c
