@@ -50,12 +50,21 @@ func (q *irqEnqueues) waking(pid, from, target int32, hard bool, at int64) {
 	q.add(target, pendEnqueue{pid, at, from, hard})
 }
 
+// add keeps p pending on target, dropping what has lapsed there (a CPU
+// that neither switches nor updates its task, one running a real-time
+// task, would otherwise gather every waking aimed at it).
 func (q *irqEnqueues) add(target int32, p pendEnqueue) {
 	if target < 0 {
 		return
 	}
 	q.grow(target)
-	q.pend[target] = append(q.pend[target], p)
+	ps := q.pend[target][:0]
+	for _, o := range q.pend[target] {
+		if p.at-o.at <= enqueueLapseNS {
+			ps = append(ps, o)
+		}
+	}
+	q.pend[target] = append(ps, p)
 }
 
 // migrate: the wakeup placed pid on dest instead.
