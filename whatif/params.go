@@ -99,15 +99,17 @@ func (s Setting) Apply(cfg *Config) error {
 		}
 		return n, nil
 	}
-	// onOff sets a model option from "on" or "off".
-	onOff := func(dst *bool) error {
+	// either sets a model option with two values, yes or no; onOff one
+	// set by "on" or "off".
+	either := func(dst *bool, yes, no string) error {
 		switch s.Value {
-		case "on", "off":
-			*dst = s.Value == "on"
+		case yes, no:
+			*dst = s.Value == yes
 			return nil
 		}
-		return bad("on or off")
+		return bad(yes + " or " + no)
 	}
+	onOff := func(dst *bool) error { return either(dst, "on", "off") }
 	key, level, hasLevel := strings.Cut(s.Key, ".")
 	if hasLevel && key != "imbalance_pct" && key != "busy_factor" {
 		return fmt.Errorf("%s: unknown key %q; keys: %s", s, s.Key, ParamUsage())
@@ -184,23 +186,9 @@ func (s Setting) Apply(cfg *Config) error {
 	case "switch_charge":
 		return onOff(&cfg.SwitchCharge)
 	case "irq_cpu":
-		switch s.Value {
-		case "trace":
-			cfg.IRQCPU = true
-		case "own":
-			cfg.IRQCPU = false
-		default:
-			return bad("trace or own")
-		}
+		return either(&cfg.IRQCPU, "trace", "own")
 	case "wake_overhead":
-		switch s.Value {
-		case "skip":
-			cfg.SkipWakeOverhead = true
-		case "keep":
-			cfg.SkipWakeOverhead = false
-		default:
-			return bad("skip or keep")
-		}
+		return either(&cfg.SkipWakeOverhead, "skip", "keep")
 	case "wakee_flips":
 		if s.Value == "trace" {
 			cfg.WakeeFlips = -1

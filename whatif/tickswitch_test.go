@@ -61,7 +61,7 @@ func TestTickSwitchByHand(t *testing.T) {
 		nSwitch(34*ms+100000, 1, 21, "R", 0),
 		nSwitch(39*ms, 1, 0, "R", 20),
 		withFlags(nWaking(40*ms, 1, 0, 22, 1), hardirq),
-		withFlags(nRuntime(40*ms+80000, 1, 20, hardirq), hardirq),
+		nRuntime(40*ms+80000, 1, 20, hardirq),
 		nSwitch(40*ms+200000, 1, 20, "R", 22),
 	}}
 	w, err := Extract(r)
