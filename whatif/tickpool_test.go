@@ -174,12 +174,12 @@ func nStatSleep(t int64, cpu, pid int32, flags int64) timeline.Event {
 func TestPendingEnqueuesLapse(t *testing.T) {
 	var q irqEnqueues
 	for i := range 10000 {
-		q.waking(int32(100+i), 1, 0, false, int64(i)*100000)
+		q.waking(int32(100+i), 1, 0, false, false, int64(i)*100000)
 	}
 	if n := len(q.pend[0]); n > 6 {
 		t.Fatalf("%d wakings pending on CPU 0, want at most 6", n)
 	}
-	if !q.runtime(0, 10000*100000) {
+	if !q.runtime(1, 0, false, 10000*100000) {
 		t.Fatal("the last waking's enqueue was not taken as one")
 	}
 }
