@@ -101,11 +101,25 @@ type flipFit struct {
 // newFlipFit prepares a fit on the traced machine's domains; nil without
 // a topology (no fit: every task starts at 0).
 func newFlipFit(topo *model.Topology, kernel string) *flipFit {
+	return flipFitOn(tracedDomains(topo, kernel))
+}
+
+// tracedDomains are the domains the trace's kernel built on its machine,
+// nil without a topology or when they cannot be built.
+func tracedDomains(topo *model.Topology, kernel string) *model.Domains {
 	if topo == nil {
 		return nil
 	}
 	d, err := model.BuildDomains(topo, kernel)
 	if err != nil || d.NrCPUs <= 0 {
+		return nil
+	}
+	return d
+}
+
+// flipFitOn prepares a fit on domains d; nil without them.
+func flipFitOn(d *model.Domains) *flipFit {
+	if d == nil {
 		return nil
 	}
 	f := &flipFit{tasks: map[int32]*fitTask{}, where: map[int32]int32{}, lastCPU: map[int32]int32{}, sync: map[int32]fitSync{}}

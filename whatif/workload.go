@@ -584,12 +584,13 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		w.Source = m.Source.Path
 		w.Cmdline = m.Source.Cmdline
 	}
+	dom := tracedDomains(w.Topology, w.Kernel)
 	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{},
 		lastWake: map[int32]pendWake{}, runnable: map[int32]*extTask{}, notSync: map[int32]int{}, pulled: map[int32]int{}, pulledAlone: map[int32]int{},
 		newidle:    newNewidleTally(),
 		tickSw:     newTickSwitchTally(4000000),
 		swCharge:   newSwitchChargeTally(4000000),
-		flips:      newFlipFit(w.Topology, w.Kernel),
+		flips:      flipFitOn(dom),
 		stalls:     newStallEstimator(4000000), // HZ 250, the default Config.HZ
 		hostStalls: newHostStallFinder(4000000)}
 	if m != nil {
@@ -599,12 +600,12 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			}
 		}
 	}
-	if w.Topology != nil {
-		if d, err := model.BuildDomains(w.Topology, w.Kernel); err == nil {
-			for _, cd := range d.CPUs {
-				x.enq.llc = append(x.enq.llc, cd.LLCID)
-			}
+	if dom != nil {
+		for _, cd := range dom.CPUs {
+			x.enq.llc = append(x.enq.llc, cd.LLCID)
 		}
+	}
+	if w.Topology != nil {
 		for _, c := range w.Topology.CPUs {
 			x.growCPU(int32(c.ID))
 			if c.Capacity > 0 {
@@ -691,7 +692,9 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 					x.ticks[c] = append(x.ticks[c], e.Time)
 				}
 			case timeline.SchedSwitch:
-				x.enq.ran(e.Int32(timeline.NextPID))
+				if next := e.Int32(timeline.NextPID); next > 0 {
+					x.enq.ran(next)
+				}
 				x.stalls.switchTo(c, e.Time, e.Int32(timeline.NextPID))
 				next := e.Int(timeline.NextPID) > 0
 				x.hostStalls.switchTo(c, next, next && (!e.IsSet(timeline.NextPrio) || e.Int(timeline.NextPrio) >= 100))
