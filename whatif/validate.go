@@ -328,6 +328,11 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "trace: %d host stalls of busy vCPUs, %.1f ms, %.0f%% of the tasks' demand (kept where they were in each task's work)\n",
 			f.HostStalls, float64(f.HostStallNS)/1e6, 100*float64(f.HostStallNS)/float64(f.DemandNS))
 	}
+	if f.Observed != nil && f.Observed.WakeupCount == 0 {
+		// A trace of sched_switch alone: its latency percentiles are
+		// zeros, and the latency goals compare nothing.
+		fmt.Fprintf(&b, "trace: no wakeup followed by its switch-in (no sched_waking or sched_wakeup recorded?): the wakeup-latency goals compare nothing\n")
+	}
 	if c := f.SwitchCharge; c != nil && c.Switches > 0 {
 		fmt.Fprintf(&b, "trace: at %d switches the kernel charged the next task the run from the leaving task's last update (median %.0f µs after a preemption, %.0f µs after a block a task's wakeup ends, %.0f µs after one an interrupt's does): replayed so (--set switch_charge=off: not)\n",
 			c.Switches, float64(c.PreemptP50NS)/1e3, float64(c.BlockP50NS)/1e3, float64(c.BlockIRQP50NS)/1e3)

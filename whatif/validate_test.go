@@ -28,6 +28,22 @@ func TestFidelityTableReportsPendingEdges(t *testing.T) {
 	}
 }
 
+// --validate's table says when the trace shows no wakeup at all (LISA's
+// rt-app example records sched_switch alone): its latency goals are met
+// by two empty distributions, which the table must not leave unsaid.
+func TestFidelityTableReportsNoWakeups(t *testing.T) {
+	for _, c := range []struct {
+		observed int64
+		want     bool
+	}{{0, true}, {1, false}} {
+		f := Compare("latest", &Metrics{WakeupCount: c.observed}, &Metrics{WakeupCount: 790}, nil)
+		got := tableLine(t, f, "trace: no wakeup followed by its switch-in") != ""
+		if got != c.want {
+			t.Errorf("%d observed wakeups: line shown %v, want %v", c.observed, got, c.want)
+		}
+	}
+}
+
 // tableLine is the line of f's table that starts with prefix ("" when
 // there is none; the last when several do).
 func tableLine(t *testing.T, f *Fidelity, prefix string) string {

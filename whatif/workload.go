@@ -660,6 +660,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 			// the tick list leaves them out.
 			of, tick := int32(-1), false
 			if e.Kind == timeline.SchedStatRuntime {
+				x.hostStalls.runtimes = true
 				x.growCPU(c)
 				of = x.runningOn(c, e.Int32(timeline.PID))
 				hard := e.Int(timeline.CommonFlags)&flagHardIRQ != 0
