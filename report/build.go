@@ -145,7 +145,7 @@ func Build(in Input) (*Data, error) {
 		simulate, d.NoSimulation = false, "the trace has no topology (give one with --topology)"
 	}
 	if simulate {
-		meas = whatif.NewMeasurer(in.Domains, in.Domains.NrCPUs)
+		meas = whatif.NewTraceMeasurer(in.Domains, in.Domains.NrCPUs, meta)
 		tee.to = append(tee.to, meas.Emit)
 	}
 	var w *whatif.Workload

@@ -100,10 +100,34 @@ func (l latSink) WriteSlice(s *analysis.Slice) error {
 	return nil
 }
 
-// NewMeasurer prepares the analysis with the machine's domain levels.
+// NewMeasurer prepares the analysis of a simulated schedule with the
+// machine's domain levels. The simulator writes sched_waking, so wakeup
+// latency starts there, as perf's does on a trace that has it.
 func NewMeasurer(d *model.Domains, ncpu int) *Measurer {
+	return newMeasurer(d, ncpu, true)
+}
+
+// NewTraceMeasurer prepares the analysis of a recorded trace, whose
+// metadata tells whether it records sched_waking: a trace of
+// sched_wakeup alone times its wakeups from sched_wakeup (as perf sched
+// timehist does), where NewMeasurer's analysis would see none. The
+// analysis turns to sched_waking at the first one it sees either way.
+func NewTraceMeasurer(d *model.Domains, ncpu int, meta *timeline.Meta) *Measurer {
+	waking := false
+	if meta != nil {
+		for _, ev := range meta.Source.Events {
+			if strings.HasSuffix(ev, "sched_waking") {
+				waking = true
+			}
+		}
+	}
+	return newMeasurer(d, ncpu, waking)
+}
+
+func newMeasurer(d *model.Domains, ncpu int, preferWaking bool) *Measurer {
 	m := &Measurer{ni: newNewidleTally(), pl: newPlaceTally()}
-	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: true, Slices: latSink{m}}
+	m.pl.waking = preferWaking
+	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: preferWaking, Slices: latSink{m}}
 	if d != nil {
 		opts.Levels = analysis.FromDomains(d)
 	}
@@ -452,7 +476,7 @@ func ExtractAndMeasure(r timeline.EventReader, topo *model.Topology, kernel stri
 		}
 		ncpu = d.NrCPUs
 	}
-	m := NewMeasurer(d, ncpu)
+	m := NewTraceMeasurer(d, ncpu, r.Meta())
 	t := &teeReader{EventReader: r, m: m}
 	w, err := Extract(t)
 	if err != nil {

@@ -53,6 +53,12 @@ type PlaceStats struct {
 
 type placeTally struct {
 	curr []int32 // per CPU: running pid, 0 idle, -1 unknown
+	// waking: the wakeups are sched_waking (set from the first one, or
+	// up front for a simulated schedule or a trace listing it); until
+	// then sched_wakeup, as the analysis takes them (on such a trace a
+	// wakeup the target's IPI enqueued is written on the target CPU, so
+	// it counts as raised there).
+	waking bool
 	// pend: a task's first wakeup since its last switch-out (the
 	// analysis's ready time); lastOut: its last switch-out.
 	pend     map[int32]*placeWake
@@ -88,8 +94,8 @@ func (p *placeTally) drop(pid int32) {
 }
 
 // before sees an event before the analysis does: a wakeup the analysis
-// times (sched_waking, sched_wakeup_new: it prefers sched_waking to
-// sched_wakeup) is noted with the CPUs' states; lost records make every
+// times (sched_waking, sched_wakeup_new; sched_wakeup on a trace without
+// sched_waking) is noted with the CPUs' states; lost records make every
 // CPU's state unknown.
 func (p *placeTally) before(e *timeline.Event) {
 	if e.Kind == timeline.Lost {
@@ -99,7 +105,15 @@ func (p *placeTally) before(e *timeline.Event) {
 		p.lastLoss = e.Time
 		return
 	}
-	if e.Kind != timeline.SchedWaking && e.Kind != timeline.SchedWakeupNew {
+	switch e.Kind {
+	case timeline.SchedWaking:
+		p.waking = true
+	case timeline.SchedWakeupNew:
+	case timeline.SchedWakeup:
+		if p.waking {
+			return
+		}
+	default:
 		return
 	}
 	if !e.IsSet(timeline.CPU) || timeline.CheckCPUs(e) != nil {
