@@ -666,3 +666,41 @@ func TestSyncExitingWakerSequences(t *testing.T) {
 		}
 	}
 }
+
+// A task first seen at its switch-in was runnable since the trace start
+// when the trace records task creation (it would show a fork), and is an
+// arrival at that switch-in when it does not: LISA's traces (sched_switch
+// alone, or with sched_wakeup) show forked shell commands only from their
+// first run, which the replay had queued from the trace start. By hand:
+// CPU 0 runs 10 from 0.5 ms; CPU 1 switches from idle to 20, never seen
+// before, at 5 ms, and 20 blocks at 6 ms.
+func TestUnseenSwitchInWithoutCreationRecords(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		events  []string // the trace's recorded events (metadata)
+		cause   Cause
+		release int64
+	}{
+		{"sched_switch alone", []string{"sched:sched_switch"}, CauseArrival, 5 * ms},
+		{"with sched_wakeup_new", []string{"sched:sched_switch", "sched:sched_wakeup_new"}, CauseStart, ms / 2},
+	} {
+		r := &noiseReader{evs: []timeline.Event{
+			nSwitch(ms/2, 0, 0, "R", 10),
+			nSwitch(5*ms, 1, 0, "R", 20),
+			nSwitch(6*ms, 1, 20, "S", 0),
+		}}
+		r.meta.Source.Events = c.events
+		w, err := Extract(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tk := range w.Tasks {
+			if tk.TID != 20 {
+				continue
+			}
+			if a := tk.Activations[0]; a.Cause != c.cause || a.ReleaseNS != c.release || a.DemandNS != ms {
+				t.Errorf("%s: 20's first activation %v released at %d ns, demand %d; want %v at %d, 1 ms", c.name, a.Cause, a.ReleaseNS, a.DemandNS, c.cause, c.release)
+			}
+		}
+	}
+}

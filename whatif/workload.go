@@ -525,9 +525,15 @@ type extractor struct {
 	curSince   []int64 // per CPU: since when (for idle-wake measurement)
 	capOf      []int64
 	waking     bool // the trace has sched_waking: ignore sched_wakeup
-	pendIdle   map[int32]pendWake
-	switches   []int64
-	pendBusy   map[int32]pendWake
+	// creation: the trace records task creation (sched_wakeup_new or
+	// sched_process_fork). Without it a task first seen at its switch-in
+	// may have been created just before, not have waited since the trace
+	// start: unseenIn lists those switch-ins, made arrivals at finish.
+	creation bool
+	unseenIn []unseenSwitchIn
+	pendIdle map[int32]pendWake
+	switches []int64
+	pendBusy map[int32]pendWake
 	// lastWake per waker tid: its last wake edge (index into edges) and
 	// where and when it fired, for the WF_SYNC inference.
 	lastWake map[int32]pendWake
@@ -597,6 +603,9 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		for _, ev := range m.Source.Events {
 			if strings.HasSuffix(ev, "sched_waking") {
 				x.waking = true
+			}
+			if strings.HasSuffix(ev, "sched_wakeup_new") || strings.HasSuffix(ev, "sched_process_fork") {
+				x.creation = true
 			}
 		}
 	}
@@ -752,6 +761,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 				x.onWake(e, c, false)
 			}
 		case timeline.SchedWakeupNew:
+			x.creation = true
 			x.onWake(e, c, true)
 		case timeline.SchedProcessExit, timeline.PerfExit:
 			// perf sched record has no sched_process_exit; perf's own
@@ -763,6 +773,7 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 				t.exiting = true
 			}
 		case timeline.SchedProcessFork:
+			x.creation = true
 			x.comms[e.Int32(timeline.ChildPID)] = e.Str(timeline.ChildComm)
 		case timeline.SchedMigrateTask:
 			x.onMigrate(e, c)
@@ -1054,6 +1065,7 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 		switch t.state {
 		case stUnseen:
 			x.newAct(t, CauseStart, x.w.StartNS)
+			x.unseenIn = append(x.unseenIn, unseenSwitchIn{t.idx, now})
 		case stSleeping, stDead:
 			// Switched in without a wakeup the trace shows.
 			if !x.wakeRaced(t) {
@@ -1641,8 +1653,26 @@ func (x *extractor) syncByPulls(wakee int32) bool {
 	return n >= syncPullsMin && syncAgainstRatio*x.notSync[wakee] <= n
 }
 
+// unseenSwitchIn: task idx's first event was its switch-in at `at`.
+type unseenSwitchIn struct {
+	idx int32
+	at  int64
+}
+
 func (x *extractor) finish() {
 	w := x.w
+	if !x.creation {
+		// A trace that does not record task creation: a task first seen
+		// at a switch-in is released there (an arrival), the first the
+		// trace knows of it, rather than queued from the trace start
+		// (LISA's rt-app and trace-cmd text examples: forked shell
+		// commands, which the replay otherwise ran from the start).
+		for _, u := range x.unseenIn {
+			if a := &w.Tasks[u.idx].Activations[0]; a.Cause == CauseStart && u.at > w.StartNS {
+				a.Cause, a.ReleaseNS = CauseArrival, u.at
+			}
+		}
+	}
 	// A wakee whose wakeups the trace shows placed against WF_SYNC more
 	// often than stacked by it is woken without it, and one the trace
 	// shows stacked as only WF_SYNC does, with it (Edge.Sync).
