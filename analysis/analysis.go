@@ -218,10 +218,8 @@ func New(opts Options) *Analyzer {
 // Run analyzes a whole event stream.
 func Run(r timeline.EventReader, opts Options) (*Report, error) {
 	if m := r.Meta(); m != nil {
-		for _, ev := range m.Source.Events {
-			if strings.HasSuffix(ev, "sched_waking") {
-				opts.PreferWaking = true
-			}
+		if m.Source.Records("sched_waking") {
+			opts.PreferWaking = true
 		}
 		if opts.NumCPUs == 0 {
 			opts.NumCPUs = m.Source.NrCPUsOnline

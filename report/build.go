@@ -107,11 +107,7 @@ func analysisOptions(m *timeline.Meta, d *model.Domains, sink analysis.SliceSink
 		o.NumCPUs = d.NrCPUs
 	}
 	if m != nil {
-		for _, ev := range m.Source.Events {
-			if strings.HasSuffix(ev, "sched_waking") {
-				o.PreferWaking = true
-			}
-		}
+		o.PreferWaking = m.Source.Records("sched_waking")
 		o.NumCPUs = max(o.NumCPUs, m.Source.NrCPUsOnline, m.Source.NrCPUs)
 		for _, c := range m.Summary.CPUs {
 			o.NumCPUs = max(o.NumCPUs, c+1)

@@ -48,6 +48,18 @@ type Source struct {
 	Extra map[string]string `json:"extra,omitempty"`
 }
 
+// Records reports whether the source lists an event named name, with or
+// without its system ("sched_waking" matches "sched:sched_waking"). An
+// empty list says nothing: formats that do not carry one leave it empty.
+func (s *Source) Records(name string) bool {
+	for _, ev := range s.Events {
+		if strings.HasSuffix(ev, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // Lost counts events the recorder lost, and records the reader dropped or
 // repaired. A timeline never hides a loss: each is a count here by reason,
 // and each gap is also a "lost" row at its time and CPU.

@@ -213,3 +213,26 @@ func TestIntField(t *testing.T) {
 		}
 	}
 }
+
+// Source.Records matches an event with or without its system, and says
+// nothing for a source that lists no events.
+func TestSourceRecords(t *testing.T) {
+	perf := Source{Events: []string{"sched:sched_switch", "sched:sched_waking", "dummy:HG"}}
+	bare := Source{Events: []string{"sched_switch", "sched_wakeup"}}
+	for _, c := range []struct {
+		src  Source
+		name string
+		want bool
+	}{
+		{perf, "sched_waking", true},
+		{perf, "sched_wakeup", false},
+		{perf, "sched_wakeup_new", false},
+		{bare, "sched_wakeup", true},
+		{bare, "sched_waking", false},
+		{Source{}, "sched_switch", false},
+	} {
+		if got := c.src.Records(c.name); got != c.want {
+			t.Errorf("%v records %s: %v, want %v", c.src.Events, c.name, got, c.want)
+		}
+	}
+}

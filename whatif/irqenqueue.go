@@ -38,7 +38,7 @@ import "math"
 // Checked against each CPU's tick phase (FIDELITY.md round 66): over the
 // 6.1 and 6.12 guests' recordings, 73 % of the records taken for ticks
 // fall within 0.3 ms of the phase of the CPU's 4 ms tick grid, and
-// 15.4 % of the others, what a uniform spread gives (before round 66:
+// 15.5 % of the others, what a uniform spread gives (before round 66:
 // 72.9 and 22.4 %, real ticks among the others).
 type irqEnqueues struct {
 	pend [][]pendEnqueue // per CPU

@@ -116,19 +116,12 @@ func TestIRQEnqueueAfterSwitchByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		name      string
-		got, want []int64
-	}{
-		{"remote", w.PreemptWakeNS, []int64{150000}},
-		{"remote, a tick between", w.PreemptWakeTickNS, []int64{1100000}},
-		{"local", w.PreemptWakeLocalNS, []int64{170000}},
-		{"local, a tick between", w.PreemptWakeLocalTickNS, nil},
-	} {
-		if !slices.Equal(c.got, c.want) {
-			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
-		}
-	}
+	checkPools(t,
+		pool{"remote", w.PreemptWakeNS, []int64{150000}},
+		pool{"remote, a tick between", w.PreemptWakeTickNS, []int64{1100000}},
+		pool{"local", w.PreemptWakeLocalNS, []int64{170000}},
+		pool{"local, a tick between", w.PreemptWakeLocalTickNS, nil},
+	)
 }
 
 // A sleeper's statistics in hard IRQ take the record before them out of

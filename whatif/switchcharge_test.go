@@ -1,7 +1,6 @@
 package whatif
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/schedreplay/replay/timeline"
@@ -51,18 +50,11 @@ func TestSwitchChargeByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		name      string
-		got, want []int64
-	}{
-		{"block, a task's wakeup next", w.SwitchChargeBlockNS, []int64{40000}},
-		{"block, an interrupt's wakeup next", w.SwitchChargeBlockIRQNS, []int64{70000}},
-		{"preemption", w.SwitchChargePreemptNS, []int64{16000, 30000}},
-	} {
-		if !slices.Equal(c.got, c.want) {
-			t.Errorf("%s: gaps %v, want %v", c.name, c.got, c.want)
-		}
-	}
+	checkPools(t,
+		pool{"block, a task's wakeup next", w.SwitchChargeBlockNS, []int64{40000}},
+		pool{"block, an interrupt's wakeup next", w.SwitchChargeBlockIRQNS, []int64{70000}},
+		pool{"preemption", w.SwitchChargePreemptNS, []int64{16000, 30000}},
+	)
 }
 
 // A committed 6.12 recording (guest-M r3 schbench) against a throw-away

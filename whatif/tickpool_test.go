@@ -83,19 +83,12 @@ func TestPreemptDelaysApartByTickByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		name      string
-		got, want []int64
-	}{
-		{"remote", w.PreemptWakeNS, []int64{50000, 100000, 250000, 1600000}},
-		{"remote, a tick between", w.PreemptWakeTickNS, []int64{300000, 1200000}},
-		{"local", w.PreemptWakeLocalNS, []int64{30000, 300000}},
-		{"local, a tick between", w.PreemptWakeLocalTickNS, []int64{1100000}},
-	} {
-		if !slices.Equal(c.got, c.want) {
-			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
-		}
-	}
+	checkPools(t,
+		pool{"remote", w.PreemptWakeNS, []int64{50000, 100000, 250000, 1600000}},
+		pool{"remote, a tick between", w.PreemptWakeTickNS, []int64{300000, 1200000}},
+		pool{"local", w.PreemptWakeLocalNS, []int64{30000, 300000}},
+		pool{"local, a tick between", w.PreemptWakeLocalTickNS, []int64{1100000}},
+	)
 }
 
 // No replay draws the delays a tick fell in (the tick's decisions, which
@@ -181,5 +174,22 @@ func TestPendingEnqueuesLapse(t *testing.T) {
 	}
 	if !q.runtime(1, 0, false, 10000*100000) {
 		t.Fatal("the last waking's enqueue was not taken as one")
+	}
+}
+
+// pool is one sorted pool of delays a test checks: its name, what
+// extraction gave, what was worked out by hand.
+type pool struct {
+	name      string
+	got, want []int64
+}
+
+// checkPools reports each pool that differs from its worked-out values.
+func checkPools(t *testing.T, pools ...pool) {
+	t.Helper()
+	for _, c := range pools {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
+		}
 	}
 }

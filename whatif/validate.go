@@ -113,15 +113,7 @@ func NewMeasurer(d *model.Domains, ncpu int) *Measurer {
 // timehist does), where NewMeasurer's analysis would see none. The
 // analysis turns to sched_waking at the first one it sees either way.
 func NewTraceMeasurer(d *model.Domains, ncpu int, meta *timeline.Meta) *Measurer {
-	waking := false
-	if meta != nil {
-		for _, ev := range meta.Source.Events {
-			if strings.HasSuffix(ev, "sched_waking") {
-				waking = true
-			}
-		}
-	}
-	return newMeasurer(d, ncpu, waking)
+	return newMeasurer(d, ncpu, meta != nil && meta.Source.Records("sched_waking"))
 }
 
 func newMeasurer(d *model.Domains, ncpu int, preferWaking bool) *Measurer {

@@ -600,14 +600,8 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 		stalls:     newStallEstimator(4000000), // HZ 250, the default Config.HZ
 		hostStalls: newHostStallFinder(4000000)}
 	if m != nil {
-		for _, ev := range m.Source.Events {
-			if strings.HasSuffix(ev, "sched_waking") {
-				x.waking = true
-			}
-			if strings.HasSuffix(ev, "sched_wakeup_new") || strings.HasSuffix(ev, "sched_process_fork") {
-				x.creation = true
-			}
-		}
+		x.waking = m.Source.Records("sched_waking")
+		x.creation = m.Source.Records("sched_wakeup_new") || m.Source.Records("sched_process_fork")
 	}
 	if dom != nil {
 		for _, cd := range dom.CPUs {
