@@ -58,3 +58,7 @@ shadow:
     go build -o "$d/replay" ./cmd/replay
     for f in fixtures/kernels/v6.12/*/r*/$w.perf.data.gz; do "$d/replay" whatif -i "$f" --seed 0 -o "$d/$(echo "$f" | tr / _).arrow" 2>/dev/null >/dev/null; done
     go run ./scripts/eevdfshadow fixtures/kernels/v6.12/*/r*/$w.perf.data.gz vs "$d"/*.arrow
+
+# The extractor's tick and enqueue classes against each CPU's tick grid over every 6.1 and 6.12 guest recording (FIDELITY.md round 66).
+tickgrid:
+    go run ./scripts/tickgrid

@@ -35,11 +35,13 @@ import "math"
 // writes no such record). The sleeper's statistics, where the trace has
 // them, correct the rest (enqueueInIRQ in workload.go).
 //
-// Checked against each CPU's tick phase (FIDELITY.md round 66): over the
-// 6.1 and 6.12 guests' recordings, 73 % of the records taken for ticks
-// fall within 0.3 ms of the phase of the CPU's 4 ms tick grid, and
-// 15.5 % of the others, what a uniform spread gives (before round 66:
-// 72.9 and 22.4 %, real ticks among the others).
+// Checked against each CPU's tick phase (tickgrid.go, scripts/tickgrid;
+// FIDELITY.md round 66): on the two-vCPU guests' 105 recordings under
+// 6.1 and 6.12, 93–96 % of the records taken for ticks fall within 0.3 ms
+// of the phase of the CPU's 4 ms tick grid, and 10.7–14.9 % of the
+// others, no more than a uniform spread gives (15 %). On the eight-vCPU
+// guests, whose vCPUs the host holds back, the ticks themselves scatter
+// (45–54 % on the grid) and the check tells little.
 type irqEnqueues struct {
 	pend [][]pendEnqueue // per CPU
 	// llc: each CPU's last-level cache (sd_llc_id), nil when the

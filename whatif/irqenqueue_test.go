@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -177,43 +178,22 @@ func TestTicksOnTheTickGrid(t *testing.T) {
 		{"../fixtures/kernels/guest-N-2s1c1t-2numa/stressng-mix.perf.data.gz", 0.95, 0.22},
 		{"../fixtures/kernels/guest-P-1s2c1t/stressng-mix.perf.data.gz", 0.95, 0.22},
 	} {
-		type key struct {
-			c  int32
-			at int64
+		g := NewTickGridClasses()
+		r, err := ingest.Open(c.path)
+		if err != nil {
+			t.Fatal(err)
 		}
-		class := map[key]bool{}
-		tickRecordHook = func(c int32, at int64, tick bool) { class[key{c, at}] = tick }
-		_, _ = extractFixture(t, c.path)
-		tickRecordHook = nil
-		const grid, bin = 4000000, 100000
-		hist := map[int32][]int{}
-		for k := range class {
-			if hist[k.c] == nil {
-				hist[k.c] = make([]int, grid/bin)
-			}
-			hist[k.c][k.at%grid/bin]++
+		_, err = ExtractWith(r, ExtractOptions{HardIRQRecord: g.Observe})
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
 		}
-		phase := map[int32]int64{}
-		for cpu, h := range hist {
-			phase[cpu] = int64(slices.Index(h, slices.Max(h)))*bin + bin/2
-		}
-		var n, on [2]int // [0] others, [1] ticks
-		for k, tick := range class {
-			i := 0
-			if tick {
-				i = 1
-			}
-			d := ((k.at-phase[k.c])%grid + grid) % grid
-			n[i]++
-			if d < 300000 || d > grid-300000 {
-				on[i]++
-			}
-		}
-		tickOn, restOn := float64(on[1])/float64(n[1]), float64(on[0])/float64(n[0])
-		t.Logf("%s: %d ticks, %.1f %% on the grid; %d others, %.1f %%", c.path, n[1], 100*tickOn, n[0], 100*restOn)
+		k := g.OnGrid(4000000, 100000, 300000)
+		tickOn, restOn := float64(k.TicksOnGrid)/float64(k.Ticks), float64(k.OthersOnGrid)/float64(k.Others)
+		t.Logf("%s: %d ticks, %.1f %% on the grid; %d others, %.1f %%", c.path, k.Ticks, 100*tickOn, k.Others, 100*restOn)
 		if tickOn < c.minTick || restOn > c.maxRest {
 			t.Errorf("%s: %.1f %% of %d ticks on the grid (want at least %.0f %%), %.1f %% of %d others (want at most %.0f %%)",
-				c.path, 100*tickOn, n[1], 100*c.minTick, 100*restOn, n[0], 100*c.maxRest)
+				c.path, 100*tickOn, k.Ticks, 100*c.minTick, 100*restOn, k.Others, 100*c.maxRest)
 		}
 	}
 }

@@ -574,6 +574,8 @@ type extractor struct {
 	// CPU is that wakeup's placement (sched_waking's target_cpu is the
 	// task's previous CPU, read before select_task_rq).
 	wokeOn []int32
+	// onIRQRecord: ExtractOptions.HardIRQRecord.
+	onIRQRecord func(cpu int32, at int64, tick bool)
 }
 
 // Extract reads a timeline's events and builds the workload. Per-CPU
@@ -582,6 +584,23 @@ type extractor struct {
 // marks exits. Kernel-chosen placement (sched_migrate_task, target_cpu) is
 // not part of the workload. The result is deterministic.
 func Extract(r timeline.EventReader) (*Workload, error) {
+	return ExtractWith(r, ExtractOptions{})
+}
+
+// ExtractOptions holds what an extraction takes besides its trace.
+type ExtractOptions struct {
+	// HardIRQRecord, when set, sees each hard-IRQ sched_stat_runtime of
+	// the task running on its CPU as the extractor classes it: a tick's
+	// (tick true) or an enqueue's update_curr (irqenqueue.go), and again,
+	// with tick false, when a sleeper's statistics take a tick back. The
+	// classes feed the replay's tick pools and stall estimates, and only
+	// the trace's tick grid checks them (TickGridClasses), so they are
+	// offered for that check (scripts/tickgrid).
+	HardIRQRecord func(cpu int32, at int64, tick bool)
+}
+
+// ExtractWith is Extract with options.
+func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 	m := r.Meta()
 	w := &Workload{StartNS: -1}
 	if m != nil {
@@ -593,12 +612,13 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 	dom := tracedDomains(w.Topology, w.Kernel)
 	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{},
 		lastWake: map[int32]pendWake{}, runnable: map[int32]*extTask{}, notSync: map[int32]int{}, pulled: map[int32]int{}, pulledAlone: map[int32]int{},
-		newidle:    newNewidleTally(),
-		tickSw:     newTickSwitchTally(4000000),
-		swCharge:   newSwitchChargeTally(4000000),
-		flips:      flipFitOn(dom),
-		stalls:     newStallEstimator(4000000), // HZ 250, the default Config.HZ
-		hostStalls: newHostStallFinder(4000000)}
+		newidle:     newNewidleTally(),
+		tickSw:      newTickSwitchTally(4000000),
+		swCharge:    newSwitchChargeTally(4000000),
+		flips:       flipFitOn(dom),
+		stalls:      newStallEstimator(4000000), // HZ 250, the default Config.HZ
+		onIRQRecord: o.HardIRQRecord,
+		hostStalls:  newHostStallFinder(4000000)}
 	if m != nil {
 		x.waking = m.Source.Records("sched_waking")
 		x.creation = m.Source.Records("sched_wakeup_new") || m.Source.Records("sched_process_fork")
@@ -668,8 +688,8 @@ func Extract(r timeline.EventReader) (*Workload, error) {
 				of = x.runningOn(c, e.Int32(timeline.PID))
 				hard := e.Int(timeline.CommonFlags)&flagHardIRQ != 0
 				tick = !x.enq.runtime(c, of, hard, e.Time) && hard
-				if tickRecordHook != nil && hard && of == c {
-					tickRecordHook(c, e.Time, tick)
+				if x.onIRQRecord != nil && hard && of == c {
+					x.onIRQRecord(c, e.Time, tick)
 				}
 			}
 			x.newidle.observe(e)
@@ -1328,17 +1348,12 @@ func (x *extractor) runningOn(c, pid int32) int32 {
 // own (Debian's 6.12 on the two-vCPU guests).
 func (x *extractor) enqueueInIRQ(c, pid int32, at int64) {
 	if n := len(x.ticks[c]); n > 0 && at-x.ticks[c][n-1] <= irqEnqueueNS && x.ticks[c][n-1] > x.enq.since(pid) {
-		if tickRecordHook != nil {
-			tickRecordHook(c, x.ticks[c][n-1], false)
+		if x.onIRQRecord != nil {
+			x.onIRQRecord(c, x.ticks[c][n-1], false)
 		}
 		x.ticks[c] = x.ticks[c][:n-1]
 	}
 }
-
-// tickRecordHook, when set (by tests, never concurrently), sees each
-// hard-IRQ update of a CPU's own task as it is classed (tick or not),
-// and again, as no tick, when a sleeper's statistics take it back.
-var tickRecordHook func(c int32, at int64, tick bool)
 
 // irqEnqueueNS bounds the time from an enqueue's update_curr to its
 // sleeper's statistics (12–35 µs on the 6.12 guests).

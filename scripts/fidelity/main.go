@@ -113,7 +113,6 @@ func main() {
 			fail(fmt.Errorf("go build: %v\n%s", err, out))
 		}
 	}
-	type rec struct{ group, path string }
 	// A setting only the 6.18 group's kernel (EEVDF) takes.
 	groupArgs := map[string][]string{}
 	if *set618 != "" {
@@ -134,51 +133,16 @@ func main() {
 			groupArgs[g] = append(groupArgs[g], "--set", *set61)
 		}
 	}
-	var recs []rec
-	add := func(group, pattern string) {
-		fs, _ := filepath.Glob(pattern)
-		sort.Strings(fs)
-		for _, f := range fs {
-			recs = append(recs, rec{group, f})
-		}
-	}
-	// The eight-vCPU guests (A, B, D) are the totals FIDELITY.md has
-	// tracked since round 1; the two-vCPU guests (M, N, and P since round
-	// 40: one vCPU per host core, so few host stalls) are a group of their
-	// own.
-	for _, g := range []string{"guest-A-*", "guest-B-*", "guest-D-*"} {
-		add("6.1 committed", filepath.Join("fixtures/kernels", g, "*.perf.data"))
-	}
-	for _, g := range []string{"guest-M-*", "guest-N-*", "guest-P-*"} {
-		add("6.1 2-vCPU", filepath.Join("fixtures/kernels", g, "*.perf.data"))
-		add("6.1 2-vCPU", filepath.Join("fixtures/kernels", g, "*.perf.data.gz"))
-	}
-	if _, err := os.Stat(*shared); err == nil {
-		for _, n := range []string{"guest-B-1s4c2t/hackbench", "guest-D-1s8c1t/hackbench", "guest-A-2s2c2t-2numa/stressng-mix",
-			"guest-B-1s4c2t/stressng-mix", "guest-D-1s8c1t/stressng-mix"} {
-			add("6.1 shared", filepath.Join(*shared, n+".perf.data"))
-		}
-	} else {
+	recs, sharedFound := scriptutil.Recordings(*shared, *repeats, *holdout)
+	if !sharedFound {
 		fmt.Fprintf(os.Stderr, "note: %s absent: the five shared 6.1 recordings are left out\n", *shared)
-	}
-	add("6.18", "fixtures/local-6.18/*.perf.data")
-	add("6.12", "fixtures/kernels/v6.12/*/r*/*.perf.data.gz")
-	if *repeats {
-		add("6.1 repeats", "fixtures/kernels/repeats/*/r*/*.perf.data.gz")
-		add("6.18 repeats", "fixtures/local-6.18/repeats/r*/*.perf.data")
-	}
-	if *holdout {
-		for _, g := range []string{"guest-M-*", "guest-N-*", "guest-P-*"} {
-			add("6.1 2-vCPU holdout", filepath.Join("fixtures/kernels/holdout", g, "r*", "*.perf.data.gz"))
-		}
-		add("6.1 8-vCPU holdout", "fixtures/kernels/holdout/guest-B-*/r*/*.perf.data.gz")
 	}
 
 	var runs []*run
 	for _, r := range recs {
 		for _, s := range ss {
-			name := recordingName(r.path)
-			runs = append(runs, &run{group: r.group, name: name, path: r.path, seed: s})
+			name := recordingName(r.Path)
+			runs = append(runs, &run{group: r.Group, name: name, path: r.Path, seed: s})
 		}
 	}
 	if *outDir != "" {

@@ -1,0 +1,52 @@
+package scriptutil
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// The recording list from the repository's root, per group, against a
+// count of the committed files (find fixtures/kernels -name
+// '*.perf.data*' and fixtures/local-6.18): 4 recordings of the
+// eight-vCPU guests, 9 of the two-vCPU ones, 5 of this machine's 6.18,
+// 27 of Debian's 6.12; the repeats 78 and 15, the holdouts 27 and 9. The
+// shared ones are counted apart (../shared may be absent).
+func TestRecordings(t *testing.T) {
+	t.Chdir("../../..")
+	for _, c := range []struct {
+		repeats, holdout bool
+		want             map[string]int
+	}{
+		{false, false, map[string]int{"6.1 committed": 4, "6.1 2-vCPU": 9, "6.18": 5, "6.12": 27}},
+		{true, true, map[string]int{"6.1 committed": 4, "6.1 2-vCPU": 9, "6.18": 5, "6.12": 27,
+			"6.1 repeats": 78, "6.18 repeats": 15, "6.1 2-vCPU holdout": 27, "6.1 8-vCPU holdout": 9}},
+	} {
+		recs, found := Recordings(filepath.Join(t.TempDir(), "absent"), c.repeats, c.holdout)
+		if found {
+			t.Errorf("an absent shared directory found")
+		}
+		got := map[string]int{}
+		for _, r := range recs {
+			got[r.Group]++
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("repeats %v holdout %v: groups %v, want %v", c.repeats, c.holdout, got, c.want)
+		}
+		for g, n := range c.want {
+			if got[g] != n {
+				t.Errorf("repeats %v holdout %v: %s has %d recordings, want %d", c.repeats, c.holdout, g, got[g], n)
+			}
+		}
+	}
+	if recs, found := Recordings("../shared/fixtures/kernels", false, false); found {
+		n := 0
+		for _, r := range recs {
+			if r.Group == "6.1 shared" {
+				n++
+			}
+		}
+		if n != 5 {
+			t.Errorf("%d shared recordings, want 5", n)
+		}
+	}
+}
