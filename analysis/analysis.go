@@ -38,6 +38,15 @@ type Options struct {
 	// TaskDelays selects which perf's `sched latency` the per-task delays
 	// reproduce: PerfLatency61 (the default) or PerfLatency67.
 	TaskDelays PerfLatency
+	// TrimIdleTail ends the report's window at the last scheduling event
+	// (a switch, wakeup, migration, fork or exit) when every CPU is idle
+	// from there on with no task waiting: a trace that goes on recording
+	// other tracepoints after its workload ended (LISA's, power and load
+	// events of idle CPUs) would otherwise count that stretch as the
+	// schedule's idle time, which a replay of the same workload, ending
+	// with its last task, does not have. whatif --validate sets it on
+	// both sides.
+	TrimIdleTail bool
 }
 
 // PerfLatency names a version of perf sched latency's delay definition.
@@ -79,6 +88,8 @@ type Analyzer struct {
 
 	started    bool
 	start, end int64
+	// lastSched: the latest scheduling event (Options.TrimIdleTail).
+	lastSched int64
 	// lastLoss is the time of the latest "lost" row: a delay whose window
 	// reaches back to it or before may be missing events.
 	lastLoss   int64
@@ -298,6 +309,11 @@ func (a *Analyzer) Add(e *timeline.Event) error {
 				t.tgid = e.Int32(timeline.CommonTGID)
 			}
 		}
+	}
+	switch e.Kind {
+	case timeline.SchedSwitch, timeline.SchedWaking, timeline.SchedWakeup, timeline.SchedWakeupNew,
+		timeline.SchedMigrateTask, timeline.SchedProcessFork, timeline.SchedProcessExit:
+		a.lastSched = max(a.lastSched, e.Time)
 	}
 	switch e.Kind {
 	case timeline.SchedSwitch:

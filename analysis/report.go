@@ -12,8 +12,11 @@ import (
 // Report is what the analysis found. README.md defines every number.
 type Report struct {
 	// StartNS and EndNS bound the trace: its first and last event times
-	// (perf's side-band records aside).
+	// (perf's side-band records aside). With Options.TrimIdleTail, EndNS
+	// is the last scheduling event where every CPU idles from there on,
+	// and IdleTailNS is the stretch left out.
 	StartNS, EndNS int64
+	IdleTailNS     int64
 	// WakeupLatency is the distribution of timehist's scheduling delay:
 	// from a task's first wakeup to its switch-in.
 	WakeupLatency LatencyDist
@@ -130,6 +133,22 @@ type CPUStats struct {
 	IdleNS int64
 }
 
+// quiescent reports whether, at the end, every CPU seen is known to be
+// idle and no woken task waits for one.
+func (a *Analyzer) quiescent() bool {
+	for c := range a.cpus {
+		if cs := &a.cpus[c]; cs.seen && cs.cur != 0 {
+			return false
+		}
+	}
+	for _, t := range a.tasks {
+		if t.rq == rqWaiting {
+			return false
+		}
+	}
+	return true
+}
+
 // Finish ends the trace and returns the report. The Analyzer must not be
 // used afterwards.
 func (a *Analyzer) Finish() (*Report, error) {
@@ -137,7 +156,10 @@ func (a *Analyzer) Finish() (*Report, error) {
 		return nil, a.err
 	}
 	end := a.end
-	r := &Report{StartNS: a.start, EndNS: end, TaskDelays: a.opts.TaskDelays}
+	if a.opts.TrimIdleTail && a.lastSched > a.start && a.lastSched < end && a.quiescent() {
+		end = a.lastSched
+	}
+	r := &Report{StartNS: a.start, EndNS: end, IdleTailNS: a.end - end, TaskDelays: a.opts.TaskDelays}
 
 	// The tasks still running: a truncated slice each, and their CPU time.
 	for c := range a.cpus {

@@ -24,7 +24,10 @@ type Metrics struct {
 	Migrations          int64 `json:"migrations"`
 	InvoluntarySwitches int64 `json:"involuntary_switches"`
 	MakespanNS          int64 `json:"makespan_ns"`
-	CPUTimeNS           int64 `json:"cpu_time_ns"`
+	// IdleTailNS: the stretch after the last scheduling event, every CPU
+	// idle, left out of the window (analysis.Options.TrimIdleTail).
+	IdleTailNS int64 `json:"idle_tail_ns,omitempty"`
+	CPUTimeNS  int64 `json:"cpu_time_ns"`
 	// Per level (not part of the issue's flat METRICS; reported beside).
 	IdleWhileRunnableByLevel map[string]int64 `json:"idle_while_runnable_by_level,omitempty"`
 	MigrationsByLevel        map[string]int64 `json:"migrations_by_level,omitempty"`
@@ -119,7 +122,7 @@ func NewTraceMeasurer(d *model.Domains, ncpu int, meta *timeline.Meta) *Measurer
 func newMeasurer(d *model.Domains, ncpu int, preferWaking bool) *Measurer {
 	m := &Measurer{ni: newNewidleTally(), pl: newPlaceTally()}
 	m.pl.waking = preferWaking
-	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: preferWaking, Slices: latSink{m}}
+	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: preferWaking, Slices: latSink{m}, TrimIdleTail: true}
 	if d != nil {
 		opts.Levels = analysis.FromDomains(d)
 	}
@@ -153,7 +156,7 @@ func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
 		WakeupP50NS: rep.WakeupLatency.P50NS, WakeupP95NS: rep.WakeupLatency.P95NS, WakeupP99NS: rep.WakeupLatency.P99NS,
 		WakeupP999NS: rep.WakeupLatency.P999NS, WakeupMaxNS: rep.WakeupLatency.MaxNS, WakeupCount: rep.WakeupLatency.Count,
 		IdleWhileRunnableNS: rep.IdleWhileRunnableTotal, Migrations: rep.MigrationsTotal,
-		InvoluntarySwitches: rep.InvoluntarySwitches, MakespanNS: rep.EndNS - rep.StartNS,
+		InvoluntarySwitches: rep.InvoluntarySwitches, MakespanNS: rep.EndNS - rep.StartNS, IdleTailNS: rep.IdleTailNS,
 		NewidleChances: m.ni.Chances, NewidlePulls: m.ni.Pulls,
 		WakeupByPlace: m.pl.stats(),
 	}
@@ -343,6 +346,14 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	if f.HostStalls > 0 && f.DemandNS > 0 {
 		fmt.Fprintf(&b, "trace: %d host stalls of busy vCPUs, %.1f ms, %.0f%% of the tasks' demand (kept where they were in each task's work)\n",
 			f.HostStalls, float64(f.HostStallNS)/1e6, 100*float64(f.HostStallNS)/float64(f.DemandNS))
+	}
+	for _, s := range []struct {
+		name string
+		m    *Metrics
+	}{{"trace", f.Observed}, {"replay", f.Simulated}} {
+		if s.m != nil && s.m.IdleTailNS > 0 {
+			fmt.Fprintf(&b, "%s: its last %.3f ms hold no scheduling event, every CPU idle: left out of its window (idle time, makespan)\n", s.name, float64(s.m.IdleTailNS)/1e6)
+		}
 	}
 	if f.Observed != nil && f.Observed.WakeupCount == 0 {
 		// A trace of sched_switch alone: its latency percentiles are

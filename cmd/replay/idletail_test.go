@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A trace that records other events after its workload ended (LISA's
+// sched_load: power and load events of idle CPUs for 80 ms after the
+// last sched_switch) is measured to its last scheduling event by
+// --validate, as its replay, which ends with its last task, is. The
+// expected window comes from trace-cmd's own report of the file
+// (ingest/tracedat's oracle): its first event, its last sched_switch,
+// which must leave every CPU's last switch on swapper, and its last
+// event. Before, the trace's idle time held that tail and the idle goal
+// missed by 19 %.
+func TestValidateTrimsTheTraceIdleTail(t *testing.T) {
+	root := repoRoot(t)
+	trace := filepath.Join(root, "..", "shared", "fixtures", "public", "lisa", "tests", "assets", "sched_load", "trace.dat")
+	if _, err := os.Stat(trace); err != nil {
+		t.Skipf("%s: %v", trace, err)
+	}
+	first, lastSwitch, last := reportWindow(t, filepath.Join(root, "ingest", "tracedat", "testdata", "lisa_tests_assets_sched_load_trace.dat.report-R-t.txt.gz"))
+
+	r := run(t, root, "whatif", "--validate", "-f", "json", "--seed", "0", "--topology", "sockets=1,cores=6,threads=1", trace)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out struct {
+		Fidelity struct {
+			Observed, Simulated struct {
+				IdleNS     int64 `json:"idle_ns"`
+				CPUTimeNS  int64 `json:"cpu_time_ns"`
+				MakespanNS int64 `json:"makespan_ns"`
+				IdleTailNS int64 `json:"idle_tail_ns"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	obs, sim := out.Fidelity.Observed, out.Fidelity.Simulated
+	if obs.MakespanNS != lastSwitch-first || obs.IdleTailNS != last-lastSwitch {
+		t.Errorf("observed makespan %d, idle tail %d; want %d and %d (trace-cmd report)", obs.MakespanNS, obs.IdleTailNS, lastSwitch-first, last-lastSwitch)
+	}
+	if sim.IdleTailNS != 0 {
+		t.Errorf("the replay's output has an idle tail of %d ns: it ends with its last task", sim.IdleTailNS)
+	}
+	if d := math.Abs(float64(sim.IdleNS-obs.IdleNS)) / float64(obs.IdleNS+obs.CPUTimeNS); d > 0.05 {
+		t.Errorf("idle %d simulated against %d observed: %.1f %% of the observed total, over the 5 %% goal", sim.IdleNS, obs.IdleNS, 100*d)
+	}
+}
+
+// reportWindow reads a `trace-cmd report -R -t` text: the first event's
+// time, the last sched_switch's, the last event's, in ns; it fails the
+// test unless every CPU's last switch is to the idle task.
+func reportWindow(t *testing.T, path string) (first, lastSwitch, last int64) {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nextOf := map[string]string{}
+	sc := bufio.NewScanner(z)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		i := strings.Index(line, "]")
+		j := strings.Index(line, ": ")
+		if i < 0 || j < i {
+			continue
+		}
+		ts := strings.TrimSpace(line[i+1 : j])
+		sec, frac, ok := strings.Cut(ts, ".")
+		if !ok || len(frac) != 9 {
+			continue
+		}
+		s, err1 := strconv.ParseInt(sec, 10, 64)
+		n, err2 := strconv.ParseInt(frac, 10, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		at := s*1e9 + n
+		if first == 0 {
+			first = at
+		}
+		last = at
+		rest := line[j+2:]
+		if strings.HasPrefix(strings.TrimSpace(rest), "sched_switch:") {
+			lastSwitch = at
+			cpu := line[strings.LastIndex(line[:i], "[")+1 : i]
+			_, next, _ := strings.Cut(rest, "next_comm=")
+			nextOf[cpu] = strings.Fields(next)[0]
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if first == 0 || lastSwitch == 0 || len(nextOf) == 0 {
+		t.Fatalf("%s: no events or no sched_switch read", path)
+	}
+	for cpu, next := range nextOf {
+		if !strings.HasPrefix(next, "swapper") {
+			t.Fatalf("%s: CPU %s's last switch is to %s, not idle", path, cpu, next)
+		}
+	}
+	return first, lastSwitch, last
+}
