@@ -50,6 +50,9 @@ type equivInput struct {
 	tgid     bool   // carries the tgid (tasks[].pid)
 	sideband bool   // perf script text with --show-task-events
 	nrCPUs   bool   // carries the CPU count
+	// topology: the reference's machine, for a text that does not carry
+	// it (perf script), so the per-level answers are compared too.
+	topology string
 }
 
 var equivGroups = []struct {
@@ -75,9 +78,10 @@ var equivGroups = []struct {
 	{
 		ref: equivInput{path: "perf/perf_sched_pipe.data", tgid: true, sideband: true},
 		inputs: []equivInput{
-			{path: "perf/perf_sched_pipe.data.script.txt.gz", tgid: true, sideband: true},
-			{path: "text/perf_script_ns_fields.txt", tgid: true},
-			{path: "text/perf_script_default.txt", usec: true},
+			// The pipe stream's header: two CPUs, one socket.
+			{path: "perf/perf_sched_pipe.data.script.txt.gz", tgid: true, sideband: true, topology: "sockets=1,cores=2,threads=1"},
+			{path: "text/perf_script_ns_fields.txt", tgid: true, topology: "sockets=1,cores=2,threads=1"},
+			{path: "text/perf_script_default.txt", usec: true, topology: "sockets=1,cores=2,threads=1"},
 		},
 	},
 }
@@ -86,13 +90,13 @@ func TestEquivalentInputsSameAnswers(t *testing.T) {
 	root := repoRoot(t)
 	dir := t.TempDir()
 	for _, g := range equivGroups {
-		ref := answersOf(t, dir, filepath.Join(root, "fixtures", g.ref.path))
+		ref := answersOf(t, dir, filepath.Join(root, "fixtures", g.ref.path), "")
 		// Samples only (for texts without side-band rows): time range and
 		// task count of the reference without perf:comm/fork/exit.
 		samples := samplesOnly(t, filepath.Join(root, "fixtures", g.ref.path))
 		for _, in := range g.inputs {
 			t.Run(in.path, func(t *testing.T) {
-				got := answersOf(t, dir, filepath.Join(root, "fixtures", in.path))
+				got := answersOf(t, dir, filepath.Join(root, "fixtures", in.path), in.topology)
 				c := &comparer{t: t, in: in, ref: g.ref}
 				c.info(ref.info, got.info, samples)
 				c.latency(ref.latency, got.latency, ref.info, samples)
@@ -108,15 +112,19 @@ type answers struct {
 	info, latency map[string]any
 }
 
-func answersOf(t *testing.T, dir, path string) answers {
+func answersOf(t *testing.T, dir, path, topology string) answers {
 	t.Helper()
 	var a answers
+	latency := []string{"latency", "-f", "json", "-i", path}
+	if topology != "" {
+		latency = append(latency, "--topology", topology)
+	}
 	for _, x := range []struct {
 		args []string
 		out  *map[string]any
 	}{
 		{[]string{"info", "--json", "-i", path}, &a.info},
-		{[]string{"latency", "-f", "json", "-i", path}, &a.latency},
+		{latency, &a.latency},
 	} {
 		r := run(t, dir, x.args...)
 		if r.code != 0 {

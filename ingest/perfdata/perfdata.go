@@ -176,6 +176,7 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 	case pipeHeaderSize:
 		r.meta.Source.Format = "perf.data (pipe)"
 		r.src = &recSource{r: r, br: bufio.NewReaderSize(rd, bufSize), off: 16, left: -1, toEOF: true}
+		r.primePipe()
 		return r, nil
 	case fileHeaderSize, oldHeaderSize:
 	default:
@@ -239,6 +240,37 @@ func (r *Reader) addAttr(a *attr, at int64) error {
 		r.meta.Source.ClockID = int(a.clockID)
 	}
 	return nil
+}
+
+// primePipe reads a pipe stream's leading header records (attrs, tracing
+// data, features, event updates), so that Meta describes the stream from
+// the start as it does a file: perf writes them before any event, and the
+// topology, kernel release and command line that a replay needs before
+// it reads an event are among them. It stops at the first other record,
+// which Next reads; damage met here is Next's error, as it would have
+// been without priming.
+func (r *Reader) primePipe() {
+	for {
+		h, err := r.src.peek(8)
+		if err != nil || len(h) < 8 {
+			return
+		}
+		switch r.ord.u32(h) {
+		case recHeaderAttr, recHeaderEventType, recTracingData, recHeaderBuildID, recEventUpdate, recHeaderFeature:
+		default:
+			return
+		}
+		if err := r.src.next(&r.rec); err != nil {
+			if err != io.EOF {
+				r.fail(err)
+			}
+			return
+		}
+		if _, err := r.handle(&r.rec); err != nil {
+			r.fail(err)
+			return
+		}
+	}
 }
 
 // finishHeader completes what depends on all header features.
