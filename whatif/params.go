@@ -20,7 +20,7 @@ import (
 // policy: the question is how the policies differ under those parameters.
 
 // ParamKeys are the keys --set and --sweep accept, for usage messages.
-var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "wake_overhead", "wakee_flips"}
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "wake_overhead", "wakee_flips", "trace_end_run_on"}
 
 // ParamLevels are the domain level names imbalance_pct/busy_factor accept
 // (as model.BuildDomains names them; the package level is PKG from v6.9,
@@ -44,6 +44,7 @@ func ParamUsage() string {
 		"tick_softirq=on|off (a timer wakeup the tick's softirq made in the trace fires on the tick grid, that tick's switch waiting for it; default off), " +
 		"tick_switch=on|off (a tick that ends the running task's slice switches after a delay drawn from the trace's own tick-to-switch runs; default off), " +
 		"switch_charge=on|off (the run from a leaving task's last update to its switch-out, drawn from the trace's own, is charged to the task switched in, as the kernel's switch does; default on), " +
+		"trace_end_run_on=on|off (a task the trace's end cut short runs on, once its recorded demand is done, until the replay's recording window closes or the trace's end; default on), " +
 		"irq_cpu=trace|own (an interrupt's wakeup runs on the CPU the trace shows it on when that is not where its wakee slept, as RCU's softirq wakes its kthread from another CPU; own: always where the wakee slept; default own), " +
 		"wake_overhead=keep|skip (skip: an activation a task goes on into without blocking skips the block and wakeup its recorded demand includes; default keep), " +
 		"wakee_flips=trace|N (wake_wide's wakee_flips of the tasks alive at the trace start; default trace: the count the trace's placements imply, else 0); " +
@@ -185,6 +186,8 @@ func (s Setting) Apply(cfg *Config) error {
 		return onOff(&cfg.TickSwitch)
 	case "switch_charge":
 		return onOff(&cfg.SwitchCharge)
+	case "trace_end_run_on":
+		return onOff(&cfg.TraceEndRunOn)
 	case "irq_cpu":
 		return either(&cfg.IRQCPU, "trace", "own")
 	case "wake_overhead":

@@ -66,11 +66,9 @@ func recordingPlan(w *Workload) (recorder int32, wait []bool) {
 
 // initRecording sets up the window (Run).
 func (s *Sim) initRecording() {
-	if s.cfg.FullWindow {
-		return
-	}
 	rec, wait := recordingPlan(s.w)
-	if rec < 0 {
+	s.recorder = rec
+	if s.cfg.FullWindow || rec < 0 {
 		return
 	}
 	s.recWait = wait
@@ -91,6 +89,7 @@ func (s *Sim) recordingDone(t *simTask) {
 	s.recLeft--
 	if s.recLeft == 0 {
 		s.stats.RecordingEndNS = s.now
+		s.endRunOns()
 	}
 }
 

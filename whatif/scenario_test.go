@@ -1856,3 +1856,69 @@ func TestForkRecentUsedCPU(t *testing.T) {
 		t.Errorf("child's recent_used_cpu %d, want 3", child.recentUsedCPU)
 	}
 }
+
+// A task the trace's end cut short runs on past its recorded demand
+// (Config.TraceEndRunOn), worked by hand on three CPUs over a 10 ms
+// trace: a hog on CPU 0 (6 ms of demand, running at the end), a task on
+// CPU 2 that ran 0.5 ms and stayed "running" to the end (5 % of the
+// trace: its switch-out missed, not run on) and, in the second case, the
+// recorder perf, released on CPU 1 at 8 ms for 1 ms, with the command
+// line that makes it the recording window's. Without a window the hog
+// runs on to the trace's end (4 ms past its demand; CPU 0 busy to 10
+// ms); with one it runs on until the window closes at 9 ms (3 ms), and
+// perf does not run on. Off, the hog ends at 6 ms.
+func TestTraceEndRunOn(t *testing.T) {
+	build := func(withPerf bool) *Workload {
+		b := newBuilder(t, "sockets=1,cores=3,threads=1")
+		h := b.task("hog", 120, 0, true, CauseStart, 6*ms)
+		s := b.task("stale", 120, 2, true, CauseStart, ms/2)
+		b.w.Tasks[h].Activations[0].End = EndTraceEnd
+		b.w.Tasks[s].Activations[0].End = EndTraceEnd
+		if withPerf {
+			p := b.task("perf", 120, 1, false, CauseArrival, ms)
+			b.w.Tasks[p].Activations[0].ReleaseNS = t0 + 8*ms
+			b.w.Tasks[p].Activations[0].End = EndTraceEnd
+			b.w.Cmdline = []string{"perf", "sched", "record", "--", "true"}
+		}
+		b.w.EndNS = t0 + 10*ms
+		return b.done(t)
+	}
+	for _, c := range []struct {
+		name       string
+		perf, on   bool
+		hogEnd     int64
+		runOnTasks int64
+		runOnNS    int64
+	}{
+		{"no window", false, true, 10 * ms, 1, 4 * ms},
+		{"window", true, true, 9 * ms, 1, 3 * ms},
+		{"off", false, false, 6 * ms, 0, 0},
+	} {
+		cfg := testConfig()
+		cfg.TraceEndRunOn = c.on
+		ends := lastSwitchOut{}
+		res, err := Replay(build(c.perf), cfg, Tee{newChecker(t), ends})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ends[100] - t0; got != c.hogEnd {
+			t.Errorf("%s: the hog leaves its CPU at %d ns, want %d", c.name, got, c.hogEnd)
+		}
+		if got := ends[101] - t0; got != ms/2 {
+			t.Errorf("%s: the stale task leaves its CPU at %d ns, want 0.5 ms (not run on)", c.name, got)
+		}
+		if st := res.Stats; st.TraceEndRunOnTasks != c.runOnTasks || st.TraceEndRunOnNS != c.runOnNS {
+			t.Errorf("%s: %d tasks ran on for %d ns; want %d, %d", c.name, st.TraceEndRunOnTasks, st.TraceEndRunOnNS, c.runOnTasks, c.runOnNS)
+		}
+	}
+}
+
+// lastSwitchOut records each task's last switch-out time.
+type lastSwitchOut map[int32]int64
+
+func (l lastSwitchOut) Emit(e *timeline.Event) error {
+	if e.Kind == timeline.SchedSwitch && e.Int32(timeline.PrevPID) != 0 {
+		l[e.Int32(timeline.PrevPID)] = e.Time
+	}
+	return nil
+}

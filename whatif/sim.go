@@ -109,6 +109,17 @@ type Config struct {
 	// On by default, with the machine's noise (IdleWake): measured, it
 	// met more goals (FIDELITY.md round 63).
 	SwitchCharge bool
+	// TraceEndRunOn: an activation the trace's end cut short (running or
+	// runnable when it stopped: EndTraceEnd) runs on once its recorded
+	// demand is done, until the replay's recording window closes (or the
+	// trace's end time), as the task would have in the kernel: its
+	// recorded demand is what the trace saw, a lower bound
+	// (runOnToTraceEnd). Without it a busy task the replay runs
+	// sooner than the trace did ends early and its CPU idles where the
+	// kernel's did not. On by default: no fidelity recording has such a
+	// task (seeds 0–99 byte-identical); the format sample
+	// perf_sched_pipe.data, with background hogs, does.
+	TraceEndRunOn bool
 	// IRQCPU: an interrupt's wakeup the trace shows on another CPU than
 	// the one its wakee slept on (Activation.IRQCPUPlus1) runs there in
 	// the replay too, select_task_rq_fair weighing that CPU against the
@@ -183,7 +194,7 @@ func (c Config) withDefaults() Config {
 
 // DefaultConfig is the configuration `replay whatif` uses for a policy.
 func DefaultConfig(p Policy) Config {
-	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, WakeeFlips: -1}.withDefaults()
+	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, WakeeFlips: -1}.withDefaults()
 }
 
 // Event kinds of the discrete-event engine (§8.2).
@@ -365,7 +376,11 @@ type simTask struct {
 	spinner   bool
 	spinFrom  int64
 	spinUntil int64
-	charged   int64 // wall time charged while current (= runTime at capacity 1024)
+	// tracedEndRunOn: it ran on past its trace-end demand
+	// (runOnToTraceEnd), from runOnFrom (-1 once it stopped).
+	tracedEndRunOn bool
+	runOnFrom      int64
+	charged        int64 // wall time charged while current (= runTime at capacity 1024)
 	// childExits: the child-exit edges of its children that fired, for a
 	// parent that waits for any child (reapPlan).
 	childExits int32
@@ -478,6 +493,10 @@ type Sim struct {
 	// waits for (0: ended, at Stats.RecordingEndNS).
 	recWait []bool
 	recLeft int
+	// recorder: the recorder task's id (-1: none); runOnOver: the window
+	// closed, run-ons end (runOnToTraceEnd).
+	recorder  int32
+	runOnOver bool
 	// lbScratch[:lbDepth] are the load_balance passes under way.
 	lbScratch []*lbScratch
 	lbDepth   int
@@ -598,6 +617,11 @@ type Stats struct {
 	// time from the end of their demand to that exit, summed.
 	RunOnTasks int64 `json:"run_on_tasks,omitempty"`
 	RunOnNS    int64 `json:"run_on_ns,omitempty"`
+	// TraceEndRunOnTasks: tasks done with their trace-end activation's
+	// demand that ran on (Config.TraceEndRunOn); TraceEndRunOnNS: the
+	// time they ran on for, summed.
+	TraceEndRunOnTasks int64 `json:"trace_end_run_on_tasks,omitempty"`
+	TraceEndRunOnNS    int64 `json:"trace_end_run_on_ns,omitempty"`
 	// StrandedCuts: tasks left asleep at the end for a wakeup a cut task
 	// would have sent, cut from there (strandCut).
 	StrandedCuts int64 `json:"stranded_cuts,omitempty"`
@@ -1011,10 +1035,69 @@ func (s *Sim) progress(r *rq) {
 			s.preempt(r)
 			return
 		}
+		if s.runOnToTraceEnd(r, t) {
+			return
+		}
 		s.endActivation(r, t)
 		return
 	}
 	s.armProgress(r)
+}
+
+// runOnToTraceEnd keeps a task whose trace-end activation has done its
+// recorded demand running (Config.TraceEndRunOn), as it would have in the
+// kernel: the trace stopped it, not its work. It runs on until the
+// replay's recording window closes (recording.go: the recorder done, which
+// is what stopped the trace), or without a window until the trace's end
+// time; a window still open then holds it at most as long again. The
+// demand's clock stops, so its run time stays the demand, as a spinner's
+// does (runOn). Not the recorder itself (its own work is what ended the
+// trace) nor a task the window waits for (the command's process tree,
+// which perf waited for: its end is the window's), nor an activation that ran less than a tenth of the time from
+// its release to the trace's end: the trace missed its switch-out (this
+// machine's 6.18 leaves a task "running" for seconds with 0.04 ms of
+// demand) or it never ran at all, and its demand says nothing of what it
+// would have done. It reports whether the task runs on; when it stops,
+// the activation ends.
+func (s *Sim) runOnToTraceEnd(r *rq, t *simTask) bool {
+	if !s.cfg.TraceEndRunOn || int(t.act) != len(t.w.Activations)-1 || t.id == s.recorder || (s.recWait != nil && s.recWait[t.id]) {
+		return false
+	}
+	a := &t.w.Activations[t.act]
+	if a.End != EndTraceEnd || 10*a.DemandNS < s.w.EndNS-max(a.ReleaseNS, s.w.StartNS) {
+		return false
+	}
+	until := s.w.EndNS
+	if s.recWait != nil {
+		until = s.w.EndNS + (s.w.EndNS - s.w.StartNS)
+	}
+	if s.runOnOver || s.now >= until {
+		if t.runOnFrom >= 0 && t.tracedEndRunOn {
+			s.stats.TraceEndRunOnNS += s.now - t.runOnFrom
+			t.runOnFrom = -1
+		}
+		return false
+	}
+	if !t.tracedEndRunOn {
+		t.tracedEndRunOn, t.runOnFrom = true, s.now
+		s.stats.TraceEndRunOnTasks++
+	}
+	r.gen++
+	s.push(event{t: until, kind: evProgress, cpu: int32(r.cpu), gen: r.gen})
+	return true
+}
+
+// endRunOns stops the tasks running on past their trace-end demand when
+// the recording window closes (runOnToTraceEnd): each running one
+// reaches its milestone now; a queued one ends when it next runs.
+func (s *Sim) endRunOns() {
+	s.runOnOver = true
+	for _, r := range s.cpus {
+		if t := r.curr; t != nil && t.tracedEndRunOn && t.runOnFrom >= 0 {
+			r.gen++
+			s.push(event{t: s.now, kind: evProgress, cpu: int32(r.cpu), gen: r.gen})
+		}
+	}
 }
 
 // markSpinner marks a time-bounded task whose final run, ending in its

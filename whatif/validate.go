@@ -415,6 +415,10 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "exit deadlines: %d tasks stopped at their recorded exit (%.1f ms of demand cut), %d spinners ran on to it (%.1f ms past their demand)\n",
 			st.DeadlineCuts+st.StrandedCuts, float64(st.DeadlineCutNS)/1e6, st.RunOnTasks, float64(st.RunOnNS)/1e6)
 	}
+	if st := f.Stats; st != nil && st.TraceEndRunOnTasks > 0 {
+		fmt.Fprintf(&b, "trace end: %d tasks the trace's end cut short were done with their recorded demand before it and ran on to it (%.1f ms past their demand)\n",
+			st.TraceEndRunOnTasks, float64(st.TraceEndRunOnNS)/1e6)
+	}
 	if st := f.Stats; st != nil && st.WakeOverheadSkips > 0 {
 		fmt.Fprintf(&b, "wake overhead: %d activations went on without blocking (their wakeup came first) and skipped the block and wakeup their demand includes, %.1f ms (each task's median activation demand: --set wake_overhead=skip)\n",
 			st.WakeOverheadSkips, float64(st.WakeOverheadNS)/1e6)

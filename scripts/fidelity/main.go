@@ -70,10 +70,19 @@ type result struct {
 
 type run struct {
 	group, name, path string
+	args              []string // the recording's own (scriptutil.Recording.Args)
 	seed              int
 	res               result
 	err               error
 	out               []byte
+}
+
+// vacuous reports whether goal g compares nothing in r: a latency goal
+// on a trace with no observed wakeup (sched_switch alone), which --validate
+// reports met with both sides 0. It is left out of the counts.
+func (r *run) vacuous(g goal) bool {
+	n, _ := r.res.Fidelity.Observed["wakeup_count"].(float64)
+	return n == 0 && strings.HasPrefix(g.Metric, "wakeup_")
 }
 
 func main() {
@@ -96,6 +105,7 @@ func main() {
 	status := flag.Bool("status", false, "also print FIDELITY.md's status tables (markdown): per recording (a recording made several times pooled per group) the runs that met each goal, the median signed error, and with -repeats or -holdout the kernel against itself")
 	bands := flag.Bool("bands", false, "also print, per recording, where each latency goal's band falls in the trace's wakeups and the replays' (--validate's goal bands: the share below the band and up to its top, the replay's median over the seeds; FIDELITY.md round 53)")
 	bias := flag.Bool("bias", false, "also print, per group and goal, how many recordings the replays' median signed error over the seeds meets, against the mean share of runs that meet it: a miss of the median is the model's bias, a miss the runs share by chance is noise (FIDELITY.md round 64)")
+	public := flag.Bool("public", false, "also replay the other real traces in ../shared with enough scheduling events (LISA's, trappy's and the format samples recorded on this machine; scriptutil.PublicRecordings), groups public and recorded")
 	places := flag.Bool("places", false, "also print where the wakeups landed per recording (--validate's wakeups@ rows: the trace's, and the replay's median over the seeds; FIDELITY.md round 32)")
 	flag.Parse()
 	ss, err := scriptutil.ParseSeeds(*seeds)
@@ -137,12 +147,15 @@ func main() {
 	if !sharedFound {
 		fmt.Fprintf(os.Stderr, "note: %s absent: the five shared 6.1 recordings are left out\n", *shared)
 	}
+	if *public {
+		recs = append(recs, scriptutil.PublicRecordings(filepath.Dir(*shared))...)
+	}
 
 	var runs []*run
 	for _, r := range recs {
 		for _, s := range ss {
 			name := recordingName(r.Path)
-			runs = append(runs, &run{group: r.Group, name: name, path: r.Path, seed: s})
+			runs = append(runs, &run{group: r.Group, name: name, path: r.Path, args: r.Args, seed: s})
 		}
 	}
 	if *outDir != "" {
@@ -158,6 +171,7 @@ func main() {
 			defer wg.Done()
 			for r := range next {
 				args := append([]string{"whatif", "-i", r.path, "--validate", "--seed", strconv.Itoa(r.seed), "--format", "json"}, groupArgs[r.group]...)
+				args = append(args, r.args...)
 				for _, kv := range setAll {
 					args = append(args, "--set", kv)
 				}
@@ -204,7 +218,13 @@ func main() {
 			errs[kern] = map[string][]float64{}
 			kernels = append(kernels, kern)
 		}
+		counted := 0
 		for _, g := range r.res.Fidelity.Goals {
+			if r.vacuous(g) {
+				vals = append(vals, strings.TrimSuffix(strings.TrimPrefix(g.Metric, "wakeup_"), "_ns")+"=-")
+				continue
+			}
+			counted++
 			errs[kern][g.Metric] = append(errs[kern][g.Metric], math.Abs(g.Value))
 			if g.Met {
 				met++
@@ -216,7 +236,7 @@ func main() {
 			vals = append(vals, fmt.Sprintf("%s=%.3f%s", strings.TrimSuffix(strings.TrimPrefix(g.Metric, "wakeup_"), "_ns"), g.Value, mark))
 		}
 		t.met += met
-		t.all += len(r.res.Fidelity.Goals)
+		t.all += counted
 		if *table {
 			if r == runs[0] {
 				fmt.Println("| fixture | seed | p50 obs→sim (err) | p95 obs→sim (err) | p99 obs→sim (err) | idle err / total CPU | KS | idle-while-runnable err | migrations obs→sim | involuntary obs→sim | makespan err | CPU time err | wakeups obs→sim |")
@@ -225,7 +245,7 @@ func main() {
 			fmt.Println(tableRow(r))
 			continue
 		}
-		fmt.Printf("%-40s seed %-2d %d/%d  %s\n", r.name, r.seed, met, len(r.res.Fidelity.Goals), strings.Join(vals, " "))
+		fmt.Printf("%-40s seed %-2d %d/%d  %s\n", r.name, r.seed, met, counted, strings.Join(vals, " "))
 	}
 	fmt.Println()
 	for _, g := range order {
@@ -347,7 +367,11 @@ func printStatus(runs []*run) error {
 			}
 		}
 		row := []string{k.fam, k.group}
-		for i := range goalLabels {
+		for i, gl := range goalLabels {
+			if rows[k][0].vacuous(goal{Metric: gl.metric}) {
+				row = append(row, "no wakeups")
+				continue
+			}
 			cell := fmt.Sprintf("%d/%d", met[i], len(vals[i]))
 			if len(vals[i]) > 0 {
 				cell += fmt.Sprintf(" (%+.0f %%)", 100*median(vals[i]))

@@ -7,9 +7,11 @@ import (
 )
 
 // Recording is a real trace the scripts replay or read, with the group
-// FIDELITY.md totals it under.
+// FIDELITY.md totals it under and what its replay needs besides the trace
+// (a topology the trace does not record).
 type Recording struct {
 	Group, Path string
+	Args        []string
 }
 
 // Recordings lists the real recordings, in FIDELITY.md's group order,
@@ -24,7 +26,7 @@ func Recordings(sharedKernels string, repeats, holdout bool) (recs []Recording, 
 		fs, _ := filepath.Glob(pattern)
 		sort.Strings(fs)
 		for _, f := range fs {
-			recs = append(recs, Recording{group, f})
+			recs = append(recs, Recording{Group: group, Path: f})
 		}
 	}
 	// The eight-vCPU guests (A, B, D) are the totals FIDELITY.md has
@@ -58,4 +60,36 @@ func Recordings(sharedKernels string, repeats, holdout bool) (recs []Recording, 
 		add("6.1 8-vCPU holdout", "fixtures/kernels/holdout/guest-B-*/r*/*.perf.data.gz")
 	}
 	return recs, sharedFound
+}
+
+// PublicRecordings lists the other real traces in ../shared (its
+// fixtures directory, sharedFixtures) that hold enough scheduling events
+// to replay (100 sched_switch or more; every one a parser fixture too):
+// group "public", from public projects (LISA's and trappy's, six CPUs of
+// an unrecorded machine, given as one cache of six cores), and group
+// "recorded", the format samples recorded on this project's machine
+// (2 CPUs; the perf.data files in file mode carry the topology, the
+// others are given it). The texts made from the same buffers as
+// tracecmd_v7_zstd.dat and perf_sched_pipe.data are left out: the same
+// events again. A trace that is absent is left out.
+func PublicRecordings(sharedFixtures string) []Recording {
+	six := []string{"--topology", "sockets=1,cores=6,threads=1"}
+	two := []string{"--topology", "sockets=1,cores=2,threads=1"}
+	var recs []Recording
+	for _, r := range []Recording{
+		{"public", "public/lisa/tests/assets/sched_load/trace.dat", six},
+		{"public", "public/lisa/ipynb/deprecated/tutorial/example_rtapp/trace.dat", six},
+		{"public", "public/lisa/tests/assets/trace_txt/trace.txt", six},
+		{"public", "public/trappy/tests/raw_trace.dat", six},
+		{"recorded", "recorded/perf_sched_record.data", nil},
+		{"recorded", "recorded/perf_sched_zstd.data", nil},
+		{"recorded", "recorded/perf_sched_pipe.data", nil},
+		{"recorded", "recorded/tracecmd_v7_zstd.dat", two},
+	} {
+		r.Path = filepath.Join(sharedFixtures, r.Path)
+		if _, err := os.Stat(r.Path); err == nil {
+			recs = append(recs, r)
+		}
+	}
+	return recs
 }
