@@ -50,6 +50,10 @@ fidelity-holdout:
 fidelity-status:
     go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -holdout -repeats -status
 
+# The other real traces (LISA's, trappy's, the format samples recorded on this machine) besides the recordings (FIDELITY.md, "The other real traces").
+fidelity-public:
+    go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -public -status
+
 # The 6.12 kernel's EEVDF state against the replays' (FIDELITY.md round 61): W=hackbench|stressng-mix for another workload.
 shadow:
     #!/usr/bin/env bash

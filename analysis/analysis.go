@@ -47,6 +47,15 @@ type Options struct {
 	// with its last task, does not have. whatif --validate sets it on
 	// both sides.
 	TrimIdleTail bool
+	// SilentCPUsIdle counts a CPU of the machine (below NumCPUs) that
+	// wrote no scheduling event in the whole trace as idle over the
+	// report's window, in CPUs' idle time (not in the per-level idle
+	// while runnable): a trace of sched_switch alone leaves an idle CPU
+	// silent (trappy's six-CPU trace, two CPUs without an event in its
+	// 3.8 ms), and a replay that leaves a CPU unused writes nothing for
+	// it either, while both machines had it. whatif --validate sets it on
+	// both sides.
+	SilentCPUsIdle bool
 }
 
 // PerfLatency names a version of perf sched latency's delay definition.

@@ -52,3 +52,36 @@ func TestTrimIdleTail(t *testing.T) {
 		}
 	}
 }
+
+// SilentCPUsIdle by hand: a three-CPU machine whose trace has events on
+// CPUs 0 and 1 only (1000 to 5000 ns); CPU 2 counts idle over the whole
+// window, 4000 ns, and is listed; without the option it is not.
+func TestSilentCPUsIdle(t *testing.T) {
+	evs := []timeline.Event{
+		sw(1000, 0, 0, "R", 10),
+		sw(2000, 1, 0, "R", 11),
+		sw(4000, 1, 11, "S", 0),
+		sw(5000, 0, 10, "S", 0),
+	}
+	for _, on := range []bool{true, false} {
+		rep, err := Run(&sliceReader{evs: evs}, Options{NumCPUs: 3, SilentCPUsIdle: on})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var idle int64
+		for _, c := range rep.CPUs {
+			idle += c.IdleNS
+		}
+		// CPU 0: none; CPU 1: 1000 before its first switch and 1000 after.
+		want, silent, n := int64(2000), 0, 2
+		if on {
+			want, silent, n = 6000, 1, 3
+		}
+		if idle != want || rep.SilentCPUs != silent || len(rep.CPUs) != n {
+			t.Errorf("option %v: idle %d over %d CPUs, %d silent; want %d over %d, %d", on, idle, len(rep.CPUs), rep.SilentCPUs, want, n, silent)
+		}
+		if on && rep.CPUs[2].CPU != 2 {
+			t.Errorf("CPUs not in order: %+v", rep.CPUs)
+		}
+	}
+}

@@ -17,6 +17,8 @@ type Report struct {
 	// and IdleTailNS is the stretch left out.
 	StartNS, EndNS int64
 	IdleTailNS     int64
+	// SilentCPUs: the CPUs Options.SilentCPUsIdle counted idle.
+	SilentCPUs int
 	// WakeupLatency is the distribution of timehist's scheduling delay:
 	// from a task's first wakeup to its switch-in.
 	WakeupLatency LatencyDist
@@ -182,6 +184,15 @@ func (a *Analyzer) Finish() (*Report, error) {
 		a.slice.Truncated = true
 		a.emit(&a.slice)
 		r.CPUs = append(r.CPUs, CPUStats{CPU: c, BusyNS: cs.busy, IdleNS: cs.idle})
+	}
+	if a.opts.SilentCPUsIdle && a.started {
+		for c := range a.opts.NumCPUs {
+			if c >= len(a.cpus) || !a.cpus[c].seen {
+				r.CPUs = append(r.CPUs, CPUStats{CPU: c, IdleNS: end - a.start})
+				r.SilentCPUs++
+			}
+		}
+		slices.SortFunc(r.CPUs, func(x, y CPUStats) int { return x.CPU - y.CPU })
 	}
 	if a.err != nil {
 		return nil, a.err

@@ -27,6 +27,9 @@ type Metrics struct {
 	// IdleTailNS: the stretch after the last scheduling event, every CPU
 	// idle, left out of the window (analysis.Options.TrimIdleTail).
 	IdleTailNS int64 `json:"idle_tail_ns,omitempty"`
+	// SilentCPUs: the machine's CPUs with no scheduling event at all,
+	// counted idle throughout (analysis.Options.SilentCPUsIdle).
+	SilentCPUs int   `json:"silent_cpus,omitempty"`
 	CPUTimeNS  int64 `json:"cpu_time_ns"`
 	// Per level (not part of the issue's flat METRICS; reported beside).
 	IdleWhileRunnableByLevel map[string]int64 `json:"idle_while_runnable_by_level,omitempty"`
@@ -122,7 +125,7 @@ func NewTraceMeasurer(d *model.Domains, ncpu int, meta *timeline.Meta) *Measurer
 func newMeasurer(d *model.Domains, ncpu int, preferWaking bool) *Measurer {
 	m := &Measurer{ni: newNewidleTally(), pl: newPlaceTally()}
 	m.pl.waking = preferWaking
-	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: preferWaking, Slices: latSink{m}, TrimIdleTail: true}
+	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: preferWaking, Slices: latSink{m}, TrimIdleTail: true, SilentCPUsIdle: true}
 	if d != nil {
 		opts.Levels = analysis.FromDomains(d)
 	}
@@ -156,7 +159,7 @@ func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
 		WakeupP50NS: rep.WakeupLatency.P50NS, WakeupP95NS: rep.WakeupLatency.P95NS, WakeupP99NS: rep.WakeupLatency.P99NS,
 		WakeupP999NS: rep.WakeupLatency.P999NS, WakeupMaxNS: rep.WakeupLatency.MaxNS, WakeupCount: rep.WakeupLatency.Count,
 		IdleWhileRunnableNS: rep.IdleWhileRunnableTotal, Migrations: rep.MigrationsTotal,
-		InvoluntarySwitches: rep.InvoluntarySwitches, MakespanNS: rep.EndNS - rep.StartNS, IdleTailNS: rep.IdleTailNS,
+		InvoluntarySwitches: rep.InvoluntarySwitches, MakespanNS: rep.EndNS - rep.StartNS, IdleTailNS: rep.IdleTailNS, SilentCPUs: rep.SilentCPUs,
 		NewidleChances: m.ni.Chances, NewidlePulls: m.ni.Pulls,
 		WakeupByPlace: m.pl.stats(),
 	}
@@ -353,6 +356,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	}{{"trace", f.Observed}, {"replay", f.Simulated}} {
 		if s.m != nil && s.m.IdleTailNS > 0 {
 			fmt.Fprintf(&b, "%s: its last %.3f ms hold no scheduling event, every CPU idle: left out of its window (idle time, makespan)\n", s.name, float64(s.m.IdleTailNS)/1e6)
+		}
+		if s.m != nil && s.m.SilentCPUs > 0 {
+			fmt.Fprintf(&b, "%s: %d of the machine's CPUs have no scheduling event at all: counted idle throughout\n", s.name, s.m.SilentCPUs)
 		}
 	}
 	if f.Observed != nil && f.Observed.WakeupCount == 0 {

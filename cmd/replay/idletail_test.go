@@ -117,3 +117,69 @@ func reportWindow(t *testing.T, path string) (first, lastSwitch, last int64) {
 	}
 	return first, lastSwitch, last
 }
+
+// A CPU that writes no scheduling event in the whole trace is idle there,
+// as the replay's unused CPUs are: trappy's six-CPU trace of sched_switch
+// alone has events on four CPUs in its 3.8 ms (trace-cmd's report of the
+// file: CPUs 0, 1, 2 and 5), and the replay, given six CPUs, uses more.
+// Before, the trace's idle time left the two silent CPUs out and the idle
+// goal missed by 50 %.
+func TestValidateCountsSilentCPUsIdle(t *testing.T) {
+	root := repoRoot(t)
+	trace := filepath.Join(root, "..", "shared", "fixtures", "public", "trappy", "tests", "raw_trace.dat")
+	if _, err := os.Stat(trace); err != nil {
+		t.Skipf("%s: %v", trace, err)
+	}
+	seen := reportCPUs(t, filepath.Join(root, "ingest", "tracedat", "testdata", "trappy_tests_raw_trace.dat.report-R-t.txt.gz"))
+	r := run(t, root, "whatif", "--validate", "-f", "json", "--seed", "0", "--topology", "sockets=1,cores=6,threads=1", trace)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out struct {
+		Fidelity struct {
+			Observed, Simulated struct {
+				IdleNS     int64 `json:"idle_ns"`
+				CPUTimeNS  int64 `json:"cpu_time_ns"`
+				SilentCPUs int   `json:"silent_cpus"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	obs, sim := out.Fidelity.Observed, out.Fidelity.Simulated
+	if obs.SilentCPUs != 6-seen {
+		t.Errorf("%d silent CPUs observed, want %d (six CPUs, %d with events in trace-cmd's report)", obs.SilentCPUs, 6-seen, seen)
+	}
+	if d := math.Abs(float64(sim.IdleNS-obs.IdleNS)) / float64(obs.IdleNS+obs.CPUTimeNS); d > 0.05 {
+		t.Errorf("idle %d simulated against %d observed: %.1f %% of the observed total, over the 5 %% goal", sim.IdleNS, obs.IdleNS, 100*d)
+	}
+}
+
+// reportCPUs counts the CPUs with a sched_switch in a `trace-cmd report`
+// text.
+func reportCPUs(t *testing.T, path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpus := map[string]bool{}
+	sc := bufio.NewScanner(z)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		i, j := strings.Index(line, "["), strings.Index(line, "]")
+		if i >= 0 && j > i && strings.Contains(line[j:], " sched_switch:") {
+			cpus[line[i+1:j]] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return len(cpus)
+}

@@ -113,3 +113,24 @@ func TestChanceVarByHand(t *testing.T) {
 		}
 	}
 }
+
+// A latency goal on a trace with no observed wakeup compares nothing:
+// vacuous, left out of the counts; the idle goal never is.
+func TestVacuousGoals(t *testing.T) {
+	for _, c := range []struct {
+		wakeups float64
+		metric  string
+		want    bool
+	}{
+		{0, "wakeup_p50_ns", true},
+		{0, "wakeup_p99_ns", true},
+		{0, "idle_ns/total_cpu_time", false},
+		{12, "wakeup_p50_ns", false},
+	} {
+		r := &run{}
+		r.res.Fidelity.Observed = map[string]any{"wakeup_count": c.wakeups}
+		if got := r.vacuous(goal{Metric: c.metric}); got != c.want {
+			t.Errorf("%v wakeups, %s: vacuous %v, want %v", c.wakeups, c.metric, got, c.want)
+		}
+	}
+}

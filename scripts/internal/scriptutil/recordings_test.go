@@ -1,7 +1,9 @@
 package scriptutil
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -47,6 +49,36 @@ func TestRecordings(t *testing.T) {
 		}
 		if n != 5 {
 			t.Errorf("%d shared recordings, want 5", n)
+		}
+	}
+}
+
+// The other real traces: the eight in ../shared when it is there (four
+// public, four format samples; the LISA and trappy ones given six CPUs,
+// tracecmd_v7_zstd.dat two), none when it is absent.
+func TestPublicRecordings(t *testing.T) {
+	if got := PublicRecordings(t.TempDir()); len(got) != 0 {
+		t.Errorf("%d recordings from an empty directory", len(got))
+	}
+	shared := "../../../../shared/fixtures"
+	if _, err := os.Stat(shared); err != nil {
+		t.Skipf("%s: %v", shared, err)
+	}
+	recs := PublicRecordings(shared)
+	groups := map[string]int{}
+	for _, r := range recs {
+		groups[r.Group]++
+		if _, err := os.Stat(r.Path); err != nil {
+			t.Error(err)
+		}
+	}
+	if groups["public"] != 4 || groups["recorded"] != 4 {
+		t.Errorf("groups %v, want 4 public and 4 recorded", groups)
+	}
+	for _, r := range recs {
+		six := strings.Contains(r.Path, "/public/")
+		if got := strings.Join(r.Args, " "); six && got != "--topology sockets=1,cores=6,threads=1" {
+			t.Errorf("%s: args %q, want six CPUs", r.Path, got)
 		}
 	}
 }
