@@ -376,11 +376,11 @@ type simTask struct {
 	spinner   bool
 	spinFrom  int64
 	spinUntil int64
-	// tracedEndRunOn: it ran on past its trace-end demand
+	// traceEndRunOn: it ran on past its trace-end demand
 	// (runOnToTraceEnd), from runOnFrom (-1 once it stopped).
-	tracedEndRunOn bool
-	runOnFrom      int64
-	charged        int64 // wall time charged while current (= runTime at capacity 1024)
+	traceEndRunOn bool
+	runOnFrom     int64
+	charged       int64 // wall time charged while current (= runTime at capacity 1024)
 	// childExits: the child-exit edges of its children that fired, for a
 	// parent that waits for any child (reapPlan).
 	childExits int32
@@ -619,7 +619,7 @@ type Stats struct {
 	RunOnNS    int64 `json:"run_on_ns,omitempty"`
 	// TraceEndRunOnTasks: tasks done with their trace-end activation's
 	// demand that ran on (Config.TraceEndRunOn); TraceEndRunOnNS: the
-	// time they ran on for, summed.
+	// wall time from each one's demand done to its stop, summed.
 	TraceEndRunOnTasks int64 `json:"trace_end_run_on_tasks,omitempty"`
 	TraceEndRunOnNS    int64 `json:"trace_end_run_on_ns,omitempty"`
 	// StrandedCuts: tasks left asleep at the end for a wakeup a cut task
@@ -1052,13 +1052,13 @@ func (s *Sim) progress(r *rq) {
 // time; a window still open then holds it at most as long again. The
 // demand's clock stops, so its run time stays the demand, as a spinner's
 // does (runOn). Not the recorder itself (its own work is what ended the
-// trace) nor a task the window waits for (the command's process tree,
-// which perf waited for: its end is the window's), nor an activation that ran less than a tenth of the time from
-// its release to the trace's end: the trace missed its switch-out (this
-// machine's 6.18 leaves a task "running" for seconds with 0.04 ms of
-// demand) or it never ran at all, and its demand says nothing of what it
-// would have done. It reports whether the task runs on; when it stops,
-// the activation ends.
+// trace), nor a task the window waits for (the command's process tree,
+// which perf waited for: its end is the window's), nor an activation
+// that ran less than a tenth of the time from its release to the trace's
+// end: the trace missed its switch-out (this machine's 6.18 leaves a
+// task "running" for seconds with 0.04 ms of demand) or it never ran at
+// all, and its demand says nothing of what it would have done. It
+// reports whether the task runs on; when it stops, the activation ends.
 func (s *Sim) runOnToTraceEnd(r *rq, t *simTask) bool {
 	if !s.cfg.TraceEndRunOn || int(t.act) != len(t.w.Activations)-1 || t.id == s.recorder || (s.recWait != nil && s.recWait[t.id]) {
 		return false
@@ -1072,14 +1072,14 @@ func (s *Sim) runOnToTraceEnd(r *rq, t *simTask) bool {
 		until = s.w.EndNS + (s.w.EndNS - s.w.StartNS)
 	}
 	if s.runOnOver || s.now >= until {
-		if t.runOnFrom >= 0 && t.tracedEndRunOn {
+		if t.runOnFrom >= 0 && t.traceEndRunOn {
 			s.stats.TraceEndRunOnNS += s.now - t.runOnFrom
 			t.runOnFrom = -1
 		}
 		return false
 	}
-	if !t.tracedEndRunOn {
-		t.tracedEndRunOn, t.runOnFrom = true, s.now
+	if !t.traceEndRunOn {
+		t.traceEndRunOn, t.runOnFrom = true, s.now
 		s.stats.TraceEndRunOnTasks++
 	}
 	r.gen++
@@ -1093,7 +1093,7 @@ func (s *Sim) runOnToTraceEnd(r *rq, t *simTask) bool {
 func (s *Sim) endRunOns() {
 	s.runOnOver = true
 	for _, r := range s.cpus {
-		if t := r.curr; t != nil && t.tracedEndRunOn && t.runOnFrom >= 0 {
+		if t := r.curr; t != nil && t.traceEndRunOn && t.runOnFrom >= 0 {
 			r.gen++
 			s.push(event{t: s.now, kind: evProgress, cpu: int32(r.cpu), gen: r.gen})
 		}
