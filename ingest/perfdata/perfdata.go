@@ -176,7 +176,11 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 	case pipeHeaderSize:
 		r.meta.Source.Format = "perf.data (pipe)"
 		r.src = &recSource{r: r, br: bufio.NewReaderSize(rd, bufSize), off: 16, left: -1, toEOF: true}
-		r.primePipe()
+		if r.primePipe(); r.err != nil {
+			// Damage among the header records is the stream's header's,
+			// reported at open as a file's is.
+			return nil, r.err
+		}
 		return r, nil
 	case fileHeaderSize, oldHeaderSize:
 	default:
@@ -247,8 +251,8 @@ func (r *Reader) addAttr(a *attr, at int64) error {
 // the start as it does a file: perf writes them before any event, and the
 // topology, kernel release and command line that a replay needs before
 // it reads an event are among them. It stops at the first other record,
-// which Next reads; damage met here is Next's error, as it would have
-// been without priming.
+// which Next reads; damage met here is the reader's error (NewReader
+// returns it).
 func (r *Reader) primePipe() {
 	for {
 		h, err := r.src.peek(8)
