@@ -57,7 +57,7 @@ type fidelityRow struct{ Metric, Observed, Simulated, RelError string }
 
 type goalRow struct {
 	Metric, Limit, Value string
-	Met                  bool
+	Met, NotCompared     bool
 }
 
 type deltaView struct {
@@ -114,7 +114,7 @@ func Write(w io.Writer, d *Data) error {
 			fv.Rows = append(fv.Rows, fidelityRow{m.key, fmtMetric(float64(m.get(f.Observed)), m.unit), fmtMetric(float64(m.get(f.Simulated)), m.unit), fmt.Sprintf("%+.1f%%", 100*f.RelError[m.key])})
 		}
 		for _, g := range f.Goals {
-			fv.Goals = append(fv.Goals, goalRow{g.Metric, fmt.Sprintf("%.0f%%", 100*g.Limit), fmt.Sprintf("%.1f%%", 100*g.Value), g.Met})
+			fv.Goals = append(fv.Goals, goalRow{g.Metric, fmt.Sprintf("%.0f%%", 100*g.Limit), fmt.Sprintf("%.1f%%", 100*g.Value), g.Met, g.NotCompared})
 		}
 		v.Fidelity = fv
 	}

@@ -92,7 +92,7 @@ func NewSpread(obs []*Metrics, sim *Metrics) *Spread {
 				continue
 			}
 			for k, g := range Compare("", obs[i], obs[j], nil).Goals {
-				if g.Met {
+				if g.Met { // a goal not compared is not met
 					sp.Goals[k].KernelMet++
 				}
 			}

@@ -10,7 +10,7 @@ import "testing"
 // pair meets the idle goal and the range is one share, 1/11.
 func TestNewSpreadByHand(t *testing.T) {
 	rec := func(p50 int64) *Metrics {
-		return &Metrics{WakeupP50NS: p50, WakeupP95NS: 1e6, WakeupP99NS: 2e6, IdleNS: 10e6, CPUTimeNS: 100e6}
+		return &Metrics{WakeupCount: 100, WakeupP50NS: p50, WakeupP95NS: 1e6, WakeupP99NS: 2e6, IdleNS: 10e6, CPUTimeNS: 100e6}
 	}
 	obs := []*Metrics{rec(100e3), rec(110e3), rec(130e3)}
 	for _, tc := range []struct {

@@ -32,17 +32,37 @@ func TestFidelityTableReportsPendingEdges(t *testing.T) {
 }
 
 // --validate's table says when the trace shows no wakeup at all (LISA's
-// rt-app example records sched_switch alone): its latency goals are met
-// by two empty distributions, which the table must not leave unsaid.
+// rt-app example records sched_switch alone): its latency goals compare
+// two empty distributions, so they are marked not compared (neither met
+// nor missed) in the JSON and the table; the idle goal is compared.
 func TestFidelityTableReportsNoWakeups(t *testing.T) {
 	for _, c := range []struct {
 		observed int64
 		want     bool
 	}{{0, true}, {1, false}} {
-		f := Compare("latest", &Metrics{WakeupCount: c.observed}, &Metrics{WakeupCount: 790}, nil)
+		obs := &Metrics{WakeupCount: c.observed, IdleNS: 100, CPUTimeNS: 900}
+		sim := &Metrics{WakeupCount: 790, IdleNS: 100, CPUTimeNS: 900}
+		if c.observed > 0 {
+			obs.WakeupP50NS, obs.WakeupP95NS, obs.WakeupP99NS = 1000, 1000, 1000
+			sim.WakeupP50NS, sim.WakeupP95NS, sim.WakeupP99NS = 1000, 1000, 1000
+		}
+		f := Compare("latest", obs, sim, nil)
 		got := tableLine(t, f, "trace: no wakeup followed by its switch-in") != ""
 		if got != c.want {
 			t.Errorf("%d observed wakeups: line shown %v, want %v", c.observed, got, c.want)
+		}
+		for _, g := range f.Goals {
+			latency := strings.HasPrefix(g.Metric, "wakeup_")
+			if want := c.want && latency; g.NotCompared != want {
+				t.Errorf("%d observed wakeups, %s: not compared %v, want %v", c.observed, g.Metric, g.NotCompared, want)
+			}
+			if want := !(c.want && latency); g.Met != want {
+				t.Errorf("%d observed wakeups, %s: met %v, want %v", c.observed, g.Metric, g.Met, want)
+			}
+			line := tableLine(t, f, "goal "+g.Metric)
+			if want := g.NotCompared; strings.HasSuffix(line, "NOT COMPARED (no wakeups in the trace)") != want {
+				t.Errorf("%d observed wakeups: table line %q, want not compared %v", c.observed, line, want)
+			}
 		}
 	}
 }
