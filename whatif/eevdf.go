@@ -136,8 +136,13 @@ func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 	t.delayed = false
 	r.nrDelayed--
 	r.nrCFS++
-	// No enqueue: the wakeup check's own update_curr, t counted.
+	// No enqueue: the wakeup check's own update_curr, t counted, in the
+	// waking's context (ttwu_runnable uses no wakelist).
+	if waker == nil {
+		s.enqFlags, s.enqCPU = int64(s.arrivalIRQ(t)), r.cpu
+	}
 	s.updateCurr(r)
+	s.enqFlags = 0
 	r.enqResched = s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed)
 	t.state = tsQueued
 	t.utilEstEnq = t.utilEstOwn()

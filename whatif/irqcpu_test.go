@@ -11,8 +11,10 @@ import (
 // a softirq on CPU 0 (in task 20's context) wakes it, target_cpu 1 (the
 // CPU it slept on): an arrival from CPU 0, IRQCPUPlus1 1. At 5 ms a hard
 // IRQ on CPU 1 wakes it: its own CPU, 0. At 7 ms task 20 wakes it from
-// its own context on CPU 0: a task's wakeup (CauseWake), 0. The field
-// survives a workload file.
+// its own context on CPU 0: a task's wakeup (CauseWake), 0. The
+// arrivals' interrupt contexts (Activation.IRQ) are the wakings' flags:
+// softirq, then hardirq; the task's wakeup has none. Both fields survive
+// a workload file.
 func TestIRQCPUByHand(t *testing.T) {
 	r := &noiseReader{evs: []timeline.Event{
 		nSwitch(1*ms, 0, 0, "R", 20),
@@ -40,20 +42,25 @@ func TestIRQCPUByHand(t *testing.T) {
 	}
 	want := []struct {
 		cause Cause
-		irq   int32
-	}{{CauseStart, 0}, {CauseArrival, 1}, {CauseArrival, 0}, {CauseWake, 0}}
-	if len(acts) != len(want) {
-		t.Fatalf("task 10: %d activations, want %d", len(acts), len(want))
-	}
-	for i, wa := range want {
-		if acts[i].Cause != wa.cause || acts[i].IRQCPUPlus1 != wa.irq {
-			t.Errorf("activation %d: %v from CPU+1 %d, want %v from %d", i, acts[i].Cause, acts[i].IRQCPUPlus1, wa.cause, wa.irq)
+		irq   int16
+		ctx   IRQContext
+	}{{CauseStart, 0, IRQNone}, {CauseArrival, 1, IRQSoft}, {CauseArrival, 0, IRQHard}, {CauseWake, 0, IRQNone}}
+	check := func(how string, acts []Activation) {
+		t.Helper()
+		if len(acts) != len(want) {
+			t.Fatalf("%s: task 10: %d activations, want %d", how, len(acts), len(want))
+		}
+		for i, wa := range want {
+			if acts[i].Cause != wa.cause || acts[i].IRQCPUPlus1 != wa.irq || acts[i].IRQ != wa.ctx {
+				t.Errorf("%s: activation %d: %v from CPU+1 %d in %q, want %v from %d in %q", how, i, acts[i].Cause, acts[i].IRQCPUPlus1, acts[i].IRQ, wa.cause, wa.irq, wa.ctx)
+			}
 		}
 	}
+	check("extracted", acts)
 	back := reloadWorkload(t, w)
 	for _, tk := range back.Tasks {
-		if tk.TID == 10 && tk.Activations[1].IRQCPUPlus1 != 1 {
-			t.Errorf("after a workload file: IRQCPUPlus1 %d, want 1", tk.Activations[1].IRQCPUPlus1)
+		if tk.TID == 10 {
+			check("after a workload file", tk.Activations)
 		}
 	}
 }

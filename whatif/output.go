@@ -147,14 +147,24 @@ func (s *Sim) emitStatRuntime(r *rq, t *simTask, flags int64) {
 	s.emit(e)
 }
 
-// emitWaking writes sched_waking on the waker's CPU (common_pid 0 for an
-// interrupt or timer arrival). Its target_cpu is the wakee's CPU when the
-// wakeup starts, as the kernel's tracepoint records task_cpu(p) before
-// select_task_rq: the placement is the sched_migrate_task that follows
-// (or that CPU).
+// emitWaking writes sched_waking on the waker's CPU. An arrival's is
+// written in its interrupt's context (Activation.IRQ: the hard-IRQ or
+// softirq flag) as the task that interrupt found running there
+// (common_pid, 0 on an idle CPU), as the kernel's is; one whose context
+// the trace did not give, with common_pid 0 and no flags. Its target_cpu
+// is the wakee's CPU when the wakeup starts, as the kernel's tracepoint
+// records task_cpu(p) before select_task_rq: the placement is the
+// sched_migrate_task that follows (or that CPU).
 func (s *Sim) emitWaking(t, waker *simTask, cpu, target int) {
-	e := s.newEvent(timeline.SchedWaking, cpu, tidOf(waker))
-	e.SetStr(timeline.CommonComm, s.commOf(waker, cpu))
+	cur, flags := waker, int64(0)
+	if ctx := s.arrivalIRQ(t); waker == nil && ctx != IRQNone && cpu >= 0 && cpu < s.ncpu {
+		cur, flags = s.cpus[cpu].curr, int64(ctx)
+	}
+	e := s.newEvent(timeline.SchedWaking, cpu, tidOf(cur))
+	if flags != 0 {
+		e.SetInt(timeline.CommonFlags, flags)
+	}
+	e.SetStr(timeline.CommonComm, s.commOf(cur, cpu))
 	e.SetStr(timeline.Comm, t.w.Comm)
 	e.SetInt(timeline.PID, int64(t.w.TID))
 	e.SetInt(timeline.Prio, int64(t.prio))

@@ -145,19 +145,28 @@ const (
 // advance min_vruntime. Like the kernel's it writes the sched_stat_runtime
 // of the time charged since the last one, so the output shows every update
 // (the tick's request renewals among them) where a trace would.
-func (s *Sim) updateCurr(r *rq) { s.updateCurrFlags(r, 0) }
-
-// tickUpdateCurr is the tick's update_curr: its sched_stat_runtime is
-// written in hard-IRQ context, as the kernel's is (workload extraction
-// reads ticks from that flag).
-func (s *Sim) tickUpdateCurr(r *rq) { s.updateCurrFlags(r, flagHardIRQ) }
-
-func (s *Sim) updateCurrFlags(r *rq, flags int64) {
+// Its record carries the interrupt context of a wakeup's enqueue
+// (Sim.enqFlags), no flags otherwise.
+func (s *Sim) updateCurr(r *rq) {
 	s.chargeCurr(r, true)
 	// The real-time class's update_curr_rt runs at its own tick and
 	// switch-out, not at CFS's enqueues and wakeup checks.
-	if t := r.curr; t != nil && (!t.rt || flags != 0) {
+	if t := r.curr; t != nil && !t.rt {
+		var flags int64
+		if r.cpu == s.enqCPU {
+			flags = s.enqFlags
+		}
 		s.emitStatRuntime(r, t, flags)
+	}
+}
+
+// tickUpdateCurr is the tick's update_curr (any class's): its
+// sched_stat_runtime is written in hard-IRQ context, as the kernel's is
+// (workload extraction reads ticks from that flag).
+func (s *Sim) tickUpdateCurr(r *rq) {
+	s.chargeCurr(r, true)
+	if t := r.curr; t != nil {
+		s.emitStatRuntime(r, t, flagHardIRQ)
 	}
 }
 

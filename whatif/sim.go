@@ -476,6 +476,12 @@ type Sim struct {
 	// heldWake: wake() is releasing a held reply (its waker sent it from
 	// another CPU before the requester blocked, as the trace has it).
 	heldWake bool
+	// enqFlags: while a wakeup's enqueue runs in interrupt context (an
+	// arrival's own, or the wakelist IPI's), the common_flags of the
+	// sched_stat_runtime its update_curr writes on CPU enqCPU
+	// (enqueueContext); 0 otherwise.
+	enqFlags int64
+	enqCPU   int
 	smtOn    bool
 	smtSib   [][]int
 
@@ -1571,9 +1577,39 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 		s.stats.MigrationsWakeup++
 		s.emitMigrate(t, prev, cpu, src)
 	}
+	s.enqFlags, s.enqCPU = s.enqueueContext(t, waker, src, cpu), cpu
 	s.enqueue(r, t, enqWakeup)
+	s.enqFlags = 0
 	s.noteWakeOnIdle(r)
 	s.wakeupPreemptFrom(r, t, waker, wakerCPU, src)
+}
+
+// arrivalIRQ is the interrupt context of the waking that starts t's
+// current activation (Activation.IRQ; IRQNone for a task's wakeup).
+func (s *Sim) arrivalIRQ(t *simTask) IRQContext {
+	if int(t.act) < len(t.w.Activations) {
+		if a := &t.w.Activations[t.act]; a.Cause == CauseArrival {
+			return a.IRQ
+		}
+	}
+	return IRQNone
+}
+
+// enqueueContext is the common_flags of the context try_to_wake_up's
+// enqueue of t on cpu runs in, as its update_curr's sched_stat_runtime
+// records it: the target's hard IRQ when the waking ran on a CPU that
+// shares no cache with it (ttwu_queue_cond: the wakelist IPI enqueues
+// it there), else the waking's own (an arrival's interrupt; a task's
+// wakeup none). Workload extraction reads the same rule back
+// (irqenqueue.go).
+func (s *Sim) enqueueContext(t, waker *simTask, src, cpu int) int64 {
+	if cpu != src && !s.cpusShareCache(src, cpu) {
+		return flagHardIRQ
+	}
+	if waker == nil {
+		return int64(s.arrivalIRQ(t))
+	}
+	return 0
 }
 
 // arrivalCPU is where the interrupt that wakes t for its current

@@ -38,6 +38,56 @@ const (
 
 var causeNames = []string{"start", "fork", "wake", "arrival"}
 
+// IRQContext is the interrupt context a waking ran in, as the trace's
+// common_flags bit of it (include/linux/trace_events.h): the values are
+// those bits, so the replay writes them back as they were read.
+type IRQContext uint8
+
+const (
+	IRQNone IRQContext = 0
+	IRQHard IRQContext = flagHardIRQ
+	IRQSoft IRQContext = flagSoftIRQ
+	IRQNMI  IRQContext = flagNMI
+)
+
+// irqContextOf is the innermost context in common_flags: an NMI can
+// interrupt a hard IRQ, and a hard IRQ a softirq (both bits set).
+func irqContextOf(flags int64) IRQContext {
+	switch {
+	case flags&flagNMI != 0:
+		return IRQNMI
+	case flags&flagHardIRQ != 0:
+		return IRQHard
+	case flags&flagSoftIRQ != 0:
+		return IRQSoft
+	}
+	return IRQNone
+}
+
+// String is the workload file's irq_context value ("" for IRQNone).
+func (c IRQContext) String() string {
+	switch c {
+	case IRQHard:
+		return "hardirq"
+	case IRQSoft:
+		return "softirq"
+	case IRQNMI:
+		return "nmi"
+	case IRQNone:
+		return ""
+	}
+	return fmt.Sprintf("IRQContext(%#x)", uint8(c))
+}
+
+func parseIRQContext(s string) (IRQContext, error) {
+	for _, c := range []IRQContext{IRQNone, IRQHard, IRQSoft, IRQNMI} {
+		if c.String() == s {
+			return c, nil
+		}
+	}
+	return IRQNone, fmt.Errorf("unknown irq_context %q (hardirq, softirq, nmi or null)", s)
+}
+
 func (c Cause) String() string { return causeNames[c] }
 
 // End says how an activation ended.
@@ -180,6 +230,13 @@ type Activation struct {
 	// own tick grid (Sim.onTickGrid), not a sleep's length after the
 	// block.
 	TickSoftIRQ bool
+	// IRQ: the interrupt context an arrival's waking ran in (the trace's
+	// common_flags, the innermost of NMI, hard IRQ and softirq); IRQNone
+	// for a task's waking, one from the idle task, or a trace that does
+	// not say. The replay writes the waking so: in that context, as the
+	// task it interrupted (common_pid), and the enqueue's update_curr
+	// record that follows on the same CPU too.
+	IRQ IRQContext
 	// IRQCPUPlus1: an arrival whose waking ran in interrupt context on
 	// another CPU than the one the task slept on (the trace's
 	// sched_waking: the CPU it is written on against its target_cpu, the
@@ -188,7 +245,8 @@ type Activation struct {
 	// select_task_rq_fair then weighs that CPU (wake_affine) against the
 	// one it slept on. 0: the interrupt ran where the task slept (its
 	// own timer's), which the replay assumes for every other arrival.
-	IRQCPUPlus1 int32
+	// An int16 (MaxCPUs fits) so that IRQ fits in the 72 bytes.
+	IRQCPUPlus1 int16
 	// ReleaseNS is when it became runnable in the trace (the wakeup, the
 	// fork, or the trace start).
 	ReleaseNS int64
@@ -1560,8 +1618,11 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 			cause = CauseArrival
 		}
 		a := x.newAct(t, cause, now)
-		if cause == CauseArrival && (irq || wakerTID == 0) && e.Kind == timeline.SchedWaking && e.IsSet(timeline.TargetCPU) && c != target {
-			a.IRQCPUPlus1 = c + 1
+		if cause == CauseArrival && (irq || wakerTID == 0) && e.Kind == timeline.SchedWaking && e.IsSet(timeline.TargetCPU) && c != target && c < model.MaxCPUs {
+			a.IRQCPUPlus1 = int16(c + 1)
+		}
+		if cause == CauseArrival {
+			a.IRQ = irqContextOf(irqFlags)
 		}
 		if cause == CauseArrival && irqFlags == flagSoftIRQ {
 			since := int64(-1) // idle: the timer's interrupt woke the CPU
@@ -1911,14 +1972,8 @@ func (w *Workload) Validate() error {
 	}
 	for i := range w.Tasks {
 		for j, a := range w.Tasks[i].Activations {
-			if a.DemandNS < 0 {
-				return fmt.Errorf("workload task %d activation %d: negative demand", i, j)
-			}
-			if a.IRQCPUPlus1 < 0 || a.IRQCPUPlus1 > model.MaxCPUs || a.IRQCPUPlus1 > 0 && a.Cause != CauseArrival {
-				return fmt.Errorf("workload task %d activation %d: interrupt CPU %d (an arrival's, 0 to %d)", i, j, a.IRQCPUPlus1-1, model.MaxCPUs-1)
-			}
-			if a.OwnPrio && (a.Prio < 0 || a.Prio > maxPrio) {
-				return fmt.Errorf("workload task %d activation %d: prio %d outside 0-%d", i, j, a.Prio, maxPrio)
+			if err := checkActivation(i, j, &a); err != nil {
+				return err
 			}
 			if a.DemandNS > MaxSpanNS || a.SleepNS > MaxSpanNS || -a.SleepNS > MaxSpanNS || a.ReleaseNS-w.StartNS > MaxSpanNS || w.StartNS-a.ReleaseNS > MaxSpanNS {
 				return fmt.Errorf("workload task %d activation %d: demand %d, sleep %d or release %d ns more than a week", i, j, a.DemandNS, a.SleepNS, a.ReleaseNS)
@@ -1930,10 +1985,25 @@ func (w *Workload) Validate() error {
 			if causes[i][j] != want {
 				return fmt.Errorf("workload task %d activation %d (cause %s): %d causal edges, want %d", i, j, a.Cause, causes[i][j], want)
 			}
-			if j > 0 && (a.Cause == CauseStart || a.Cause == CauseFork) {
-				return fmt.Errorf("workload task %d activation %d: cause %s is only valid for the first activation", i, j, a.Cause)
-			}
 		}
+	}
+	return nil
+}
+
+// checkActivation checks what activation j of task i says of itself (not
+// its edges or times): Validate's checks and the streaming writer's.
+func checkActivation(i, j int, a *Activation) error {
+	switch {
+	case a.DemandNS < 0:
+		return fmt.Errorf("workload task %d activation %d: negative demand", i, j)
+	case j > 0 && (a.Cause == CauseStart || a.Cause == CauseFork):
+		return fmt.Errorf("workload task %d activation %d: cause %s is only valid for the first activation", i, j, a.Cause)
+	case a.IRQCPUPlus1 < 0 || a.IRQCPUPlus1 > model.MaxCPUs || a.IRQCPUPlus1 > 0 && a.Cause != CauseArrival:
+		return fmt.Errorf("workload task %d activation %d: interrupt CPU %d (an arrival's, 0 to %d)", i, j, a.IRQCPUPlus1-1, model.MaxCPUs-1)
+	case a.IRQ != IRQNone && (a.Cause != CauseArrival || irqContextOf(int64(a.IRQ)) != a.IRQ):
+		return fmt.Errorf("workload task %d activation %d: interrupt context %v (an arrival's: hardirq, softirq or nmi)", i, j, a.IRQ)
+	case a.OwnPrio && (a.Prio < 0 || a.Prio > maxPrio):
+		return fmt.Errorf("workload task %d activation %d: prio %d outside 0-%d", i, j, a.Prio, maxPrio)
 	}
 	return nil
 }

@@ -47,11 +47,12 @@ var wlCols = []struct {
 	{"raced", false},
 	{"tick_softirq", false},
 	{"irq_cpu", false},
+	{"irq_context", true},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -179,6 +180,8 @@ func SaveWorkload(path string, w *Workload) (err error) {
 			switch x := v.(type) {
 			case int:
 				n = int64(x)
+			case int16:
+				n = int64(x)
 			case int32:
 				n = int64(x)
 			case int64:
@@ -187,6 +190,9 @@ func SaveWorkload(path string, w *Workload) (err error) {
 				if x {
 					n = 1
 				}
+			default:
+				// A programming error (a field's type changed), not input.
+				panic(fmt.Sprintf("whatif: workload column %s: value of type %T", c.name, v))
 			}
 			fb.(*array.Int64Builder).Append(n)
 		}
@@ -205,6 +211,9 @@ func SaveWorkload(path string, w *Workload) (err error) {
 			}
 			if a.IRQCPUPlus1 > 0 {
 				r["irq_cpu"] = a.IRQCPUPlus1 - 1
+			}
+			if a.IRQ != IRQNone {
+				r["irq_context"] = a.IRQ.String()
 			}
 			add(r)
 		}
@@ -429,9 +438,14 @@ func LoadWorkload(path string) (w *Workload, err error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s: row %d: %w", path, i, err)
 				}
+				ctx, err := parseIRQContext(str(cIRQContext, i))
+				if err != nil {
+					return nil, fmt.Errorf("%s: row %d: %w", path, i, err)
+				}
 				w.Tasks[ti].Activations = append(w.Tasks[ti].Activations, Activation{DemandNS: num(cDemand, i), Cause: c,
 					ReleaseNS: num(cRelease, i), SleepNS: num(cSleep, i), End: e, EndState: str(cEndState, i), CPU: int32(num(cCPU, i)),
-					Prio: int32(num(cPrio, i)), OwnPrio: set(cPrio, i), TickSoftIRQ: num(cTickSoftIRQ, i) != 0, IRQCPUPlus1: irqCPUPlus1(set(cIRQCPU, i), num(cIRQCPU, i))})
+					Prio: int32(num(cPrio, i)), OwnPrio: set(cPrio, i), TickSoftIRQ: num(cTickSoftIRQ, i) != 0, IRQCPUPlus1: irqCPUPlus1(set(cIRQCPU, i), num(cIRQCPU, i)),
+					IRQ: ctx})
 			case "edge":
 				k := EdgeWake
 				switch str(cKind, i) {
@@ -474,12 +488,12 @@ func LoadWorkload(path string) (w *Workload, err error) {
 // irqCPUPlus1 is an activation row's irq_cpu as Activation.IRQCPUPlus1:
 // null is 0 (none); a value outside 0..MaxCPUs-1 is kept out of range,
 // for Validate to refuse.
-func irqCPUPlus1(set bool, v int64) int32 {
+func irqCPUPlus1(set bool, v int64) int16 {
 	switch {
 	case !set:
 		return 0
 	case v < 0 || v >= model.MaxCPUs:
 		return -1
 	}
-	return int32(v) + 1
+	return int16(v) + 1
 }

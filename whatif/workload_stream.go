@@ -91,7 +91,7 @@ func encAct(dst []byte, v *streamAct) []byte {
 	if a.TickSoftIRQ {
 		soft = 1
 	}
-	dst = append(dst, byte(a.Cause), byte(a.End), soft)
+	dst = append(dst, byte(a.Cause), byte(a.End), soft, byte(a.IRQ))
 	dst = binary.AppendVarint(dst, a.ReleaseNS)
 	dst = binary.AppendVarint(dst, a.SleepNS)
 	dst = binary.AppendVarint(dst, int64(a.CPU))
@@ -132,16 +132,16 @@ func decAct(r *bufio.Reader, v *streamAct) error {
 	if err := varints(r, &task, &act, &a.DemandNS); err != nil {
 		return err
 	}
-	var ce [3]byte
+	var ce [4]byte
 	if _, err := io.ReadFull(r, ce[:]); err != nil {
 		return err
 	}
-	a.Cause, a.End, a.TickSoftIRQ = Cause(ce[0]), End(ce[1]), ce[2] != 0
+	a.Cause, a.End, a.TickSoftIRQ, a.IRQ = Cause(ce[0]), End(ce[1]), ce[2] != 0, IRQContext(ce[3])
 	var irq int64
 	if err := varints(r, &a.ReleaseNS, &a.SleepNS, &cpu, &prio, &irq); err != nil {
 		return err
 	}
-	a.IRQCPUPlus1 = int32(irq)
+	a.IRQCPUPlus1 = irqCPUPlus1(irq > 0, irq-1)
 	if prio > 0 {
 		a.Prio, a.OwnPrio = int32(prio-1), true
 	}
@@ -350,11 +350,8 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 			return fmt.Errorf("whatif: workload task %d: activation %d given, want %d (activations must be numbered 0, 1, ... once each)", k.task, k.act, nacts[k.task])
 		}
 		nacts[k.task]++
-		if a.DemandNS < 0 {
-			return fmt.Errorf("workload task %d activation %d: negative demand", k.task, k.act)
-		}
-		if k.act > 0 && (a.Cause == CauseStart || a.Cause == CauseFork) {
-			return fmt.Errorf("workload task %d activation %d: cause %s is only valid for the first activation", k.task, k.act, a.Cause)
+		if err := checkActivation(int(k.task), int(k.act), a); err != nil {
+			return err
 		}
 		want, got := 0, 0
 		if a.Cause == CauseWake || a.Cause == CauseFork {
@@ -423,6 +420,9 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		}
 		if a.IRQCPUPlus1 > 0 {
 			row.num(cIRQCPU, int64(a.IRQCPUPlus1-1))
+		}
+		if a.IRQ != IRQNone {
+			row.str(cIRQContext, a.IRQ.String())
 		}
 		cols.add(&row)
 	}
@@ -557,6 +557,7 @@ var (
 	cRaced        = wlColIndex("raced")
 	cTickSoftIRQ  = wlColIndex("tick_softirq")
 	cIRQCPU       = wlColIndex("irq_cpu")
+	cIRQContext   = wlColIndex("irq_context")
 )
 
 func wlColIndex(name string) int {

@@ -73,7 +73,7 @@ func tinyWorkload() *Workload {
 	w.Tasks = []Task{
 		{TID: 1, PID: 1, Comm: "a", Prio: 120, Pinned: -1, StartRunning: true, Activations: []Activation{
 			{DemandNS: 100, Cause: CauseStart, End: EndSleep, EndState: "S", CPU: 0},
-			{DemandNS: 50, Cause: CauseArrival, ReleaseNS: 300, SleepNS: 195, End: EndExit, EndState: "X", CPU: 1, Prio: 0, OwnPrio: true, TickSoftIRQ: true}}},
+			{DemandNS: 50, Cause: CauseArrival, ReleaseNS: 300, SleepNS: 195, End: EndExit, EndState: "X", CPU: 1, Prio: 0, OwnPrio: true, TickSoftIRQ: true, IRQ: IRQSoft}}},
 		{TID: 2, PID: 1, Comm: "kworker/1:0", Prio: 120, Pinned: 1, Forked: true, Activations: []Activation{
 			{DemandNS: 10, Cause: CauseFork, ReleaseNS: 40, End: EndSleep, EndState: "D", CPU: -1},
 			{DemandNS: 10, Cause: CauseWake, ReleaseNS: 320, SleepNS: 270, End: EndTraceEnd, CPU: -1}}},
@@ -136,6 +136,8 @@ func TestWorkloadWriterValidates(t *testing.T) {
 		{"newidle pulls over chances", func(w *Workload) { w.NewidlePulls = 41 }, "newidle pulls 41 of 40 chances"},
 		{"tick phase past HZ 100's period", func(w *Workload) { w.TickPhaseNS = 10000000 }, "tick phase 10000000 ns"},
 		{"negative tick phase", func(w *Workload) { w.TickPhaseNS = -1 }, "tick phase -1 ns"},
+		{"interrupt context of a task's wakeup", func(w *Workload) { w.Tasks[1].Activations[1].IRQ = IRQHard }, "interrupt context hardirq"},
+		{"interrupt context no bit", func(w *Workload) { w.Tasks[0].Activations[1].IRQ = 3 }, "interrupt context IRQContext(0x3)"},
 	}
 	for _, c := range cases {
 		w := tinyWorkload()
