@@ -28,10 +28,7 @@ func TestLostSwitchInChargedFromCPUsLastSwitch(t *testing.T) {
 		nSwitch(4*ms, 1, 20, "S", 0),
 		nSwitch(5*ms, 0, 10, "S", 0),
 	}}
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustExtract(t, r)
 	for _, tk := range w.Tasks {
 		if tk.TID != 20 {
 			continue
@@ -690,10 +687,7 @@ func TestUnseenSwitchInWithoutCreationRecords(t *testing.T) {
 			nSwitch(6*ms, 1, 20, "S", 0),
 		}}
 		r.meta.Source.Events = c.events
-		w, err := Extract(r)
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := mustExtract(t, r)
 		for _, tk := range w.Tasks {
 			if tk.TID != 20 {
 				continue

@@ -116,10 +116,7 @@ func TestIdleWakePoolsSplit(t *testing.T) {
 		nSwitch(8*ms, 3, 0, "R", 40),
 		nSwitch(9*ms, 3, 40, "S", 0),
 	}}
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustExtract(t, r)
 	if fmt.Sprint(w.IdleWakeNS) != "[50000 100000 3000000]" {
 		t.Errorf("idle-exit delays %v", w.IdleWakeNS)
 	}

@@ -30,10 +30,7 @@ func TestIRQCPUByHand(t *testing.T) {
 		nSwitch(7*ms+100000, 1, 0, "R", 10),
 		nSwitch(8*ms, 1, 10, "S", 0),
 	}}
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustExtract(t, r)
 	var acts []Activation
 	for _, tk := range w.Tasks {
 		if tk.TID == 10 {

@@ -113,10 +113,7 @@ func TestIRQEnqueueAfterSwitchByHand(t *testing.T) {
 		nSwitch(6*ms+100000, 0, 40, "R", 10),
 		nSwitch(6*ms+200000, 0, 10, "S", 40),
 	}}
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustExtract(t, r)
 	checkPools(t,
 		pool{"remote", w.PreemptWakeNS, []int64{150000}},
 		pool{"remote, a tick between", w.PreemptWakeTickNS, []int64{1100000}},
@@ -149,10 +146,7 @@ func TestSleeperStatsKeepTheTickBeforeTheWaking(t *testing.T) {
 		nSwitch(2*ms+300000, 0, 11, "S", 10),
 		nSwitch(2*ms+400000, 0, 10, "S", 20),
 	}}
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustExtract(t, r)
 	if len(w.PreemptWakeNS) != 0 || !slices.Equal(w.PreemptWakeTickNS, []int64{700000}) {
 		t.Errorf("remote delays %v, with a tick between %v; want none and [700000]", w.PreemptWakeNS, w.PreemptWakeTickNS)
 	}

@@ -83,10 +83,7 @@ func TestStallEstimatorByHand(t *testing.T) {
 		nSwitch(35*ms, 0, 10, "S", 0),
 		nRuntime(40*ms, 0, 10, 1),
 	}}
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustExtract(t, r)
 	m := w.Stalls
 	if m == nil {
 		t.Fatal("no stall model")
@@ -200,10 +197,7 @@ func TestSyncInference(t *testing.T) {
 		nWaking(4*ms, 0, 10, 30, 1),
 		nSwitch(4*ms+200000, 0, 10, "S", 0),
 	}}
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustExtract(t, r)
 	got := map[int32]bool{}
 	for _, e := range w.Edges {
 		got[w.Tasks[e.Wakee].TID] = e.Sync
@@ -255,10 +249,7 @@ func TestDelayPoolsFollowWakeupMigration(t *testing.T) {
 		nSwitch(3*ms+80000, 2, 0, "R", 50),
 		nSwitch(4*ms, 2, 50, "S", 0),
 	}}
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustExtract(t, r)
 	if fmt.Sprint(w.PreemptWakeLocalNS) != "[30000]" || len(w.PreemptWakeNS) != 0 {
 		t.Errorf("preempt delays local %v remote %v, want [30000] and none", w.PreemptWakeLocalNS, w.PreemptWakeNS)
 	}
@@ -298,10 +289,7 @@ func TestNoPreemptFromNeedResched(t *testing.T) {
 		nSwitch(5*ms+300000, 0, 10, "R", 20),
 		nSwitch(6*ms, 0, 20, "S", 10),
 	}}
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustExtract(t, r)
 	var got []string
 	for _, e := range w.Edges {
 		got = append(got, fmt.Sprintf("%d@%d:%d", w.Tasks[e.Wakee].TID, e.TimeNS/1000, e.NoPreemptNS/1000))
@@ -354,10 +342,7 @@ func TestExtractPrioOfLongestRun(t *testing.T) {
 	}}
 	// Events in time order, as a trace gives them.
 	sortEvents(r.evs)
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustExtract(t, r)
 	got := map[int32]int32{}
 	for _, tk := range w.Tasks {
 		got[tk.TID] = tk.Prio
@@ -453,4 +438,14 @@ func TestStallEstimatorLost(t *testing.T) {
 			t.Errorf("lost on CPU %d: %d stalls, want %d", c.lostCPU, n, c.stalls)
 		}
 	}
+}
+
+// mustExtract is Extract of a hand-built trace, which must succeed.
+func mustExtract(t *testing.T, r timeline.EventReader) *Workload {
+	t.Helper()
+	w, err := Extract(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

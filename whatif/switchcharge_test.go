@@ -46,10 +46,7 @@ func TestSwitchChargeByHand(t *testing.T) {
 		nSwitch(6*ms+570000, 0, 13, "S", 0),
 		withFlags(nWaking(8*ms, 0, 0, 13, 0), hardirq),
 	}}
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustExtract(t, r)
 	checkPools(t,
 		pool{"block, a task's wakeup next", w.SwitchChargeBlockNS, []int64{40000}},
 		pool{"block, an interrupt's wakeup next", w.SwitchChargeBlockIRQNS, []int64{70000}},

@@ -79,10 +79,7 @@ func TestPreemptDelaysApartByTickByHand(t *testing.T) {
 		nSwitch(34*ms+600000, 0, 20, "R", 10),
 		nSwitch(34*ms+700000, 0, 10, "S", 20),
 	}}
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustExtract(t, r)
 	checkPools(t,
 		pool{"remote", w.PreemptWakeNS, []int64{50000, 100000, 250000, 1600000}},
 		pool{"remote, a tick between", w.PreemptWakeTickNS, []int64{300000, 1200000}},

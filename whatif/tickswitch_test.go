@@ -64,10 +64,7 @@ func TestTickSwitchByHand(t *testing.T) {
 		nRuntime(40*ms+80000, 1, 20, hardirq),
 		nSwitch(40*ms+200000, 1, 20, "R", 22),
 	}}
-	w, err := Extract(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustExtract(t, r)
 	if want := []int64{70000, 100000, 150000}; !slices.Equal(w.TickSwitchNS, want) {
 		t.Fatalf("tick switch delays %v, want %v", w.TickSwitchNS, want)
 	}
