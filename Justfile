@@ -6,10 +6,11 @@ default: test
 build:
     go build -o bin/replay ./cmd/replay
 
-# The README's test command, plus formatting and vet.
+# The README's test command, plus formatting, vet and staticcheck.
 test:
     test -z "$(gofmt -l .)" || (gofmt -l . && exit 1)
     go vet ./...
+    go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
     go test ./...
 
 # Race detector over everything (slower; CI runs it with -short).

@@ -23,7 +23,6 @@ func (s cpuset) has(c int) bool { return c >= 0 && c>>6 < len(s) && s[c>>6]&(1<<
 func (s cpuset) clone() cpuset  { return append(cpuset(nil), s...) }
 func (s cpuset) key() string    { return string(wordsBytes(s)) }
 func (s cpuset) String() string { return FormatCPUList(s.list()) }
-func (s cpuset) nbits() int     { return len(s) * 64 }
 func (s cpuset) empty() bool    { return s.weight() == 0 }
 func (s cpuset) equal(o cpuset) bool {
 	if len(s) != len(o) {

@@ -195,24 +195,6 @@ func (t *Topology) Validate() error {
 	return nil
 }
 
-func containsInt(l []int, x int) bool {
-	for _, v := range l {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
-func subsetInts(a, b []int) bool {
-	for _, x := range a {
-		if !containsInt(b, x) {
-			return false
-		}
-	}
-	return true
-}
-
 func equalInts(a, b []int) bool {
 	if len(a) != len(b) {
 		return false

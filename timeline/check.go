@@ -84,45 +84,45 @@ func (c *checked) Next() bool {
 	if c.err != nil {
 		return false
 	}
-	for c.r.Next() {
-		e := c.r.Event()
-		row := c.row
-		c.row++
-		if err := CheckCPUs(e); err != nil {
-			c.err = fmt.Errorf("event %d at %d ns: %w", row, e.Time, err)
-			if p := c.r.Meta().Source.Path; p != "" {
-				c.err = fmt.Errorf("%s: %w", p, c.err)
-			}
-			return false
-		}
-		if e.IsSet(CPU) {
-			cpu := e.Int32(CPU)
-			k, fresh := c.cpu(cpu)
-			if !fresh && sameEvent(&k.last, e) {
-				c.note(AnomalyDuplicate, row, e)
-			}
-			k.last.copyRow(e)
-			if e.Kind == SchedSwitch && e.IsSet(PrevPID) && e.IsSet(NextPID) {
-				if k.hasCurrent && k.current != e.Int32(PrevPID) {
-					c.note(AnomalySwitchFrom, row, e)
-				}
-				if p := e.Int32(PrevPID); p != 0 && p == e.Int32(NextPID) {
-					c.note(AnomalySwitchSelf, row, e)
-				}
-				k.current, k.hasCurrent = e.Int32(NextPID), true
-			}
-		}
-		// Time 0 marks records synthesized before the trace started.
-		if e.Time != 0 {
-			if c.started && e.Time < c.lastTime {
-				c.note(AnomalyTimeBackwards, row, e)
-			} else {
-				c.lastTime, c.started = e.Time, true
-			}
-		}
-		return true
+	if !c.r.Next() {
+		return false
 	}
-	return false
+	e := c.r.Event()
+	row := c.row
+	c.row++
+	if err := CheckCPUs(e); err != nil {
+		c.err = fmt.Errorf("event %d at %d ns: %w", row, e.Time, err)
+		if p := c.r.Meta().Source.Path; p != "" {
+			c.err = fmt.Errorf("%s: %w", p, c.err)
+		}
+		return false
+	}
+	if e.IsSet(CPU) {
+		cpu := e.Int32(CPU)
+		k, fresh := c.cpu(cpu)
+		if !fresh && sameEvent(&k.last, e) {
+			c.note(AnomalyDuplicate, row, e)
+		}
+		k.last.copyRow(e)
+		if e.Kind == SchedSwitch && e.IsSet(PrevPID) && e.IsSet(NextPID) {
+			if k.hasCurrent && k.current != e.Int32(PrevPID) {
+				c.note(AnomalySwitchFrom, row, e)
+			}
+			if p := e.Int32(PrevPID); p != 0 && p == e.Int32(NextPID) {
+				c.note(AnomalySwitchSelf, row, e)
+			}
+			k.current, k.hasCurrent = e.Int32(NextPID), true
+		}
+	}
+	// Time 0 marks records synthesized before the trace started.
+	if e.Time != 0 {
+		if c.started && e.Time < c.lastTime {
+			c.note(AnomalyTimeBackwards, row, e)
+		} else {
+			c.lastTime, c.started = e.Time, true
+		}
+	}
+	return true
 }
 
 // CheckCPUs returns an error when e carries a CPU number (cpu, target_cpu,

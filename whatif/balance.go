@@ -43,7 +43,6 @@ type lbRun struct {
 	loop    int
 	loopMax int
 	loopBrk int
-	moved   int
 	// scratch holds the pass's group statistics (newLBRun).
 	scratch *lbScratch
 	sumUtil uint64 // update_sd_lb_stats' sum_util, for update_idle_cpu_scan

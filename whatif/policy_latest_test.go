@@ -61,10 +61,3 @@ func TestLatestDecisions(t *testing.T) {
 		t.Error("v6.1 without 3af7524b1419 accepted a util_est 1000 task for a 300 imbalance")
 	}
 }
-
-// preferBusiestCase is TestLatestDecisions' prefer_sibling case.
-var preferBusiestCase = lbCase{
-	name: "prefer_sibling from busiest", env: LBEnv{ImbalancePct: 117, Idle: CPUIdle},
-	local: SGStats{GroupCapacity: 4096, GroupWeight: 4, IdleCPUs: 1, SumNrRunning: 2, SumHNrRunning: 2, GroupUtil: 2048, GroupRunnable: 2048, GroupLoad: 2048, Cores: 4},
-	busy:  SGStats{GroupCapacity: 4096, GroupWeight: 4, SumNrRunning: 4, SumHNrRunning: 4, GroupUtil: 4096, GroupRunnable: 4096, GroupLoad: 4096, Cores: 4, Flags: model.SDPreferSibling},
-}

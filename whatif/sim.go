@@ -303,7 +303,6 @@ type simTask struct {
 	wakeFrom int32  // wakeSlot's scan start
 	progress int64  // demand done in the current activation (ns at capacity 1024)
 	nextEdge int32  // next edge of the current activation to fire
-	done     bool   // current activation's demand complete
 	cpu      int32  // task_cpu
 	ranOn    bool   // has run in the replay (for cache-hot)
 	// heldK: a reply to this task's request (isReply) that came before

@@ -151,7 +151,7 @@ func decAct(r *bufio.Reader, v *streamAct) error {
 	}
 	if n > 0 {
 		var small [8]byte
-		b := small[:0]
+		var b []byte
 		if n <= uint64(len(small)) {
 			b = small[:n]
 		} else {

@@ -87,7 +87,6 @@ type writer struct {
 	cpus    map[int32]*slice
 	threads map[int32]*thread
 	st      *Stats
-	buf     []byte
 }
 
 func (x *writer) raw(s string) {

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"testing"
 
@@ -117,8 +116,8 @@ func TestGoToolPprof(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go tool pprof")
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
 		t.Skip("go command not found")
 	}
 	path := "../../fixtures/perf/hackbench.data"

@@ -21,12 +21,11 @@ const (
 
 // What a text rendering keeps of a binary row.
 type keeps struct {
-	usec    bool // times rounded to µs (ns when false)
-	flags   bool // flags column: common_flags, common_preempt_count
-	tgid    bool // TGID column (the binary has none: checked present, then ignored)
-	plugin  bool // trace-cmd sched_switch plugin: prev_state bits 0-7 only
-	relUS   bool // tracefs latency-format: µs since an unknown time_start
-	comment string
+	usec   bool // times rounded to µs (ns when false)
+	flags  bool // flags column: common_flags, common_preempt_count
+	tgid   bool // TGID column (the binary has none: checked present, then ignored)
+	plugin bool // trace-cmd sched_switch plugin: prev_state bits 0-7 only
+	relUS  bool // tracefs latency-format: µs since an unknown time_start
 }
 
 // textCases: every text rendering of a trace.dat snapshot must give the

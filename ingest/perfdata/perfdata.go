@@ -120,8 +120,6 @@ type Reader struct {
 	err     error
 	eof     bool
 	done    bool
-
-	stateFallback *tracefmt.StateDecoder
 }
 
 // Open opens a perf.data file; "-" reads a pipe-mode stream from stdin.

@@ -19,8 +19,7 @@ import (
 //     and then print ":<tid>" for those last samples; the name is the more
 //     useful fact for a timeline, and it is what the goldens (perf 6.1) show.
 type threads struct {
-	m   map[int32]*thread
-	str *interner
+	m map[int32]*thread
 	// pages index threads by tid below pidMaxLimit without hashing: a
 	// lookup per sample, most of them for a few hundred tids. Pages are
 	// made on first use, so memory follows the tids the trace names.

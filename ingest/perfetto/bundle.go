@@ -17,7 +17,6 @@ type item struct {
 	ts    int64
 	order int
 	kind  uint8 // itemFull, itemSwitch, itemWaking
-	idx   int
 	r     row
 }
 

@@ -82,7 +82,6 @@ type queue struct {
 	heapi int // index in the heap, -1 when not in it
 }
 
-func (q *queue) len() int    { return len(q.rows) - q.head }
 func (q *queue) front() *row { return &q.rows[q.head] }
 func (q *queue) last() *row  { return &q.rows[len(q.rows)-1] }
 func (q *queue) empty() bool { return q.head >= len(q.rows) }

@@ -272,7 +272,7 @@ func (th *ebThread) next() (ebAct, bool) {
 		return ebAct{}, false
 	}
 	rel, sl := th.now, th.nextSleep
-	for th.now+th.d < th.stop {
+	if th.now+th.d < th.stop {
 		left := (th.stop - th.now - th.d + th.rc - 1) / th.rc // records until the flag is cleared
 		k := left
 		if th.p > 0 {
@@ -281,14 +281,13 @@ func (th *ebThread) next() (ebAct, bool) {
 			}
 		}
 		th.d += k * th.rc
-		if k == left || th.now+th.d >= th.stop {
-			break
+		if k < left && th.now+th.d < th.stop {
+			d := th.d
+			s := th.o.BlockMinNS + th.r.intn(th.o.BlockMaxNS-th.o.BlockMinNS+1)
+			th.now += d + s
+			th.d, th.nextSleep = 0, s
+			return ebAct{release: rel, sleep: sl, demand: d}, true
 		}
-		d := th.d
-		s := th.o.BlockMinNS + th.r.intn(th.o.BlockMaxNS-th.o.BlockMinNS+1)
-		th.now += d + s
-		th.d, th.nextSleep = 0, s
-		return ebAct{release: rel, sleep: sl, demand: d}, true
 	}
 	th.done = true
 	return ebAct{release: rel, sleep: sl, demand: max(th.d, 1), exit: true}, true

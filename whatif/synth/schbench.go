@@ -215,7 +215,6 @@ func (o Schbench) generate(b *builder) (*Result, error) {
 		if o.SleepUS == 0 {
 			// The message thread never waits: one activation of batches
 			// every 30 ms of spinning until the runtime is up.
-			a := b.last(msg)
 			t := tm + d0
 			for t < R {
 				if err := o.batch(b, ws, &order, msg, ma, t-tm, t, R); err != nil {
@@ -224,7 +223,7 @@ func (o Schbench) generate(b *builder) (*Result, error) {
 				t += int64(len(order))*o.WakeNS + sys + mspin
 				order = order[:0]
 			}
-			a = b.last(msg)
+			a := b.last(msg)
 			a.DemandNS = t - tm
 			a.End, a.EndState = whatif.EndExit, "X"
 			for _, w := range ws {
