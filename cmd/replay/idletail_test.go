@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"compress/gzip"
+	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
@@ -180,4 +181,77 @@ func reportCPUs(t *testing.T, path string) int {
 		}
 	}
 	return len(cpus)
+}
+
+// --validate's CSV carries each goal's value, limit and verdict on the
+// row of the metric it judges, the JSON's goals exactly (a committed 6.1
+// recording), and a latency goal on a trace without wakeups (LISA's
+// rt-app example) is not_compared there as in the JSON.
+func TestValidateCSVGoals(t *testing.T) {
+	root := repoRoot(t)
+	cases := []struct {
+		trace string
+		args  []string
+	}{
+		{filepath.Join(root, "fixtures", "kernels", "guest-D-1s8c1t", "schbench.perf.data"), nil},
+		{filepath.Join(root, "..", "shared", "fixtures", "public", "lisa", "ipynb", "deprecated", "tutorial", "example_rtapp", "trace.dat"),
+			[]string{"--topology", "sockets=1,cores=6,threads=1"}},
+	}
+	for _, c := range cases {
+		if _, err := os.Stat(c.trace); err != nil {
+			t.Logf("%s: %v", c.trace, err)
+			continue
+		}
+		args := append([]string{"whatif", "--validate", "--seed", "0"}, c.args...)
+		js := run(t, root, append(append(args, "-f", "json"), c.trace)...)
+		cs := run(t, root, append(append(args, "-f", "csv"), c.trace)...)
+		if js.code != 0 || cs.code != 0 {
+			t.Fatalf("%s: exit %d, %d: %s %s", c.trace, js.code, cs.code, js.stderr, cs.stderr)
+		}
+		var out struct {
+			Fidelity struct {
+				Goals []struct {
+					Metric      string
+					Limit       float64
+					Value       float64
+					Met         bool
+					NotCompared bool `json:"not_compared"`
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(js.stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(strings.NewReader(cs.stdout)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		byMetric := map[string][]string{}
+		for _, r := range rows[1:] {
+			byMetric[r[1]] = r
+		}
+		if len(out.Fidelity.Goals) != 4 {
+			t.Fatalf("%s: %d goals in the JSON", c.trace, len(out.Fidelity.Goals))
+		}
+		for _, g := range out.Fidelity.Goals {
+			row := g.Metric
+			if row == "idle_ns/total_cpu_time" {
+				row = "idle_ns"
+			}
+			want := "missed"
+			switch {
+			case g.NotCompared:
+				want = "not_compared"
+			case g.Met:
+				want = "met"
+			}
+			r := byMetric[row]
+			if r == nil || r[5] != strconv.FormatFloat(g.Value, 'f', -1, 64) || r[6] != strconv.FormatFloat(g.Limit, 'f', -1, 64) || r[7] != want {
+				t.Errorf("%s: CSV row %q, want goal %v %v %s", c.trace, r, g.Value, g.Limit, want)
+			}
+			if strings.HasSuffix(c.trace, "trace.dat") && strings.HasPrefix(g.Metric, "wakeup_") && want != "not_compared" {
+				t.Errorf("%s: %s %s, want not_compared (no wakeups)", c.trace, g.Metric, want)
+			}
+		}
+	}
 }

@@ -405,18 +405,39 @@ func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string, charged
 }
 
 // writeFidelityCSV is --validate as CSV: observed, simulated and the
-// relative error per metric.
+// relative error per metric, and on the rows a goal judges (the latency
+// percentiles, idle_ns) the goal's value, limit and verdict: met, missed
+// or not_compared (whatif.Goal).
 func writeFidelityCSV(w io.Writer, f *whatif.Fidelity) error {
+	goals := map[string]whatif.Goal{}
+	for _, g := range f.Goals {
+		row := g.Metric
+		if row == "idle_ns/total_cpu_time" {
+			row = "idle_ns"
+		}
+		goals[row] = g
+	}
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"policy", "metric", "observed", "simulated", "rel_error"})
+	_ = cw.Write([]string{"policy", "metric", "observed", "simulated", "rel_error", "goal_value", "goal_limit", "goal"})
 	for _, k := range csvMetricKeys {
 		re := ""
 		if v, ok := f.RelError[k]; ok {
-			re = strconv.FormatFloat(v, 'f', -1, 64)
+			re = num(v)
 		}
-		_ = cw.Write([]string{f.Policy, k, metricCSVValue(f.Observed, k), metricCSVValue(f.Simulated, k), re})
+		gv, gl, verdict := "", "", ""
+		if g, ok := goals[k]; ok {
+			gv, gl, verdict = num(g.Value), num(g.Limit), "missed"
+			switch {
+			case g.NotCompared:
+				verdict = "not_compared"
+			case g.Met:
+				verdict = "met"
+			}
+		}
+		_ = cw.Write([]string{f.Policy, k, metricCSVValue(f.Observed, k), metricCSVValue(f.Simulated, k), re, gv, gl, verdict})
 	}
-	_ = cw.Write([]string{f.Policy, "ks", "", "", strconv.FormatFloat(f.KS, 'f', -1, 64)})
+	_ = cw.Write([]string{f.Policy, "ks", "", "", num(f.KS), "", "", ""})
 	cw.Flush()
 	return cw.Error()
 }
