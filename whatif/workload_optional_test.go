@@ -13,8 +13,9 @@ import (
 )
 
 // TestLoadWorkloadWithoutOptionalColumns: a workload file written before
-// the edge columns sync, no_preempt_ns, awaits and raced and the task
-// column exit_ns existed (wlOptional) loads with those fields zero and
+// the edge columns sync, no_preempt_ns, awaits and raced, the task
+// column exit_ns and the activation columns tick_softirq, irq_cpu and
+// irq_context existed (wlOptional) loads with those fields zero and
 // everything else as saved. The file is a saved fixture workload with
 // those columns cut out, so the loader's columns sit at other positions
 // than the writer's.
@@ -25,7 +26,8 @@ func TestLoadWorkloadWithoutOptionalColumns(t *testing.T) {
 	if err := SaveWorkload(full, w); err != nil {
 		t.Fatal(err)
 	}
-	drop := map[string]bool{"sync": true, "no_preempt_ns": true, "awaits": true, "raced": true, "exit_ns": true}
+	drop := map[string]bool{"sync": true, "no_preempt_ns": true, "awaits": true, "raced": true, "exit_ns": true,
+		"tick_softirq": true, "irq_cpu": true, "irq_context": true}
 	cut := filepath.Join(dir, "cut.arrow")
 	fr := arrowtest.OpenFile(t, full)
 	var keep []int
@@ -74,8 +76,19 @@ func TestLoadWorkloadWithoutOptionalColumns(t *testing.T) {
 		e := &want.Edges[i]
 		e.Sync, e.NoPreemptNS, e.Awaits, e.Raced = false, 0, false, false
 	}
+	contexts := 0
 	for i := range want.Tasks {
 		want.Tasks[i].ExitNS = 0
+		for j := range want.Tasks[i].Activations {
+			a := &want.Tasks[i].Activations[j]
+			if a.IRQ != IRQNone {
+				contexts++
+			}
+			a.TickSoftIRQ, a.IRQCPUPlus1, a.IRQ = false, 0, IRQNone
+		}
+	}
+	if contexts == 0 {
+		t.Error("the fixture's workload has no arrival's interrupt context to drop")
 	}
 	got, err := LoadWorkload(cut)
 	if err != nil {
