@@ -34,6 +34,10 @@ type SpreadGoal struct {
 	Simulated float64 `json:"simulated"`
 	Within    bool    `json:"within"`
 	KernelMet int     `json:"kernel_met"`
+	// KernelNotCompared: the pairs whose observed side records no wakeup,
+	// where a latency goal compares nothing (Goal.NotCompared): neither
+	// met nor missed.
+	KernelNotCompared int `json:"kernel_not_compared,omitempty"`
 	// Band, for a latency goal, places the validated trace's goal band
 	// (GoalBand) in every recording: a percentile range says whether the
 	// replay's percentile lies among the kernel's, the band by how many
@@ -92,7 +96,10 @@ func NewSpread(obs []*Metrics, sim *Metrics) *Spread {
 				continue
 			}
 			for k, g := range Compare("", obs[i], obs[j], nil).Goals {
-				if g.Met { // a goal not compared is not met
+				switch {
+				case g.NotCompared:
+					sp.Goals[k].KernelNotCompared++
+				case g.Met:
 					sp.Goals[k].KernelMet++
 				}
 			}
@@ -132,8 +139,12 @@ func (sp *Spread) writeTable(b io.Writer) {
 			in = "within"
 		}
 		lo, hi, v := spreadCell(g.Metric, g.Low), spreadCell(g.Metric, g.High), spreadCell(g.Metric, g.Simulated)
-		fmt.Fprintf(b, "spread %-24s recordings %s..%s, replay %s (%s); the kernel meets the goal in %d of %d pairs\n",
-			g.Metric, lo, hi, v, in, g.KernelMet, sp.Pairs)
+		nc := ""
+		if g.KernelNotCompared > 0 {
+			nc = fmt.Sprintf(" (%d not compared: no wakeups on the observed side)", g.KernelNotCompared)
+		}
+		fmt.Fprintf(b, "spread %-24s recordings %s..%s, replay %s (%s); the kernel meets the goal in %d of %d pairs%s\n",
+			g.Metric, lo, hi, v, in, g.KernelMet, sp.Pairs, nc)
 		if bd := g.Band; bd != nil {
 			in := "outside"
 			if bd.Within {

@@ -1,6 +1,9 @@
 package whatif
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestNewSpreadByHand: three recordings whose medians are 100, 110 and
 // 130 µs. Scored as Compare scores a replay (|other − observed| /
@@ -70,5 +73,34 @@ func TestSpreadBandByHand(t *testing.T) {
 	// Without latencies (a recording measured elsewhere) there is no band.
 	if sp := NewSpread([]*Metrics{{WakeupP50NS: 1}, {WakeupP50NS: 2}}, metricsOf(msRange(1, 20))); sp.Goals[0].Band != nil {
 		t.Errorf("band without the recordings' latencies: %+v", sp.Goals[0].Band)
+	}
+}
+
+// A recording with no wakeups scored as the observed side compares no
+// latency goal: of three recordings, one without wakeups, the two ordered
+// pairs that observe it are not compared (neither met nor missed); the
+// two that score it as the replay miss (its percentiles 0 against the
+// other's), and the two between the others meet (equal percentiles). The
+// idle goal is compared, and met, in all six.
+func TestSpreadNotComparedPairs(t *testing.T) {
+	rec := func(n int64) *Metrics {
+		return &Metrics{WakeupCount: n, WakeupP50NS: 100e3, WakeupP95NS: 1e6, WakeupP99NS: 2e6, IdleNS: 10e6, CPUTimeNS: 100e6}
+	}
+	none := rec(0)
+	none.WakeupP50NS, none.WakeupP95NS, none.WakeupP99NS = 0, 0, 0
+	sp := NewSpread([]*Metrics{rec(50), rec(60), none}, rec(55))
+	for _, g := range sp.Goals {
+		met, nc := 2, 2
+		if g.Metric == "idle_ns/total_cpu_time" {
+			met, nc = 6, 0
+		}
+		if g.KernelMet != met || g.KernelNotCompared != nc {
+			t.Errorf("%s: kernel met %d, not compared %d; want %d and %d", g.Metric, g.KernelMet, g.KernelNotCompared, met, nc)
+		}
+	}
+	var b strings.Builder
+	sp.writeTable(&b)
+	if !strings.Contains(b.String(), "the kernel meets the goal in 2 of 6 pairs (2 not compared: no wakeups on the observed side)") {
+		t.Errorf("table:\n%s", b.String())
 	}
 }
