@@ -157,8 +157,10 @@ func (s *Sim) emitStatRuntime(r *rq, t *simTask, flags int64) {
 // sched_migrate_task that follows (or that CPU).
 func (s *Sim) emitWaking(t, waker *simTask, cpu, target int) {
 	cur, flags := waker, int64(0)
-	if ctx := s.arrivalIRQ(t); waker == nil && ctx != IRQNone && cpu >= 0 && cpu < s.ncpu {
-		cur, flags = s.cpus[cpu].curr, int64(ctx)
+	if waker == nil && cpu >= 0 && cpu < s.ncpu {
+		if ctx := s.arrivalIRQ(t); ctx != IRQNone {
+			cur, flags = s.cpus[cpu].curr, int64(ctx)
+		}
 	}
 	e := s.newEvent(timeline.SchedWaking, cpu, tidOf(cur))
 	if flags != 0 {

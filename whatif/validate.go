@@ -253,6 +253,11 @@ type Fidelity struct {
 	GoalBands []GoalBand `json:"goal_bands,omitempty"`
 }
 
+// IdleGoalMetric is the idle goal's Goal.Metric: the idle-time
+// difference as a share of the observed idle plus CPU time, judged on
+// the idle_ns row.
+const IdleGoalMetric = "idle_ns/total_cpu_time"
+
 // Goal is one fidelity target.
 type Goal struct {
 	Metric string  `json:"metric"`
@@ -295,7 +300,7 @@ func Compare(policy string, obs, sim *Metrics, st *Stats) *Fidelity {
 	for _, g := range latencyGoals {
 		add(g.metric, float64(g.tolPct)/100, math.Abs(f.RelError[g.metric]), obs.WakeupCount > 0)
 	}
-	add("idle_ns/total_cpu_time", 0.05, idleErr, true)
+	add(IdleGoalMetric, 0.05, idleErr, true)
 	f.GoalBands = goalBands(obs, sim)
 	return f
 }

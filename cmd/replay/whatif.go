@@ -412,7 +412,7 @@ func writeFidelityCSV(w io.Writer, f *whatif.Fidelity) error {
 	goals := map[string]whatif.Goal{}
 	for _, g := range f.Goals {
 		row := g.Metric
-		if row == "idle_ns/total_cpu_time" {
+		if row == whatif.IdleGoalMetric {
 			row = "idle_ns"
 		}
 		goals[row] = g

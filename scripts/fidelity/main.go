@@ -50,14 +50,8 @@ import (
 	"github.com/schedreplay/replay/whatif"
 )
 
-type goal struct {
-	Metric string  `json:"metric"`
-	Limit  float64 `json:"limit"`
-	Value  float64 `json:"value"`
-	Met    bool    `json:"met"`
-	// NotCompared: --validate's not_compared (whatif.Goal).
-	NotCompared bool `json:"not_compared"`
-}
+// goal is --validate's goal, as its JSON gives it.
+type goal = whatif.Goal
 
 type result struct {
 	Fidelity struct {
@@ -328,7 +322,7 @@ func printGoals(runs []*run) {
 // goalLabels are the issue's four goals with their short labels, in the
 // order the totals and the status table print them.
 var goalLabels = [...]struct{ metric, label string }{
-	{"wakeup_p50_ns", "p50"}, {"wakeup_p95_ns", "p95"}, {"wakeup_p99_ns", "p99"}, {"idle_ns/total_cpu_time", "idle"},
+	{"wakeup_p50_ns", "p50"}, {"wakeup_p95_ns", "p95"}, {"wakeup_p99_ns", "p99"}, {whatif.IdleGoalMetric, "idle"},
 }
 
 // printStatus prints FIDELITY.md's status tables (markdown): one row per
@@ -523,7 +517,7 @@ func runMetrics(r *run) (obs, sim *whatif.Metrics, err error) {
 // percentile, or for idle time relative to the observed idle plus CPU time.
 func signedError(r *run, g goal) float64 {
 	f := r.res.Fidelity
-	if g.Metric != "idle_ns/total_cpu_time" {
+	if g.Metric != whatif.IdleGoalMetric {
 		return f.RelError[g.Metric]
 	}
 	num := func(m map[string]any, k string) float64 { v, _ := m[k].(float64); return v }
