@@ -103,7 +103,10 @@ type Analyzer struct {
 	// reaches back to it or before may be missing events.
 	lastLoss   int64
 	lostEvents int64
-	lostRows   int64
+	// lostSwitchIns counts the runs found by their own sched_stat_runtime
+	// on a CPU the trace showed idle (cpuState.lost).
+	lostSwitchIns int64
+	lostRows      int64
 
 	wake         []int64 // trusted wakeup latencies, ns (timehist's sch delay)
 	wakeSpanning int64
@@ -215,6 +218,35 @@ type cpuState struct {
 	curMigrated bool
 	idleLastOut int64 // timehist's per-CPU idle task: last switch-out
 	busy, idle  int64
+	// lost, lostFrom: the trace shows the CPU idle (cur 0) but a task's
+	// own sched_stat_runtime there says it runs, switched in from lostFrom
+	// (the record's time less its runtime: update_curr's delta runs from
+	// exec_start, which the switch-in set). Some kernels leave the switch
+	// out of idle untraced (fixtures/local-6.18/README.md); the CPU is
+	// busy from then, not idle until the task's switch-out, which is where
+	// perf sched timehist (and its rows here, kept as perf's) starts it.
+	lost     bool
+	lostFrom int64
+}
+
+// account books the CPU's time from `from` to `to`: busy when a task ran
+// (ran: the task switched out, or at the trace's end the one switched
+// in), else idle; with a lost switch-in found, idle until lostFrom and
+// busy from then.
+func (cs *cpuState) account(from, to int64, ran bool) {
+	if to <= from {
+		return
+	}
+	switch {
+	case cs.lost:
+		split := min(max(cs.lostFrom, from), to)
+		cs.idle += split - from
+		cs.busy += to - split
+	case ran:
+		cs.busy += to - from
+	default:
+		cs.idle += to - from
+	}
 }
 
 // New returns an Analyzer.
@@ -422,18 +454,21 @@ func (a *Analyzer) onSwitch(e *timeline.Event) {
 	meet(next, initRunnable)
 	runnable := switchedOutRunnable(e)
 
-	// CPU time: before the first switch the CPU ran prev since the trace began.
-	from := cs.tprev
+	// CPU time: before the first switch the CPU ran prev since the trace
+	// began; after a switch it ran the task switched in (cs.cur), unless
+	// a lost switch-in was found (cs.lost).
 	if !cs.seen {
-		from = a.start
-	}
-	if now > from {
-		if prevPID == 0 {
-			cs.idle += now - from
-		} else {
-			cs.busy += now - from
+		if now > a.start {
+			if prevPID == 0 {
+				cs.idle += now - a.start
+			} else {
+				cs.busy += now - a.start
+			}
 		}
+	} else {
+		cs.account(cs.tprev, now, prevPID != 0)
 	}
+	cs.lost = false
 
 	// perf sched timehist: the row of the task switched out.
 	a.timehistRow(cs, c, prev, e.Str(timeline.PrevState), now)
@@ -686,6 +721,17 @@ func (a *Analyzer) onRuntime(e *timeline.Event) {
 		return
 	}
 	pid := e.Int32(timeline.PID)
+	if c := int(e.Int32(timeline.CPU)); pid != 0 && e.IsSet(timeline.CPU) && c >= 0 && c < len(a.cpus) && e.IsSet(timeline.Runtime) &&
+		e.IsSet(timeline.CommonPID) && e.Int32(timeline.CommonPID) == pid {
+		// The task's own update on this CPU: it runs here.
+		if cs := &a.cpus[c]; cs.seen && cs.cur == 0 && !cs.lost {
+			cs.lost, cs.lostFrom = true, max(cs.tprev, e.Time-e.Int(timeline.Runtime))
+			a.lostSwitchIns++
+			// Busy from the switch-in, unless that would book time the
+			// accounting already booked.
+			a.dom.switched(c, true, false, max(cs.lostFrom, a.dom.settled()))
+		}
+	}
 	t := a.task(pid)
 	if e.IsSet(timeline.Comm) && pid != 0 {
 		t.comm = e.Str(timeline.Comm)

@@ -274,6 +274,16 @@ func (d *domainAcct) switched(cpu int, prevIdle, idle bool, t int64) {
 	p.level = d.levelOf(cpu)
 }
 
+// settled is the latest time any CPU's accrual was booked to: a switch
+// dated before it would book time twice (settle moves since back).
+func (d *domainAcct) settled() int64 {
+	var t int64
+	for i := range d.cpus {
+		t = max(t, d.cpus[i].since)
+	}
+	return t
+}
+
 func (d *domainAcct) unfree(cpu int) {
 	p := &d.cpus[cpu]
 	if p.pos < 0 {

@@ -125,6 +125,7 @@ func (r *Report) JSON(by string) any {
 		cpus = append(cpus, x)
 	}
 	o.add("cpus", cpus)
+	o.add("runs_timed_by_runtime", r.RunsTimedByRuntime)
 	o.add("idle_while_runnable_ns", perLevel(r.Levels, r.IdleWhileRunnable, r.IdleWhileRunnableTotal))
 	o.add("migrations", perLevel(r.Levels, r.Migrations, r.MigrationsTotal))
 	o.add("involuntary_switches", r.InvoluntarySwitches)
@@ -187,6 +188,9 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 		func(v int64, _ int) string { return ms(v) }))
 	if r.LostEvents > 0 {
 		fmt.Fprintf(bw, "Lost events: %d; task delays left out for them: %d\n", r.LostEvents, r.TaskDelaysSpanningLoss)
+	}
+	if r.RunsTimedByRuntime > 0 {
+		fmt.Fprintf(bw, "Runs the trace shows no switch-in for, on a CPU it showed idle: %d, their CPU time counted from their task's own sched_stat_runtime there (perf sched timehist counts it from the CPU's last switch)\n", r.RunsTimedByRuntime)
 	}
 	if len(r.Dropped) > 0 {
 		fmt.Fprintf(bw, "Not analysed (the trace's reader could not use them): %s\n", textsafe.Terminal(timeline.DroppedText(r.Dropped)))

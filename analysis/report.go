@@ -28,6 +28,11 @@ type Report struct {
 	Tasks []TaskStats
 	// CPUs are the busy and idle time of each CPU that switched tasks.
 	CPUs []CPUStats
+	// RunsTimedByRuntime counts the runs on a CPU the trace showed idle
+	// (their switch-in not recorded) that CPUs time from the task's own
+	// sched_stat_runtime there (its time less its runtime) instead of
+	// from the CPU's last switch, where perf sched timehist starts them.
+	RunsTimedByRuntime int64
 	// Levels names the domain levels (empty without topology).
 	Levels []string
 	// IdleWhileRunnable[l] is idle-CPU time during which the nearest CPU
@@ -139,7 +144,7 @@ type CPUStats struct {
 // idle and no woken task waits for one.
 func (a *Analyzer) quiescent() bool {
 	for c := range a.cpus {
-		if cs := &a.cpus[c]; cs.seen && cs.cur != 0 {
+		if cs := &a.cpus[c]; cs.seen && (cs.cur != 0 || cs.lost) {
 			return false
 		}
 	}
@@ -161,7 +166,7 @@ func (a *Analyzer) Finish() (*Report, error) {
 	if a.opts.TrimIdleTail && a.lastSched > a.start && a.lastSched < end && a.quiescent() {
 		end = a.lastSched
 	}
-	r := &Report{StartNS: a.start, EndNS: end, IdleTailNS: a.end - end, TaskDelays: a.opts.TaskDelays}
+	r := &Report{StartNS: a.start, EndNS: end, IdleTailNS: a.end - end, TaskDelays: a.opts.TaskDelays, RunsTimedByRuntime: a.lostSwitchIns}
 
 	// The tasks still running: a truncated slice each, and their CPU time.
 	for c := range a.cpus {
@@ -169,13 +174,7 @@ func (a *Analyzer) Finish() (*Report, error) {
 		if !cs.seen {
 			continue
 		}
-		if end > cs.tprev {
-			if cs.cur == 0 {
-				cs.idle += end - cs.tprev
-			} else {
-				cs.busy += end - cs.tprev
-			}
-		}
+		cs.account(cs.tprev, end, cs.cur != 0)
 		var t *task
 		if cs.cur > 0 {
 			t = a.tasks[cs.cur]

@@ -29,8 +29,12 @@ type Metrics struct {
 	IdleTailNS int64 `json:"idle_tail_ns,omitempty"`
 	// SilentCPUs: the machine's CPUs with no scheduling event at all,
 	// counted idle throughout (analysis.Options.SilentCPUsIdle).
-	SilentCPUs int   `json:"silent_cpus,omitempty"`
-	CPUTimeNS  int64 `json:"cpu_time_ns"`
+	SilentCPUs int `json:"silent_cpus,omitempty"`
+	// RunsTimedByRuntime: runs whose switch-in the trace did not record,
+	// on a CPU it showed idle, started at their task's own
+	// sched_stat_runtime (analysis.Report.RunsTimedByRuntime).
+	RunsTimedByRuntime int64 `json:"runs_timed_by_runtime,omitempty"`
+	CPUTimeNS          int64 `json:"cpu_time_ns"`
 	// Per level (not part of the issue's flat METRICS; reported beside).
 	IdleWhileRunnableByLevel map[string]int64 `json:"idle_while_runnable_by_level,omitempty"`
 	MigrationsByLevel        map[string]int64 `json:"migrations_by_level,omitempty"`
@@ -160,7 +164,8 @@ func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
 		WakeupP999NS: rep.WakeupLatency.P999NS, WakeupMaxNS: rep.WakeupLatency.MaxNS, WakeupCount: rep.WakeupLatency.Count,
 		IdleWhileRunnableNS: rep.IdleWhileRunnableTotal, Migrations: rep.MigrationsTotal,
 		InvoluntarySwitches: rep.InvoluntarySwitches, MakespanNS: rep.EndNS - rep.StartNS, IdleTailNS: rep.IdleTailNS, SilentCPUs: rep.SilentCPUs,
-		NewidleChances: m.ni.Chances, NewidlePulls: m.ni.Pulls,
+		RunsTimedByRuntime: rep.RunsTimedByRuntime,
+		NewidleChances:     m.ni.Chances, NewidlePulls: m.ni.Pulls,
 		WakeupByPlace: m.pl.stats(),
 	}
 	for _, c := range rep.CPUs {
@@ -222,8 +227,10 @@ type Fidelity struct {
 	// the evidence when --work auto chose it.
 	Work string `json:"work,omitempty"`
 	// LostSwitchIns is Workload.LostSwitchIns: switches the trace did
-	// not record, inferred by extraction. The observed metrics cannot
-	// time those runs' starts, so a large count makes them approximate.
+	// not record, inferred by extraction. The observed metrics time such
+	// a run's start from its task's own sched_stat_runtime when the CPU
+	// looked idle (Metrics.RunsTimedByRuntime), else from the CPU's last
+	// switch, so a large count makes them approximate.
 	LostSwitchIns int `json:"lost_switch_ins,omitempty"`
 	// RacedWakeups counts the workload's Edge.Raced: wakings that came
 	// while the wakee was still on its CPU, blocking, and that extraction
@@ -347,7 +354,11 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "work: %s\n", f.Work)
 	}
 	if f.LostSwitchIns > 0 {
-		fmt.Fprintf(&b, "trace: %d switches to a task not recorded (inferred from its later events); the observed metrics cannot time those runs' starts\n", f.LostSwitchIns)
+		timed := int64(0)
+		if f.Observed != nil {
+			timed = f.Observed.RunsTimedByRuntime
+		}
+		fmt.Fprintf(&b, "trace: %d switches to a task not recorded (inferred from its later events); the observed metrics start %d runs on a CPU the trace showed idle at their task's own sched_stat_runtime there (its time less its runtime), the others at the CPU's last recorded switch\n", f.LostSwitchIns, timed)
 	}
 	if f.RacedWakeups > 0 {
 		fmt.Fprintf(&b, "trace: %d wakeups came while their wakee was still on its CPU, blocking (switched out asleep right after, switched in with no later waking): replayed as what woke it, held until it blocks\n", f.RacedWakeups)
