@@ -98,7 +98,7 @@ func TestLostSwitchInIdleWhileRunnable(t *testing.T) {
 	}
 }
 
-// The real trace that shows it at its worst (fixtures/local-6.18/idle,
+// The real trace that shows it at its worst (fixtures/local-6.18/workloads,
 // README): this machine's kernel leaves CPU 1's switches out of idle
 // untraced. perf sched timehist -s on it: CPU 0 idle 264.291 ms, "CPU 1
 // idle entire time window", total run time 274.383 ms; perf script's 684
@@ -106,7 +106,7 @@ func TestLostSwitchInIdleWhileRunnable(t *testing.T) {
 // lie between that sum and 5 % over it (each run's last record comes a
 // few µs before its switch-out), CPU 0's idle time as timehist's.
 func TestLostSwitchInsOnARealTrace(t *testing.T) {
-	r, err := perfdata.Open("../fixtures/local-6.18/idle/cyclictest-t2.perf.data")
+	r, err := perfdata.Open("../fixtures/local-6.18/workloads/cyclictest-t2.perf.data")
 	if err != nil {
 		t.Fatal(err)
 	}

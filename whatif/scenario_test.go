@@ -1169,7 +1169,20 @@ func TestExitDeadlineCutsWork(t *testing.T) {
 		t.Errorf("parent exits at %d ns; want 13 ms", ex[100]-t0)
 	}
 
-	cfg.ExitDeadlines = false
+	// The command's deadline fired at 12 ms (ExitDeadlineFromNS): the
+	// hogs' exits then are its, cut as above; had it fired at 13 ms, they
+	// exited before it, on their own, and their work is fixed.
+	cfg.ExitDeadlineFromNS = t0 + 12*ms
+	if res, _, _ = replayExits(t, build(), cfg); res.Stats.DeadlineCuts != 2 {
+		t.Errorf("deadline at 12 ms: cuts %d; want 2", res.Stats.DeadlineCuts)
+	}
+	cfg.ExitDeadlineFromNS = t0 + 13*ms
+	res, ex, _ = replayExits(t, build(), cfg)
+	if res.Stats.DeadlineCuts != 0 || max(ex[100], ex[101], ex[102]) != t0+22*ms {
+		t.Errorf("deadline at 13 ms: cuts %d, exits at %d, %d, %d ns; want none cut, the last at 22 ms", res.Stats.DeadlineCuts, ex[100]-t0, ex[101]-t0, ex[102]-t0)
+	}
+
+	cfg.ExitDeadlines, cfg.ExitDeadlineFromNS = false, 0
 	res, ex, _ = replayExits(t, build(), cfg)
 	if res.Stats.DeadlineCuts != 0 || max(ex[100], ex[101], ex[102]) != t0+22*ms {
 		t.Errorf("fixed work: cuts %d, exits at %d, %d, %d ns; want none cut, the last at 22 ms", res.Stats.DeadlineCuts, ex[100]-t0, ex[101]-t0, ex[102]-t0)

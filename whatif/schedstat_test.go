@@ -150,7 +150,8 @@ func TestBalanceCountsMatchSchedstat(t *testing.T) {
 				var runs []*Result
 				for seed := uint64(0); seed < 5; seed++ {
 					cfg := DefaultConfig(p)
-					_, cfg.ExitDeadlines = TimeBounded(w.Cmdline)
+					_, _, ue := TimeBounded(w.Cmdline)
+					cfg.SetWork(w, ue)
 					cfg.Seed = seed
 					res, err := Replay(w, cfg, nil)
 					if err != nil {

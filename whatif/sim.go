@@ -72,6 +72,11 @@ type Config struct {
 	// timeout (stress-ng --timeout), where a stressor delayed does less
 	// work, not the same work later.
 	ExitDeadlines bool
+	// ExitDeadlineFromNS: with ExitDeadlines, only a task whose recorded
+	// exit is at or after this time stops there (ExitDeadlineFrom: when
+	// the command's timeout fired); one that exited before ended its own
+	// work, fixed however late the replay runs it. 0: every recorded exit.
+	ExitDeadlineFromNS int64
 	// ReapAnyChild: a parent that waits for any child (wait(), inferred
 	// from the trace: reap.go) is woken by whichever of its children exits
 	// first, not by the child the trace paired with each of its wakeups.
@@ -880,7 +885,7 @@ func (s *Sim) Run() (*Stats, error) {
 	}
 	if s.cfg.ExitDeadlines {
 		for _, t := range s.tasks {
-			if t.w.ExitNS > 0 && len(t.w.Activations) > 0 {
+			if t.w.ExitNS > 0 && t.w.ExitNS >= s.cfg.ExitDeadlineFromNS && len(t.w.Activations) > 0 {
 				s.push(event{t: t.w.ExitNS, kind: evDeadline, a: t.id})
 				s.markSpinner(t)
 			}

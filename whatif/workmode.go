@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -19,31 +20,98 @@ import (
 //   - any command run under coreutils timeout.
 //
 // Anything else (hackbench's fixed message count, a recording of the whole
-// machine) keeps fixed work.
-func TimeBounded(cmdline []string) (why string, ok bool) {
+// machine) keeps fixed work. boundNS is the deadline's length, how long
+// after its start the command stops (0 when its value is not a duration
+// read here: seconds with an optional s, m, h, d or y suffix).
+func TimeBounded(cmdline []string) (why string, boundNS int64, ok bool) {
 	for i, arg := range cmdline {
 		args := cmdline[i+1:]
 		switch filepath.Base(arg) {
 		case "stress-ng":
 			if v, flag, found := optionValue(args, "-t", "--timeout"); found && !zeroDuration(v) {
-				return "stress-ng " + flag + " " + v, true
+				return "stress-ng " + flag + " " + v, durationNS(v), true
 			}
 		case "schbench":
 			if v, flag, found := optionValue(args, "-r", "--runtime"); found {
-				return "schbench " + flag + " " + v, true
+				return "schbench " + flag + " " + v, durationNS(v), true
 			}
-			return "schbench (its default 30 s runtime)", true
+			return "schbench (its default 30 s runtime)", 30e9, true
 		case "cyclictest":
 			if v, flag, found := optionValue(args, "-D", "--duration"); found && !zeroDuration(v) {
-				return "cyclictest " + flag + " " + v, true
+				return "cyclictest " + flag + " " + v, durationNS(v), true
 			}
 		case "timeout":
 			if i+2 < len(cmdline) {
-				return strings.Join(cmdline[i:min(len(cmdline), i+3)], " "), true
+				return strings.Join(cmdline[i:min(len(cmdline), i+3)], " "), durationNS(cmdline[i+1]), true
 			}
 		}
 	}
-	return "", false
+	return "", 0, false
+}
+
+// ExitDeadlineFrom is when the recorded command of w stopped its work at
+// its deadline: the bound its command line gives (TimeBounded) after the
+// trace's first fork by a task other than kthreadd, the command's first
+// (stress-ng's first stressor, schbench's first thread, timeout's
+// command: their clocks start with it, 80–350 ms after the trace's start
+// on the fixtures, so the trace's start would date the deadline early),
+// or after the trace's start if there is none; 0 when the command line
+// gives no bound. A task that exited before then ended its own work
+// (stress-ng --fork's children, a few hundred µs each), so only the exits
+// from then on are deadlines (Config.ExitDeadlineFromNS).
+func ExitDeadlineFrom(w *Workload) int64 {
+	_, b, ok := TimeBounded(w.Cmdline)
+	if !ok || b <= 0 {
+		return 0
+	}
+	start := int64(-1)
+	for i := range w.Edges {
+		e := &w.Edges[i]
+		if e.Kind == EdgeFork && w.Tasks[e.Waker].TID != kthreaddTID && (start < 0 || e.TimeNS < start) {
+			start = e.TimeNS
+		}
+	}
+	return max(start, w.StartNS) + b
+}
+
+// kthreaddTID is the kernel's thread creator, whose forks are not a
+// command's.
+const kthreaddTID = 2
+
+// SetWork sets c's work model for workload w: with untilExit, tasks stop
+// at their recorded exit, from when the command's deadline fired
+// (ExitDeadlineFrom) when its command line says when that was.
+func (c *Config) SetWork(w *Workload, untilExit bool) {
+	c.ExitDeadlines, c.ExitDeadlineFromNS = untilExit, 0
+	if untilExit {
+		c.ExitDeadlineFromNS = ExitDeadlineFrom(w)
+	}
+}
+
+// durationNS reads a command's duration argument: a number of seconds,
+// with an optional unit suffix (s, m, h, d; y for stress-ng's years).
+// 0 if it is not one.
+func durationNS(v string) int64 {
+	unit := 1.0
+	if n := len(v); n > 0 {
+		switch v[n-1] {
+		case 's':
+			v = v[:n-1]
+		case 'm':
+			unit, v = 60, v[:n-1]
+		case 'h':
+			unit, v = 3600, v[:n-1]
+		case 'd':
+			unit, v = 86400, v[:n-1]
+		case 'y':
+			unit, v = 365*86400, v[:n-1]
+		}
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(f > 0) || f*unit > 1e9 {
+		return 0
+	}
+	return int64(f * unit * 1e9)
 }
 
 // AutoWorkNote says which work model --work auto chose and why, as the

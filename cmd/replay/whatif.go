@@ -52,7 +52,7 @@ func whatifCommand() *cli.Command {
 			&cli.StringFlag{Name: "save-workload", Usage: "write the extracted workload (tasks, activations, wake edges) as Arrow to this file"},
 			&cli.BoolFlag{Name: "validate", Usage: "compare the simulated schedule with the observed one (in a comparison: the baseline's first seed, JSON key fidelity)"},
 			&cli.GenericFlag{Name: "spread", Value: &repeated{}, Usage: "with --validate: another recording of the same workload on the same machine and kernel (repeatable); the report adds the range each goal's quantity spans over the recordings, whether the replay lies in it, and how many ordered pairs of recordings meet the goal against each other (table and JSON key spread)"},
-			&cli.StringFlag{Name: "work", Value: "auto", Usage: "a task's work: fixed (its recorded CPU time, however late it runs), until-exit (bounded by its recorded exit time, for workloads that stop at a wall-clock timeout such as stress-ng --timeout: a task still running then exits, its remaining work cut), or auto: until-exit when the trace's recorded command line runs such a program (stress-ng -t, schbench, cyclictest -D, timeout), else fixed"},
+			&cli.StringFlag{Name: "work", Value: "auto", Usage: "a task's work: fixed (its recorded CPU time, however late it runs), until-exit (bounded by its recorded exit time, for workloads that stop at a wall-clock timeout such as stress-ng --timeout: a task still running then exits, its remaining work cut; only exits after the timeout the command line gives fired, so a child that exited on its own keeps its work), or auto: until-exit when the trace's recorded command line runs such a program (stress-ng -t, schbench, cyclictest -D, timeout), else fixed"},
 			&cli.BoolFlag{Name: "paired-wakeups", Usage: "a task's wakeup starts only the activation the trace paired it with (the replay before round 19); by default it starts the wakee's next activation that waits for a task's wakeup, whoever sends it (FIDELITY.md round 19)"},
 			&cli.BoolFlag{Name: "full-window", Usage: "write and measure the whole replay; by default its output ends where the trace's recording did: once perf, woken by its command's exit, has run its last activation and the command's process tree has finished (the count of events after that is in the replay statistics; FIDELITY.md round 27)"},
 			&cli.BoolFlag{Name: "reap-any-child", Usage: "a parent that waits for any child (inferred: its child-exit wakeups in the trace are not in fork order, as hackbench's) is woken by whichever child exits first, not by the one the trace paired with each wakeup (opt-in; see FIDELITY.md round 10)"},
@@ -247,8 +247,8 @@ func runWhatif(c *cli.Context) error {
 	}
 	cfg := whatif.DefaultConfig(pol)
 	cfg.Seed, cfg.Arrivals, cfg.Topology, cfg.Kernel = c.Uint64("seed"), arr, topo, kernel
-	var workNote string
-	cfg.ExitDeadlines, workNote = workMode(c, w)
+	untilExit, workNote := workMode(c, w)
+	cfg.SetWork(w, untilExit)
 	cfg.ReapAnyChild = c.Bool("reap-any-child")
 	cfg.FullWindow = c.Bool("full-window")
 	cfg.PairedWakeups = c.Bool("paired-wakeups")
@@ -339,7 +339,7 @@ func workMode(c *cli.Context, w *whatif.Workload) (untilExit bool, note string) 
 	case "until-exit":
 		return true, "until-exit"
 	}
-	why, ok := whatif.TimeBounded(w.Cmdline)
+	why, _, ok := whatif.TimeBounded(w.Cmdline)
 	note = whatif.AutoWorkNote(ok, why)
 	if !ok {
 		return false, note
@@ -515,8 +515,8 @@ func runCompare(c *cli.Context, w *whatif.Workload, obs *whatif.Metrics, kernel 
 	}
 	cfg := whatif.DefaultConfig(base)
 	cfg.Arrivals, cfg.Topology, cfg.Kernel = arr, topo, kernel
-	var workNote string
-	cfg.ExitDeadlines, workNote = workMode(c, w)
+	untilExit, workNote := workMode(c, w)
+	cfg.SetWork(w, untilExit)
 	cfg.ReapAnyChild = c.Bool("reap-any-child")
 	cfg.FullWindow = c.Bool("full-window")
 	cfg.PairedWakeups = c.Bool("paired-wakeups")

@@ -191,7 +191,8 @@ func run(w io.Writer, path string, size, flips int64, seeds []int, out string, s
 		}
 		cfg.PairedWakeups = paired
 		// The work model replay whatif --validate uses by default.
-		_, cfg.ExitDeadlines = whatif.TimeBounded(wl.Cmdline)
+		_, _, ue := whatif.TimeBounded(wl.Cmdline)
+		cfg.SetWork(wl, ue)
 		var res *whatif.Result
 		if i == 0 && out != "" {
 			res, err = whatif.ReplayToFile(out, wl, cfg)
