@@ -171,7 +171,17 @@ func (s *Sim) emitWaking(t, waker *simTask, cpu, target int) {
 	e.SetInt(timeline.PID, int64(t.w.TID))
 	e.SetInt(timeline.Prio, int64(t.prio))
 	e.SetInt(timeline.TargetCPU, int64(target))
+	// An arrival the trace has no waking for: Replay's measure leaves it
+	// out (Activation.Untraced); the output has it.
+	skip := s.meas != nil && waker == nil && int(t.act) < len(t.w.Activations) &&
+		t.w.Activations[t.act].Cause == CauseArrival && t.w.Activations[t.act].Untraced
+	if skip {
+		s.meas.skipWaking = true
+	}
 	s.emit(e)
+	if skip {
+		s.meas.skipWaking = false
+	}
 }
 
 // emitMigrate writes sched_migrate_task.

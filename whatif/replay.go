@@ -31,6 +31,7 @@ func Replay(w *Workload, cfg Config, out Sink) (*Result, error) {
 		return nil, err
 	}
 	m = NewMeasurer(s.dom, s.ncpu)
+	s.meas = m
 	tee = append(tee, m)
 	s.out = tee
 	st, err := s.Run()

@@ -450,6 +450,7 @@ type Sim struct {
 	llc     []*llcShared
 
 	out      Sink
+	meas     *Measurer // Replay's measure (emitWaking: Activation.Untraced)
 	stats    Stats
 	fired    []uint8 // per edge: times fired
 	edgeCut  []bool  // per edge: not fired, its activation cut by a deadline

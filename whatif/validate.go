@@ -30,6 +30,10 @@ type Metrics struct {
 	// SilentCPUs: the machine's CPUs with no scheduling event at all,
 	// counted idle throughout (analysis.Options.SilentCPUsIdle).
 	SilentCPUs int `json:"silent_cpus,omitempty"`
+	// WakeupsLeftOut: the replay's wakeups of arrivals whose waking the
+	// trace did not record (Activation.Untraced), left out of its
+	// measure as the trace's has none; the output has them.
+	WakeupsLeftOut int64 `json:"wakeups_left_out,omitempty"`
 	// RunsTimedByRuntime: runs whose switch-in the trace did not record,
 	// on a CPU it showed idle, started at their task's own
 	// sched_stat_runtime (analysis.Report.RunsTimedByRuntime).
@@ -99,6 +103,11 @@ type Measurer struct {
 	lats []int64
 	ni   *newidleTally
 	pl   *placeTally
+	// skipWaking: the next sched_waking is an untraced arrival's
+	// (Activation.Untraced), left out as the trace has none; leftOut
+	// counts them.
+	skipWaking bool
+	leftOut    int64
 }
 
 type latSink struct{ m *Measurer }
@@ -139,6 +148,11 @@ func newMeasurer(d *model.Domains, ncpu int, preferWaking bool) *Measurer {
 
 // Emit feeds one event (Measurer is a Sink).
 func (m *Measurer) Emit(e *timeline.Event) error {
+	if m.skipWaking && e.Kind == timeline.SchedWaking {
+		m.skipWaking = false
+		m.leftOut++
+		return nil
+	}
 	observed := e.Time != 0 || e.Kind == timeline.Lost
 	if observed {
 		m.ni.observe(e)
@@ -164,8 +178,8 @@ func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
 		WakeupP999NS: rep.WakeupLatency.P999NS, WakeupMaxNS: rep.WakeupLatency.MaxNS, WakeupCount: rep.WakeupLatency.Count,
 		IdleWhileRunnableNS: rep.IdleWhileRunnableTotal, Migrations: rep.MigrationsTotal,
 		InvoluntarySwitches: rep.InvoluntarySwitches, MakespanNS: rep.EndNS - rep.StartNS, IdleTailNS: rep.IdleTailNS, SilentCPUs: rep.SilentCPUs,
-		RunsTimedByRuntime: rep.RunsTimedByRuntime,
-		NewidleChances:     m.ni.Chances, NewidlePulls: m.ni.Pulls,
+		RunsTimedByRuntime: rep.RunsTimedByRuntime, WakeupsLeftOut: m.leftOut,
+		NewidleChances: m.ni.Chances, NewidlePulls: m.ni.Pulls,
 		WakeupByPlace: m.pl.stats(),
 	}
 	for _, c := range rep.CPUs {
@@ -359,6 +373,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 			timed = f.Observed.RunsTimedByRuntime
 		}
 		fmt.Fprintf(&b, "trace: %d switches to a task not recorded (inferred from its later events); the observed metrics start %d runs on a CPU the trace showed idle at their task's own sched_stat_runtime there (its time less its runtime), the others at the CPU's last recorded switch\n", f.LostSwitchIns, timed)
+	}
+	if f.Simulated != nil && f.Simulated.WakeupsLeftOut > 0 {
+		fmt.Fprintf(&b, "replay: %d wakeups of tasks the trace shows neither woken nor switched in left out of the simulated metrics, as the trace has no latency for them (the replay's output has them)\n", f.Simulated.WakeupsLeftOut)
 	}
 	if f.RacedWakeups > 0 {
 		fmt.Fprintf(&b, "trace: %d wakeups came while their wakee was still on its CPU, blocking (switched out asleep right after, switched in with no later waking): replayed as what woke it, held until it blocks\n", f.RacedWakeups)

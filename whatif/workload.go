@@ -237,6 +237,13 @@ type Activation struct {
 	// task it interrupted (common_pid), and the enqueue's update_curr
 	// record that follows on the same CPU too.
 	IRQ IRQContext
+	// Untraced: the trace recorded neither the waking nor the switch-in
+	// that started this arrival (a kernel that leaves switches out of
+	// idle untraced, and the idle task's wakeups with them; extraction
+	// released it when its run began, the latest its wakeup can have
+	// been). The replay writes both; the measure `--validate` compares
+	// leaves its wakeup out, as the trace's has none.
+	Untraced bool
 	// IRQCPUPlus1: an arrival whose waking ran in interrupt context on
 	// another CPU than the one the task slept on (the trace's
 	// sched_waking: the CPU it is written on against its target_cpu, the
@@ -1095,7 +1102,7 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 					// sleeps it as long as the trace can have. (Released
 					// at the trace start, the replay took the sleep as
 					// negative and ran it again at once.)
-					x.newAct(t, CauseArrival, since)
+					x.newAct(t, CauseArrival, since).Untraced = true
 				}
 			}
 			t.state, t.runStart, t.runCPU = stRunning, since, c
@@ -1274,7 +1281,7 @@ func (x *extractor) lostSwitchIn(t *extTask, c int32) {
 	since := x.displace(c, x.w.Tasks[t.idx].TID, from)
 	if t.state == stSleeping && !x.wakeRaced(t) {
 		// Released when its run began, as onSwitch does.
-		x.newAct(t, CauseArrival, since)
+		x.newAct(t, CauseArrival, since).Untraced = true
 	}
 	t.state, t.runStart, t.runCPU = stRunning, since, c
 	if a := x.act(t); a.CPU < 0 {

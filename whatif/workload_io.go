@@ -48,11 +48,12 @@ var wlCols = []struct {
 	{"tick_softirq", false},
 	{"irq_cpu", false},
 	{"irq_context", true},
+	{"untraced", false},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -214,6 +215,9 @@ func SaveWorkload(path string, w *Workload) (err error) {
 			}
 			if a.IRQ != IRQNone {
 				r["irq_context"] = a.IRQ.String()
+			}
+			if a.Untraced {
+				r["untraced"] = true
 			}
 			add(r)
 		}
@@ -445,7 +449,7 @@ func LoadWorkload(path string) (w *Workload, err error) {
 				w.Tasks[ti].Activations = append(w.Tasks[ti].Activations, Activation{DemandNS: num(cDemand, i), Cause: c,
 					ReleaseNS: num(cRelease, i), SleepNS: num(cSleep, i), End: e, EndState: str(cEndState, i), CPU: int32(num(cCPU, i)),
 					Prio: int32(num(cPrio, i)), OwnPrio: set(cPrio, i), TickSoftIRQ: num(cTickSoftIRQ, i) != 0, IRQCPUPlus1: irqCPUPlus1(set(cIRQCPU, i), num(cIRQCPU, i)),
-					IRQ: ctx})
+					IRQ: ctx, Untraced: num(cUntraced, i) != 0})
 			case "edge":
 				k := EdgeWake
 				switch str(cKind, i) {

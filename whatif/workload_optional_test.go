@@ -14,8 +14,8 @@ import (
 
 // TestLoadWorkloadWithoutOptionalColumns: a workload file written before
 // the edge columns sync, no_preempt_ns, awaits and raced, the task
-// column exit_ns and the activation columns tick_softirq, irq_cpu and
-// irq_context existed (wlOptional) loads with those fields zero and
+// column exit_ns and the activation columns tick_softirq, irq_cpu,
+// irq_context and untraced existed (wlOptional) loads with those fields zero and
 // everything else as saved. The file is a saved fixture workload with
 // those columns cut out, so the loader's columns sit at other positions
 // than the writer's.
@@ -27,7 +27,7 @@ func TestLoadWorkloadWithoutOptionalColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	drop := map[string]bool{"sync": true, "no_preempt_ns": true, "awaits": true, "raced": true, "exit_ns": true,
-		"tick_softirq": true, "irq_cpu": true, "irq_context": true}
+		"tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true}
 	cut := filepath.Join(dir, "cut.arrow")
 	fr := arrowtest.OpenFile(t, full)
 	var keep []int
@@ -84,7 +84,7 @@ func TestLoadWorkloadWithoutOptionalColumns(t *testing.T) {
 			if a.IRQ != IRQNone {
 				contexts++
 			}
-			a.TickSoftIRQ, a.IRQCPUPlus1, a.IRQ = false, 0, IRQNone
+			a.TickSoftIRQ, a.IRQCPUPlus1, a.IRQ, a.Untraced = false, 0, IRQNone, false
 		}
 	}
 	if contexts == 0 {

@@ -87,11 +87,14 @@ func encAct(dst []byte, v *streamAct) []byte {
 	dst = binary.AppendVarint(dst, int64(v.key.task))
 	dst = binary.AppendVarint(dst, int64(v.key.act))
 	dst = binary.AppendVarint(dst, a.DemandNS)
-	var soft byte
+	var flags byte // bit 0 TickSoftIRQ, bit 1 Untraced
 	if a.TickSoftIRQ {
-		soft = 1
+		flags |= 1
 	}
-	dst = append(dst, byte(a.Cause), byte(a.End), soft, byte(a.IRQ))
+	if a.Untraced {
+		flags |= 2
+	}
+	dst = append(dst, byte(a.Cause), byte(a.End), flags, byte(a.IRQ))
 	dst = binary.AppendVarint(dst, a.ReleaseNS)
 	dst = binary.AppendVarint(dst, a.SleepNS)
 	dst = binary.AppendVarint(dst, int64(a.CPU))
@@ -136,7 +139,7 @@ func decAct(r *bufio.Reader, v *streamAct) error {
 	if _, err := io.ReadFull(r, ce[:]); err != nil {
 		return err
 	}
-	a.Cause, a.End, a.TickSoftIRQ, a.IRQ = Cause(ce[0]), End(ce[1]), ce[2] != 0, IRQContext(ce[3])
+	a.Cause, a.End, a.TickSoftIRQ, a.Untraced, a.IRQ = Cause(ce[0]), End(ce[1]), ce[2]&1 != 0, ce[2]&2 != 0, IRQContext(ce[3])
 	var irq int64
 	if err := varints(r, &a.ReleaseNS, &a.SleepNS, &cpu, &prio, &irq); err != nil {
 		return err
@@ -424,6 +427,9 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		if a.IRQ != IRQNone {
 			row.str(cIRQContext, a.IRQ.String())
 		}
+		if a.Untraced {
+			row.flag(cUntraced, true)
+		}
 		cols.add(&row)
 	}
 	for ; nextTask < nt; nextTask++ {
@@ -558,6 +564,7 @@ var (
 	cTickSoftIRQ  = wlColIndex("tick_softirq")
 	cIRQCPU       = wlColIndex("irq_cpu")
 	cIRQContext   = wlColIndex("irq_context")
+	cUntraced     = wlColIndex("untraced")
 )
 
 func wlColIndex(name string) int {

@@ -103,6 +103,12 @@ func TestWorkloadWriterMatchesSave(t *testing.T) {
 			w    *Workload
 		}{"fixture", w})
 	}
+	// Untraced arrivals (Activation.Untraced) on this VM's 6.18.
+	w, _ := extractFixture(t, "../fixtures/local-6.18/workloads/cyclictest-t2.perf.data")
+	ws = append(ws, struct {
+		name string
+		w    *Workload
+	}{"untraced", w})
 	for _, c := range ws {
 		dir := t.TempDir()
 		want := filepath.Join(dir, "want.arrow")
