@@ -18,7 +18,9 @@ type Recording struct {
 // from the repository's root: the 6.1 guests' committed ones, the five
 // kept in ../shared (sharedKernels: its fixtures/kernels; none when
 // absent, and sharedFound says so), this machine's 6.18 ones and Debian's 6.12.57
-// ones; with repeats, the repeat recordings of the 6.1 guests and of this
+// ones, and the other workloads recorded on this machine's later build
+// (fixtures/local-6.18/workloads: cyclictest on nearly idle CPUs,
+// stress-ng's fork stressor; FIDELITY.md rounds 67–69); with repeats, the repeat recordings of the 6.1 guests and of this
 // machine (FIDELITY.md round 49); with holdout, the workloads recorded
 // after the model's rules were set (round 50).
 func Recordings(sharedKernels string, repeats, holdout bool) (recs []Recording, sharedFound bool) {
@@ -49,6 +51,7 @@ func Recordings(sharedKernels string, repeats, holdout bool) (recs []Recording, 
 	}
 	add("6.18", "fixtures/local-6.18/*.perf.data")
 	add("6.12", "fixtures/kernels/v6.12/*/r*/*.perf.data.gz")
+	add("6.18 workloads", "fixtures/local-6.18/workloads/*.perf.data")
 	if repeats {
 		add("6.1 repeats", "fixtures/kernels/repeats/*/r*/*.perf.data.gz")
 		add("6.18 repeats", "fixtures/local-6.18/repeats/r*/*.perf.data")
