@@ -455,8 +455,9 @@ func (a *Analyzer) onSwitch(e *timeline.Event) {
 	runnable := switchedOutRunnable(e)
 
 	// CPU time: before the first switch the CPU ran prev since the trace
-	// began; after a switch it ran the task switched in (cs.cur), unless
-	// a lost switch-in was found (cs.lost).
+	// began; after one, prev ran since the CPU's last switch (timehist's
+	// reading, idle when prev is the idle task), unless prev's own
+	// sched_stat_runtime dated a switch-in the trace lost (cs.lost).
 	if !cs.seen {
 		if now > a.start {
 			if prevPID == 0 {
