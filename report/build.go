@@ -182,8 +182,7 @@ func Build(in Input) (*Data, error) {
 		cfg := whatif.DefaultConfig(p)
 		cfg.Seed, cfg.Arrivals, cfg.Topology, cfg.Kernel = in.Seed, in.Arrivals, in.Topology, in.Kernel
 		// The work model replay whatif uses by default (--work auto).
-		_, _, ue := whatif.TimeBounded(w.Cmdline)
-		cfg.SetWork(w, ue)
+		cfg.SetAutoWork(w)
 		return cfg
 	}
 	for i, pol := range append([]whatif.Policy{in.Baseline}, in.Policies...) {

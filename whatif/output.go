@@ -173,8 +173,8 @@ func (s *Sim) emitWaking(t, waker *simTask, cpu, target int) {
 	e.SetInt(timeline.TargetCPU, int64(target))
 	// An arrival the trace has no waking for: Replay's measure leaves it
 	// out (Activation.Untraced); the output has it.
-	skip := s.meas != nil && waker == nil && int(t.act) < len(t.w.Activations) &&
-		t.w.Activations[t.act].Cause == CauseArrival && t.w.Activations[t.act].Untraced
+	a := currentArrival(t)
+	skip := s.meas != nil && waker == nil && a != nil && a.Untraced
 	if skip {
 		s.meas.skipWaking = true
 	}

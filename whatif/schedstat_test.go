@@ -150,8 +150,7 @@ func TestBalanceCountsMatchSchedstat(t *testing.T) {
 				var runs []*Result
 				for seed := uint64(0); seed < 5; seed++ {
 					cfg := DefaultConfig(p)
-					_, _, ue := TimeBounded(w.Cmdline)
-					cfg.SetWork(w, ue)
+					cfg.SetAutoWork(w)
 					cfg.Seed = seed
 					res, err := Replay(w, cfg, nil)
 					if err != nil {

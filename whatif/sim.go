@@ -1592,12 +1592,21 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 // arrivalIRQ is the interrupt context of the waking that starts t's
 // current activation (Activation.IRQ; IRQNone for a task's wakeup).
 func (s *Sim) arrivalIRQ(t *simTask) IRQContext {
-	if int(t.act) < len(t.w.Activations) {
-		if a := &t.w.Activations[t.act]; a.Cause == CauseArrival {
-			return a.IRQ
-		}
+	if a := currentArrival(t); a != nil {
+		return a.IRQ
 	}
 	return IRQNone
+}
+
+// currentArrival is t's current activation when an interrupt, timer or
+// idle-context arrival started it, else nil.
+func currentArrival(t *simTask) *Activation {
+	if int(t.act) < len(t.w.Activations) {
+		if a := &t.w.Activations[t.act]; a.Cause == CauseArrival {
+			return a
+		}
+	}
+	return nil
 }
 
 // enqueueContext is the common_flags of the context try_to_wake_up's

@@ -1,7 +1,6 @@
 package whatif
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/schedreplay/replay/timeline"
@@ -92,15 +91,7 @@ func TestUntracedArrivalsOnARealTrace(t *testing.T) {
 		}
 		return n
 	}
-	path := filepath.Join(t.TempDir(), "w.arrow")
-	if err := SaveWorkload(path, w); err != nil {
-		t.Fatal(err)
-	}
-	back, err := LoadWorkload(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, m := count(w), count(back); n < 200 || m != n {
+	if n, m := count(w), count(reloadWorkload(t, w)); n < 200 || m != n {
 		t.Errorf("untraced activations %d, %d after a workload file; want the same, over 200", n, m)
 	}
 }

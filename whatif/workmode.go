@@ -88,6 +88,15 @@ func (c *Config) SetWork(w *Workload, untilExit bool) {
 	}
 }
 
+// SetAutoWork sets c's work model for w as `--work auto` chooses it
+// (TimeBounded: until-exit when the recorded command stops at a
+// deadline) and returns whether it chose until-exit and why.
+func (c *Config) SetAutoWork(w *Workload) (untilExit bool, why string) {
+	why, _, untilExit = TimeBounded(w.Cmdline)
+	c.SetWork(w, untilExit)
+	return untilExit, why
+}
+
 // durationNS reads a command's duration argument: a number of seconds,
 // with an optional unit suffix (s, m, h, d; y for stress-ng's years).
 // 0 if it is not one.

@@ -109,8 +109,7 @@ func demoValidate(w io.Writer, path string, meta *timeline.Meta) (*whatif.Worklo
 	cfg := whatif.DefaultConfig(pol)
 	cfg.Topology, cfg.Kernel = meta.Topology, kernel
 	// The work model replay whatif uses by default (--work auto).
-	why, _, ue := whatif.TimeBounded(wl.Cmdline)
-	cfg.SetWork(wl, ue)
+	ue, why := cfg.SetAutoWork(wl)
 	res, err := whatif.Replay(wl, cfg, nil)
 	if err != nil {
 		return nil, whatif.Config{}, err

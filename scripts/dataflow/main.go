@@ -191,8 +191,7 @@ func run(w io.Writer, path string, size, flips int64, seeds []int, out string, s
 		}
 		cfg.PairedWakeups = paired
 		// The work model replay whatif --validate uses by default.
-		_, _, ue := whatif.TimeBounded(wl.Cmdline)
-		cfg.SetWork(wl, ue)
+		cfg.SetAutoWork(wl)
 		var res *whatif.Result
 		if i == 0 && out != "" {
 			res, err = whatif.ReplayToFile(out, wl, cfg)

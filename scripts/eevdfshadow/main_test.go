@@ -212,9 +212,8 @@ func TestExactOnReplay(t *testing.T) {
 			t.Fatalf("policy %s for %s, want v6.12", pol.Name(), meta.Source.OSRelease)
 		}
 		cfg := whatif.DefaultConfig(pol)
-		_, _, bounded := whatif.TimeBounded(w.Cmdline) // --work auto, as the CLI
 		cfg.Topology, cfg.Kernel = meta.Topology, meta.Source.OSRelease
-		cfg.SetWork(w, bounded)
+		cfg.SetAutoWork(w) // --work auto, as the CLI
 		s := newShadow(params{sliceNS: 1400000, tickNS: 4000000}, false)
 		s.begin("replay", 0, false)
 		if _, err := whatif.Replay(w, cfg, sinkFunc(func(e *timeline.Event) error { s.event(e); return nil })); err != nil {
