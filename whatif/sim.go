@@ -1198,6 +1198,11 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 		t.noPreemptEnd = max(t.noPreemptEnd, e.OffsetNS+e.NoPreemptNS)
 		s.fired[idx]++
 		s.stats.EdgesFired++
+		if e.Charged && !t.rt {
+			// The kernel's update_curr the trace shows before this
+			// waking (Edge.Charged).
+			s.updateCurr(r)
+		}
 		wakee := s.tasks[e.Wakee]
 		if e.Kind == EdgeReply {
 			s.reply(t, wakee, r.cpu)

@@ -250,6 +250,10 @@ type Fidelity struct {
 	// while the wakee was still on its CPU, blocking, and that extraction
 	// took as what woke it (no waking followed before its switch-in).
 	RacedWakeups int `json:"raced_wakeups,omitempty"`
+	// ChargedWakeups counts the workload's Edge.Charged: wakings the
+	// trace shows right after an update_curr of their waker that no path
+	// the model has explains, which the replay makes there too.
+	ChargedWakeups int `json:"charged_wakeups,omitempty"`
 	// SyncWakeups, Wakeups: the workload's wake edges and those with
 	// Edge.Sync, WF_SYNC inferred (the trace has no wake flags), which
 	// the replay's wake_affine takes as sync wakeups.
@@ -376,6 +380,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	}
 	if f.Simulated != nil && f.Simulated.WakeupsLeftOut > 0 {
 		fmt.Fprintf(&b, "replay: %d wakeups of tasks the trace shows neither woken nor switched in left out of the simulated metrics, as the trace has no latency for them (the replay's output has them)\n", f.Simulated.WakeupsLeftOut)
+	}
+	if f.ChargedWakeups > 0 {
+		fmt.Fprintf(&b, "trace: %d wakeups came at most %d µs after their waker's own update_curr that no modelled path explains (the exit path's before it wakes the parent, a CPU-time clock's): the replay updates the waker there too\n", f.ChargedWakeups, chargedWindowNS/1000)
 	}
 	if f.RacedWakeups > 0 {
 		fmt.Fprintf(&b, "trace: %d wakeups came while their wakee was still on its CPU, blocking (switched out asleep right after, switched in with no later waking): replayed as what woke it, held until it blocks\n", f.RacedWakeups)

@@ -307,6 +307,18 @@ type Edge struct {
 	// wakes it. With Config.ReplyAwaits the replay makes the waker wait
 	// for that reply at its preemption point (OffsetNS+NoPreemptNS).
 	Awaits bool
+	// Charged: the trace shows an update_curr of the waker at most
+	// chargedWindowNS before this waking (a sched_stat_runtime in its own
+	// context on its CPU, no switch between) that no path the model has
+	// explains (extractor.ownUpd: not a tick's, not a local enqueue's
+	// after a waking of its own; a fork's wakeup_new, traced after its
+	// enqueue, is never Charged). The kernel runs update_curr from paths
+	// the model does not: the exit path before it wakes the parent,
+	// task_sched_runtime for a CPU-time clock. A delayed wakee's requeue
+	// takes its lag against the running task's vruntime as last updated
+	// (requeue_delayed_entity has no update_curr of its own), so the
+	// replay updates the waker there too (Sim.fireDue).
+	Charged bool
 	// Raced: this wakeup came while its wakee was still on its CPU,
 	// blocking (its sched_waking before its switch-out in S or D): the
 	// kernel's try_to_wake_up waited for the switch and queued it again at
@@ -326,6 +338,12 @@ type Edge struct {
 // switch-out still records S (guest-D schbench's workers: wakings 7–12
 // ms before such blocks), or records the trace lost.
 const raceWindowNS = 200000
+
+// chargedWindowNS: a waker's update_curr this soon before its waking, no
+// switch between, is one the replay makes at the waking (Edge.Charged):
+// a few µs of kernel code on this machine's vCPUs (the exit path's, 3–10
+// µs on the 6.18 fork recording), tens of µs on the guests' emulated ones.
+const chargedWindowNS = 50000
 
 // syncWindowNS: a waker switched out this soon after its wakeup, on the
 // same CPU with no other switch between, is taken as a WF_SYNC waker.
@@ -639,6 +657,15 @@ type extractor struct {
 	// CPU is that wakeup's placement (sched_waking's target_cpu is the
 	// task's previous CPU, read before select_task_rq).
 	wokeOn []int32
+	// ownUpd per CPU: the last update_curr of the task running there
+	// since its switch-in that no modelled path explains (-1: none), for
+	// Edge.Charged: a sched_stat_runtime of it in its own context, not
+	// the first since a waking it made there (that one is the wakee's
+	// enqueue, a local wakeup's, which the replay makes itself where it
+	// places the wakee so). wokeSince: such a waking came since its last
+	// update.
+	ownUpd    []int64
+	wokeSince []bool
 	// onIRQRecord: ExtractOptions.HardIRQRecord.
 	onIRQRecord func(cpu int32, at int64, tick bool)
 }
@@ -780,7 +807,15 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 				if tick && of == c && e.Time-x.stallEnd[c] > lateTickNS {
 					x.ticks[c] = append(x.ticks[c], e.Time)
 				}
+				if pid := e.Int32(timeline.PID); x.cur[c] > 0 && pid == x.cur[c] && e.Int32(timeline.CommonPID) == pid && irqContext(e) == 0 {
+					x.ownUpd[c] = e.Time
+					if x.wokeSince[c] {
+						x.ownUpd[c], x.wokeSince[c] = -1, false
+					}
+				}
 			case timeline.SchedSwitch:
+				x.growCPU(c)
+				x.ownUpd[c], x.wokeSince[c] = -1, false
 				if next := e.Int32(timeline.NextPID); next > 0 {
 					x.enq.ran(next)
 				}
@@ -899,6 +934,8 @@ func (x *extractor) growCPU(c int32) {
 		x.firstNR = append(x.firstNR, -1)
 		x.stallEnd = append(x.stallEnd, -1)
 		x.wokeOn = append(x.wokeOn, 0)
+		x.ownUpd = append(x.ownUpd, -1)
+		x.wokeSince = append(x.wokeSince, false)
 	}
 }
 
@@ -1705,7 +1742,11 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 	}
 	x.wakerAlone = append(x.wakerAlone, alone)
 	x.edges = append(x.edges, Edge{Kind: kind, Causal: causal, Waker: waker.idx, WakerAct: int32(len(x.w.Tasks[waker.idx].Activations) - 1),
-		OffsetNS: wa.DemandNS, Wakee: t.idx, WakeeAct: act, TimeNS: now, WakerCPU: c, Target: target})
+		OffsetNS: wa.DemandNS, Wakee: t.idx, WakeeAct: act, TimeNS: now, WakerCPU: c, Target: target,
+		Charged: !isNew && x.cur[c] == wakerTID && x.ownUpd[c] >= 0 && now-x.ownUpd[c] <= chargedWindowNS})
+	if x.cur[c] == wakerTID {
+		x.wokeSince[c] = true
+	}
 }
 
 // syncPullsMin, syncAgainstRatio: syncByPulls' evidence.

@@ -49,11 +49,12 @@ var wlCols = []struct {
 	{"irq_cpu", false},
 	{"irq_context", true},
 	{"untraced", false},
+	{"charged", false},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true, "charged": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -224,7 +225,7 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	}
 	for _, e := range w.Edges {
 		add(wlRow{"table": "edge", "kind": e.Kind.String(), "causal": e.Causal, "waker": e.Waker, "waker_activation": e.WakerAct, "offset_ns": e.OffsetNS,
-			"wakee": e.Wakee, "wakee_activation": e.WakeeAct, "time_ns": e.TimeNS, "waker_cpu": e.WakerCPU, "target_cpu": e.Target, "sync": e.Sync, "no_preempt_ns": e.NoPreemptNS, "awaits": e.Awaits, "raced": e.Raced})
+			"wakee": e.Wakee, "wakee_activation": e.WakeeAct, "time_ns": e.TimeNS, "waker_cpu": e.WakerCPU, "target_cpu": e.Target, "sync": e.Sync, "no_preempt_ns": e.NoPreemptNS, "awaits": e.Awaits, "raced": e.Raced, "charged": e.Charged})
 	}
 	for _, h := range w.HostStalls {
 		add(wlRow{"table": "host_stall", "task": h.Task, "activation": h.Act, "offset_ns": h.OffsetNS, "stall_ns": h.LenNS})
@@ -464,7 +465,7 @@ func LoadWorkload(path string) (w *Workload, err error) {
 				w.Edges = append(w.Edges, Edge{Kind: k, Causal: num(cCausal, i) != 0, Waker: int32(num(cWaker, i)), WakerAct: int32(num(cWakerAct, i)),
 					OffsetNS: num(cOffset, i), Wakee: int32(num(cWakee, i)), WakeeAct: int32(num(cWakeeAct, i)),
 					TimeNS: num(cTime, i), WakerCPU: int32(num(cWakerCPU, i)), Target: int32(num(cTarget, i)), Sync: num(cSync, i) != 0,
-					NoPreemptNS: num(cNoPreempt, i), Awaits: num(cAwaits, i) != 0, Raced: num(cRaced, i) != 0})
+					NoPreemptNS: num(cNoPreempt, i), Awaits: num(cAwaits, i) != 0, Raced: num(cRaced, i) != 0, Charged: num(cCharged, i) != 0})
 			case "host_stall":
 				w.HostStalls = append(w.HostStalls, HostStall{Task: int32(num(cTask, i)), Act: int32(num(cActivation, i)),
 					OffsetNS: num(cOffset, i), LenNS: num(cStallNS, i)})

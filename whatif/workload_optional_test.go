@@ -13,7 +13,7 @@ import (
 )
 
 // TestLoadWorkloadWithoutOptionalColumns: a workload file written before
-// the edge columns sync, no_preempt_ns, awaits and raced, the task
+// the edge columns sync, no_preempt_ns, awaits, raced and charged, the task
 // column exit_ns and the activation columns tick_softirq, irq_cpu,
 // irq_context and untraced existed (wlOptional) loads with those fields zero and
 // everything else as saved. The file is a saved fixture workload with
@@ -27,7 +27,7 @@ func TestLoadWorkloadWithoutOptionalColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	drop := map[string]bool{"sync": true, "no_preempt_ns": true, "awaits": true, "raced": true, "exit_ns": true,
-		"tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true}
+		"tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true, "charged": true}
 	cut := filepath.Join(dir, "cut.arrow")
 	fr := arrowtest.OpenFile(t, full)
 	var keep []int
@@ -72,9 +72,13 @@ func TestLoadWorkloadWithoutOptionalColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	charged := 0
 	for i := range want.Edges {
 		e := &want.Edges[i]
-		e.Sync, e.NoPreemptNS, e.Awaits, e.Raced = false, 0, false, false
+		if e.Charged {
+			charged++
+		}
+		e.Sync, e.NoPreemptNS, e.Awaits, e.Raced, e.Charged = false, 0, false, false, false
 	}
 	contexts := 0
 	for i := range want.Tasks {
@@ -87,8 +91,8 @@ func TestLoadWorkloadWithoutOptionalColumns(t *testing.T) {
 			a.TickSoftIRQ, a.IRQCPUPlus1, a.IRQ, a.Untraced = false, 0, IRQNone, false
 		}
 	}
-	if contexts == 0 {
-		t.Error("the fixture's workload has no arrival's interrupt context to drop")
+	if contexts == 0 || charged == 0 {
+		t.Errorf("the fixture's workload has %d arrivals' interrupt contexts and %d charged edges to drop; want some of each", contexts, charged)
 	}
 	got, err := LoadWorkload(cut)
 	if err != nil {

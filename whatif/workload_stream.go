@@ -189,6 +189,9 @@ func encEdge(dst []byte, v *streamEdge) []byte {
 	if e.Raced {
 		flags |= 8
 	}
+	if e.Charged {
+		flags |= 16
+	}
 	dst = append(dst, byte(e.Kind), flags)
 	for _, x := range []int64{int64(e.Waker), int64(e.WakerAct), e.OffsetNS, int64(e.Wakee), int64(e.WakeeAct), e.TimeNS, int64(e.WakerCPU), int64(e.Target), e.NoPreemptNS} {
 		dst = binary.AppendVarint(dst, x)
@@ -206,7 +209,7 @@ func decEdge(r *bufio.Reader, v *streamEdge) error {
 	if _, err := io.ReadFull(r, kf[:]); err != nil {
 		return err
 	}
-	e.Kind, e.Causal, e.Sync, e.Awaits, e.Raced = EdgeKind(kf[0]), kf[1]&1 != 0, kf[1]&2 != 0, kf[1]&4 != 0, kf[1]&8 != 0
+	e.Kind, e.Causal, e.Sync, e.Awaits, e.Raced, e.Charged = EdgeKind(kf[0]), kf[1]&1 != 0, kf[1]&2 != 0, kf[1]&4 != 0, kf[1]&8 != 0, kf[1]&16 != 0
 	var waker, wakerAct, wakee, wakeeAct, wcpu, target int64
 	if err := varints(r, &waker, &wakerAct, &e.OffsetNS, &wakee, &wakeeAct, &e.TimeNS, &wcpu, &target, &e.NoPreemptNS); err != nil {
 		return err
@@ -476,6 +479,7 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		row.num(cNoPreempt, e.NoPreemptNS)
 		row.flag(cAwaits, e.Awaits)
 		row.flag(cRaced, e.Raced)
+		row.flag(cCharged, e.Charged)
 		cols.add(&row)
 	}
 	for _, h := range hdr.HostStalls {
@@ -565,6 +569,7 @@ var (
 	cIRQCPU       = wlColIndex("irq_cpu")
 	cIRQContext   = wlColIndex("irq_context")
 	cUntraced     = wlColIndex("untraced")
+	cCharged      = wlColIndex("charged")
 )
 
 func wlColIndex(name string) int {

@@ -390,6 +390,9 @@ func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string, charged
 		if e.Raced {
 			f.RacedWakeups++
 		}
+		if e.Charged {
+			f.ChargedWakeups++
+		}
 		if e.Kind == whatif.EdgeWake {
 			f.Wakeups++
 			if e.Sync {
