@@ -30,6 +30,8 @@ func TestChargedWakeExtracted(t *testing.T) {
 		nSwitch(300000, 1, 30, "S", 0),
 	}
 	wake := nWaking(1006000, 0, 10, 20, 1)
+	fork := nWaking(1006000, 0, 10, 40, 0)
+	fork.Kind, fork.Name = timeline.SchedWakeupNew, "sched:sched_wakeup_new"
 	for _, c := range []struct {
 		name string
 		evs  []timeline.Event
@@ -42,6 +44,7 @@ func TestChargedWakeExtracted(t *testing.T) {
 		{"the update after that one", []timeline.Event{nWaking(980000, 0, 10, 30, 0), ownRuntime(990000, 0, 10, 1), ownRuntime(1000000, 0, 10, 1), wake}, true},
 		{"a switch between", []timeline.Event{ownRuntime(1000000, 0, 10, 1), nSwitch(1002000, 0, 10, "R", 0), nSwitch(1004000, 0, 0, "R", 10), wake}, false},
 		{"no update", []timeline.Event{wake}, false},
+		{"a fork", []timeline.Event{ownRuntime(1000000, 0, 10, 1), fork, wake}, false},
 	} {
 		evs := append(append([]timeline.Event{}, start...), c.evs...)
 		evs = append(evs, nSwitch(2*ms, 0, 10, "S", 0), nSwitch(3*ms, 1, 0, "R", 20), nSwitch(4*ms, 1, 20, "S", 0))
@@ -49,9 +52,14 @@ func TestChargedWakeExtracted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
+		wakee, kind := int32(20), EdgeWake
+		if c.name == "a fork" {
+			// The fork's own edge: its update is its enqueue's.
+			wakee, kind = 40, EdgeFork
+		}
 		found := false
 		for _, e := range w.Edges {
-			if w.Tasks[e.Waker].TID == 10 && w.Tasks[e.Wakee].TID == 20 {
+			if w.Tasks[e.Waker].TID == 10 && w.Tasks[e.Wakee].TID == wakee && e.Kind == kind {
 				found = true
 				if e.Charged != c.want {
 					t.Errorf("%s: Charged %v, want %v", c.name, e.Charged, c.want)
@@ -59,7 +67,7 @@ func TestChargedWakeExtracted(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Errorf("%s: no wake edge 10 -> 20", c.name)
+			t.Errorf("%s: no %v edge 10 -> %d", c.name, kind, wakee)
 		}
 	}
 }
