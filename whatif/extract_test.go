@@ -698,3 +698,32 @@ func TestUnseenSwitchInWithoutCreationRecords(t *testing.T) {
 		}
 	}
 }
+
+// Each task's thread group comes from the trace: perf script prints
+// schbench's threads on this machine as 27857/27859, 27857/27860 and
+// 27857/27861 (pid/tid: one process), the main thread as 27857/27857;
+// the fork recording's children are processes of their own
+// (28748/28748). The workload's PID says the same, and a workload file
+// keeps it.
+func TestTaskPIDsFromTrace(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		pid  map[int32]int32 // tid -> pid
+	}{
+		{"../fixtures/local-6.18/schbench-m1-t2.perf.data", map[int32]int32{27857: 27857, 27859: 27857, 27860: 27857, 27861: 27857}},
+		{"../fixtures/local-6.18/workloads/stressng-fork.perf.data", map[int32]int32{28645: 28645, 28647: 28647, 28748: 28748}},
+	} {
+		w, _ := extractFixture(t, c.path)
+		for _, tk := range w.Tasks {
+			if want, ok := c.pid[tk.TID]; ok && tk.PID != want {
+				t.Errorf("%s: task %d: pid %d, want %d", c.path, tk.TID, tk.PID, want)
+			}
+		}
+		r := reloadWorkload(t, w)
+		for i := range w.Tasks {
+			if r.Tasks[i].PID != w.Tasks[i].PID {
+				t.Fatalf("%s: task %d: pid %d after a workload file, want %d", c.path, w.Tasks[i].TID, r.Tasks[i].PID, w.Tasks[i].PID)
+			}
+		}
+	}
+}

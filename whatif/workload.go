@@ -149,6 +149,9 @@ func (k EdgeKind) String() string {
 
 // Task is one thread of the workload.
 type Task struct {
+	// TID is the thread's id; PID its thread group's (the process), from
+	// the trace's own-context records (perf's sample pid), -1 if the
+	// trace does not say (no switch-out of it, or a format without it).
 	TID, PID int32
 	Comm     string
 	// Prio is the kernel prio (120 = nice 0; below 100: real-time).
@@ -1097,6 +1100,11 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 	}
 	if prev != 0 {
 		t := x.task(prev, e.Str(timeline.PrevComm), e.Int32(timeline.PrevPrio), c)
+		if wt := &x.w.Tasks[t.idx]; wt.PID < 0 && e.Int32(timeline.CommonPID) == prev && e.Int32(timeline.CommonTGID) > 0 {
+			// Its thread group, from the switch written in its own
+			// context (perf's sample pid).
+			wt.PID = e.Int32(timeline.CommonTGID)
+		}
 		if t.state != stRunning {
 			// Running since before the trace (its first switch on this
 			// CPU) or since a switch-in the trace lost: since the trace
