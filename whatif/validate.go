@@ -246,6 +246,14 @@ type Fidelity struct {
 	// looked idle (Metrics.RunsTimedByRuntime), else from the CPU's last
 	// switch, so a large count makes them approximate.
 	LostSwitchIns int `json:"lost_switch_ins,omitempty"`
+	// LostSwitchOuts is Workload.LostSwitchOuts: switches to idle the
+	// trace did not record, inferred by extraction, each ending its
+	// task's run at its last record. The observed metrics, as perf sched
+	// timehist does, book those stretches to idle.
+	LostSwitchOuts int `json:"lost_switch_outs,omitempty"`
+	// DisplacedWoken is Workload.DisplacedWoken: tasks a lost switch-in
+	// left runnable that a waking then showed had blocked.
+	DisplacedWoken int `json:"displaced_woken,omitempty"`
 	// RacedWakeups counts the workload's Edge.Raced: wakings that came
 	// while the wakee was still on its CPU, blocking, and that extraction
 	// took as what woke it (no waking followed before its switch-in).
@@ -377,6 +385,12 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 			timed = f.Observed.RunsTimedByRuntime
 		}
 		fmt.Fprintf(&b, "trace: %d switches to a task not recorded (inferred from its later events); the observed metrics start %d runs on a CPU the trace showed idle at their task's own sched_stat_runtime there (its time less its runtime), the others at the CPU's last recorded switch\n", f.LostSwitchIns, timed)
+		if f.DisplacedWoken > 0 {
+			fmt.Fprintf(&b, "trace: %d tasks such a switch took off their CPU were woken before they ran again, so had blocked there, not been preempted: replayed as sleeps\n", f.DisplacedWoken)
+		}
+	}
+	if f.LostSwitchOuts > 0 {
+		fmt.Fprintf(&b, "trace: %d switches to idle not recorded (the CPU showed its idle task while a task was believed running there); each such run ends at its task's last record there, and the observed metrics, as perf sched timehist does, book the rest to idle\n", f.LostSwitchOuts)
 	}
 	if f.Simulated != nil && f.Simulated.WakeupsLeftOut > 0 {
 		fmt.Fprintf(&b, "replay: %d wakeups of tasks the trace shows neither woken nor switched in left out of the simulated metrics, as the trace has no latency for them (the replay's output has them)\n", f.Simulated.WakeupsLeftOut)

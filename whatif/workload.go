@@ -445,6 +445,15 @@ type Workload struct {
 	// another, on a CPU whose switches the trace had shown it did not
 	// run on. Not kept in workload files.
 	LostSwitchIns int
+	// LostSwitchOuts counts the switches to idle the trace did not record
+	// and extraction inferred (extractor.lostSwitchOut): a CPU showed its
+	// idle task while a task was believed running there. Not kept in
+	// workload files.
+	LostSwitchOuts int
+	// DisplacedWoken counts the tasks a lost switch left runnable that
+	// were woken before they ran again (extractor.wokeDisplaced): taken
+	// as blocked there. Not kept in workload files.
+	DisplacedWoken int
 }
 
 // delayPool is one of the workload's measured delay pools, named by its
@@ -577,6 +586,11 @@ type extTask struct {
 	raceWake, raceBlocked bool
 	raceEdge              int32
 	raceAt                int64
+	// displacedAt: when a lost switch (displace) last took it off its
+	// CPU as runnable, valid while it is still runnable since then
+	// (lastSeen equal; 0: never). A waking before it runs again says it
+	// had blocked there instead (wokeDisplaced).
+	displacedAt int64
 }
 
 type prioRun struct {
@@ -669,6 +683,10 @@ type extractor struct {
 	// update.
 	ownUpd    []int64
 	wokeSince []bool
+	// lastOwn per CPU: the last record in the context of the task running
+	// there (its switch-in at least), where a run whose switch to idle
+	// the trace lost ends (lostSwitchOut).
+	lastOwn []int64
 	// onIRQRecord: ExtractOptions.HardIRQRecord.
 	onIRQRecord func(cpu int32, at int64, tick bool)
 }
@@ -773,6 +791,30 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 			}
 		} else if e.IsSet(timeline.CPU) && e.Time != 0 && !strings.HasPrefix(e.Name, "perf:") {
 			c := e.Int32(timeline.CPU)
+			x.growCPU(c)
+			if e.Kind == timeline.SchedStatRuntime {
+				// update_curr of a task from any CPU (task_sched_runtime
+				// reading its time) shows it its rq's current task.
+				if t := x.byTID[e.Int32(timeline.PID)]; t != nil && t.state == stRunning && t.runCPU >= 0 && int(t.runCPU) < len(x.cur) &&
+					x.cur[t.runCPU] == e.Int32(timeline.PID) && e.Int32(timeline.PID) > 0 {
+					x.lastOwn[t.runCPU] = max(x.lastOwn[t.runCPU], e.Time)
+				}
+			}
+			if x.cur[c] > 0 {
+				// Idle switching out, or a record in the idle task's own
+				// context, while a task is believed running there: that
+				// task's switch to idle was lost. (Not an interrupt's
+				// record, nor a migration's: this project's own replays and
+				// hand-made tests write those with common_pid 0 on a busy
+				// CPU; a real trace's name the task interrupted.)
+				switch {
+				case e.IsSet(timeline.CommonPID) && e.Int32(timeline.CommonPID) == x.cur[c]:
+					x.lastOwn[c] = e.Time
+				case e.IsSet(timeline.CommonPID) && e.Int32(timeline.CommonPID) == 0 && irqContext(e) == 0 && e.Kind != timeline.SchedMigrateTask,
+					e.Kind == timeline.SchedSwitch && e.Int32(timeline.PrevPID) == 0:
+					x.lostSwitchOut(c)
+				}
+			}
 			// A tick: c's own task updated in hard IRQ, not by an enqueue
 			// (irqenqueue.go). The stall estimators time the late ones;
 			// the tick list leaves them out.
@@ -939,6 +981,7 @@ func (x *extractor) growCPU(c int32) {
 		x.wokeOn = append(x.wokeOn, 0)
 		x.ownUpd = append(x.ownUpd, -1)
 		x.wokeSince = append(x.wokeSince, false)
+		x.lastOwn = append(x.lastOwn, -1)
 	}
 }
 
@@ -1273,6 +1316,7 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 	}
 	x.cur[c] = next
 	x.curSince[c] = now
+	x.lastOwn[c] = now
 	x.switches[c]++
 	x.wokeOn[c] = 0
 	x.ticks[c], x.firstNR[c] = x.ticks[c][:0], -1
@@ -1314,7 +1358,7 @@ func (x *extractor) wakeRaced(t *extTask) bool {
 // earliest, or since it was last seen; the switch is counted so that the
 // CPU's pending wakeups are not taken as idle exits or preemptions, and
 // t's own wakeup delay is not measured.
-func (x *extractor) lostSwitchIn(t *extTask, c int32) {
+func (x *extractor) lostSwitchIn(t *extTask, c int32, now int64) {
 	from := max(t.lastSeen, x.curSince[c], x.w.StartNS)
 	if t.state == stSleeping {
 		from = max(from, t.blockAt)
@@ -1335,7 +1379,7 @@ func (x *extractor) lostSwitchIn(t *extTask, c int32) {
 	tid := x.w.Tasks[t.idx].TID
 	delete(x.pendIdle, tid)
 	delete(x.pendBusy, tid)
-	x.cur[c], x.curSince[c] = tid, since
+	x.cur[c], x.curSince[c], x.lastOwn[c] = tid, since, now
 	x.switches[c]++
 	x.wokeOn[c] = 0
 	x.ticks[c], x.firstNR[c] = x.ticks[c][:0], -1
@@ -1359,8 +1403,57 @@ func (x *extractor) displace(c, tid int32, at int64) int64 {
 		p.state, p.lastSeen = stRunnable, at
 		p.qcpu = c
 		x.runnable[x.cur[c]] = p
+		p.displacedAt = at
 	}
 	return at
+}
+
+// wokeDisplaced: a sched_waking of t, which a lost switch left runnable
+// (displace) and which has not run since. try_to_wake_up traces only a
+// task whose state is not TASK_RUNNING, and a preempted task's is, so t
+// had blocked at that switch (a nice -10 agent on this machine's 6.18.44
+// build, whose switches out go untraced, is woken so again and again):
+// its activation ends there, a sleep, and this waking starts the next.
+// (A task preempted between setting its sleep state and schedule() is
+// woken so too, but stays queued: replayed as a short sleep instead.)
+func (x *extractor) wokeDisplaced(t *extTask) {
+	if t.state != stRunnable || t.displacedAt == 0 || t.lastSeen != t.displacedAt {
+		return
+	}
+	if a := x.act(t); a != nil {
+		a.End, a.EndState = EndSleep, "S"
+	}
+	t.state, t.blockAt = stSleeping, t.displacedAt
+	x.replied(t)
+	x.w.DisplacedWoken++
+}
+
+// lostSwitchOut: CPU c shows its idle task (a record in idle's context,
+// or idle switching out) while the task the trace last switched in there
+// is believed running: its switch to idle was not recorded (the machine's
+// 6.18.44 build loses some, fixtures/local-6.18/README.md). The task
+// blocked there (a running task leaves a CPU for idle only by blocking or
+// exiting; a preempted or migrated one leaves for another task): its run
+// ends as a sleep at its last record on c, the least the trace shows it
+// ran, and a waking that came while it was believed running is taken as
+// racing that block (wakeRaced), so what woke it stays causal. perf sched
+// timehist books the same stretch to idle.
+func (x *extractor) lostSwitchOut(c int32) {
+	tid := x.cur[c]
+	x.cur[c], x.curSince[c] = 0, x.lastOwn[c]
+	x.w.LostSwitchOuts++
+	t := x.byTID[tid]
+	if t == nil || t.state != stRunning || t.runCPU != c {
+		return
+	}
+	at := max(t.runStart, x.lastOwn[c])
+	x.accrue(t, at)
+	if a := x.act(t); a != nil {
+		a.End, a.EndState = EndSleep, "S"
+	}
+	t.state, t.blockAt, t.lastSeen = stSleeping, at, at
+	x.replied(t)
+	t.raceBlocked, t.raceWake = t.raceWake, false
 }
 
 // busyCPUs is the number of CPUs the trace shows running a task.
@@ -1645,11 +1738,14 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 				// it has not, unless the waker was seen queued on c: perf's
 				// start-up hops through the CPUs, each moved by the stopper
 				// it woke, stopperMove).
-				x.lostSwitchIn(waker, c)
+				x.lostSwitchIn(waker, c, now)
 			default:
 				waker = nil // inconsistent: treat as an arrival
 			}
 		}
+	}
+	if e.Kind == timeline.SchedWaking {
+		x.wokeDisplaced(t)
 	}
 	var act int32
 	causal := false

@@ -384,7 +384,7 @@ func writeMetricsCSV(w io.Writer, policy string, m *whatif.Metrics) error {
 // charged: the replay moved the switch charge (Config.SwitchCharge with
 // the machine's noise), so its pools are reported.
 func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string, charged bool) {
-	f.Work, f.LostSwitchIns = workNote, w.LostSwitchIns
+	f.Work, f.LostSwitchIns, f.LostSwitchOuts, f.DisplacedWoken = workNote, w.LostSwitchIns, w.LostSwitchOuts, w.DisplacedWoken
 	for i := range w.Edges {
 		e := &w.Edges[i]
 		if e.Raced {

@@ -20,7 +20,7 @@ type Recording struct {
 // absent, and sharedFound says so), this machine's 6.18 ones and Debian's 6.12.57
 // ones, and the other workloads recorded on this machine's later build
 // (fixtures/local-6.18/workloads: cyclictest on nearly idle CPUs,
-// stress-ng's fork stressor; FIDELITY.md rounds 67–69); with repeats, the repeat recordings of the 6.1 guests and of this
+// stress-ng's fork and vfork stressors; FIDELITY.md rounds 67–70); with repeats, the repeat recordings of the 6.1 guests and of this
 // machine (FIDELITY.md round 49); with holdout, the workloads recorded
 // after the model's rules were set (round 50).
 func Recordings(sharedKernels string, repeats, holdout bool) (recs []Recording, sharedFound bool) {
