@@ -792,11 +792,12 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 		} else if e.IsSet(timeline.CPU) && e.Time != 0 && !strings.HasPrefix(e.Name, "perf:") {
 			c := e.Int32(timeline.CPU)
 			x.growCPU(c)
-			if e.Kind == timeline.SchedStatRuntime {
+			if pid := e.Int32(timeline.PID); e.Kind == timeline.SchedStatRuntime && pid > 0 {
 				// update_curr of a task from any CPU (task_sched_runtime
 				// reading its time) shows it its rq's current task.
-				if t := x.byTID[e.Int32(timeline.PID)]; t != nil && t.state == stRunning && t.runCPU >= 0 && int(t.runCPU) < len(x.cur) &&
-					x.cur[t.runCPU] == e.Int32(timeline.PID) && e.Int32(timeline.PID) > 0 {
+				if x.cur[c] == pid {
+					x.lastOwn[c] = e.Time
+				} else if t := x.byTID[pid]; t != nil && t.state == stRunning && t.runCPU >= 0 && int(t.runCPU) < len(x.cur) && x.cur[t.runCPU] == pid {
 					x.lastOwn[t.runCPU] = max(x.lastOwn[t.runCPU], e.Time)
 				}
 			}
