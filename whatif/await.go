@@ -233,6 +233,15 @@ func (s *Sim) releaseWaiters(b *simTask, k int32, all bool, cpu int) {
 func (s *Sim) releaseStranded() bool {
 	woke := false
 	for _, t := range s.tasks {
+		if t.forkWaitNeed > 0 && t.state == tsSleeping {
+			// Its children cannot all exit (one was stopped unrun, or a
+			// workload made by hand): it forks now.
+			t.forkWaitNeed = 0
+			s.stats.ForkWaitsStranded++
+			s.placeWoken(t, nil, -1)
+			woke = true
+			continue
+		}
 		if t.awaiting && t.state == tsSleeping {
 			t.awaiting, t.awaitOn = false, nil
 			s.stats.AwaitsStranded++

@@ -83,6 +83,9 @@ type Config struct {
 	// Opt-in: measured, it did not pass the fidelity gate (FIDELITY.md,
 	// round 10).
 	ReapAnyChild bool
+	// NoForkWait turns off the waits for a child's exit before a fork
+	// that the trace hid (forkwait.go; `--set fork_wait=off`).
+	NoForkWait bool
 	// PairedWakeups: a task's wakeup starts only the activation the trace
 	// paired it with (an earlier one still asleep leaves it pending). By
 	// default a wakeup starts the wakee's lowest activation still waiting
@@ -388,6 +391,12 @@ type simTask struct {
 	// childExits: the child-exit edges of its children that fired, for a
 	// parent that waits for any child (reapPlan).
 	childExits int32
+	// forkExits: its children's exits counted for its forks' waits
+	// (forkWaitPlan); forkWaitNeed: asleep before a fork that waits for
+	// that many (0: not).
+	forkExits, forkWaitNeed int32
+	// forkCounted: its exit was counted for its parent (forkWaitExit).
+	forkCounted bool
 	// waitEnd: asleep in wait() at the end of its current activation,
 	// for more child exits (reapWaitEnd).
 	waitEnd bool
@@ -455,6 +464,7 @@ type Sim struct {
 	fired    []uint8 // per edge: times fired
 	edgeCut  []bool  // per edge: not fired, its activation cut by a deadline
 	reap     *reapPlan
+	forkWait *forkWaitPlan
 	arrivals []int32 // per (task, activation): times its arrival fired; flattened via actBase
 	actBase  []int32
 	events   int64
@@ -617,7 +627,13 @@ type Stats struct {
 	// ReapWaits: a parent that had run an activation's demand slept
 	// for more child exits before ending it (reapWaitEnd).
 	ReapWaits int64 `json:"reap_waits,omitempty"`
-	EndNS     int64 `json:"end_ns"`
+	// ForkWaits: a parent reached a fork before as many of its children
+	// had exited as the trace shows by then, and slept in the wait the
+	// trace hid (forkwait.go).
+	ForkWaits int64 `json:"fork_waits,omitempty"`
+	// ForkWaitsStranded: such a wait ended with nothing else left to run.
+	ForkWaitsStranded int64 `json:"fork_waits_stranded,omitempty"`
+	EndNS             int64 `json:"end_ns"`
 	// Config.ExitDeadlines: tasks stopped at their recorded exit time,
 	// the demand and the edges that cut.
 	DeadlineCuts  int64 `json:"deadline_cuts,omitempty"`
@@ -782,6 +798,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	s.edgeCut = make([]bool, len(w.Edges))
 	s.arrivals = make([]int32, s.actBase[len(w.Tasks)])
 	s.reap = newReapPlan(w, s.actBase, cfg.ReapAnyChild)
+	s.forkWait = newForkWaitPlan(w, !cfg.NoForkWait)
 	s.initPreemptPools()
 	return s, nil
 }
@@ -1017,6 +1034,12 @@ func (s *Sim) strandCut() {
 				}
 			}
 			t.cut, t.cutNS = true, cut
+			if s.forkWait.parent[t.id] >= 0 && !t.forkCounted {
+				// Never to exit: its parent's count takes it (the parent,
+				// whose edge to it was cut, is stopped too).
+				t.forkCounted = true
+				s.tasks[s.forkWait.parent[t.id]].forkExits++
+			}
 			s.stats.StrandedCuts++
 			s.stats.DeadlineCutNS += cut
 			changed = true
@@ -1193,6 +1216,9 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 			s.preempt(r)
 			return
 		}
+		if e.Kind == EdgeFork && s.forkWaits(r, t, int(t.nextEdge)) {
+			return
+		}
 		idx := t.nextEdge
 		t.nextEdge++
 		t.noPreemptEnd = max(t.noPreemptEnd, e.OffsetNS+e.NoPreemptNS)
@@ -1204,6 +1230,9 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 			s.updateCurr(r)
 		}
 		wakee := s.tasks[e.Wakee]
+		if s.forkWait.notify[idx] {
+			s.forkWaitExit(t, r.cpu)
+		}
 		if e.Kind == EdgeReply {
 			s.reply(t, wakee, r.cpu)
 			continue
@@ -1281,6 +1310,7 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 		if s.reap.atExit[t.id] {
 			s.childExit(t, s.tasks[s.reap.parent[t.id]], r.cpu)
 		}
+		s.forkWaitExit(t, r.cpu)
 		return
 	}
 	if hasNext && !t.trig[next] && s.reapReady(t, next) {
@@ -1872,6 +1902,7 @@ func (s *Sim) deadline(t *simTask) {
 	if s.reap.atExit[t.id] {
 		s.childExit(t, s.tasks[s.reap.parent[t.id]], int(t.cpu))
 	}
+	s.forkWaitExit(t, int(t.cpu))
 }
 
 // checkInvariants verifies what every replay must satisfy: each task ran
@@ -1914,6 +1945,9 @@ func (s *Sim) checkInvariants() error {
 		}
 		if t.state == tsRunning || t.state == tsQueued {
 			return fmt.Errorf("whatif invariant: task %d still runnable at the end", t.w.TID)
+		}
+		if t.forkExits != s.forkWait.exits[ti] {
+			return fmt.Errorf("whatif invariant: task %d (%s) counted %d child exits for its forks, its children have %d", t.w.TID, t.w.Comm, t.forkExits, s.forkWait.exits[ti])
 		}
 		if t.childExits != s.reap.exits[ti] {
 			return fmt.Errorf("whatif invariant: task %d (%s) saw %d child exits, its children have %d", t.w.TID, t.w.Comm, t.childExits, s.reap.exits[ti])

@@ -1,0 +1,145 @@
+package whatif
+
+import (
+	"os"
+	"testing"
+
+	"github.com/schedreplay/replay/timeline"
+)
+
+// forkWaitWorkload: a parent P on one CPU forks C0 at the start of its
+// first activation (0.1 ms) and waits; C0 runs 0.5 ms and its exit wakes
+// P (a waiting parent). P's second activation forks C1 at once and C2
+// 0.1 ms later, and exits after 0.2 ms. C1 runs 1 ms and exits, C2 0.1
+// ms. In the trace C1 ran elsewhere and exited (at t0+1.7 ms) before P's
+// fork of C2 (t0+1.8 ms), with no wakeup of P (P was not yet in
+// wait()).
+func forkWaitWorkload(t *testing.T) *Workload {
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	p := b.task("p", 120, 0, true, CauseStart, ms/10, ms/5)
+	c0 := b.task("c0", 120, 0, false, CauseFork, ms/2)
+	c1 := b.task("c1", 120, 0, false, CauseFork, ms)
+	c2 := b.task("c2", 120, 0, false, CauseFork, ms/10)
+	for _, c := range []int32{c0, c1, c2} {
+		b.w.Tasks[c].Activations[0].End = EndExit
+	}
+	b.w.Tasks[p].Activations[1].End = EndExit
+	b.w.Tasks[c0].ExitNS, b.w.Tasks[c1].ExitNS, b.w.Tasks[c2].ExitNS = t0+600000, t0+1700000, t0+1900000
+	b.w.Tasks[p].ExitNS = t0 + 1900000
+	b.w.Edges = append(b.w.Edges,
+		Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 0, OffsetNS: 0, Wakee: c0, WakeeAct: 0, TimeNS: t0},
+		Edge{Kind: EdgeWake, Causal: true, Waker: c0, WakerAct: 0, OffsetNS: ms / 2, Wakee: p, WakeeAct: 1, TimeNS: t0 + 600000},
+		Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 1, OffsetNS: 0, Wakee: c1, WakeeAct: 0, TimeNS: t0 + 600000},
+		Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 1, OffsetNS: ms / 10, Wakee: c2, WakeeAct: 0, TimeNS: t0 + 1800000},
+	)
+	return b.done(t)
+}
+
+// The plan by hand: P waits for its children (C0's exit woke it), its
+// fork of C2 needs C0's and C1's exits (C0's notification at t0+0.6 ms,
+// C1's exit at t0+1.7 ms, both before t0+1.8 ms), its fork of C1 C0's
+// (t0+0.6 ms is not before t0+0.6 ms: none), its fork of C0 none; C0's
+// wakeup of P is its exit notification.
+func TestForkWaitPlan(t *testing.T) {
+	w := forkWaitWorkload(t)
+	p := newForkWaitPlan(w, true)
+	want := []int32{0, 0, 2, 0} // Index orders the edges by waker: P's three forks, then C0's wakeup
+	for i, n := range want {
+		if p.need[i] != n {
+			t.Errorf("edge %d needs %d exits, want %d", i, p.need[i], n)
+		}
+	}
+	if !p.notify[3] || p.notify[0] || p.notify[1] || p.notify[2] {
+		t.Errorf("notify %v, want only edge 3", p.notify)
+	}
+	if p.exits[0] != 3 {
+		t.Errorf("parent counts %d exits, want 3", p.exits[0])
+	}
+	if off := newForkWaitPlan(w, false); off.need[2] != 0 || off.exits[0] != 0 {
+		t.Error("plan made when off")
+	}
+}
+
+// The replay by hand, one CPU, no idle-exit delay: P runs 0.1 ms (forking
+// C0, a fork never preempts) and sleeps; C0 runs to t0+0.6 ms, wakes P
+// and exits; P forks C1 at t0+0.6 ms and reaches C2's fork at t0+0.7 ms
+// with one exit counted of the two needed: it sleeps in the wait the
+// trace hid, C1 runs to its exit at t0+1.7 ms and wakes it, and P forks
+// C2 at t0+1.7 ms and exits at t0+1.8 ms; C2 exits at t0+1.9 ms. With
+// fork_wait off P forks C2 at t0+0.7 ms.
+func TestForkWaitReplay(t *testing.T) {
+	for _, c := range []struct {
+		off    bool
+		forkC2 int64
+		waits  int64
+	}{{false, t0 + 1700000, 1}, {true, t0 + 700000, 0}} {
+		cfg := testConfig()
+		cfg.NoForkWait = c.off
+		w := forkWaitWorkload(t)
+		ex, forks := exitTimes{}, forkTimes{}
+		res, err := Replay(w, cfg, Tee{newChecker(t), ex, forks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fork, ok := forks[103]
+		if !ok {
+			fork = -1
+		}
+		if fork != c.forkC2 {
+			t.Errorf("fork_wait off %v: C2 forked at %d ns after t0, want %d", c.off, fork-t0, c.forkC2-t0)
+		}
+		if res.Stats.ForkWaits != c.waits {
+			t.Errorf("fork_wait off %v: %d fork waits, want %d", c.off, res.Stats.ForkWaits, c.waits)
+		}
+		if !c.off && (ex[100] != t0+1800000 || ex[102] != t0+1700000 || ex[103] != t0+1900000) {
+			t.Errorf("exits P %d, C1 %d, C2 %d ns after t0; want 1.8, 1.7, 1.9 ms", ex[100]-t0, ex[102]-t0, ex[103]-t0)
+		}
+	}
+}
+
+// forkTimes collects each task's sched_wakeup_new time.
+type forkTimes map[int32]int64
+
+func (x forkTimes) Emit(e *timeline.Event) error {
+	if e.Kind == timeline.SchedWakeupNew {
+		x[e.Int32(timeline.PID)] = e.Time
+	}
+	return nil
+}
+
+// On the vfork recording: perf script shows 3,217 of the 4,002 vfork
+// children waking their parent twice (the vfork done, then the exit's
+// notification of a parent asleep in wait()), 784 once (the vfork done:
+// the parent had not yet waited when the child exited) and 1 never.
+// Extraction takes 3,194 of the second wakings as what woke the parent
+// (23 found it already runnable); those, and stressor 1027's exit
+// waking stress-ng's main process, are the plan's 3,195 notifications.
+// The stressors' 4,000 vforks (perf script: 4,002 sched_wakeup_new, two
+// of them stress-ng forking the stressors) all need the exits before
+// them but each stressor's first.
+func TestForkWaitPlanOnTheVforkRecording(t *testing.T) {
+	path := "../fixtures/local-6.18/workloads/stressng-vfork.perf.data"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip(err)
+	}
+	w, _ := extractFixture(t, path)
+	p := newForkWaitPlan(w, true)
+	notify, forks, needing := 0, 0, 0
+	for i, e := range w.Edges {
+		if p.notify[i] {
+			notify++
+		}
+		if e.Kind == EdgeFork && w.Tasks[e.Waker].Comm == "stress-ng-vfork" {
+			forks++
+			if p.need[i] > 0 {
+				needing++
+			}
+		}
+	}
+	if notify != 3195 {
+		t.Errorf("%d exit notifications, want 3,195", notify)
+	}
+	if forks != 4000 || needing != 3998 {
+		t.Errorf("%d of %d vforks need child exits, want 3,998 of 4,000", needing, forks)
+	}
+}
