@@ -1441,7 +1441,13 @@ func (x *extractor) wokeDisplaced(t *extTask) {
 // timehist books the same stretch to idle.
 func (x *extractor) lostSwitchOut(c int32) {
 	tid := x.cur[c]
+	// The switch the trace lost, as onSwitch keeps one: the CPU's
+	// pending wakeups no longer find the task they were aimed past.
 	x.cur[c], x.curSince[c] = 0, x.lastOwn[c]
+	x.switches[c]++
+	x.wokeOn[c] = 0
+	x.ticks[c], x.firstNR[c] = x.ticks[c][:0], -1
+	x.ownUpd[c], x.wokeSince[c] = -1, false
 	x.w.LostSwitchOuts++
 	t := x.byTID[tid]
 	if t == nil || t.state != stRunning || t.runCPU != c {
