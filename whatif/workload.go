@@ -822,7 +822,6 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 			of, tick := int32(-1), false
 			if e.Kind == timeline.SchedStatRuntime {
 				x.hostStalls.runtimes = true
-				x.growCPU(c)
 				of = x.runningOn(c, e.Int32(timeline.PID))
 				hard := e.Int(timeline.CommonFlags)&flagHardIRQ != 0
 				tick = !x.enq.runtime(c, of, hard, e.Time) && hard
@@ -860,8 +859,6 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 					}
 				}
 			case timeline.SchedSwitch:
-				x.growCPU(c)
-				x.ownUpd[c], x.wokeSince[c] = -1, false
 				if next := e.Int32(timeline.NextPID); next > 0 {
 					x.enq.ran(next)
 				}
@@ -1315,12 +1312,19 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			delete(x.pendBusy, next)
 		}
 	}
-	x.cur[c] = next
-	x.curSince[c] = now
-	x.lastOwn[c] = now
+	x.switchedTo(c, next, now, now)
+}
+
+// switchedTo keeps CPU c's switch, recorded or inferred: tid runs there
+// from since (0: idle), its last record at lastOwn; the per-CPU state
+// kept since the last switch starts again, so that the CPU's pending
+// wakeups no longer find the task they were aimed past.
+func (x *extractor) switchedTo(c, tid int32, since, lastOwn int64) {
+	x.cur[c], x.curSince[c], x.lastOwn[c] = tid, since, lastOwn
 	x.switches[c]++
 	x.wokeOn[c] = 0
 	x.ticks[c], x.firstNR[c] = x.ticks[c][:0], -1
+	x.ownUpd[c], x.wokeSince[c] = -1, false
 }
 
 // wakeRaced: task t, asleep, is switched in with no waking since it
@@ -1380,10 +1384,7 @@ func (x *extractor) lostSwitchIn(t *extTask, c int32, now int64) {
 	tid := x.w.Tasks[t.idx].TID
 	delete(x.pendIdle, tid)
 	delete(x.pendBusy, tid)
-	x.cur[c], x.curSince[c], x.lastOwn[c] = tid, since, now
-	x.switches[c]++
-	x.wokeOn[c] = 0
-	x.ticks[c], x.firstNR[c] = x.ticks[c][:0], -1
+	x.switchedTo(c, tid, since, now)
 	x.w.LostSwitchIns++
 }
 
@@ -1441,13 +1442,7 @@ func (x *extractor) wokeDisplaced(t *extTask) {
 // timehist books the same stretch to idle.
 func (x *extractor) lostSwitchOut(c int32) {
 	tid := x.cur[c]
-	// The switch the trace lost, as onSwitch keeps one: the CPU's
-	// pending wakeups no longer find the task they were aimed past.
-	x.cur[c], x.curSince[c] = 0, x.lastOwn[c]
-	x.switches[c]++
-	x.wokeOn[c] = 0
-	x.ticks[c], x.firstNR[c] = x.ticks[c][:0], -1
-	x.ownUpd[c], x.wokeSince[c] = -1, false
+	x.switchedTo(c, 0, x.lastOwn[c], x.lastOwn[c])
 	x.w.LostSwitchOuts++
 	t := x.byTID[tid]
 	if t == nil || t.state != stRunning || t.runCPU != c {
