@@ -173,11 +173,8 @@ func (s *Sim) awaitPoint(r *rq, t *simTask) {
 		return
 	}
 	t.awaiting = true
-	s.takeSwitchCharge(r, t, true)
-	t.state = tsSleeping
-	s.dequeue(r, t, true)
 	s.stats.RepliesAwaited++
-	s.schedule(r, "S")
+	s.sleepMidActivation(r, t)
 }
 
 // reply is b's EdgeReply to w, running on cpu: it releases w if w awaits

@@ -135,11 +135,8 @@ func (s *Sim) forkWaits(r *rq, t *simTask, idx int) bool {
 		return false
 	}
 	t.forkWaitNeed = need
-	s.takeSwitchCharge(r, t, true)
-	t.state = tsSleeping
-	s.dequeue(r, t, true)
 	s.stats.ForkWaits++
-	s.schedule(r, "S")
+	s.sleepMidActivation(r, t)
 	return true
 }
 
@@ -147,15 +144,22 @@ func (s *Sim) forkWaits(r *rq, t *simTask, idx int) bool {
 // or exited or stopped for good without one: its parent counts it once,
 // and wakes if it sleeps before a fork that needed it.
 func (s *Sim) forkWaitExit(t *simTask, cpu int) {
+	par := s.countForkExit(t)
+	if par != nil && par.forkWaitNeed > 0 && par.forkExits >= par.forkWaitNeed && par.state == tsSleeping {
+		par.forkWaitNeed = 0
+		s.placeWoken(par, t, cpu)
+	}
+}
+
+// countForkExit counts t's exit once for its parent's fork waits and
+// returns that parent (nil: none, or counted before).
+func (s *Sim) countForkExit(t *simTask) *simTask {
 	pi := s.forkWait.parent[t.id]
 	if pi < 0 || t.forkCounted {
-		return
+		return nil
 	}
 	t.forkCounted = true
 	par := s.tasks[pi]
 	par.forkExits++
-	if par.forkWaitNeed > 0 && par.forkExits >= par.forkWaitNeed && par.state == tsSleeping {
-		par.forkWaitNeed = 0
-		s.placeWoken(par, t, cpu)
-	}
+	return par
 }

@@ -182,11 +182,7 @@ func (s Setting) Apply(cfg *Config) error {
 	case "reply_awaits":
 		return onOff(&cfg.ReplyAwaits)
 	case "fork_wait":
-		on := !cfg.NoForkWait
-		if err := onOff(&on); err != nil {
-			return err
-		}
-		cfg.NoForkWait = !on
+		return either(&cfg.NoForkWait, "off", "on")
 	case "tick_softirq":
 		return onOff(&cfg.TickSoftIRQ)
 	case "tick_switch":

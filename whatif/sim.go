@@ -1034,12 +1034,9 @@ func (s *Sim) strandCut() {
 				}
 			}
 			t.cut, t.cutNS = true, cut
-			if s.forkWait.parent[t.id] >= 0 && !t.forkCounted {
-				// Never to exit: its parent's count takes it (the parent,
-				// whose edge to it was cut, is stopped too).
-				t.forkCounted = true
-				s.tasks[s.forkWait.parent[t.id]].forkExits++
-			}
+			// Never to exit: its parent's count takes it (the parent,
+			// whose edge to it was cut, is stopped too: no wakeup).
+			s.countForkExit(t)
 			s.stats.StrandedCuts++
 			s.stats.DeadlineCutNS += cut
 			changed = true
@@ -1272,6 +1269,17 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 	}
 }
 
+// sleepMidActivation: t, running on r, blocks (S) inside its activation,
+// in a wait the trace's activations do not end at (an await point, a
+// wait() for a child's exit); whoever ends the wait wakes it back into
+// the same activation.
+func (s *Sim) sleepMidActivation(r *rq, t *simTask) {
+	s.takeSwitchCharge(r, t, true)
+	t.state = tsSleeping
+	s.dequeue(r, t, true)
+	s.schedule(r, "S")
+}
+
 // endActivation: the task's demand for this activation is done. It
 // blocks (dequeue with DEQUEUE_SLEEP, then schedule()), exits, or, when
 // a wakeup for its next activation already arrived, continues at once.
@@ -1287,12 +1295,9 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 	if s.reapWaitEnd(t, t.act) {
 		// wait() with children left and no zombie: it sleeps until a
 		// child exits (childExit), then ends the activation.
-		s.takeSwitchCharge(r, t, true)
-		t.state = tsSleeping
 		t.waitEnd = true
-		s.dequeue(r, t, true)
 		s.stats.ReapWaits++
-		s.schedule(r, "S")
+		s.sleepMidActivation(r, t)
 		return
 	}
 	if !hasNext {
