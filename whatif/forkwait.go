@@ -47,22 +47,17 @@ func newForkWaitPlan(w *Workload, on bool) *forkWaitPlan {
 	if !on {
 		return p
 	}
-	parent := make([]int32, len(w.Tasks))
-	for i := range parent {
-		parent[i] = -1
-	}
-	for _, e := range w.Edges {
-		if e.Kind == EdgeFork && e.Causal && parent[e.Wakee] < 0 {
-			parent[e.Wakee] = e.Waker
-		}
-	}
+	parent, _ := w.forkParents()
 	// Parents that wait: a child's wakeup from its final activation, one
 	// that exits, started one of the parent's activations. A child's exit
 	// notification is its last wakeup of the parent there, when it has as
 	// many as any of the parent's children: a vfork child wakes its parent
 	// first at its vfork done, and one whose parent had not yet slept in
 	// wait() at its exit notified nobody, so that its one wakeup is the
-	// vfork done's (its exit then counts at its switch-out).
+	// vfork done's (its exit then counts at its switch-out). reap.go's
+	// child-exit edge, the last edge of the final activation, would take
+	// that vfork done for the exit; a wait for any child does not tell
+	// them apart, as its wakeups are interchangeable anyway.
 	type child struct {
 		idx   int32
 		wakes []int32 // its causal wakeups of the parent in its final activation

@@ -86,15 +86,8 @@ func newReapPlan(w *Workload, actBase []int32, on bool) *reapPlan {
 	if !on {
 		return p
 	}
-	forkAt := make([]int64, n)
-	for i := range p.parent {
-		p.parent[i] = -1
-	}
-	for _, e := range w.Edges {
-		if e.Kind == EdgeFork && e.Causal && p.parent[e.Wakee] < 0 {
-			p.parent[e.Wakee], forkAt[e.Wakee] = e.Waker, e.TimeNS
-		}
-	}
+	var forkAt []int64
+	p.parent, forkAt = w.forkParents()
 	// Each parent's exiting children: the child-exit edge (-1: none) and
 	// when the exit notification happened in the trace.
 	type exit struct {
@@ -185,6 +178,21 @@ func newReapPlan(w *Workload, actBase []int32, on bool) *reapPlan {
 		}
 	}
 	return p
+}
+
+// forkParents: per task, its fork parent (the waker of its first causal
+// fork edge; -1: none) and that fork's time.
+func (w *Workload) forkParents() (parent []int32, forkAt []int64) {
+	parent, forkAt = make([]int32, len(w.Tasks)), make([]int64, len(w.Tasks))
+	for i := range parent {
+		parent[i] = -1
+	}
+	for _, e := range w.Edges {
+		if e.Kind == EdgeFork && e.Causal && parent[e.Wakee] < 0 {
+			parent[e.Wakee], forkAt[e.Wakee] = e.Waker, e.TimeNS
+		}
+	}
+	return parent, forkAt
 }
 
 // reapReady: activation k of t is a reap activation whose child exits
