@@ -56,8 +56,9 @@ func newForkWaitPlan(w *Workload, on bool) *forkWaitPlan {
 	// wait() at its exit notified nobody, so that its one wakeup is the
 	// vfork done's (its exit then counts at its switch-out). reap.go's
 	// child-exit edge, the last edge of the final activation, would take
-	// that vfork done for the exit; a wait for any child does not tell
-	// them apart, as its wakeups are interchangeable anyway.
+	// that vfork done for the exit (it serves only parents that wait for
+	// any child, with --reap-any-child: hackbench's, whose children do
+	// not vfork).
 	type child struct {
 		idx   int32
 		wakes []int32 // its causal wakeups of the parent in its final activation
