@@ -224,15 +224,7 @@ func TestLostSwitchInAfterDisplacedTasksLastEvent(t *testing.T) {
 // charged 6 ms of demand over 4 ms). 10 runs again from 7 to 8 ms: its
 // activation is 2 + 1 = 3 ms.
 func TestLostSwitchInAtSwitchOutAfterDisplacedTasksLastEvent(t *testing.T) {
-	w, err := Extract(&noiseReader{evs: []timeline.Event{
-		nSwitch(100000, 1, 0, "R", 30),
-		nWaking(500000, 1, 30, 20, 0),
-		nSwitch(1*ms, 0, 0, "R", 10),
-		nWaking(3*ms, 0, 10, 40, 1),
-		nSwitch(5*ms, 0, 20, "S", 0),
-		nSwitch(6*ms, 1, 30, "S", 40), nSwitch(6500000, 1, 40, "S", 0),
-		nSwitch(7*ms, 0, 0, "R", 10), nSwitch(8*ms, 0, 10, "S", 0),
-	}})
+	w, err := Extract(&noiseReader{evs: displacedTrace()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,6 +241,22 @@ func TestLostSwitchInAtSwitchOutAfterDisplacedTasksLastEvent(t *testing.T) {
 	if w.LostSwitchIns != 1 {
 		t.Errorf("lost switch-ins %d, want 1", w.LostSwitchIns)
 	}
+}
+
+// displacedTrace is TestLostSwitchInAtSwitchOutAfterDisplacedTasksLastEvent's
+// trace, with extra events (in time order) between 40's run on CPU 1 and
+// 10's on CPU 0 (TestWokeDisplaced).
+func displacedTrace(extra ...timeline.Event) []timeline.Event {
+	evs := []timeline.Event{
+		nSwitch(100000, 1, 0, "R", 30),
+		nWaking(500000, 1, 30, 20, 0),
+		nSwitch(1*ms, 0, 0, "R", 10),
+		nWaking(3*ms, 0, 10, 40, 1),
+		nSwitch(5*ms, 0, 20, "S", 0),
+		nSwitch(6*ms, 1, 30, "S", 40),
+	}
+	evs = append(evs, extra...)
+	return append(evs, nSwitch(6500000, 1, 40, "S", 0), nSwitch(7*ms, 0, 0, "R", 10), nSwitch(8*ms, 0, 10, "S", 0))
 }
 
 // On a real trace with untraced switches (fixtures/local-6.18: this VM's

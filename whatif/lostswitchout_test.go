@@ -157,22 +157,14 @@ func TestLostSwitchOutsRealTrace(t *testing.T) {
 // by hand (TestLostSwitchInAtSwitchOutAfterDisplacedTasksLastEvent's
 // trace with a waking added): CPU 0 runs 10 from 1 ms, which wakes 40 at
 // 3 ms; at 5 ms CPU 0 switches 20 out (its switch-in, and 10's switch
-// out, lost): 10 is displaced at 3 ms. 30 wakes 10 at 6.8 ms, a
-// sched_waking no preempted task gets: 10 had blocked at 3 ms. Its
+// out, lost): 10 is displaced at 3 ms. 40, running on CPU 1, wakes 10
+// at 6.2 ms, a sched_waking no preempted task gets: 10 had blocked at 3
+// ms. Its
 // first activation ends there (2 ms, a sleep) and the waking starts a
 // second (7 to 8 ms: 1 ms). Without the waking (the other test) it is
 // one activation of 3 ms.
 func TestWokeDisplaced(t *testing.T) {
-	w, err := Extract(&noiseReader{evs: []timeline.Event{
-		nSwitch(100000, 1, 0, "R", 30),
-		nWaking(500000, 1, 30, 20, 0),
-		nSwitch(1*ms, 0, 0, "R", 10),
-		nWaking(3*ms, 0, 10, 40, 1),
-		nSwitch(5*ms, 0, 20, "S", 0),
-		nSwitch(6*ms, 1, 30, "S", 40), nSwitch(6500000, 1, 40, "R", 30),
-		nWaking(6800000, 1, 30, 10, 0),
-		nSwitch(7*ms, 0, 0, "R", 10), nSwitch(8*ms, 0, 10, "S", 0),
-	}})
+	w, err := Extract(&noiseReader{evs: displacedTrace(nWaking(6200000, 1, 40, 10, 0))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +176,7 @@ func TestWokeDisplaced(t *testing.T) {
 	}
 	as := w.Tasks[ti].Activations
 	if len(as) != 2 || as[0].DemandNS != 2*ms || as[0].End != EndSleep || as[1].DemandNS != 1*ms || as[1].Cause != CauseWake {
-		t.Fatalf("task 10 activations %+v, want 2 ms ending asleep, then 1 ms woken by 30", as)
+		t.Fatalf("task 10 activations %+v, want 2 ms ending asleep, then 1 ms woken by 40", as)
 	}
 	if w.DisplacedWoken != 1 {
 		t.Errorf("displaced and woken %d, want 1", w.DisplacedWoken)
