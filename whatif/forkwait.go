@@ -1,5 +1,7 @@
 package whatif
 
+import "slices"
+
 // Waits for a child's exit that the trace does not show.
 //
 // A parent that forks a child and waits for it before its next fork
@@ -95,19 +97,23 @@ func newForkWaitPlan(w *Workload, on bool) *forkWaitPlan {
 			exitsAt[par] = append(exitsAt[par], at)
 		}
 	}
+	// Sorted, each fork's need is a binary search (a fork stressor's
+	// parent has tens of thousands of children), the unknown exits (0)
+	// first and left out.
+	unknown := map[int32]int{}
+	for par, xs := range exitsAt {
+		slices.Sort(xs)
+		n, _ := slices.BinarySearch(xs, 1)
+		unknown[par] = n
+	}
 	for i := range w.Edges {
 		e := &w.Edges[i]
 		par := e.Waker
 		if e.Kind != EdgeFork || !e.Causal || !waits[par] || parent[e.Wakee] != par {
 			continue
 		}
-		n := int32(0)
-		for _, x := range exitsAt[par] {
-			if x > 0 && x < e.TimeNS {
-				n++
-			}
-		}
-		p.need[i] = n
+		before, _ := slices.BinarySearch(exitsAt[par], e.TimeNS)
+		p.need[i] = int32(before - unknown[par])
 	}
 	for ci, par := range parent {
 		if par >= 0 && waits[par] && len(exitsAt[par]) > 0 {
