@@ -115,14 +115,14 @@ func newForkWaitPlan(w *Workload, on bool) *forkWaitPlan {
 		before, _ := slices.BinarySearch(exitsAt[par], e.TimeNS)
 		p.need[i] = int32(before - unknown[par])
 	}
-	for ci, par := range parent {
-		if par >= 0 && waits[par] && len(exitsAt[par]) > 0 {
-			acts := w.Tasks[ci].Activations
-			if len(acts) > 0 && acts[len(acts)-1].End == EndExit {
-				p.parent[ci] = par
-				p.exits[par]++
-			}
+	for par, ks := range kids {
+		if !waits[par] {
+			continue
 		}
+		for _, k := range ks {
+			p.parent[k.idx] = par
+		}
+		p.exits[par] = int32(len(ks))
 	}
 	return p
 }
