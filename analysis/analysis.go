@@ -56,6 +56,18 @@ type Options struct {
 	// it either, while both machines had it. whatif --validate sets it on
 	// both sides.
 	SilentCPUsIdle bool
+	// FirstSwitchIn ends a wakeup's latency at its task's first switch-in
+	// after it. A task switched in again with no switch-out between (that
+	// switch-out's record lost, or its CPU's buffer closed before the
+	// others' at the end of a recording) had already run: timehist
+	// measures the wakeup to the later switch-in and so counts the run and
+	// whatever followed it as scheduling delay (perf's own wakeup at the
+	// end of a two-vCPU recording: 2.6 ms where it ran after 0.3 ms; a
+	// thread whose switch-outs this machine's 6.18 kernel loses: 2.1 s).
+	// The slices keep timehist's rows. whatif --validate sets it on both
+	// sides; Report.WakeupLatency.RepeatSwitchIns counts the switch-ins
+	// it passed over.
+	FirstSwitchIn bool
 }
 
 // PerfLatency names a version of perf sched latency's delay definition.
@@ -110,6 +122,7 @@ type Analyzer struct {
 
 	wake         []int64 // trusted wakeup latencies, ns (timehist's sch delay)
 	wakeSpanning int64
+	repeatIns    int64 // switch-ins Options.FirstSwitchIn did not measure
 
 	involuntary int64
 	// Migrations by level crossed (index nLev: no common level); from
@@ -139,6 +152,10 @@ type task struct {
 	// no switch-out between (the first CPU's record lost) replaces it, as
 	// timehist's one row for that wakeup measures to the later switch-in.
 	wakeAt int
+	// served: a switch-in since the task's wakeup took it (measured, or
+	// left out for a loss in its window): Options.FirstSwitchIn measures
+	// no later one.
+	served bool
 	// inAt, inCPU: the task's last switch-in. A slice of a CPU it has
 	// since been switched in on elsewhere (this one's switch-out lost)
 	// does not carry that wakeup: the later switch-in's slice does.
@@ -493,6 +510,7 @@ func (a *Analyzer) onSwitch(e *timeline.Event) {
 		prev.lastOut = now
 		prev.ready = 0
 		prev.wakeAt = 0
+		prev.served = false
 	}
 	cs.curMigrated = false
 	if next != nil {
@@ -507,6 +525,8 @@ func (a *Analyzer) onSwitch(e *timeline.Event) {
 				from = next.ready
 			}
 			switch {
+			case next.served && a.opts.FirstSwitchIn:
+				a.repeatIns++
 			case next.wakeAt > 0:
 				a.wake[next.wakeAt-1] = now - next.ready
 			case a.lastLoss >= from:
@@ -515,6 +535,7 @@ func (a *Analyzer) onSwitch(e *timeline.Event) {
 				a.wake = append(a.wake, now-next.ready)
 				next.wakeAt = len(a.wake)
 			}
+			next.served = true
 		}
 		if next.lastCPU >= 0 && int(next.lastCPU) != c {
 			a.migrRuns[a.levelOf(int(next.lastCPU), c)]++

@@ -95,6 +95,9 @@ func (r *Report) JSON(by string) any {
 	wl.add("max_ns", d.MaxNS)
 	wl.add("spanning_loss", d.SpanningLoss)
 	wl.add("unfinished", d.Unfinished)
+	if d.RepeatSwitchIns > 0 {
+		wl.add("repeat_switch_ins", d.RepeatSwitchIns)
+	}
 	o.add("wakeup_latency", wl)
 	tasks := []kv{}
 	for _, t := range r.tasks(by) {
@@ -178,6 +181,9 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 	tw.Flush()
 	if d.SpanningLoss > 0 || d.Unfinished > 0 {
 		fmt.Fprintf(bw, "  not counted: %d with lost events in their window, %d still waiting at the end\n", d.SpanningLoss, d.Unfinished)
+	}
+	if d.RepeatSwitchIns > 0 {
+		fmt.Fprintf(bw, "  measured to the first switch-in: %d later switch-ins of a task with no switch-out recorded since, not measured\n", d.RepeatSwitchIns)
 	}
 	fmt.Fprintf(bw, "Involuntary switches (switched out runnable): %d\n", r.InvoluntarySwitches)
 	is := r.InitialStates

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/schedreplay/replay/timeline"
@@ -95,6 +96,26 @@ func TestSwitchInTwiceOneLatency(t *testing.T) {
 		}
 		if len(delays) != 1 || delays[0] != 500 {
 			t.Errorf("%d events: slices' scheduling delays %v, want [500]", len(evs), delays)
+		}
+		// whatif --validate's measure (FirstSwitchIn): the wakeup was
+		// served at 1200, 200 ns; the switch-in at 1500 is counted apart
+		// and the slices stay timehist's.
+		sl = &collectSlices{}
+		rep, err = Run(&sliceReader{evs: evs}, Options{Slices: sl, FirstSwitchIn: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := rep.WakeupLatency; d.Count != 1 || d.MaxNS != 200 || d.RepeatSwitchIns != 1 {
+			t.Errorf("%d events, first switch-in: wakeup latency %+v, want 1 sample of 200 ns, 1 repeat switch-in", len(evs), d)
+		}
+		var again []int64
+		for _, s := range sl.s {
+			if s.Start >= 0 && s.Wakeup >= 0 && !s.SpansLoss {
+				again = append(again, s.SchDelay)
+			}
+		}
+		if !slices.Equal(again, delays) {
+			t.Errorf("%d events, first switch-in: slices' scheduling delays %v, want timehist's %v", len(evs), again, delays)
 		}
 	}
 }

@@ -78,7 +78,13 @@ type Report struct {
 	// from a process's start has few of the first two; a flight-recorder
 	// trace many.
 	InitialStates InitialStates
+
+	wake []int64 // WakeupLatency's samples, sorted
 }
+
+// WakeupLatencies are the samples WakeupLatency summarises, sorted
+// (shared with the Report: not to be changed).
+func (r *Report) WakeupLatencies() []int64 { return r.wake }
 
 // InitialStates are counts of tasks by inferred state at the trace start.
 type InitialStates struct {
@@ -97,6 +103,10 @@ type LatencyDist struct {
 	SpanningLoss int64
 	// Unfinished counts wakeups whose task had not run when the trace ended.
 	Unfinished int64
+	// RepeatSwitchIns counts, with Options.FirstSwitchIn, the switch-ins
+	// of a task already switched in since its wakeup (no switch-out
+	// between), which timehist would have measured the wakeup to.
+	RepeatSwitchIns int64
 }
 
 // TaskStats are one thread's (or, merged, one command's) delays in
@@ -206,8 +216,10 @@ func (a *Analyzer) Finish() (*Report, error) {
 		}
 	}
 	r.WakeupLatency = Distribution(a.wake)
+	r.wake = a.wake
 	r.WakeupLatency.SpanningLoss = a.wakeSpanning
 	r.WakeupLatency.Unfinished = unfinished
+	r.WakeupLatency.RepeatSwitchIns = a.repeatIns
 
 	// Domains.
 	a.dom.finish(end)

@@ -13,28 +13,8 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/schedreplay/replay/analysis"
 	"github.com/schedreplay/replay/internal/atomicfile"
 )
-
-// Latencies collects the wakeup latencies of run slices (the samples of
-// the CDF: those Schedule keeps) and passes every slice on to Next (may be
-// nil), so a command can plot what analysis.Run measured.
-type Latencies struct {
-	Next analysis.SliceSink
-	NS   []int64
-}
-
-// WriteSlice implements analysis.SliceSink.
-func (l *Latencies) WriteSlice(s *analysis.Slice) error {
-	if s.Wakeup >= 0 && !s.Idle && s.Start >= 0 && !s.SpansLoss {
-		l.NS = append(l.NS, s.SchDelay)
-	}
-	if l.Next != nil {
-		return l.Next.WriteSlice(s)
-	}
-	return nil
-}
 
 // Series is one latency distribution of a CDF chart.
 type Series struct {

@@ -88,8 +88,7 @@ func TestFixtures(t *testing.T) {
 			defer r.Close()
 			topo, _ := model.Resolve("", r.Meta().Topology)
 			d, _ := model.BuildDomains(topo, r.Meta().Source.OSRelease)
-			lats := &Latencies{}
-			want, err := analysis.Run(r, analysis.Options{Levels: analysis.FromDomains(d), Slices: lats})
+			want, err := analysis.Run(r, analysis.Options{Levels: analysis.FromDomains(d)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,11 +100,11 @@ func TestFixtures(t *testing.T) {
 			if n := int64(len(data.Observed.Schedule.Latencies)); n != want.WakeupLatency.Count {
 				t.Errorf("CDF has %d observed samples, analysis counts %d wakeups", n, want.WakeupLatency.Count)
 			}
-			// What `latency --plot` draws (Latencies beside analysis.Run) is
-			// the report's observed curve, and its percentiles are the analysis's.
+			// What `latency --plot` draws (analysis.Run's samples) is the
+			// report's observed curve, and its percentiles are the analysis's.
 			s := data.Observed.Schedule.sortedLatencies()
-			if !slices.Equal(s, sorted(lats.NS)) {
-				t.Error("Latencies and Schedule collect different samples")
+			if !slices.Equal(s, want.WakeupLatencies()) {
+				t.Error("analysis.Run and Schedule collect different samples")
 			}
 			if len(s) > 0 && (s[len(s)-1] != want.WakeupLatency.MaxNS || s[(len(s)*99+99)/100-1] != want.WakeupLatency.P99NS) {
 				t.Errorf("max/p99 of the samples %d/%d, analysis %d/%d", s[len(s)-1], s[(len(s)*99+99)/100-1], want.WakeupLatency.MaxNS, want.WakeupLatency.P99NS)
@@ -164,12 +163,6 @@ func TestFixtures(t *testing.T) {
 			}
 		})
 	}
-}
-
-func sorted(x []int64) []int64 {
-	x = slices.Clone(x)
-	slices.Sort(x)
-	return x
 }
 
 // memReader is a trace held in memory.

@@ -38,7 +38,12 @@ type Metrics struct {
 	// on a CPU it showed idle, started at their task's own
 	// sched_stat_runtime (analysis.Report.RunsTimedByRuntime).
 	RunsTimedByRuntime int64 `json:"runs_timed_by_runtime,omitempty"`
-	CPUTimeNS          int64 `json:"cpu_time_ns"`
+	// RepeatSwitchIns: switch-ins of a task already switched in since its
+	// wakeup, no switch-out recorded between; its wakeup is measured to
+	// the first (analysis.Options.FirstSwitchIn), not to these as perf
+	// sched timehist does.
+	RepeatSwitchIns int64 `json:"repeat_switch_ins,omitempty"`
+	CPUTimeNS       int64 `json:"cpu_time_ns"`
 	// Per level (not part of the issue's flat METRICS; reported beside).
 	IdleWhileRunnableByLevel map[string]int64 `json:"idle_while_runnable_by_level,omitempty"`
 	MigrationsByLevel        map[string]int64 `json:"migrations_by_level,omitempty"`
@@ -97,26 +102,16 @@ func (m *Metrics) value(k string) int64 {
 }
 
 // Measurer runs the analysis on a stream of events (observed or
-// simulated) and keeps the wakeup latencies for the KS distance.
+// simulated); its wakeup latencies also give the KS distance.
 type Measurer struct {
-	a    *analysis.Analyzer
-	lats []int64
-	ni   *newidleTally
-	pl   *placeTally
+	a  *analysis.Analyzer
+	ni *newidleTally
+	pl *placeTally
 	// skipWaking: the next sched_waking is an untraced arrival's
 	// (Activation.Untraced), left out as the trace has none; leftOut
 	// counts them.
 	skipWaking bool
 	leftOut    int64
-}
-
-type latSink struct{ m *Measurer }
-
-func (l latSink) WriteSlice(s *analysis.Slice) error {
-	if s.Wakeup >= 0 && !s.Idle && s.Start >= 0 && !s.SpansLoss {
-		l.m.lats = append(l.m.lats, s.SchDelay)
-	}
-	return nil
 }
 
 // NewMeasurer prepares the analysis of a simulated schedule with the
@@ -138,7 +133,7 @@ func NewTraceMeasurer(d *model.Domains, ncpu int, meta *timeline.Meta) *Measurer
 func newMeasurer(d *model.Domains, ncpu int, preferWaking bool) *Measurer {
 	m := &Measurer{ni: newNewidleTally(), pl: newPlaceTally()}
 	m.pl.waking = preferWaking
-	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: preferWaking, Slices: latSink{m}, TrimIdleTail: true, SilentCPUsIdle: true}
+	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: preferWaking, TrimIdleTail: true, SilentCPUsIdle: true, FirstSwitchIn: true}
 	if d != nil {
 		opts.Levels = analysis.FromDomains(d)
 	}
@@ -178,7 +173,7 @@ func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
 		WakeupP999NS: rep.WakeupLatency.P999NS, WakeupMaxNS: rep.WakeupLatency.MaxNS, WakeupCount: rep.WakeupLatency.Count,
 		IdleWhileRunnableNS: rep.IdleWhileRunnableTotal, Migrations: rep.MigrationsTotal,
 		InvoluntarySwitches: rep.InvoluntarySwitches, MakespanNS: rep.EndNS - rep.StartNS, IdleTailNS: rep.IdleTailNS, SilentCPUs: rep.SilentCPUs,
-		RunsTimedByRuntime: rep.RunsTimedByRuntime, WakeupsLeftOut: m.leftOut,
+		RunsTimedByRuntime: rep.RunsTimedByRuntime, WakeupsLeftOut: m.leftOut, RepeatSwitchIns: rep.WakeupLatency.RepeatSwitchIns,
 		NewidleChances: m.ni.Chances, NewidlePulls: m.ni.Pulls,
 		WakeupByPlace: m.pl.stats(),
 	}
@@ -194,8 +189,7 @@ func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
 			mt.MigrationsByLevel[l] = rep.Migrations[i]
 		}
 	}
-	sort.Slice(m.lats, func(i, j int) bool { return m.lats[i] < m.lats[j] })
-	mt.latencies = m.lats
+	mt.latencies = rep.WakeupLatencies()
 	return mt, rep, nil
 }
 
@@ -391,6 +385,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	}
 	if f.LostSwitchOuts > 0 {
 		fmt.Fprintf(&b, "trace: %d switches to idle not recorded (the CPU showed its idle task while a task was believed running there); each such run ends at its task's last record there, and the observed metrics, as perf sched timehist does, book the rest to idle\n", f.LostSwitchOuts)
+	}
+	if f.Observed != nil && f.Observed.RepeatSwitchIns > 0 {
+		fmt.Fprintf(&b, "trace: %d switch-ins of a task already switched in since its wakeup, its switch-out not recorded (lost, or its CPU's buffer closed first at the recording's end): each such wakeup is measured to the task's first switch-in (perf sched timehist measures it to the later one)\n", f.Observed.RepeatSwitchIns)
 	}
 	if f.Simulated != nil && f.Simulated.WakeupsLeftOut > 0 {
 		fmt.Fprintf(&b, "replay: %d wakeups of tasks the trace shows neither woken nor switched in left out of the simulated metrics, as the trace has no latency for them (the replay's output has them)\n", f.Simulated.WakeupsLeftOut)

@@ -3,6 +3,7 @@ package whatif
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,5 +193,39 @@ func TestObservedWakeupsFromSchedWakeup(t *testing.T) {
 	if obs.WakeupCount != 1066 || obs.WakeupP50NS != 4000 || obs.WakeupP95NS != 29000 || obs.WakeupP99NS != 61000 || obs.WakeupMaxNS != 397000 {
 		t.Errorf("%s: %d wakeups, p50/p95/p99/max %d/%d/%d/%d ns; want 1066, 4000/29000/61000/397000", lisa,
 			obs.WakeupCount, obs.WakeupP50NS, obs.WakeupP95NS, obs.WakeupP99NS, obs.WakeupMaxNS)
+	}
+}
+
+// The observed side measures a wakeup to its task's first switch-in
+// (analysis.Options.FirstSwitchIn). On guest-P's second hogs holdout,
+// perf (425) is woken at 21.528697955 on CPU 1, switched in on CPU 0 at
+// 21.529015901 (317,946 ns), and switched in again on CPU 1 at
+// 21.531306957, CPU 0's buffer having closed at 21.530390208 before its
+// switch-out (perf script --ns). perf sched timehist would measure
+// 2,609,002 ns, which was this recording's observed p95; with the first
+// switch-in the p95 is the next wait down.
+func TestObservedWakeupToFirstSwitchIn(t *testing.T) {
+	const path = "../fixtures/kernels/holdout/guest-P-1s2c1t/r2/hogs.perf.data.gz"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip(err)
+	}
+	_, obs := extractFixture(t, path)
+	if obs.RepeatSwitchIns != 1 {
+		t.Errorf("repeat switch-ins %d, want 1", obs.RepeatSwitchIns)
+	}
+	lat := obs.Latencies()
+	if !slices.Contains(lat, 317946) || slices.Contains(lat, 2609002) {
+		t.Errorf("perf's wakeup: 317946 ns among the latencies %v, 2609002 %v; want only the first", slices.Contains(lat, 317946), slices.Contains(lat, 2609002))
+	}
+	if obs.WakeupP95NS >= 2609002 {
+		t.Errorf("observed p95 %d ns: still timehist's measure of perf's wakeup", obs.WakeupP95NS)
+	}
+	var b strings.Builder
+	f := Compare("v6.1", obs, obs, &Stats{})
+	if err := f.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "trace: 1 switch-ins of a task already switched in since its wakeup") {
+		t.Errorf("table has no note on the repeat switch-in:\n%s", b.String())
 	}
 }

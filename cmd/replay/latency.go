@@ -28,6 +28,7 @@ func latencyCommand() *cli.Command {
 			&cli.StringFlag{Name: "slices", Usage: "also write every run slice (one row per sched_switch, as perf sched timehist) to this Arrow file"},
 			&cli.StringFlag{Name: "task-delays", Value: "6.7", Usage: "the perf sched latency whose per-task delays to reproduce: 6.7 and later (counts sched_waking and waits after preemption) or 6.1 (ignores both, as perf 6.1 does)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the wakeup-latency CDF chart to this .svg or .png file"},
+			&cli.BoolFlag{Name: "first-switch-in", Usage: "measure each wakeup to its task's first switch-in, as whatif --validate does, where the trace shows the task switched in again with no switch-out between (a lost record, or a CPU's buffer closed first at the recording's end); timehist measures to the later one"},
 			&cli.StringFlag{Name: "topology", Aliases: []string{"t"}, Usage: "the machine, when the trace has no topology or to override it: " + model.SpecUsage()},
 			&cli.StringFlag{Name: "kernel", Usage: "kernel release whose domain rules apply (default: the trace's)"},
 		},
@@ -45,7 +46,7 @@ func latencyCommand() *cli.Command {
 			if !analysis.ValidBy(by) {
 				return usagef("--by %q: want task, comm, cpu or domain", by)
 			}
-			opts := analysis.Options{}
+			opts := analysis.Options{FirstSwitchIn: c.Bool("first-switch-in")}
 			switch c.String("task-delays") {
 			case "6.1":
 				opts.TaskDelays = analysis.PerfLatency61
@@ -74,11 +75,6 @@ func latencyCommand() *cli.Command {
 				}
 				opts.Slices = slices
 			}
-			var lats *report.Latencies
-			if c.String("plot") != "" {
-				lats = &report.Latencies{Next: opts.Slices}
-				opts.Slices = lats
-			}
 			rep, err := analysis.Run(r, opts)
 			if slices != nil {
 				if err != nil {
@@ -90,8 +86,8 @@ func latencyCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if lats != nil {
-				if err := report.WriteCDFPlot(c.String("plot"), report.Series{Name: "observed", Latencies: lats.NS}); err != nil {
+			if p := c.String("plot"); p != "" {
+				if err := report.WriteCDFPlot(p, report.Series{Name: "observed", Latencies: rep.WakeupLatencies()}); err != nil {
 					return err
 				}
 			}
