@@ -51,6 +51,10 @@ type fidelityView struct {
 	Rows   []fidelityRow
 	KS     string
 	Goals  []goalRow
+	// RepeatSwitchIns: the observed side measured that many wakeups to
+	// their task's first switch-in where the latency section, as
+	// timehist, measures to a later one (whatif.Metrics.RepeatSwitchIns).
+	RepeatSwitchIns int64
 }
 
 type fidelityRow struct{ Metric, Observed, Simulated, RelError string }
@@ -110,6 +114,9 @@ func Write(w io.Writer, d *Data) error {
 
 	if f := d.Fidelity; f != nil {
 		fv := &fidelityView{Policy: f.Policy, KS: fmt.Sprintf("%.4f", f.KS)}
+		if f.Observed != nil {
+			fv.RepeatSwitchIns = f.Observed.RepeatSwitchIns
+		}
 		for _, m := range fidelityMetrics {
 			fv.Rows = append(fv.Rows, fidelityRow{m.key, fmtMetric(float64(m.get(f.Observed)), m.unit), fmtMetric(float64(m.get(f.Simulated)), m.unit), fmt.Sprintf("%+.1f%%", 100*f.RelError[m.key])})
 		}
