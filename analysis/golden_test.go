@@ -235,7 +235,7 @@ func runTxtar(f txtarFile) (string, error) {
 	}
 	sl := &collectSlices{}
 	opts.Slices = sl
-	r, err := Run(&sliceReader{evs: evs}, opts)
+	r, err := Run(&timeline.SliceReader{Events: evs}, opts)
 	if err != nil {
 		return "", err
 	}

@@ -37,7 +37,7 @@ func TestTrimIdleTail(t *testing.T) {
 		{"a wakee waits", append(append([]timeline.Event{}, base...), waking, power), true, 9000, 0, 6000},
 		{"nothing after the last switch", base, true, 5000, 0, 2000},
 	} {
-		rep, err := Run(&sliceReader{evs: c.evs}, Options{TrimIdleTail: c.trim})
+		rep, err := Run(&timeline.SliceReader{Events: c.evs}, Options{TrimIdleTail: c.trim})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func TestSilentCPUsIdle(t *testing.T) {
 		sw(5000, 0, 10, "S", 0),
 	}
 	for _, on := range []bool{true, false} {
-		rep, err := Run(&sliceReader{evs: evs}, Options{NumCPUs: 3, SilentCPUsIdle: on})
+		rep, err := Run(&timeline.SliceReader{Events: evs}, Options{NumCPUs: 3, SilentCPUsIdle: on})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -45,7 +45,7 @@ func TestInitialStates(t *testing.T) {
 		wake(5000, timeline.SchedWaking, 10), // 10 was already met: stays "running"
 		sw(6000, 0, 13, "S", 10),
 	}
-	rep, err := Run(&sliceReader{evs: evs}, Options{TaskDelays: PerfLatency67})
+	rep, err := Run(&timeline.SliceReader{Events: evs}, Options{TaskDelays: PerfLatency67})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestSwitchInTwiceOneLatency(t *testing.T) {
 	// slices are cut there, and only CPU 1's carries the wakeup.
 	for _, evs := range [][]timeline.Event{evs, evs[:5]} {
 		sl := &collectSlices{}
-		rep, err := Run(&sliceReader{evs: evs}, Options{Slices: sl})
+		rep, err := Run(&timeline.SliceReader{Events: evs}, Options{Slices: sl})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestSwitchInTwiceOneLatency(t *testing.T) {
 		// served at 1200, 200 ns; the switch-in at 1500 is counted apart
 		// and the slices stay timehist's.
 		sl = &collectSlices{}
-		rep, err = Run(&sliceReader{evs: evs}, Options{Slices: sl, FirstSwitchIn: true})
+		rep, err = Run(&timeline.SliceReader{Events: evs}, Options{Slices: sl, FirstSwitchIn: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -58,7 +58,7 @@ func TestFromDomainsRing(t *testing.T) {
 		ev(2000, 4, timeline.SchedWaking, func(e *timeline.Event) { e.SetInt(timeline.PID, 11); e.SetInt(timeline.TargetCPU, 4) }),
 		ev(3000, 4, timeline.SchedSwitch, sw(10, 11, "S")),
 	}
-	r, err := Run(&sliceReader{evs: evs}, Options{Levels: lv})
+	r, err := Run(&timeline.SliceReader{Events: evs}, Options{Levels: lv})
 	if err != nil {
 		t.Fatal(err)
 	}

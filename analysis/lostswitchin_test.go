@@ -41,7 +41,7 @@ func TestLostSwitchInTimedByRuntime(t *testing.T) {
 			evs := []timeline.Event{sw(1000, 0, 10, "S", 0), sw(1000, 1, 12, "S", 0)}
 			evs = append(evs, tc.mid...)
 			evs = append(evs, sw(5010, 0, 10, "S", 0), sw(9000, 1, 0, "R", 12))
-			rep, err := Run(&sliceReader{evs: evs}, Options{TaskDelays: PerfLatency67})
+			rep, err := Run(&timeline.SliceReader{Events: evs}, Options{TaskDelays: PerfLatency67})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestLostSwitchInIdleWhileRunnable(t *testing.T) {
 			}
 			evs = append(evs, tc.mid...)
 			evs = append(evs, sw(5010, 0, 10, "S", 0), sw(9000, 1, 12, "R", 13))
-			rep, err := Run(&sliceReader{evs: evs}, Options{TaskDelays: PerfLatency67})
+			rep, err := Run(&timeline.SliceReader{Events: evs}, Options{TaskDelays: PerfLatency67})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/schedreplay/replay/internal/arrowtest"
+	"github.com/schedreplay/replay/timeline"
 )
 
 func goldenReport(t *testing.T, name string, sink SliceSink) *Report {
@@ -32,7 +33,7 @@ func goldenReport(t *testing.T, name string, sink SliceSink) *Report {
 			t.Fatal(err)
 		}
 	}
-	r, err := Run(&sliceReader{evs: evs}, opts)
+	r, err := Run(&timeline.SliceReader{Events: evs}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

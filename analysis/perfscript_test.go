@@ -104,25 +104,6 @@ func parsePerfScript(r io.Reader) ([]timeline.Event, error) {
 	return evs, sc.Err()
 }
 
-// sliceReader serves events from memory as a timeline.EventReader.
-type sliceReader struct {
-	evs  []timeline.Event
-	i    int
-	meta timeline.Meta
-}
-
-func (r *sliceReader) Next() bool {
-	if r.i >= len(r.evs) {
-		return false
-	}
-	r.i++
-	return true
-}
-func (r *sliceReader) Event() *timeline.Event { return &r.evs[r.i-1] }
-func (r *sliceReader) Err() error             { return nil }
-func (r *sliceReader) Meta() *timeline.Meta   { return &r.meta }
-func (r *sliceReader) Close() error           { return nil }
-
 func havePerf() bool {
 	_, err := exec.LookPath("perf")
 	return err == nil
@@ -140,7 +121,7 @@ func TestOraclesViaPerfScript(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkOracle(t, c, &sliceReader{evs: evs})
+			checkOracle(t, c, &timeline.SliceReader{Events: evs})
 		})
 	}
 }

@@ -179,19 +179,6 @@ func TestFixtures(t *testing.T) {
 	}
 }
 
-// memReader is a trace held in memory.
-type memReader struct {
-	evs  []timeline.Event
-	i    int
-	meta timeline.Meta
-}
-
-func (m *memReader) Next() bool             { m.i++; return m.i <= len(m.evs) }
-func (m *memReader) Event() *timeline.Event { return &m.evs[m.i-1] }
-func (m *memReader) Err() error             { return nil }
-func (m *memReader) Meta() *timeline.Meta   { return &m.meta }
-func (m *memReader) Close() error           { return nil }
-
 func switchEv(t int64, cpu int32, prev int32, prevComm, state string, next int32, nextComm string) timeline.Event {
 	var e timeline.Event
 	e.Time, e.Kind, e.Name = t, timeline.SchedSwitch, "sched:sched_switch"
@@ -215,14 +202,14 @@ func wakingEv(t int64, cpu, pid int32, comm string, target int32) timeline.Event
 }
 
 // hostileTrace is a two-CPU trace whose task names are markup.
-func hostileTrace(comm string, n int) *memReader {
-	m := &memReader{evs: make([]timeline.Event, 0, 6*n)}
-	m.meta.Source = timeline.Source{Format: "test <b>bold</b>", Hostname: comm, Events: []string{"sched:sched_switch", "sched:sched_waking"}, NrCPUs: 2}
+func hostileTrace(comm string, n int) *timeline.SliceReader {
+	m := &timeline.SliceReader{Events: make([]timeline.Event, 0, 6*n)}
+	m.M.Source = timeline.Source{Format: "test <b>bold</b>", Hostname: comm, Events: []string{"sched:sched_switch", "sched:sched_waking"}, NrCPUs: 2}
 	t := int64(1_000_000)
 	for i := 0; i < n; i++ {
 		// Task 10 runs on cpu0 while task 11 waits there and cpu1 idles;
 		// then 11 runs and sleeps.
-		m.evs = append(m.evs,
+		m.Events = append(m.Events,
 			switchEv(t, 0, 0, "swapper/0", "R", 10, comm),
 			wakingEv(t+1000, 0, 11, "w"+comm, 0),
 			switchEv(t+50_000, 0, 10, comm, "S", 11, "w"+comm),

@@ -8,19 +8,6 @@ import (
 	"testing"
 )
 
-// sliceReader serves fixed events.
-type sliceReader struct {
-	evs []Event
-	i   int
-	m   Meta
-}
-
-func (s *sliceReader) Next() bool    { s.i++; return s.i <= len(s.evs) }
-func (s *sliceReader) Event() *Event { return &s.evs[s.i-1] }
-func (s *sliceReader) Err() error    { return nil }
-func (s *sliceReader) Meta() *Meta   { return &s.m }
-func (s *sliceReader) Close() error  { return nil }
-
 func sw(t int64, cpu, prev, next int) Event {
 	var e Event
 	e.Time, e.Name, e.Kind = t, "sched_switch", SchedSwitch
@@ -41,7 +28,7 @@ func TestChecked(t *testing.T) {
 		sw(500, 0, 10, 0),
 		sw(600, 1, 40, 40), // one task on both sides: kept, counted (and CPU 1 ran nobody)
 	}
-	r := Checked(&sliceReader{evs: in})
+	r := Checked(&SliceReader{Events: in})
 	var times []int64
 	for r.Next() {
 		times = append(times, r.Event().Time)
@@ -77,7 +64,7 @@ func TestBadCPUNumbers(t *testing.T) {
 		bad.SetInt(c.col, c.v)
 		want := c.col.Name() + " " + strconv.FormatInt(c.v, 10) + " outside 0..8191"
 
-		r := Checked(&sliceReader{evs: []Event{sw(100, 0, 0, 10), bad, sw(300, 0, 10, 0)}, m: Meta{Source: Source{Path: "x.txt"}}})
+		r := Checked(&SliceReader{Events: []Event{sw(100, 0, 0, 10), bad, sw(300, 0, 10, 0)}, M: Meta{Source: Source{Path: "x.txt"}}})
 		n := 0
 		for r.Next() {
 			n++

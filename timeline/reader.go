@@ -29,6 +29,28 @@ type EventReader interface {
 	Close() error
 }
 
+// SliceReader serves events held in memory as an EventReader (hand-built
+// traces in tests, ReadAll's output): Event returns the slice's own
+// element, not a copy.
+type SliceReader struct {
+	Events []Event
+	M      Meta
+	i      int
+}
+
+func (r *SliceReader) Next() bool {
+	if r.i >= len(r.Events) {
+		return false
+	}
+	r.i++
+	return true
+}
+
+func (r *SliceReader) Event() *Event { return &r.Events[r.i-1] }
+func (r *SliceReader) Err() error    { return nil }
+func (r *SliceReader) Meta() *Meta   { return &r.M }
+func (r *SliceReader) Close() error  { return nil }
+
 // ReadAll reads r's remaining events into memory, each a copy (Event's
 // record is reused by Next), and returns them with r's error. For tests
 // and small inputs: memory grows with the stream.

@@ -8,19 +8,6 @@ import (
 	"github.com/schedreplay/replay/timeline"
 )
 
-// memReader is a timeline held in memory, as the simulator produces one.
-type memReader struct {
-	evs  []timeline.Event
-	i    int
-	meta timeline.Meta
-}
-
-func (m *memReader) Next() bool             { m.i++; return m.i <= len(m.evs) }
-func (m *memReader) Event() *timeline.Event { return &m.evs[m.i-1] }
-func (m *memReader) Err() error             { return nil }
-func (m *memReader) Meta() *timeline.Meta   { return &m.meta }
-func (m *memReader) Close() error           { return nil }
-
 // TestSimulatedTimeline: a simulated schedule (state letters only, no raw
 // prev_state, no kernel release) keeps its states and its policy name.
 func TestSimulatedTimeline(t *testing.T) {
@@ -46,9 +33,9 @@ func TestSimulatedTimeline(t *testing.T) {
 	wk.SetInt(timeline.PID, 11)
 	wk.SetInt(timeline.Prio, 120)
 	wk.SetInt(timeline.TargetCPU, 0)
-	m := &memReader{evs: []timeline.Event{sw(100, 0, 0, "R", 10), wk, sw(200, 0, 10, "R+", 11), sw(300, 0, 11, "D", 0)}}
-	m.meta.Source.Format = "simulation"
-	m.meta.Source.Extra = map[string]string{"policy": "no-wake-affine"}
+	m := &timeline.SliceReader{Events: []timeline.Event{sw(100, 0, 0, "R", 10), wk, sw(200, 0, 10, "R+", 11), sw(300, 0, 11, "D", 0)}}
+	m.M.Source.Format = "simulation"
+	m.M.Source.Extra = map[string]string{"policy": "no-wake-affine"}
 	var buf bytes.Buffer
 	if _, err := Write(&buf, m, Options{}); err != nil {
 		t.Fatal(err)
