@@ -13,6 +13,7 @@ func commands() []*cli.Command {
 		policiesCommand(),
 		synthCommand(),
 		exportCommand(),
+		scriptCommand(),
 		reportCommand(),
 		demoCommand(),
 	}

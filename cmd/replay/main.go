@@ -36,6 +36,7 @@ func newApp() *cli.App {
 			"   replay latency                         # wakeup latency, as perf sched sees it\n" +
 			"   replay whatif --policy llc-nr-running  # the same workload under another balancer\n" +
 			"   replay report -o report.html           # all of it on one page\n" +
+			"   replay script -i sim.arrow --cpu 0     # a timeline as perf script prints a trace\n" +
 			"   replay demo                            # the whole story on a bundled real trace",
 		Commands:        commands(),
 		HideHelpCommand: true,
