@@ -33,14 +33,24 @@ func (s *Sim) emit(e *timeline.Event) {
 	}
 }
 
-func (s *Sim) newEvent(kind timeline.Kind, cpu int, commonPID int32) *timeline.Event {
+// newEvent starts a record written on cpu in cur's context (nil: the idle
+// task, or no task the model knows: common_pid 0): common_pid and, where
+// the trace gave cur's thread group, common_tgid, as perf's sample pid
+// and tid (the idle task's 0/0).
+func (s *Sim) newEvent(kind timeline.Kind, cpu int, cur *simTask) *timeline.Event {
 	e := &s.ev
 	e.Reset()
 	e.Time = s.now
 	e.Kind = kind
 	e.Name = kind.String()
 	e.SetInt(timeline.CPU, int64(cpu))
-	e.SetInt(timeline.CommonPID, int64(commonPID))
+	e.SetInt(timeline.CommonPID, int64(tidOf(cur)))
+	switch {
+	case cur == nil:
+		e.SetInt(timeline.CommonTGID, 0)
+	case cur.w.PID >= 0:
+		e.SetInt(timeline.CommonTGID, int64(cur.w.PID))
+	}
 	return e
 }
 
@@ -105,7 +115,7 @@ func (s *Sim) emitSwitch(r *rq, prev, next *simTask, prevState string) {
 	if prev != nil {
 		s.emitStatRuntime(r, prev, 0)
 	}
-	e := s.newEvent(timeline.SchedSwitch, r.cpu, tidOf(prev))
+	e := s.newEvent(timeline.SchedSwitch, r.cpu, prev)
 	e.SetStr(timeline.CommonComm, s.commOf(prev, r.cpu))
 	e.SetStr(timeline.PrevComm, s.commOf(prev, r.cpu))
 	e.SetInt(timeline.PrevPID, int64(tidOf(prev)))
@@ -129,7 +139,7 @@ func (s *Sim) emitStatRuntime(r *rq, t *simTask, flags int64) {
 		return
 	}
 	t.statExec = t.sumExec
-	e := s.newEvent(timeline.SchedStatRuntime, r.cpu, tidOf(t))
+	e := s.newEvent(timeline.SchedStatRuntime, r.cpu, t)
 	if flags != 0 {
 		e.SetInt(timeline.CommonFlags, flags)
 	}
@@ -162,7 +172,7 @@ func (s *Sim) emitWaking(t, waker *simTask, cpu, target int) {
 			cur, flags = s.cpus[cpu].curr, int64(ctx)
 		}
 	}
-	e := s.newEvent(timeline.SchedWaking, cpu, tidOf(cur))
+	e := s.newEvent(timeline.SchedWaking, cpu, cur)
 	if flags != 0 {
 		e.SetInt(timeline.CommonFlags, flags)
 	}
@@ -186,7 +196,7 @@ func (s *Sim) emitWaking(t, waker *simTask, cpu, target int) {
 
 // emitMigrate writes sched_migrate_task.
 func (s *Sim) emitMigrate(t *simTask, from, to, cpu int) {
-	e := s.newEvent(timeline.SchedMigrateTask, cpu, 0)
+	e := s.newEvent(timeline.SchedMigrateTask, cpu, nil)
 	e.SetStr(timeline.Comm, t.w.Comm)
 	e.SetInt(timeline.PID, int64(t.w.TID))
 	e.SetInt(timeline.Prio, int64(t.prio))
@@ -197,7 +207,7 @@ func (s *Sim) emitMigrate(t *simTask, from, to, cpu int) {
 
 // emitFork writes sched_process_fork.
 func (s *Sim) emitFork(r *rq, parent, child *simTask) {
-	e := s.newEvent(timeline.SchedProcessFork, r.cpu, parent.w.TID)
+	e := s.newEvent(timeline.SchedProcessFork, r.cpu, parent)
 	e.SetStr(timeline.CommonComm, parent.w.Comm)
 	e.SetStr(timeline.ParentComm, parent.w.Comm)
 	e.SetInt(timeline.ParentPID, int64(parent.w.TID))
@@ -209,7 +219,7 @@ func (s *Sim) emitFork(r *rq, parent, child *simTask) {
 // emitWakeupNew writes sched_wakeup_new, after the child's enqueue (and
 // its update_curr's sched_stat_runtime) as wake_up_new_task traces it.
 func (s *Sim) emitWakeupNew(r *rq, parent, child *simTask, target int) {
-	e := s.newEvent(timeline.SchedWakeupNew, r.cpu, parent.w.TID)
+	e := s.newEvent(timeline.SchedWakeupNew, r.cpu, parent)
 	e.SetStr(timeline.CommonComm, parent.w.Comm)
 	e.SetStr(timeline.Comm, child.w.Comm)
 	e.SetInt(timeline.PID, int64(child.w.TID))
@@ -220,7 +230,7 @@ func (s *Sim) emitWakeupNew(r *rq, parent, child *simTask, target int) {
 
 // emitExit writes sched_process_exit.
 func (s *Sim) emitExit(r *rq, t *simTask) {
-	e := s.newEvent(timeline.SchedProcessExit, r.cpu, t.w.TID)
+	e := s.newEvent(timeline.SchedProcessExit, r.cpu, t)
 	e.SetStr(timeline.CommonComm, t.w.Comm)
 	e.SetStr(timeline.Comm, t.w.Comm)
 	e.SetInt(timeline.PID, int64(t.w.TID))

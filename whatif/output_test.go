@@ -312,3 +312,54 @@ func TestReplayOutputInterruptContexts(t *testing.T) {
 		}
 	}
 }
+
+// The output names each record's thread group as the trace does (perf's
+// sample pid): on guest-P's schbench every schbench thread (414, its
+// message threads and workers 416-425) is in process 414 (`perf script
+// -F comm,tid,pid`), and so is every record the replay writes in their
+// context; the idle task's are 0/0. Extracting the output again gives the
+// tasks the same thread groups.
+func TestReplayOutputThreadGroups(t *testing.T) {
+	const path = "../fixtures/kernels/guest-P-1s2c1t/schbench.perf.data"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip(err)
+	}
+	w, _ := extractFixture(t, path)
+	out := filepath.Join(t.TempDir(), "sim.arrow")
+	if _, err := ReplayToFile(out, w, policyConfig(t, "v6.1")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ingest.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := 0
+	for r.Next() {
+		e := r.Event()
+		if !e.IsSet(timeline.CommonPID) {
+			continue
+		}
+		tid, tg := e.Int(timeline.CommonPID), e.Int(timeline.CommonTGID)
+		switch {
+		case tid == 0 && (!e.IsSet(timeline.CommonTGID) || tg != 0):
+			t.Fatalf("%s at %d: idle's record with tgid %d (set %v)", e.Name, e.Time, tg, e.IsSet(timeline.CommonTGID))
+		case tid >= 414 && tid <= 425 && tid != 415 && tg != 414:
+			t.Fatalf("%s at %d: schbench thread %d in thread group %d, want 414", e.Name, e.Time, tid, tg)
+		case tid >= 414 && tid <= 425 && tid != 415:
+			n++
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n < 1000 {
+		t.Errorf("%d records of schbench's threads", n)
+	}
+	again, _ := extractFixture(t, out)
+	for _, tk := range again.Tasks {
+		if tk.TID >= 416 && tk.TID <= 425 && tk.PID != 414 {
+			t.Errorf("re-extracted task %d (%s): pid %d, want 414", tk.TID, tk.Comm, tk.PID)
+		}
+	}
+}
