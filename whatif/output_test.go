@@ -363,3 +363,50 @@ func TestReplayOutputThreadGroups(t *testing.T) {
 		}
 	}
 }
+
+// An exiting task leaves its CPU in the state its trace showed: Z for a
+// child its parent has yet to reap, X for one reaped at once (a thread).
+// On the vfork recording (`perf script -F trace`, each prev_pid's last Z
+// or X switch-out: 3,859 tasks leave in Z, 144 in X) every task that
+// exits in both does so in the trace's state (the replay wrote X for all
+// until session 44).
+func TestReplayExitStates(t *testing.T) {
+	const path = "../fixtures/local-6.18/workloads/stressng-vfork.perf.data"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip(err)
+	}
+	w, _ := extractFixture(t, path)
+	out := filepath.Join(t.TempDir(), "sim.arrow")
+	if _, err := ReplayToFile(out, w, policyConfig(t, "latest")); err != nil {
+		t.Fatal(err)
+	}
+	exits := func(p string) map[int64]string {
+		r, err := ingest.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		m := map[int64]string{}
+		for r.Next() {
+			e := r.Event()
+			if st := e.Str(timeline.PrevState); e.Kind == timeline.SchedSwitch && st != "" && (st[0] == 'Z' || st[0] == 'X') {
+				m[e.Int(timeline.PrevPID)] = st
+			}
+		}
+		return m
+	}
+	trace, sim := exits(path), exits(out)
+	counts := map[string]int{}
+	for tid, st := range trace {
+		counts[st]++
+		if got, ok := sim[tid]; ok && got != st {
+			t.Errorf("task %d exits %s in the replay, %s in the trace", tid, got, st)
+		}
+	}
+	if counts["Z"] != 3859 || counts["X"] != 144 {
+		t.Errorf("trace exits %v, want Z 3859, X 144 (perf script)", counts)
+	}
+	if len(sim) < len(trace)*9/10 {
+		t.Errorf("%d exits in the replay, %d in the trace", len(sim), len(trace))
+	}
+}

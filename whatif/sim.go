@@ -1307,7 +1307,7 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 		t.state = tsDead
 		s.dequeue(r, t, true)
 		s.emitExit(r, t)
-		s.schedule(r, "X")
+		s.schedule(r, exitState(a))
 		// task_dead_fair, after the switch (finish_task_switch).
 		if !t.rt {
 			s.removeLoad(r, t, false)
@@ -1862,7 +1862,7 @@ func (s *Sim) deadline(t *simTask) {
 		s.dequeue(r, t, true)
 		s.emitExit(r, t)
 		if r.curr == t {
-			s.schedule(r, "X")
+			s.schedule(r, exitState(&acts[last]))
 		}
 		if !t.rt {
 			s.removeLoad(r, t, false)
@@ -1965,4 +1965,15 @@ func (s *Sim) fail(format string, a ...any) {
 	if s.err == nil {
 		s.err = fmt.Errorf("whatif: internal error at %d ns: "+format, append([]any{s.now}, a...)...)
 	}
+}
+
+// exitState is the prev_state an exiting task's last switch-out shows:
+// the trace's, Z for a process its parent has yet to reap, X for one
+// reaped at once (a thread, or a parent ignoring SIGCHLD); X where the
+// trace did not show the exit.
+func exitState(a *Activation) string {
+	if a.End == EndExit && a.EndState != "" && (a.EndState[0] == 'Z' || a.EndState[0] == 'X') {
+		return a.EndState[:1]
+	}
+	return "X"
 }

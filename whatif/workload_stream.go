@@ -126,7 +126,7 @@ func varints(r *bufio.Reader, out ...*int64) error {
 
 // endStates interns the common end states (the decoder would otherwise
 // allocate a string per activation).
-var endStates = map[string]string{"S": "S", "X": "X", "D": "D", "": ""}
+var endStates = map[string]string{"S": "S", "X": "X", "Z": "Z", "D": "D", "": ""}
 
 func decAct(r *bufio.Reader, v *streamAct) error {
 	var task, act, cpu, prio int64
