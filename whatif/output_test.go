@@ -288,14 +288,7 @@ func TestReplayOutputInterruptContexts(t *testing.T) {
 		{"../fixtures/kernels/guest-M-1s1c2t/stressng-mix.perf.data.gz", "v6.1"},
 		{"../fixtures/kernels/v6.12/guest-M-1s1c2t/r1/stressng-mix.perf.data.gz", "v6.12"},
 	} {
-		if _, err := os.Stat(c.path); err != nil {
-			t.Skip(err)
-		}
-		w, _ := extractFixture(t, c.path)
-		out := filepath.Join(t.TempDir(), "sim.arrow")
-		if _, err := ReplayToFile(out, w, policyConfig(t, c.policy)); err != nil {
-			t.Fatal(err)
-		}
+		out := replayFixtureToFile(t, c.path, c.policy)
 		trace, sim := wakingContexts(t, c.path), wakingContexts(t, out)
 		for _, ctx := range []IRQContext{IRQHard, IRQSoft} {
 			if d := sim[ctx] - trace[ctx]; d*20 > trace[ctx] || -d*20 > trace[ctx] || trace[ctx] == 0 {
@@ -321,14 +314,7 @@ func TestReplayOutputInterruptContexts(t *testing.T) {
 // tasks the same thread groups.
 func TestReplayOutputThreadGroups(t *testing.T) {
 	const path = "../fixtures/kernels/guest-P-1s2c1t/schbench.perf.data"
-	if _, err := os.Stat(path); err != nil {
-		t.Skip(err)
-	}
-	w, _ := extractFixture(t, path)
-	out := filepath.Join(t.TempDir(), "sim.arrow")
-	if _, err := ReplayToFile(out, w, policyConfig(t, "v6.1")); err != nil {
-		t.Fatal(err)
-	}
+	out := replayFixtureToFile(t, path, "v6.1")
 	r, err := ingest.Open(out)
 	if err != nil {
 		t.Fatal(err)
@@ -372,14 +358,7 @@ func TestReplayOutputThreadGroups(t *testing.T) {
 // until session 44).
 func TestReplayExitStates(t *testing.T) {
 	const path = "../fixtures/local-6.18/workloads/stressng-vfork.perf.data"
-	if _, err := os.Stat(path); err != nil {
-		t.Skip(err)
-	}
-	w, _ := extractFixture(t, path)
-	out := filepath.Join(t.TempDir(), "sim.arrow")
-	if _, err := ReplayToFile(out, w, policyConfig(t, "latest")); err != nil {
-		t.Fatal(err)
-	}
+	out := replayFixtureToFile(t, path, "latest")
 	exits := func(p string) map[int64]string {
 		r, err := ingest.Open(p)
 		if err != nil {
@@ -409,4 +388,20 @@ func TestReplayExitStates(t *testing.T) {
 	if len(sim) < len(trace)*9/10 {
 		t.Errorf("%d exits in the replay, %d in the trace", len(sim), len(trace))
 	}
+}
+
+// replayFixtureToFile replays a real recording (skipped when absent) under
+// policy with the default configuration and returns the output timeline's
+// path.
+func replayFixtureToFile(t *testing.T, path, policy string) string {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Skip(err)
+	}
+	w, _ := extractFixture(t, path)
+	out := filepath.Join(t.TempDir(), "sim.arrow")
+	if _, err := ReplayToFile(out, w, policyConfig(t, policy)); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
