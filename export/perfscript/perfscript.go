@@ -168,8 +168,20 @@ func (p *Printer) appendEvent(b []byte, e *timeline.Event) []byte {
 		sideBand = true
 		comm, pid, tid = p.sideBandIdentity(e)
 	}
-	if comm == "" && !e.IsSet(timeline.CommonComm) {
-		comm = ":" + strconv.FormatInt(tid, 10)
+	switch {
+	case sideBand:
+	case tid == 0:
+		// perf's thread map names the idle task swapper on every CPU
+		// (a replay writes the kernel's swapper/N).
+		comm = "swapper"
+	case !e.IsSet(timeline.CommonComm):
+		// A record without the name of the task it was written in: the
+		// name the stream gave that thread, as perf's thread map would.
+		if c, ok := p.comms[tid]; ok && tid > 0 {
+			comm = c
+		} else {
+			comm = ":" + strconv.FormatInt(tid, 10)
+		}
 	}
 	b = padLeft(b, comm, 16)
 	b = append(b, ' ')
