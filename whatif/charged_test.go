@@ -73,7 +73,7 @@ func TestChargedWakeExtracted(t *testing.T) {
 }
 
 // A child's exit wakes its parent, delayed on the CPU since it blocked,
-// by hand. One CPU, latest, HZ 250 (no tick before t0+4 ms); base slice
+// by hand (with exit_preempt on, which lets the parent preempt it). One CPU, latest, HZ 250 (no tick before t0+4 ms); base slice
 // 0.70 ms, a new task's first request half that; vruntimes in µs. P runs
 // from t0 and forks C at 280 µs (C placed at V, lag 0, no preemption:
 // WF_FORK), then blocks at 300 µs: not eligible (C is behind it), so
@@ -97,7 +97,12 @@ func TestChargedWakeOfDelayedParent(t *testing.T) {
 		b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: pt, OffsetNS: 280000, Wakee: ct})
 		b.edge(ct, 0, 340000, pt, 1)
 		b.w.Edges[len(b.w.Edges)-1].Charged = charged
-		_, ch := replayChecked(t, b.done(t), policyConfig(t, "latest"))
+		// exit_preempt on: the kernel's exiting child is never preempted
+		// after notifying (TestExitNotifyNoPreempt); here the lag the
+		// charge leaves is what decides.
+		cfg := policyConfig(t, "latest")
+		cfg.ExitPreempt = true
+		_, ch := replayChecked(t, b.done(t), cfg)
 		pStarts, cStarts := ch.runStarts(int64(100+pt)), ch.runStarts(int64(100+ct))
 		wantP, wantC := int64(650000), 1
 		if !charged {
@@ -138,6 +143,9 @@ func TestChargedWakesOnTheForkRecording(t *testing.T) {
 	for i := range w.Edges {
 		w.Edges[i].Charged = false
 	}
+	// The counterfactual needs the preemption at the exit notification
+	// that exit_preempt off (the default since round 72) forbids.
+	cfg.ExitPreempt = true
 	res, err = Replay(w, cfg, nil)
 	if err != nil {
 		t.Fatal(err)

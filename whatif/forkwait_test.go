@@ -143,3 +143,69 @@ func TestForkWaitPlanOnTheVforkRecording(t *testing.T) {
 		t.Errorf("%d of %d vforks need child exits, want 3,998 of 4,000", needing, forks)
 	}
 }
+
+// The exit's no-preemption stretch by hand, one CPU: P runs 0.1 ms,
+// forks C0 (which then runs: P sleeps) and sleeps; C0 wakes P 0.4 ms
+// into its 0.5 ms (its exit notification: the rest is do_exit's) and
+// exits. P, woken at t0+0.5 ms with a sleeper's vruntime, would preempt
+// C0 there; from exit_notify to do_task_dead the kernel has no
+// preemption point, so C0 runs on to its exit at t0+0.6 ms and leaves in
+// the trace's state (Z), and P is switched in then. With exit_preempt on
+// (the replay until session 44) P is switched in at t0+0.5 ms and C0,
+// preempted, leaves R.
+func TestExitNotifyNoPreempt(t *testing.T) {
+	for _, c := range []struct {
+		exitPreempt bool
+		pIn         int64
+		c0Out       string
+	}{{false, t0 + 600000, "Z"}, {true, t0 + 500000, "R"}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		p := b.task("p", 120, 0, true, CauseStart, ms/10, ms/5)
+		c0 := b.task("c0", 120, 0, false, CauseFork, ms/2)
+		b.w.Tasks[c0].Activations[0].End, b.w.Tasks[c0].Activations[0].EndState = EndExit, "Z"
+		b.w.Tasks[p].Activations[1].End = EndExit
+		b.w.Tasks[c0].ExitNS, b.w.Tasks[p].ExitNS = t0+600000, t0+800000
+		b.w.Edges = append(b.w.Edges,
+			Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 0, OffsetNS: 0, Wakee: c0, WakeeAct: 0, TimeNS: t0},
+			Edge{Kind: EdgeWake, Causal: true, Waker: c0, WakerAct: 0, OffsetNS: 4 * ms / 10, Wakee: p, WakeeAct: 1, TimeNS: t0 + 500000},
+		)
+		w := b.done(t)
+		cfg := testConfig()
+		cfg.ExitPreempt = c.exitPreempt
+		sw := switchTimes{}
+		if _, err := Replay(w, cfg, Tee{newChecker(t), &sw}); err != nil {
+			t.Fatal(err)
+		}
+		var pIn int64 = -1
+		c0Out := ""
+		for _, e := range sw {
+			if e.next == w.Tasks[p].TID && e.at > t0+ms/10 && pIn < 0 {
+				pIn = e.at
+			}
+			if e.prev == w.Tasks[c0].TID && c0Out == "" {
+				c0Out = e.state
+			}
+		}
+		if pIn != c.pIn || c0Out != c.c0Out {
+			t.Errorf("exit_preempt %v: P back at %d ns after t0, C0 first left %q; want %d, %q", c.exitPreempt, pIn-t0, c0Out, c.pIn-t0, c.c0Out)
+		}
+	}
+}
+
+// switchTimes records the sched_switch rows with their times.
+type switchTimes []struct {
+	at         int64
+	prev, next int32
+	state      string
+}
+
+func (l *switchTimes) Emit(e *timeline.Event) error {
+	if e.Kind == timeline.SchedSwitch {
+		*l = append(*l, struct {
+			at         int64
+			prev, next int32
+			state      string
+		}{e.Time, e.Int32(timeline.PrevPID), e.Int32(timeline.NextPID), e.Str(timeline.PrevState)})
+	}
+	return nil
+}

@@ -1001,6 +1001,9 @@ func (s *Sim) reschedAtPoint(r *rq, at int64, own bool) {
 	r.reschedPending = true
 	r.reschedOwn = own
 	r.reschedAt = at
+	if t := r.curr; t != nil && t.noPreemptToExit && t.act >= 0 && at >= timeAtProgress(r, t.w.Activations[t.act].DemandNS) {
+		return
+	}
 	s.push(event{t: at, kind: evResched, cpu: int32(r.cpu), gen: r.reschedGen})
 }
 

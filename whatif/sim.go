@@ -83,6 +83,13 @@ type Config struct {
 	// Opt-in: measured, it did not pass the fidelity gate (FIDELITY.md,
 	// round 10).
 	ReapAnyChild bool
+	// ExitPreempt lets a fork child be preempted between its exit
+	// notification (forkwait.go's, with fork_wait on) and its exit, as
+	// the replay did until session 44. Off, the kernel's way: from
+	// exit_notify to do_task_dead there is no preemption point, so the
+	// parent it woke waits for the child to exit (Sim.preemptionPoint,
+	// noPreemptToExit).
+	ExitPreempt bool
 	// NoForkWait turns off the waits for a child's exit before a fork
 	// that the trace hid (forkwait.go; `--set fork_wait=off`).
 	NoForkWait bool
@@ -345,6 +352,10 @@ type simTask struct {
 	// of this activation ran through with TIF_NEED_RESCHED set
 	// (Edge.NoPreemptNS): one system call waking several tasks.
 	noPreemptEnd int64
+	// noPreemptToExit: noPreemptEnd runs to the activation's exit (an
+	// exit notification fired): a reschedule asked for waits for the
+	// exit's own switch, with no event of its own.
+	noPreemptToExit bool
 	// nextStall: the first of the activation's HostStalls not yet passed
 	// (hostStallEnd).
 	nextStall int32
@@ -1219,6 +1230,13 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 		idx := t.nextEdge
 		t.nextEdge++
 		t.noPreemptEnd = max(t.noPreemptEnd, e.OffsetNS+e.NoPreemptNS)
+		if !s.cfg.ExitPreempt && s.forkWait.notify[idx] && a.End == EndExit {
+			// From exit_notify to do_task_dead a child has no preemption
+			// point (its trace shows it leaving in Z, not R): the parent
+			// it woke waits for its exit.
+			t.noPreemptEnd = max(t.noPreemptEnd, a.DemandNS)
+			t.noPreemptToExit = true
+		}
 		s.fired[idx]++
 		s.stats.EdgesFired++
 		if e.Charged && !t.rt {
@@ -1495,6 +1513,7 @@ func (s *Sim) startActivation(t *simTask, k int32) {
 	t.nextEdge = t.w.Activations[k].EdgeLo
 	t.nextStall = t.w.Activations[k].StallLo
 	t.noPreemptEnd = 0
+	t.noPreemptToExit = false
 }
 
 // wake is try_to_wake_up() for activation k of t, from waker (nil: an
