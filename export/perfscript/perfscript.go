@@ -185,24 +185,31 @@ func (p *Printer) appendEvent(b []byte, e *timeline.Event) []byte {
 	}
 	b = padLeft(b, comm, 16)
 	b = append(b, ' ')
-	b = padLeft(b, strconv.FormatInt(pid, 10), 5)
+	b = appendIntPad(b, pid, 5, ' ', false)
 	b = append(b, '/')
-	b = padRight(b, strconv.FormatInt(tid, 10), 5)
+	b = appendIntPad(b, tid, 5, ' ', true)
 	if e.IsSet(timeline.CPU) {
 		b = append(b, " ["...)
-		b = zeroPad(b, e.Int(timeline.CPU), 3)
+		b = appendIntPad(b, e.Int(timeline.CPU), 3, '0', false)
 		b = append(b, ']')
 	}
 	b = append(b, ' ')
-	b = padLeft(b, strconv.FormatInt(e.Time/1e9, 10), 5)
+	b = appendIntPad(b, e.Time/1e9, 5, ' ', false)
 	b = append(b, '.')
-	b = zeroPad(b, e.Time%1e9, 9)
+	b = appendIntPad(b, e.Time%1e9, 9, '0', false)
 	b = append(b, ": "...)
 	if sideBand || e.Kind == timeline.Lost {
 		return appendSideBand(b, e)
 	}
-	b = padLeft(b, perfName(e.Name), p.width)
-	b = append(b, ": "...)
+	// perf's "sched:sched_switch", right-aligned in the evlist's width.
+	prefix := ""
+	if !strings.Contains(e.Name, ":") {
+		prefix = "sched:"
+	}
+	for i := len(prefix) + len(e.Name); i < p.width; i++ {
+		b = append(b, ' ')
+	}
+	b = append(append(append(b, prefix...), e.Name...), ": "...)
 	return appendTrace(b, e)
 }
 
@@ -302,7 +309,7 @@ func appendTrace(b []byte, e *timeline.Event) []byte {
 			b = kvInt(b, " success", e.Int(timeline.Success))
 		}
 		b = append(b, " target_cpu="...)
-		return zeroPad(b, e.Int(timeline.TargetCPU), 3)
+		return appendIntPad(b, e.Int(timeline.TargetCPU), 3, '0', false)
 	case timeline.SchedMigrateTask:
 		b = commPID(b, e)
 		b = kvInt(b, " prio", e.Int(timeline.Prio))
@@ -440,24 +447,24 @@ func padLeft(b []byte, s string, n int) []byte {
 	return append(b, s...)
 }
 
-func padRight(b []byte, s string, n int) []byte {
-	b = append(b, s...)
-	for i := len(s); i < n; i++ {
-		b = append(b, ' ')
+// appendIntPad writes v in at least n characters, as %Nd (fill ' '),
+// %-Nd (' ', left) or %0Nd ('0') do, with no allocation.
+func appendIntPad(b []byte, v int64, n int, fill byte, left bool) []byte {
+	var d [20]byte
+	s := strconv.AppendInt(d[:0], v, 10)
+	if left {
+		b = append(b, s...)
+		for i := len(s); i < n; i++ {
+			b = append(b, fill)
+		}
+		return b
 	}
-	return b
-}
-
-// zeroPad writes v with at least n digits, as %0Nd does.
-func zeroPad(b []byte, v int64, n int) []byte {
-	if v < 0 {
+	if fill == '0' && v < 0 {
 		b = append(b, '-')
-		v = -v
-		n--
+		s, n = s[1:], n-1
 	}
-	s := strconv.FormatInt(v, 10)
 	for i := len(s); i < n; i++ {
-		b = append(b, '0')
+		b = append(b, fill)
 	}
 	return append(b, s...)
 }
