@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/schedreplay/replay/export/perfscript"
+	"github.com/schedreplay/replay/model"
 )
 
 // scriptCommand is `replay script`: any timeline or raw trace as `perf
@@ -42,12 +43,17 @@ func scriptCommand() *cli.Command {
 				}
 			}
 			if s := c.String("cpu"); s != "" {
-				if f.CPUs, err = parseIDList(s, true); err != nil {
-					return usagef("--cpu %q: %v", s, err)
+				cpus, err := model.ParseCPUList(s)
+				if err != nil {
+					return usagef("--cpu: %v", err)
+				}
+				f.CPUs = map[int32]bool{}
+				for _, c := range cpus {
+					f.CPUs[int32(c)] = true
 				}
 			}
 			if s := c.String("task"); s != "" {
-				if f.PIDs, err = parseIDList(s, false); err != nil {
+				if f.PIDs, err = parseTIDs(s); err != nil {
 					return usagef("--task %q: %v", s, err)
 				}
 			}
@@ -98,30 +104,15 @@ func parseTimeRange(s string) (from, to int64, err error) {
 	return from, to, nil
 }
 
-// parseIDList reads "0,2-3" (ranges only where allowed: CPUs).
-func parseIDList(s string, ranges bool) (map[int32]bool, error) {
+// parseTIDs reads a comma list of thread ids.
+func parseTIDs(s string) (map[int32]bool, error) {
 	m := map[int32]bool{}
 	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		if isRange && !ranges {
-			return nil, fmt.Errorf("%q: want a number", part)
+		v, err := strconv.ParseInt(strings.TrimSpace(part), 10, 32)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("%q: want a thread id", part)
 		}
-		a, err := strconv.ParseInt(lo, 10, 32)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("%q: want a number", part)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.ParseInt(hi, 10, 32); err != nil || b < a {
-				return nil, fmt.Errorf("%q: want a range such as 2-3", part)
-			}
-			if b-a > 1<<16 {
-				return nil, fmt.Errorf("%q: range too long", part)
-			}
-		}
-		for v := a; v <= b; v++ {
-			m[int32(v)] = true
-		}
+		m[int32(v)] = true
 	}
 	return m, nil
 }
