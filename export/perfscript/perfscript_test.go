@@ -208,7 +208,7 @@ func TestMatchesLivePerf(t *testing.T) {
 	if len(files) < 30 {
 		t.Fatalf("%d perf.data files", len(files))
 	}
-	total, exact := 0, 0
+	total, exact, writers, generic := 0, 0, 0, 0
 	for _, f := range files {
 		out, err := exec.Command(perf, "script", "--force", "--ns", "-F", "comm,tid,pid,cpu,time,event,trace",
 			"--show-task-events", "--show-lost-events", "-i", f).Output()
@@ -243,11 +243,18 @@ func TestMatchesLivePerf(t *testing.T) {
 			case g == w:
 				exact++
 			case (strings.Contains(w, ": PERF_RECORD_LOST") || strings.Contains(w, ": PERF_RECORD_COMM")) && fromCPU(g) == fromCPU(w):
+				writers++
 			case strings.Contains(w, " syscalls:") && upToEvent(g) == upToEvent(w):
+				generic++
 			default:
 				t.Errorf("%s line %d:\n got %q\nwant %q", f, i+1, g, w)
 			}
 		}
 	}
-	t.Logf("%d files, %d lines, %d exact", len(files), total, exact)
+	t.Logf("%d files, %d lines, %d exact, %d LOST/COMM writers, %d generic", len(files), total, exact, writers, generic)
+	// The figures the README gives, for the perf they were counted with.
+	if v, _ := exec.Command(perf, "--version").Output(); strings.HasPrefix(string(v), "perf version 6.1.") &&
+		(len(files) != 43 || total != 597036 || exact != 586725 || writers != 10 || generic != 10301) {
+		t.Errorf("%s: %d files, %d lines, %d exact, %d writers, %d generic; the README says 43, 597,036, 586,725, 10 and 10,301", strings.TrimSpace(string(v)), len(files), total, exact, writers, generic)
+	}
 }
