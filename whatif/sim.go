@@ -87,8 +87,9 @@ type Config struct {
 	// notification (forkwait.go's, with fork_wait on) and its exit, as
 	// the replay did until session 44. Off, the kernel's way: from
 	// exit_notify to do_task_dead there is no preemption point, so the
-	// parent it woke waits for the child to exit (Sim.preemptionPoint,
-	// noPreemptToExit).
+	// parent it woke waits for the child to exit (fireDue sets the
+	// stretch; Sim.reschedAtPoint leaves a reschedule inside it to the
+	// exit's own switch).
 	ExitPreempt bool
 	// NoForkWait turns off the waits for a child's exit before a fork
 	// that the trace hid (forkwait.go; `--set fork_wait=off`).
