@@ -1001,10 +1001,24 @@ func (s *Sim) reschedAtPoint(r *rq, at int64, own bool) {
 	r.reschedPending = true
 	r.reschedOwn = own
 	r.reschedAt = at
-	if t := r.curr; t != nil && t.noPreemptToExit && t.act >= 0 && at >= timeAtProgress(r, t.w.Activations[t.act].DemandNS) {
-		return
-	}
 	s.push(event{t: at, kind: evResched, cpu: int32(r.cpu), gen: r.reschedGen})
+}
+
+// atRunOnEnd reports whether r's running task has done its activation's
+// demand inside a run-on that reaches the activation's end (Edge.NoPreemptNS
+// up to DemandNS, or a fork child's exit notification): in the trace the
+// task blocked or exited with TIF_NEED_RESCHED set, and that switch took
+// the reschedule. A reschedule falling due at this instant yields to the
+// activation's end (evResched): the two coincide, and the queue's order
+// among them must not decide whether the task is preempted a nanosecond
+// before its block.
+func (s *Sim) atRunOnEnd(r *rq) bool {
+	t := r.curr
+	if t == nil || t.rt || t.act < 0 {
+		return false
+	}
+	d := t.w.Activations[t.act].DemandNS
+	return t.noPreemptEnd >= d && progressAt(r, s.now) >= d
 }
 
 // inOwnRunOn reports whether r's running task is inside the run-on a

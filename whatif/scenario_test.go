@@ -1751,6 +1751,50 @@ func TestAttachOrder(t *testing.T) {
 	}
 }
 
+// A wakeup preemption that falls due where the waker's recorded run-on
+// ends, at its activation's end, is taken by the waker's block: the trace
+// shows the waker running on with TIF_NEED_RESCHED set into the call that
+// blocks (Edge.NoPreemptNS up to its demand). By hand, one CPU: x runs
+// 3 ms from t0 and at 2 ms wakes w (0.5 ms; placed 3 ms of sleeper credit
+// behind x's vruntime, more than the 1 ms wakeup granularity: preempt).
+// With the run-on to x's end (1 ms) x leaves at 3 ms in S, not R, and w
+// runs 3-3.5 ms; no involuntary switch. The replay before preempted x at
+// 3 ms, the reschedule's event coming before the activation's end at the
+// same instant, and x ran again at 3.5 ms only to block. With a run-on of
+// 0.5 ms the switch is at its end, x preempted at 2.5 ms (R) and back
+// at 3 ms for its last 0.5 ms.
+func TestReschedAtRunOnEndTakenByBlock(t *testing.T) {
+	for _, c := range []struct {
+		noPreempt int64
+		runs      string
+		xOut      string
+		invol     int64
+	}{{ms, "[x@0-30 w@30-35]", "S", 0}, {ms / 2, "[x@0-25 w@25-30 x@30-35]", "R", 1}} {
+		b := newBuilder(t, "sockets=1,cores=1,threads=1")
+		x := b.task("x", 120, 0, true, CauseStart, 3*ms)
+		w := b.task("w", 120, 0, false, CauseWake, ms/2)
+		b.edge(x, 0, 2*ms, w, 0)
+		b.w.Edges[0].NoPreemptNS = c.noPreempt
+		wl := b.done(t)
+		sw := switchTimes{}
+		ch := newChecker(t)
+		res, err := Replay(wl, testConfig(), Tee{ch, &sw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprint(ch.namedRuns(map[int64]string{int64(wl.Tasks[x].TID): "x", int64(wl.Tasks[w].TID): "w"}))
+		xOut := ""
+		for _, e := range sw {
+			if e.prev == wl.Tasks[x].TID && xOut == "" {
+				xOut = e.state
+			}
+		}
+		if got != c.runs || xOut != c.xOut || res.Metrics.InvoluntarySwitches != c.invol {
+			t.Errorf("run-on %d ns: runs %s, x first left %q, %d involuntary switches; want %s, %q, %d", c.noPreempt, got, xOut, res.Metrics.InvoluntarySwitches, c.runs, c.xOut, c.invol)
+		}
+	}
+}
+
 // The tick's reschedule, like a wakeup's, takes effect at the running
 // task's next preemption point: inside a stretch the trace shows it ran
 // on with TIF_NEED_RESCHED set (Edge.NoPreemptNS: the rest of one system

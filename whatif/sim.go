@@ -87,9 +87,9 @@ type Config struct {
 	// notification (forkwait.go's, with fork_wait on) and its exit, as
 	// the replay did until session 44. Off, the kernel's way: from
 	// exit_notify to do_task_dead there is no preemption point, so the
-	// parent it woke waits for the child to exit (fireDue sets the
-	// stretch; Sim.reschedAtPoint leaves a reschedule inside it to the
-	// exit's own switch).
+	// parent it woke waits for the child to exit (fireDue runs the
+	// stretch to the exit; a reschedule due at its end is the exit's own
+	// switch's, Sim.atRunOnEnd).
 	ExitPreempt bool
 	// NoForkWait turns off the waits for a child's exit before a fork
 	// that the trace hid (forkwait.go; `--set fork_wait=off`).
@@ -353,10 +353,6 @@ type simTask struct {
 	// of this activation ran through with TIF_NEED_RESCHED set
 	// (Edge.NoPreemptNS): one system call waking several tasks.
 	noPreemptEnd int64
-	// noPreemptToExit: noPreemptEnd runs to the activation's exit (an
-	// exit notification fired): a reschedule asked for waits for the
-	// exit's own switch, with no event of its own.
-	noPreemptToExit bool
 	// nextStall: the first of the activation's HostStalls not yet passed
 	// (hostStallEnd).
 	nextStall int32
@@ -960,6 +956,15 @@ func (s *Sim) Run() (*Stats, error) {
 		case evResched:
 			r := s.cpus[e.cpu]
 			if e.gen == r.reschedGen && r.reschedPending && r.curr != nil {
+				if e.b == 0 && s.atRunOnEnd(r) {
+					// After the activation's end, queued at this instant
+					// already: its block or exit takes the reschedule
+					// (the switch bumps reschedGen); if the task goes on
+					// without sleeping, this preempts it then.
+					e.b = 1
+					s.push(e)
+					break
+				}
 				r.reschedPending = false
 				s.preempt(r)
 			}
@@ -1236,7 +1241,6 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 			// point (its trace shows it leaving in Z, not R): the parent
 			// it woke waits for its exit.
 			t.noPreemptEnd = max(t.noPreemptEnd, a.DemandNS)
-			t.noPreemptToExit = true
 		}
 		s.fired[idx]++
 		s.stats.EdgesFired++
@@ -1514,7 +1518,6 @@ func (s *Sim) startActivation(t *simTask, k int32) {
 	t.nextEdge = t.w.Activations[k].EdgeLo
 	t.nextStall = t.w.Activations[k].StallLo
 	t.noPreemptEnd = 0
-	t.noPreemptToExit = false
 }
 
 // wake is try_to_wake_up() for activation k of t, from waker (nil: an
