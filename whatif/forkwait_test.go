@@ -209,3 +209,67 @@ func (l *switchTimes) Emit(e *timeline.Event) error {
 	}
 	return nil
 }
+
+// A child's exit wakes the parent waiting for it before the child's last
+// switch (exit_notify precedes do_task_dead), the child still on its
+// CPU. By hand, two CPUs, no idle-exit delay; kworker/1:1 (pinned) holds
+// CPU 1 from t0 to 0.4 ms. P on CPU 0 forks C0 at t0 (both CPUs hold one
+// task: the child stays local) and sleeps at 0.05 ms; C0 runs 0.05-0.15
+// ms and its exit notification, its last work, wakes P with no
+// preemption left to take (C0 leaves in X, not R). P forks C1 at once
+// (queued on CPU 0, CPU 1 still busy) and reaches C2's fork at 0.2 ms
+// with C1 still to exit (the trace has C1 exit at 0.7 ms, before the fork
+// at 0.8 ms, waking nobody): P sleeps in the wait the trace hid, and C1
+// runs 0.2-0.7 ms on CPU 0. At C1's exit CPU 1 is idle. Woken before
+// C1's switch, P finds CPU 0 busy and select_idle_sibling takes idle
+// CPU 1: P runs 0.7-0.75 ms there. Woken after it (exit_wake=late, the
+// replay before), P finds its own CPU 0 idle and runs there.
+func TestExitWakesParentBeforeSwitch(t *testing.T) {
+	for _, c := range []struct {
+		late  bool
+		pCPU  int64
+		c0Out string
+	}{{false, 1, "X"}, {true, 0, "X"}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		p := b.task("p", 120, 0, true, CauseStart, ms/20, ms/10)
+		c0 := b.task("c0", 120, 0, false, CauseFork, ms/10)
+		c1 := b.task("c1", 120, 0, false, CauseFork, ms/2)
+		c2 := b.task("c2", 120, 0, false, CauseFork, ms/10)
+		b.task("kworker/1:1", 120, 1, true, CauseStart, 4*ms/10)
+		for _, c := range []int32{c0, c1, c2} {
+			b.w.Tasks[c].Activations[0].End = EndExit
+		}
+		b.w.Tasks[p].Activations[1].End = EndExit
+		b.w.Tasks[c0].ExitNS, b.w.Tasks[c1].ExitNS, b.w.Tasks[c2].ExitNS = t0+150000, t0+700000, t0+900000
+		b.w.Tasks[p].ExitNS = t0 + 900000
+		b.w.Edges = append(b.w.Edges,
+			Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 0, OffsetNS: 0, Wakee: c0, WakeeAct: 0, TimeNS: t0},
+			Edge{Kind: EdgeWake, Causal: true, Waker: c0, WakerAct: 0, OffsetNS: ms / 10, Wakee: p, WakeeAct: 1, TimeNS: t0 + 150000},
+			Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 1, OffsetNS: 0, Wakee: c1, WakeeAct: 0, TimeNS: t0 + 150000},
+			Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 1, OffsetNS: ms / 20, Wakee: c2, WakeeAct: 0, TimeNS: t0 + 800000},
+		)
+		w := b.done(t)
+		cfg := testConfig()
+		cfg.ExitWakeLate = c.late
+		ch := newChecker(t)
+		sw := switchTimes{}
+		res, err := Replay(w, cfg, Tee{ch, &sw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid := int64(w.Tasks[p].TID)
+		run := ch.firstRunAfter(pid, t0+ms/2)
+		if run == nil || run.start != t0+7*ms/10 || run.end != t0+3*ms/4 || run.cpu != c.pCPU {
+			t.Errorf("exit_wake late %v: P's run after C1's exit %+v, want 0.7-0.75 ms on CPU %d", c.late, run, c.pCPU)
+		}
+		c0Out := ""
+		for _, e := range sw {
+			if e.prev == w.Tasks[c0].TID && c0Out == "" {
+				c0Out = e.state
+			}
+		}
+		if c0Out != c.c0Out || res.Stats.ForkWaits != 1 {
+			t.Errorf("exit_wake late %v: C0 first left in %q, %d fork waits; want %q, 1", c.late, c0Out, res.Stats.ForkWaits, c.c0Out)
+		}
+	}
+}

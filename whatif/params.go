@@ -20,7 +20,7 @@ import (
 // policy: the question is how the policies differ under those parameters.
 
 // ParamKeys are the keys --set and --sweep accept, for usage messages.
-var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "fork_wait", "exit_preempt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "wake_overhead", "wakee_flips", "trace_end_run_on"}
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "fork_wait", "exit_preempt", "exit_wake", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "wake_overhead", "wakee_flips", "trace_end_run_on"}
 
 // ParamLevels are the domain level names imbalance_pct/busy_factor accept
 // (as model.BuildDomains names them; the package level is PKG from v6.9,
@@ -186,6 +186,8 @@ func (s Setting) Apply(cfg *Config) error {
 		return either(&cfg.NoForkWait, "off", "on")
 	case "exit_preempt":
 		return onOff(&cfg.ExitPreempt)
+	case "exit_wake":
+		return either(&cfg.ExitWakeLate, "late", "early")
 	case "tick_softirq":
 		return onOff(&cfg.TickSoftIRQ)
 	case "tick_switch":

@@ -991,7 +991,7 @@ func (s *Sim) reschedAfter(r *rq, pool []int64) {
 // now, else TIF_NEED_RESCHED stays pending (own: raised by the task's own
 // wakeup) until its evResched, unless one already is.
 func (s *Sim) reschedAtPoint(r *rq, at int64, own bool) {
-	if at <= s.now {
+	if at <= s.now && !s.atRunOnEnd(r) {
 		s.preempt(r)
 		return
 	}
@@ -1001,6 +1001,15 @@ func (s *Sim) reschedAtPoint(r *rq, at int64, own bool) {
 	r.reschedPending = true
 	r.reschedOwn = own
 	r.reschedAt = at
+	if at <= s.now {
+		// Asked for at the end of a run-on that is its activation's (a
+		// wakeup the last thing before the block or exit): the block's or
+		// exit's switch, coming next in this same pass, takes it. Its
+		// event, already past its turn (evResched), preempts a task that
+		// goes on without sleeping instead.
+		s.push(event{t: s.now, kind: evResched, cpu: int32(r.cpu), gen: r.reschedGen, b: 1})
+		return
+	}
 	s.push(event{t: at, kind: evResched, cpu: int32(r.cpu), gen: r.reschedGen})
 }
 

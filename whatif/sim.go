@@ -91,6 +91,11 @@ type Config struct {
 	// stretch to the exit; a reschedule due at its end is the exit's own
 	// switch's, Sim.atRunOnEnd).
 	ExitPreempt bool
+	// ExitWakeLate wakes a parent waiting for a child's exit (reap.go,
+	// forkwait.go) after the child's last switch, as the replay did until
+	// session 45. Off, the kernel's order: exit_notify comes before
+	// do_task_dead, with the child still on its CPU.
+	ExitWakeLate bool
 	// NoForkWait turns off the waits for a child's exit before a fork
 	// that the trace hid (forkwait.go; `--set fork_wait=off`).
 	NoForkWait bool
@@ -1327,6 +1332,24 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 		s.recordingDone(t)
 	}
 	if a.End == EndExit {
+		if !s.cfg.ExitWakeLate {
+			// exit_notify wakes a parent waiting in wait() before
+			// do_task_dead's switch: the child still holds its CPU, so a
+			// parent placed there finds it busy (select_idle_sibling
+			// looks for an idle CPU), and any reschedule its wakeup asks
+			// for is the exit's own switch's (Sim.atRunOnEnd): there is no
+			// preemption point left.
+			t.noPreemptEnd = max(t.noPreemptEnd, a.DemandNS)
+			s.emitExit(r, t)
+			s.exitWakes(r, t)
+			t.state = tsDead
+			s.dequeue(r, t, true)
+			s.schedule(r, exitState(a))
+			if !t.rt {
+				s.removeLoad(r, t, false)
+			}
+			return
+		}
 		t.state = tsDead
 		s.dequeue(r, t, true)
 		s.emitExit(r, t)
@@ -1335,10 +1358,7 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 		if !t.rt {
 			s.removeLoad(r, t, false)
 		}
-		if s.reap.atExit[t.id] {
-			s.childExit(t, s.tasks[s.reap.parent[t.id]], r.cpu)
-		}
-		s.forkWaitExit(t, r.cpu)
+		s.exitWakes(r, t)
 		return
 	}
 	if hasNext && !t.trig[next] && s.reapReady(t, next) {
@@ -1377,6 +1397,16 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 		s.wake(t, next, w, int(w.cpu))
 		s.heldWake, s.wakingShown = false, false
 	}
+}
+
+// exitWakes: t, exiting on r, counts its exit for the parent that waits
+// for it (reap.go with --reap-any-child, forkwait.go) and wakes it if it
+// sleeps on that count.
+func (s *Sim) exitWakes(r *rq, t *simTask) {
+	if s.reap.atExit[t.id] {
+		s.childExit(t, s.tasks[s.reap.parent[t.id]], r.cpu)
+	}
+	s.forkWaitExit(t, r.cpu)
 }
 
 // takeActPrio gives t, not queued, the class and weight the trace shows
