@@ -177,15 +177,12 @@ func TestExitNotifyNoPreempt(t *testing.T) {
 			t.Fatal(err)
 		}
 		var pIn int64 = -1
-		c0Out := ""
 		for _, e := range sw {
 			if e.next == w.Tasks[p].TID && e.at > t0+ms/10 && pIn < 0 {
 				pIn = e.at
 			}
-			if e.prev == w.Tasks[c0].TID && c0Out == "" {
-				c0Out = e.state
-			}
 		}
+		c0Out := sw.firstOut(w.Tasks[c0].TID)
 		if pIn != c.pIn || c0Out != c.c0Out {
 			t.Errorf("exit_preempt %v: P back at %d ns after t0, C0 first left %q; want %d, %q", c.exitPreempt, pIn-t0, c0Out, c.pIn-t0, c.c0Out)
 		}
@@ -197,6 +194,16 @@ type switchTimes []struct {
 	at         int64
 	prev, next int32
 	state      string
+}
+
+// firstOut is the state tid was first switched out in ("" never).
+func (l switchTimes) firstOut(tid int32) string {
+	for _, e := range l {
+		if e.prev == tid {
+			return e.state
+		}
+	}
+	return ""
 }
 
 func (l *switchTimes) Emit(e *timeline.Event) error {
@@ -262,12 +269,7 @@ func TestExitWakesParentBeforeSwitch(t *testing.T) {
 		if run == nil || run.start != t0+7*ms/10 || run.end != t0+3*ms/4 || run.cpu != c.pCPU {
 			t.Errorf("exit_wake late %v: P's run after C1's exit %+v, want 0.7-0.75 ms on CPU %d", c.late, run, c.pCPU)
 		}
-		c0Out := ""
-		for _, e := range sw {
-			if e.prev == w.Tasks[c0].TID && c0Out == "" {
-				c0Out = e.state
-			}
-		}
+		c0Out := sw.firstOut(w.Tasks[c0].TID)
 		if c0Out != c.c0Out || res.Stats.ForkWaits != 1 {
 			t.Errorf("exit_wake late %v: C0 first left in %q, %d fork waits; want %q, 1", c.late, c0Out, res.Stats.ForkWaits, c.c0Out)
 		}

@@ -43,6 +43,7 @@ func ParamUsage() string {
 		"reply_awaits=on|off (a waker waits for the reply its wakee's preemption hid in the trace; default off), " +
 		"fork_wait=on|off (a parent that waits for its children forks only once as many have exited as the trace shows by the fork, sleeping in the wait the trace hid; default on), " +
 		"exit_preempt=on|off (a child may be preempted between its exit notification and its exit, which the kernel never does; default off), " +
+		"exit_wake=early|late (a child's exit wakes the parent waiting for it before the child's last switch, as the kernel's exit_notify does, or after it, as the replay did before round 73; default early), " +
 		"tick_softirq=on|off (a timer wakeup the tick's softirq made in the trace fires on the tick grid, that tick's switch waiting for it; default off), " +
 		"tick_switch=on|off (a tick that ends the running task's slice switches after a delay drawn from the trace's own tick-to-switch runs; default off), " +
 		"switch_charge=on|off (the run from a leaving task's last update to its switch-out, drawn from the trace's own, is charged to the task switched in, as the kernel's switch does; default on), " +

@@ -1783,12 +1783,7 @@ func TestReschedAtRunOnEndTakenByBlock(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := fmt.Sprint(ch.namedRuns(map[int64]string{int64(wl.Tasks[x].TID): "x", int64(wl.Tasks[w].TID): "w"}))
-		xOut := ""
-		for _, e := range sw {
-			if e.prev == wl.Tasks[x].TID && xOut == "" {
-				xOut = e.state
-			}
-		}
+		xOut := sw.firstOut(wl.Tasks[x].TID)
 		if got != c.runs || xOut != c.xOut || res.Metrics.InvoluntarySwitches != c.invol {
 			t.Errorf("run-on %d ns: runs %s, x first left %q, %d involuntary switches; want %s, %q, %d", c.noPreempt, got, xOut, res.Metrics.InvoluntarySwitches, c.runs, c.xOut, c.invol)
 		}

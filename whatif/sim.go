@@ -1332,7 +1332,8 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 		s.recordingDone(t)
 	}
 	if a.End == EndExit {
-		if !s.cfg.ExitWakeLate {
+		late := s.cfg.ExitWakeLate
+		if !late {
 			// exit_notify wakes a parent waiting in wait() before
 			// do_task_dead's switch: the child still holds its CPU, so a
 			// parent placed there finds it busy (select_idle_sibling
@@ -1342,23 +1343,20 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 			t.noPreemptEnd = max(t.noPreemptEnd, a.DemandNS)
 			s.emitExit(r, t)
 			s.exitWakes(r, t)
-			t.state = tsDead
-			s.dequeue(r, t, true)
-			s.schedule(r, exitState(a))
-			if !t.rt {
-				s.removeLoad(r, t, false)
-			}
-			return
 		}
 		t.state = tsDead
 		s.dequeue(r, t, true)
-		s.emitExit(r, t)
+		if late {
+			s.emitExit(r, t)
+		}
 		s.schedule(r, exitState(a))
 		// task_dead_fair, after the switch (finish_task_switch).
 		if !t.rt {
 			s.removeLoad(r, t, false)
 		}
-		s.exitWakes(r, t)
+		if late {
+			s.exitWakes(r, t)
+		}
 		return
 	}
 	if hasNext && !t.trig[next] && s.reapReady(t, next) {
