@@ -192,7 +192,7 @@ func TestTickPicksDelayedTask(t *testing.T) {
 // delayed task (B of TestDelayedDequeueKeepsWakeeOnItsCPU goes to the idle
 // CPU 1 at its wakeup); v6.12 with 2ae891b82695, e837456fdca8,
 // ac8e69e69363, 0b9ca2dcabc3, 6e3c0a4e1ad1 and 61b82dfb6b7e applied and 33cf66d88306 (NI_RANDOM, which the 6.12 LTS
-// series took and this project's 6.18.44 lacks) reverted has latest's
+// series took, left off in latest: FIDELITY.md round 74) reverted has latest's
 // knobs.
 func TestEEVDFCommitsSwitch(t *testing.T) {
 	p, err := WithCommits(mustPolicy(t, "latest"), []string{"152e11f6df29"}, nil)

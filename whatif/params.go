@@ -39,7 +39,7 @@ func ParamUsage() string {
 	return "imbalance_pct.LEVEL=N (N >= 100), busy_factor=N or busy_factor.LEVEL=N (N >= 1), " +
 		"migration_cost=DURATION (e.g. 500us, 0 = never cache hot), nr_migrate=N (N >= 1), hz=100|250|300|1000, " +
 		"slice_protection=" + strings.Join(SliceProtections, "|") + " (EEVDF kernels), " +
-		"newidle_ratio=trace|boot|N (NI_RANDOM's starting success ratio of 1024; kernels with NI_RANDOM), " +
+		"newidle_ratio=trace|share|boot|N (NI_RANDOM's starting success ratio of 1024; kernels with NI_RANDOM; trace: the trace's share of newidle chances taken when its kernel's policy has NI_RANDOM, share: whatever that policy), " +
 		"reply_awaits=on|off (a waker waits for the reply its wakee's preemption hid in the trace; default off), " +
 		"fork_wait=on|off (a parent that waits for its children forks only once as many have exited as the trace shows by the fork, sleeping in the wait the trace hid; default on), " +
 		"exit_preempt=on|off (a child may be preempted between its exit notification and its exit, which the kernel never does; default off), " +
@@ -172,12 +172,14 @@ func (s Setting) Apply(cfg *Config) error {
 		switch s.Value {
 		case "trace":
 			cfg.NIRatio = 0
+		case "share":
+			cfg.NIRatio = -1
 		case "boot":
 			cfg.NIRatio = 513
 		default:
 			n, err := strconv.Atoi(s.Value)
 			if err != nil || n < 0 || n > 1023 {
-				return bad("trace, boot, or an integer 0..1023")
+				return bad("trace, share, boot, or an integer 0..1023")
 			}
 			cfg.NIRatio = n + 1
 		}

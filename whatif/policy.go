@@ -200,7 +200,8 @@ type Knobs struct {
 	// series in December 2025 and January 2026: the 6.1.192 guests of
 	// fixtures/kernels list it in sched/features). On in `v6.1`, `v6.6`
 	// and `v6.12` (those LTS series as they are now), off in `v6.10` and
-	// `latest` (this project's 6.18.44 lacks it).
+	// `latest` (FIDELITY.md round 74: this project's 6.18.44 probably
+	// runs it, but its replays meet fewer goals with it).
 	NIRandom bool
 	// NewidleBumpOnFail: v6.17's 155213a2aed4, a newidle pass that pulls
 	// nothing counts as costing half as much again as the domain's

@@ -23,8 +23,12 @@ package whatif
 // a delayed task only to migrate load (61b82dfb6b7e, v6.14).
 //
 // v6.19's NI_RANDOM newidle balance (on in `v6.12`, whose stable series
-// took it) is off (`--apply 33cf66d88306`; this project's 6.18.44 machine
-// does not run it). Not
+// took it) is off (`--apply 33cf66d88306`). This project's 6.18.44 machine
+// probably runs it (its feature mask has one set bit after LATENCY_WARN,
+// where upstream 6.18.y puts NI_RANDOM; a vendor feature cannot be ruled
+// out), but its replays meet fewer goals with it (FIDELITY.md round 74):
+// the replay's placements leave CPUs idle beside queued tasks more often
+// than the kernel's, and newidle pulls make up for it. Not
 // modelled: v6.19's SD_SERIALIZE gate, and v6.17's
 // RUN_TO_PARITY limit to the shortest queued slice (the model has one slice
 // for all); see also policy_v612.go.
@@ -42,8 +46,7 @@ func newLatest() *reworkPolicy {
 	p.knobs.ReschedUnprotected = true
 	p.knobs.LagClampMaxSlice = true
 	p.knobs.DelayedMigrateLoadOnly = true
-	// 6.18.44 (this project's machine) has no NI_RANDOM (its sched
-	// feature mask ends at HZ_BW).
+	// Off although this project's 6.18.44 probably runs it: see above.
 	p.knobs.NIRandom = false
 	return p
 }

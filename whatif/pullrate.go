@@ -213,15 +213,15 @@ func niRatioFrom(pulls, chances int) (ratio int64, ok bool) {
 
 // niStartRatio is where NI_RANDOM's success ratio starts on every domain:
 // Config.NIRatio when set; else, when the traced kernel ran NI_RANDOM (its
-// policy has it), the trace's share of newidle chances taken, the state
+// policy has it, or newidle_ratio=share says so), the trace's share of newidle chances taken, the state
 // that kernel carried into the recording; else the boot value 512. A
 // trace of a kernel without NI_RANDOM says nothing of that state: its
-// share comes from other rules (this machine's 6.18.44 took 6–14 %).
+// share comes from other rules.
 func niStartRatio(cfg Config, w *Workload) int64 {
 	if cfg.NIRatio > 0 {
 		return int64(cfg.NIRatio - 1)
 	}
-	if p, err := PolicyForKernel(w.Kernel); err == nil && p.Knobs().NIRandom {
+	if p, err := PolicyForKernel(w.Kernel); cfg.NIRatio < 0 || err == nil && p.Knobs().NIRandom {
 		if r, ok := niRatioFrom(w.NewidlePulls, w.NewidleChances); ok {
 			return r
 		}

@@ -74,9 +74,10 @@ func TestNiRatioFrom(t *testing.T) {
 }
 
 // Each domain's NI_RANDOM ratio starts at the trace's share of chances
-// taken when the traced kernel ran NI_RANDOM, at the boot value when the
-// trace has too few chances or its kernel did not run it, and where --set
-// puts it (the replayed policy is v6.1 throughout).
+// taken when the traced kernel ran NI_RANDOM (or newidle_ratio=share says
+// it did), at the boot value when the trace has too few chances or its
+// kernel did not run it, and where --set puts it (the replayed policy is
+// v6.1 throughout).
 func TestNewidleRatioStart(t *testing.T) {
 	for _, c := range []struct {
 		name           string
@@ -92,6 +93,9 @@ func TestNewidleRatioStart(t *testing.T) {
 		{"trace named", "6.1.0", 25, 100, "trace", 255},
 		{"traced kernel without NI_RANDOM", "6.18.44", 25, 100, "", 512},
 		{"traced kernel unknown", "", 25, 100, "", 512},
+		{"share asserted", "6.18.44", 25, 100, "share", 255},
+		{"share asserted, kernel unknown", "", 25, 100, "share", 255},
+		{"share asserted, too few chances", "6.18.44", 5, 10, "share", 512},
 	} {
 		b := newBuilder(t, "sockets=1,cores=2,threads=2")
 		b.task("a", 120, 0, true, CauseStart, ms)

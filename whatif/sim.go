@@ -43,8 +43,11 @@ type Config struct {
 	Preemption bool
 	// NIRatio sets where NI_RANDOM's per-domain success ratio starts: 0,
 	// at the share of newidle chances the trace's CPUs took
-	// (Workload.NewidleChances; the boot value 512 when it has too few);
-	// N > 0, at N-1 (`--set newidle_ratio`: "boot" is 513).
+	// (Workload.NewidleChances; the boot value 512 when it has too few)
+	// when the traced kernel's policy has NI_RANDOM; -1, at that share
+	// whatever the traced kernel's policy (`newidle_ratio=share`: replaying
+	// a trace under a policy with NI_RANDOM asserts that its kernel ran
+	// it); N > 0, at N-1 (`--set newidle_ratio`: "boot" is 513).
 	NIRatio int
 	// NewidleCost: cost of one load_balance at a domain, c0 + c1 × span +
 	// c2 × moved (ns); feeds max_newidle_lb_cost (§8.6).

@@ -21,7 +21,7 @@ type Recording struct {
 // ones, and the other workloads recorded on this machine's later build
 // (fixtures/local-6.18/workloads: cyclictest on nearly idle CPUs,
 // stress-ng's fork and vfork stressors; FIDELITY.md rounds 67–70); with repeats, the repeat recordings of the 6.1 guests and of this
-// machine (FIDELITY.md round 49); with holdout, the workloads recorded
+// machine (FIDELITY.md round 49; the vfork workload's since round 74); with holdout, the workloads recorded
 // after the model's rules were set (round 50).
 func Recordings(sharedKernels string, repeats, holdout bool) (recs []Recording, sharedFound bool) {
 	add := func(group, pattern string) {
@@ -55,6 +55,7 @@ func Recordings(sharedKernels string, repeats, holdout bool) (recs []Recording, 
 	if repeats {
 		add("6.1 repeats", "fixtures/kernels/repeats/*/r*/*.perf.data.gz")
 		add("6.18 repeats", "fixtures/local-6.18/repeats/r*/*.perf.data")
+		add("6.18 workloads repeats", "fixtures/local-6.18/workloads/repeats/r*/*.perf.data")
 	}
 	if holdout {
 		for _, g := range []string{"guest-M-*", "guest-N-*", "guest-P-*"} {
