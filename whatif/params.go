@@ -20,7 +20,7 @@ import (
 // policy: the question is how the policies differ under those parameters.
 
 // ParamKeys are the keys --set and --sweep accept, for usage messages.
-var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "fork_wait", "exit_preempt", "exit_wake", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "wake_overhead", "wakee_flips", "trace_end_run_on"}
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "wake_overhead", "wakee_flips", "trace_end_run_on"}
 
 // ParamLevels are the domain level names imbalance_pct/busy_factor accept
 // (as model.BuildDomains names them; the package level is PKG from v6.9,
@@ -44,6 +44,7 @@ func ParamUsage() string {
 		"fork_wait=on|off (a parent that waits for its children forks only once as many have exited as the trace shows by the fork, sleeping in the wait the trace hid; default on), " +
 		"exit_preempt=on|off (a child may be preempted between its exit notification and its exit, which the kernel never does; default off), " +
 		"exit_wake=early|late (a child's exit wakes the parent waiting for it before the child's last switch, as the kernel's exit_notify does, or after it, as the replay did before round 73; default early), " +
+		"start_pelt=trace|heavy (a task running or runnable at the trace start begins with the PELT averages its shares of the trace's first 64 ms give, or with its whole weight as load and half the capacity as util, as the replay did before round 75; default trace), " +
 		"tick_softirq=on|off (a timer wakeup the tick's softirq made in the trace fires on the tick grid, that tick's switch waiting for it; default off), " +
 		"tick_switch=on|off (a tick that ends the running task's slice switches after a delay drawn from the trace's own tick-to-switch runs; default off), " +
 		"switch_charge=on|off (the run from a leaving task's last update to its switch-out, drawn from the trace's own, is charged to the task switched in, as the kernel's switch does; default on), " +
@@ -189,6 +190,8 @@ func (s Setting) Apply(cfg *Config) error {
 		return either(&cfg.NoForkWait, "off", "on")
 	case "exit_preempt":
 		return onOff(&cfg.ExitPreempt)
+	case "start_pelt":
+		return either(&cfg.StartPELTHeavy, "heavy", "trace")
 	case "exit_wake":
 		return either(&cfg.ExitWakeLate, "late", "early")
 	case "tick_softirq":

@@ -9,7 +9,7 @@ import (
 func TestParseSetting(t *testing.T) {
 	var cfg Config
 	for _, kv := range []string{"imbalance_pct.*=130", "imbalance_pct.MC=125", "busy_factor=8", "busy_factor.NUMA=4",
-		"migration_cost=250us", "nr_migrate=8", "hz=1000", "imbalance_pct.MC=120", "reply_awaits=on", "tick_softirq=on", "irq_cpu=trace", "wake_overhead=skip", "wakee_flips=4"} {
+		"migration_cost=250us", "nr_migrate=8", "hz=1000", "imbalance_pct.MC=120", "reply_awaits=on", "tick_softirq=on", "irq_cpu=trace", "wake_overhead=skip", "wakee_flips=4", "start_pelt=heavy"} {
 		s, err := ParseSetting(kv)
 		if err != nil {
 			t.Fatalf("%s: %v", kv, err)
@@ -18,7 +18,7 @@ func TestParseSetting(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if cfg.MigrationCostNS != 250000 || cfg.NrMigrate != 8 || cfg.HZ != 1000 || !cfg.ReplyAwaits || !cfg.TickSoftIRQ || !cfg.IRQCPU || !cfg.SkipWakeOverhead || cfg.WakeeFlips != 4 {
+	if cfg.MigrationCostNS != 250000 || cfg.NrMigrate != 8 || cfg.HZ != 1000 || !cfg.ReplyAwaits || !cfg.TickSoftIRQ || !cfg.IRQCPU || !cfg.SkipWakeOverhead || cfg.WakeeFlips != 4 || !cfg.StartPELTHeavy {
 		t.Errorf("config %+v", cfg)
 	}
 	// "*" first, the later MC value replaces the earlier one.
@@ -56,6 +56,7 @@ func TestParseSetting(t *testing.T) {
 		"tick_softirq=1":      "on or off",
 		"wake_overhead=on":    "skip or keep",
 		"irq_cpu=on":          "trace or own",
+		"start_pelt=light":    "heavy or trace",
 		"wakee_flips=-1":      "0..1048576",
 		"wakee_flips=many":    "0..1048576",
 		"tick=250":            "unknown key",

@@ -333,3 +333,55 @@ func TestNewidleRefreshesBlocked(t *testing.T) {
 		}
 	}
 }
+
+// A task running or runnable at the trace start begins with the PELT
+// averages its running and runnable shares of the trace's first 64 ms
+// give, worked by hand, or with Config.StartPELTHeavy its whole weight
+// and half the capacity. K (nice -20, weight 88761) runs 4 ms at the
+// start and 4 ms from 20 ms (blocking at 24 ms), then at 80 ms, past the
+// window: runnable and running 8 of 64 ms, 128/1024, load 88761 × 128 /
+// 1024 = 11095. Q, queued at the start, runs 2 ms by the time it blocks
+// at 10 ms, then 1 ms from 30 ms (its last activation: runnable for its
+// demand): runnable 11 ms, 176, running 3 ms, 48, load 176. H runs 200 ms
+// from the start: everything full. On a trace of 32 ms, K's 8 ms are 256
+// and Q's 11 and 3 ms 352 and 96.
+func TestStartPELTFromTheTrace(t *testing.T) {
+	build := func(end int64) *Workload {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		k := b.task("kworker/0:1H", 100, 0, true, CauseStart, 4*ms, 4*ms, ms)
+		q := b.task("q", 120, 0, false, CauseStart, 2*ms, ms)
+		b.task("h", 120, 1, true, CauseStart, 200*ms)
+		ka := b.w.Tasks[k].Activations
+		ka[0].ReleaseNS = t0
+		ka[1].ReleaseNS, ka[1].SleepNS, ka[1].Cause = t0+20*ms, 16*ms, CauseArrival
+		ka[2].ReleaseNS, ka[2].SleepNS, ka[2].Cause = t0+80*ms, 56*ms, CauseArrival
+		qa := b.w.Tasks[q].Activations
+		qa[0].ReleaseNS = t0
+		qa[1].ReleaseNS, qa[1].SleepNS, qa[1].Cause = t0+30*ms, 20*ms, CauseArrival
+		b.w.Tasks[2].Activations[0].ReleaseNS = t0
+		b.w.EndNS = end
+		return b.done(t)
+	}
+	type want struct{ load, runnable, util uint64 }
+	for _, c := range []struct {
+		name  string
+		end   int64
+		heavy bool
+		want  [3]want
+	}{
+		{"the trace's first 64 ms", t0 + 300*ms, false, [3]want{{11095, 128, 128}, {176, 176, 48}, {1024, 1024, 1024}}},
+		{"a 32 ms trace", t0 + 32*ms, false, [3]want{{88761 * 256 / 1024, 256, 256}, {352, 352, 96}, {1024, 1024, 1024}}},
+		{"heavy", t0 + 300*ms, true, [3]want{{88761, 512, 512}, {1024, 512, 512}, {1024, 512, 512}}},
+	} {
+		cfg := testConfig()
+		cfg.StartPELTHeavy = c.heavy
+		s, _ := newSim(t, build(c.end), cfg)
+		for i, w := range c.want {
+			tk := s.tasks[i]
+			s.startPELT(tk)
+			if got := (want{tk.avg.loadAvg, tk.avg.runnableAvg, tk.avg.utilAvg}); got != w {
+				t.Errorf("%s: %s load/runnable/util %v, want %v", c.name, tk.w.Comm, got, w)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/schedreplay/replay/model"
@@ -99,6 +100,12 @@ type Config struct {
 	// session 45. Off, the kernel's order: exit_notify comes before
 	// do_task_dead, with the child still on its CPU.
 	ExitWakeLate bool
+	// StartPELTHeavy starts the PELT averages of a task running or
+	// runnable at the trace start at its full weight and half the CPU's
+	// capacity ("heavy until proven otherwise", the replay before round
+	// 75) instead of at its running and runnable shares of the trace's
+	// first startPELTWindowNS (startPELT).
+	StartPELTHeavy bool
 	// NoForkWait turns off the waits for a child's exit before a fork
 	// that the trace hid (forkwait.go; `--set fork_wait=off`).
 	NoForkWait bool
@@ -608,7 +615,15 @@ type Stats struct {
 	// WakeeFlipsStart: the wakee_flips the tasks alive at the trace start
 	// began with (Config.WakeeFlips); WakeeFlipsFit: the trace's evidence
 	// (Workload.Flips), when it had telling placements.
-	WakeeFlipsStart uint32   `json:"wakee_flips_start"`
+	WakeeFlipsStart uint32 `json:"wakee_flips_start"`
+	// StartPELTTasks: the tasks running or runnable at the trace start,
+	// whose PELT averages startPELT set; StartPELTLoad their load_avg
+	// summed, StartPELTWeight their weights (the loads the heavy start
+	// gives them); StartPELTHeavy: that start was the heavy one.
+	StartPELTTasks  int64    `json:"start_pelt_tasks,omitempty"`
+	StartPELTLoad   int64    `json:"start_pelt_load,omitempty"`
+	StartPELTWeight int64    `json:"start_pelt_weight,omitempty"`
+	StartPELTHeavy  bool     `json:"start_pelt_heavy,omitempty"`
 	WakeeFlipsFit   *FlipFit `json:"wakee_flips_fit,omitempty"`
 	ActiveBalances  int64    `json:"active_balances"`
 	NohzKicks       int64    `json:"nohz_kicks"`
@@ -906,9 +921,7 @@ func (s *Sim) Run() (*Stats, error) {
 			s.takeActPrio(t)
 			r := s.cpus[t.cpu]
 			t.avg.lastUpdate = s.now
-			// A task already running has been for a while: start its
-			// signals at its weight/1024 ("heavy until proven otherwise").
-			t.avg.loadAvg, t.avg.utilAvg, t.avg.runnableAvg = t.weight, capacityScale/2, capacityScale/2
+			s.startPELT(t)
 			s.enqueue(r, t, enqStart)
 			if t.w.StartRunning && r.curr == nil {
 				s.switchTo(r, t, "")
@@ -1832,6 +1845,71 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 	s.forking = true
 	s.wakeupPreempt(dst, child)
 	s.forking = false
+}
+
+// startPELTWindowNS is the span of the trace from its start over which a
+// task already running or runnable then has its running and runnable
+// shares taken (startPELT): about PELT's reach (a 32 ms half-life: 64 ms
+// hold three quarters of an average's weight).
+const startPELTWindowNS = 64_000_000
+
+// startPELT gives t, running or runnable at the trace start, the PELT
+// averages the kernel's would have had: the trace cannot show its past,
+// so its first startPELTWindowNS stand for it: runnable from each
+// activation's release to its block (to the trace's end or the task's
+// exit for an activation that ends so), running its demand spread evenly
+// over that span (a task time-sharing a CPU runs a share of it). A task
+// that is hardly ever runnable no longer starts with its whole weight on
+// its CPU: a nice -20 kworker so started carried 88,761 of load on a
+// mostly idle CPU for a hundred milliseconds, and every placement weighing
+// that CPU's load (wake_affine_weight, find_idlest_group, the balancer)
+// avoided it. A workload without the trace's span (one made by hand or by
+// a generator: EndNS not after StartNS), or Config.StartPELTHeavy, keeps
+// the old start: load at the full weight, util and runnable at half the
+// capacity.
+func (s *Sim) startPELT(t *simTask) {
+	s.stats.StartPELTTasks++
+	s.stats.StartPELTWeight += int64(t.weight)
+	defer func() { s.stats.StartPELTLoad += int64(t.avg.loadAvg) }()
+	from, to := s.w.StartNS, s.w.StartNS+startPELTWindowNS
+	if s.cfg.StartPELTHeavy || s.w.EndNS <= from {
+		s.stats.StartPELTHeavy = true
+		t.avg.loadAvg, t.avg.utilAvg, t.avg.runnableAvg = t.weight, capacityScale/2, capacityScale/2
+		return
+	}
+	to = min(to, s.w.EndNS)
+	acts := t.w.Activations
+	var runnable, running int64
+	for k := range acts {
+		a := &acts[k]
+		if a.ReleaseNS >= to {
+			break
+		}
+		end := a.ReleaseNS + a.DemandNS
+		switch {
+		case k+1 < len(acts):
+			end = max(end, acts[k+1].ReleaseNS-acts[k+1].SleepNS)
+		case a.End == EndTraceEnd:
+			end = max(end, s.w.EndNS)
+		case a.End == EndExit && t.w.ExitNS > 0:
+			end = max(end, t.w.ExitNS)
+		}
+		in := min(end, to) - max(a.ReleaseNS, from)
+		if in <= 0 {
+			continue
+		}
+		runnable += in
+		if span := end - a.ReleaseNS; span > 0 && a.DemandNS > 0 {
+			// demand × in / span, in 128 bits: in ≤ span.
+			hi, lo := bits.Mul64(uint64(a.DemandNS), uint64(in))
+			q, _ := bits.Div64(hi, lo, uint64(span))
+			running += int64(q)
+		}
+	}
+	span := uint64(to - from)
+	t.avg.runnableAvg = min(uint64(runnable)*capacityScale/span, capacityScale)
+	t.avg.utilAvg = min(uint64(running)*capacityScale/span, capacityScale)
+	t.avg.loadAvg = t.weight * t.avg.runnableAvg / capacityScale
 }
 
 // initTaskPELT is init_entity_runnable_average + post_init_entity_util_avg
