@@ -213,8 +213,9 @@ func niRatioFrom(pulls, chances int) (ratio int64, ok bool) {
 
 // niStartRatio is where NI_RANDOM's success ratio starts on every domain:
 // Config.NIRatio when set; else, when the traced kernel ran NI_RANDOM (its
-// policy has it, or newidle_ratio=share says so), the trace's share of newidle chances taken, the state
-// that kernel carried into the recording; else the boot value 512. A
+// policy has it, or newidle_ratio=share says so), the trace's share of
+// newidle chances taken, the state that kernel carried into the
+// recording; else the boot value 512. A
 // trace of a kernel without NI_RANDOM says nothing of that state: its
 // share comes from other rules.
 func niStartRatio(cfg Config, w *Workload) int64 {

@@ -1868,18 +1868,25 @@ const startPELTWindowNS = 64_000_000
 // the old start: load at the full weight, util and runnable at half the
 // capacity.
 func (s *Sim) startPELT(t *simTask) {
+	heavy := s.cfg.StartPELTHeavy || s.w.EndNS <= s.w.StartNS
+	if heavy {
+		t.avg.loadAvg, t.avg.utilAvg, t.avg.runnableAvg = t.weight, capacityScale/2, capacityScale/2
+	} else {
+		t.avg.runnableAvg, t.avg.utilAvg = s.startShares(t)
+		t.avg.loadAvg = t.weight * t.avg.runnableAvg / capacityScale
+	}
 	s.stats.StartPELTTasks++
 	s.stats.StartPELTWeight += int64(t.weight)
-	defer func() { s.stats.StartPELTLoad += int64(t.avg.loadAvg) }()
-	from, to := s.w.StartNS, s.w.StartNS+startPELTWindowNS
-	if s.cfg.StartPELTHeavy || s.w.EndNS <= from {
-		s.stats.StartPELTHeavy = true
-		t.avg.loadAvg, t.avg.utilAvg, t.avg.runnableAvg = t.weight, capacityScale/2, capacityScale/2
-		return
-	}
-	to = min(to, s.w.EndNS)
+	s.stats.StartPELTLoad += int64(t.avg.loadAvg)
+	s.stats.StartPELTHeavy = s.stats.StartPELTHeavy || heavy
+}
+
+// startShares is t's runnable and running shares (of capacityScale) of
+// the trace's first startPELTWindowNS, for startPELT.
+func (s *Sim) startShares(t *simTask) (runnable, running uint64) {
+	from, to := s.w.StartNS, min(s.w.StartNS+startPELTWindowNS, s.w.EndNS)
 	acts := t.w.Activations
-	var runnable, running int64
+	var rnbl, run int64
 	for k := range acts {
 		a := &acts[k]
 		if a.ReleaseNS >= to {
@@ -1898,18 +1905,16 @@ func (s *Sim) startPELT(t *simTask) {
 		if in <= 0 {
 			continue
 		}
-		runnable += in
+		rnbl += in
 		if span := end - a.ReleaseNS; span > 0 && a.DemandNS > 0 {
 			// demand × in / span, in 128 bits: in ≤ span.
 			hi, lo := bits.Mul64(uint64(a.DemandNS), uint64(in))
 			q, _ := bits.Div64(hi, lo, uint64(span))
-			running += int64(q)
+			run += int64(q)
 		}
 	}
 	span := uint64(to - from)
-	t.avg.runnableAvg = min(uint64(runnable)*capacityScale/span, capacityScale)
-	t.avg.utilAvg = min(uint64(running)*capacityScale/span, capacityScale)
-	t.avg.loadAvg = t.weight * t.avg.runnableAvg / capacityScale
+	return min(uint64(rnbl)*capacityScale/span, capacityScale), min(uint64(run)*capacityScale/span, capacityScale)
 }
 
 // initTaskPELT is init_entity_runnable_average + post_init_entity_util_avg
