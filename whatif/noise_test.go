@@ -268,7 +268,14 @@ func TestDelayPoolsFollowWakeupMigration(t *testing.T) {
 // 20 at 3.1 ms with NEED_RESCHED shown at 3.05 ms: 0.1 ms. (c) The same
 // as (a) at 5 ms, but a tick (hard-IRQ update_curr) comes at 5.02 ms
 // before the first NEED_RESCHED event: the tick may have set it (a slice
-// expiry), so no stretch.
+// expiry), so no stretch. (d) At 7 ms a tick sets the flag (shown at
+// 7.01 ms) and schedule() picks 10 again (no switch): the tick at 7.5 ms
+// shows it clear. 10 wakes 20 at 8 ms, the flag is shown again at 8.05
+// ms and 10 is switched out R to 20 at 8.3 ms: 0.3 ms, as (a); the flag
+// of 7.01 ms, cleared since, is not this wakeup's. (e) At 10 ms the flag
+// is already set when 10 wakes 20 (its sched_waking, written before the
+// wakeup's check_preempt, shows it; no tick since 9.5 ms, where it was
+// clear): set before the wakeup, so not this wakeup's, and no stretch.
 func TestNoPreemptFromNeedResched(t *testing.T) {
 	const nr = 0x05 // IRQS_OFF | NEED_RESCHED
 	r := &noiseReader{evs: []timeline.Event{
@@ -288,13 +295,25 @@ func TestNoPreemptFromNeedResched(t *testing.T) {
 		nRuntime(5*ms+50000, 0, 10, nr),
 		nSwitch(5*ms+300000, 0, 10, "R", 20),
 		nSwitch(6*ms, 0, 20, "S", 10),
+		nRuntime(7*ms, 0, 10, hardirq),
+		nRuntime(7*ms+10000, 0, 10, nr),
+		nRuntime(7*ms+500000, 0, 10, hardirq),
+		nWaking(8*ms, 0, 10, 20, 0),
+		nRuntime(8*ms+50000, 0, 10, nr),
+		nSwitch(8*ms+300000, 0, 10, "R", 20),
+		nSwitch(9*ms, 0, 20, "S", 10),
+		nRuntime(9*ms+500000, 0, 10, 0x01),
+		withFlags(nWaking(10*ms, 0, 10, 20, 0), nr),
+		nRuntime(10*ms+50000, 0, 10, nr),
+		nSwitch(10*ms+300000, 0, 10, "R", 20),
+		nSwitch(11*ms, 0, 20, "S", 10),
 	}}
 	w := mustExtract(t, r)
 	var got []string
 	for _, e := range w.Edges {
 		got = append(got, fmt.Sprintf("%d@%d:%d", w.Tasks[e.Wakee].TID, e.TimeNS/1000, e.NoPreemptNS/1000))
 	}
-	want := "[20@2000:300 30@2050:0 20@3000:100 20@5000:0]"
+	want := "[20@2000:300 30@2050:0 20@3000:100 20@5000:0 20@8000:300 20@10000:0]"
 	if fmt.Sprint(got) != want {
 		t.Errorf("edges (wakee@µs:no-preempt µs) %v, want %s", got, want)
 	}

@@ -658,7 +658,9 @@ type extractor struct {
 	comms        map[int32]string
 	// Per CPU, since its last switch: the tick records (hard-IRQ
 	// sched_stat_runtime) and the first event showing the running
-	// task's TIF_NEED_RESCHED set (-1: none).
+	// task's TIF_NEED_RESCHED set since an event last showed it clear
+	// (-1: none; a schedule() that picks the same task clears it without
+	// a sched_switch).
 	ticks   [][]int64
 	firstNR []int64
 	// enq tells the enqueue's hard-IRQ update_curr from a tick's.
@@ -885,9 +887,13 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 			default:
 				x.stalls.event(c, e.Time)
 			}
-			if e.Kind != timeline.SchedSwitch && e.Int(timeline.CommonFlags)&flagNeedResched != 0 {
+			if e.Kind != timeline.SchedSwitch && e.IsSet(timeline.CommonFlags) {
 				x.growCPU(c)
-				if x.firstNR[c] < 0 {
+				if e.Int(timeline.CommonFlags)&flagNeedResched == 0 {
+					// The flag is clear again: a schedule() since it was
+					// set picked the same task (no sched_switch).
+					x.firstNR[c] = -1
+				} else if x.firstNR[c] < 0 {
 					x.firstNR[c] = e.Time
 				}
 			}
@@ -1510,12 +1516,13 @@ func (x *extractor) tickSoftIRQ(keep []int32, phase int64) {
 	}
 }
 
-// reschedByWakeup: the task running on c since its last switch had
-// TIF_NEED_RESCHED set, as the trace's flags show, after the wakeup at
-// `at` and before any tick since: so a wakeup set it, not a slice expiry.
+// reschedByWakeup: the task running on c had TIF_NEED_RESCHED set, as
+// the trace's flags show, after the wakeup at `at` (its sched_waking,
+// written before the wakeup's check_preempt, showed it clear) and before
+// any tick since: so the wakeup set it, not a slice expiry.
 func (x *extractor) reschedByWakeup(c int32, at int64) bool {
 	nr := x.firstNR[c]
-	return nr >= at && !x.tickBetween(c, at, nr)
+	return nr > at && !x.tickBetween(c, at, nr)
 }
 
 // lateTickNS: a hard-IRQ update_curr this soon after a host stall ended
