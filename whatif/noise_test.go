@@ -319,6 +319,28 @@ func TestNoPreemptFromNeedResched(t *testing.T) {
 	}
 }
 
+// The re-pick case of TestNoPreemptFromNeedResched on a real trace:
+// guest-A's schbench, CPU 1. perf's own reading of the records' flags
+// (`perf script -s` with a Python handler printing common_flags): worker
+// 1191 wakes the message thread 1189 there at 14.465662849 (0x1: clear),
+// the next records on that CPU are at 14.478342486 and 14.485042192
+// (0x2d: NEED_RESCHED, after a host stall), and 1191 is switched out R to
+// 1189 at 14.485155220. An earlier flag of 1191's run, cleared by a
+// schedule() that picked it again, had hidden this stretch: the edge
+// carries the 19,492,371 ns from the wakeup to the switch.
+func TestNoPreemptAfterRepickOnARealTrace(t *testing.T) {
+	w, _ := extractFixture(t, "../fixtures/kernels/guest-A-2s2c2t-2numa/schbench.perf.data")
+	for _, e := range w.Edges {
+		if e.TimeNS == 14465662849 && w.Tasks[e.Waker].TID == 1191 && w.Tasks[e.Wakee].TID == 1189 {
+			if e.NoPreemptNS != 14485155220-14465662849 {
+				t.Errorf("no-preempt stretch %d ns, want 19492371", e.NoPreemptNS)
+			}
+			return
+		}
+	}
+	t.Fatal("no edge 1191 -> 1189 at 14.465662849")
+}
+
 func withPrios(e timeline.Event, prev, next int64) timeline.Event {
 	e.SetInt(timeline.PrevPrio, prev)
 	e.SetInt(timeline.NextPrio, next)
