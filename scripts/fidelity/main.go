@@ -93,6 +93,7 @@ func main() {
 	var setAll setList
 	flag.Var(&setAll, "set", "a --set for every recording (a model option measured across the groups, e.g. tick_switch=on: FIDELITY.md round 62); repeatable")
 	set61 := flag.String("set61", "", "a --set for the 6.1 guests' recordings only (e.g. newidle_ratio=boot: FIDELITY.md round 25)")
+	set612 := flag.String("set612", "", "a --set for Debian's 6.12 recordings only (an EEVDF option the 6.1 policies refuse, e.g. slice_protection=none: FIDELITY.md round 76)")
 	policy618 := flag.String("policy618", "", "the policy for this machine's 6.18 recordings instead of latest (e.g. latest+155213a2aed4: FIDELITY.md round 25)")
 	table := flag.Bool("table", false, "print FIDELITY.md's results table (markdown) instead of one line per run")
 	against := flag.String("against", "", "compare with the runs kept in this directory (an earlier -o): per recording and goal, the runs that met it before and now, over the seeds both have")
@@ -134,6 +135,9 @@ func main() {
 	// Debian's 6.12.57 predates NI_RANDOM's backport (its debugfs
 	// features list has none).
 	groupArgs["6.12"] = []string{"--policy", "v6.12~33cf66d88306"}
+	if *set612 != "" {
+		groupArgs["6.12"] = append(groupArgs["6.12"], "--set", *set612)
+	}
 	for _, g := range []string{"6.1 committed", "6.1 shared", "6.1 2-vCPU", "6.1 repeats", "6.1 2-vCPU holdout", "6.1 8-vCPU holdout"} {
 		if *policy61 != "" {
 			groupArgs[g] = append(groupArgs[g], "--policy", *policy61)
