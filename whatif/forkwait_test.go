@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -15,22 +16,44 @@ import (
 // fork of C2 (t0+1.8 ms), with no wakeup of P (P was not yet in
 // wait()).
 func forkWaitWorkload(t *testing.T) *Workload {
-	b := newBuilder(t, "sockets=1,cores=1,threads=1")
-	p := b.task("p", 120, 0, true, CauseStart, ms/10, ms/5)
-	c0 := b.task("c0", 120, 0, false, CauseFork, ms/2)
-	c1 := b.task("c1", 120, 0, false, CauseFork, ms)
-	c2 := b.task("c2", 120, 0, false, CauseFork, ms/10)
-	for _, c := range []int32{c0, c1, c2} {
-		b.w.Tasks[c].Activations[0].End = EndExit
+	return forkFamily{spec: "sockets=1,cores=1,threads=1", p: [2]int64{ms / 10, ms / 5}, c: [3]int64{ms / 2, ms, ms / 10},
+		exits: [3]int64{600000, 1700000, 1900000}, c2Off: ms / 10, c2Fork: 1800000}.build(t, nil)
+}
+
+// forkFamily is the shape of the fork-wait scenarios: a parent P on CPU 0
+// with two activations (demands p) forks C0 at the start of the first and
+// waits; C0's exit wakes P, whose second activation forks C1 at once and
+// C2 at c2Off of its demand, then exits. The children (demands c) exit in
+// the trace at t0 + exits (C0's notification and P's fork of C1 at its
+// exit, P's exit with C2's); the trace forks C2 at t0 + c2Fork.
+type forkFamily struct {
+	spec          string
+	p             [2]int64
+	c             [3]int64
+	exits         [3]int64
+	c2Off, c2Fork int64
+}
+
+// build makes the workload; extra adds tasks before it is checked.
+func (f forkFamily) build(t *testing.T, extra func(*builder)) *Workload {
+	b := newBuilder(t, f.spec)
+	p := b.task("p", 120, 0, true, CauseStart, f.p[0], f.p[1])
+	var cs [3]int32
+	for i, d := range f.c {
+		cs[i] = b.task(fmt.Sprintf("c%d", i), 120, 0, false, CauseFork, d)
+		b.w.Tasks[cs[i]].Activations[0].End = EndExit
+		b.w.Tasks[cs[i]].ExitNS = t0 + f.exits[i]
+	}
+	if extra != nil {
+		extra(b)
 	}
 	b.w.Tasks[p].Activations[1].End = EndExit
-	b.w.Tasks[c0].ExitNS, b.w.Tasks[c1].ExitNS, b.w.Tasks[c2].ExitNS = t0+600000, t0+1700000, t0+1900000
-	b.w.Tasks[p].ExitNS = t0 + 1900000
+	b.w.Tasks[p].ExitNS = t0 + f.exits[2]
 	b.w.Edges = append(b.w.Edges,
-		Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 0, OffsetNS: 0, Wakee: c0, WakeeAct: 0, TimeNS: t0},
-		Edge{Kind: EdgeWake, Causal: true, Waker: c0, WakerAct: 0, OffsetNS: ms / 2, Wakee: p, WakeeAct: 1, TimeNS: t0 + 600000},
-		Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 1, OffsetNS: 0, Wakee: c1, WakeeAct: 0, TimeNS: t0 + 600000},
-		Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 1, OffsetNS: ms / 10, Wakee: c2, WakeeAct: 0, TimeNS: t0 + 1800000},
+		Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 0, OffsetNS: 0, Wakee: cs[0], WakeeAct: 0, TimeNS: t0},
+		Edge{Kind: EdgeWake, Causal: true, Waker: cs[0], WakerAct: 0, OffsetNS: f.c[0], Wakee: p, WakeeAct: 1, TimeNS: t0 + f.exits[0]},
+		Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 1, OffsetNS: 0, Wakee: cs[1], WakeeAct: 0, TimeNS: t0 + f.exits[0]},
+		Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 1, OffsetNS: f.c2Off, Wakee: cs[2], WakeeAct: 0, TimeNS: t0 + f.c2Fork},
 	)
 	return b.done(t)
 }
@@ -237,25 +260,11 @@ func TestExitWakesParentBeforeSwitch(t *testing.T) {
 		pCPU  int64
 		c0Out string
 	}{{false, 1, "X"}, {true, 0, "X"}} {
-		b := newBuilder(t, "sockets=1,cores=2,threads=1")
-		p := b.task("p", 120, 0, true, CauseStart, ms/20, ms/10)
-		c0 := b.task("c0", 120, 0, false, CauseFork, ms/10)
-		c1 := b.task("c1", 120, 0, false, CauseFork, ms/2)
-		c2 := b.task("c2", 120, 0, false, CauseFork, ms/10)
-		b.task("kworker/1:1", 120, 1, true, CauseStart, 4*ms/10)
-		for _, c := range []int32{c0, c1, c2} {
-			b.w.Tasks[c].Activations[0].End = EndExit
-		}
-		b.w.Tasks[p].Activations[1].End = EndExit
-		b.w.Tasks[c0].ExitNS, b.w.Tasks[c1].ExitNS, b.w.Tasks[c2].ExitNS = t0+150000, t0+700000, t0+900000
-		b.w.Tasks[p].ExitNS = t0 + 900000
-		b.w.Edges = append(b.w.Edges,
-			Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 0, OffsetNS: 0, Wakee: c0, WakeeAct: 0, TimeNS: t0},
-			Edge{Kind: EdgeWake, Causal: true, Waker: c0, WakerAct: 0, OffsetNS: ms / 10, Wakee: p, WakeeAct: 1, TimeNS: t0 + 150000},
-			Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 1, OffsetNS: 0, Wakee: c1, WakeeAct: 0, TimeNS: t0 + 150000},
-			Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 1, OffsetNS: ms / 20, Wakee: c2, WakeeAct: 0, TimeNS: t0 + 800000},
-		)
-		w := b.done(t)
+		w := forkFamily{spec: "sockets=1,cores=2,threads=1", p: [2]int64{ms / 20, ms / 10}, c: [3]int64{ms / 10, ms / 2, ms / 10},
+			exits: [3]int64{150000, 700000, 900000}, c2Off: ms / 20, c2Fork: 800000}.build(t, func(b *builder) {
+			b.task("kworker/1:1", 120, 1, true, CauseStart, 4*ms/10)
+		})
+		p, c0 := int32(0), int32(1)
 		cfg := testConfig()
 		cfg.ExitWakeLate = c.late
 		ch := newChecker(t)

@@ -117,8 +117,9 @@ func FuzzExtractReplay(f *testing.F) {
 			p, _ := LookupPolicy(pol)
 			cfg := DefaultConfig(p)
 			// And every interrupt's wakeup on the CPU the trace showed it
-			// on (irq_cpu=trace).
-			cfg.Topology, cfg.TickSoftIRQ, cfg.IRQCPU = topo, true, true
+			// on (irq_cpu=trace), the host stalls on their CPUs
+			// (host_stall=cpu).
+			cfg.Topology, cfg.TickSoftIRQ, cfg.IRQCPU, cfg.HostStallCPU = topo, true, true, true
 			cfg.MaxEvents = 1 << 20
 			if _, err := Replay(&soft, cfg, checkerFor(t, cfg)); err != nil && isEngineFault(err) {
 				t.Fatalf("%s, tick softirq: %v\nevents: %v", pol, err, describeEvents(evs))

@@ -1,6 +1,11 @@
 package whatif
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/schedreplay/replay/model"
+)
 
 // Host stalls that travel with the demand.
 //
@@ -43,6 +48,12 @@ type HostStall struct {
 	// OffsetNS, LenNS: where the stall starts in the activation's demand
 	// and how long it is, both at capacity 1024 as the demand.
 	OffsetNS, LenNS int64
+	// CPU, TimeNS, WallNS: the vCPU and the trace's wall-clock stretch
+	// [TimeNS, TimeNS+WallNS) it was stalled in, for a replay that leaves
+	// the stall on the CPU (Config.HostStallCPU). TimeNS 0: unknown (a
+	// workload file written before these were kept).
+	CPU            int32
+	TimeNS, WallNS int64
 }
 
 // overlaps reports whether next, the stall after h in the workload's
@@ -247,7 +258,8 @@ func (h *hostStallFinder) resolve(keep []int32) []HostStall {
 			continue
 		}
 		out = append(out, HostStall{Task: keep[g.task], Act: g.act,
-			OffsetNS: g.offset + (from-g.from)*g.capc/1024, LenNS: (g.end - from) * g.capc / 1024})
+			OffsetNS: g.offset + (from-g.from)*g.capc/1024, LenNS: (g.end - from) * g.capc / 1024,
+			CPU: g.cpu, TimeNS: from, WallNS: g.end - from})
 	}
 	slices.SortStableFunc(out, func(a, b HostStall) int {
 		if a.Task != b.Task {
@@ -281,4 +293,36 @@ func (h *hostStallFinder) hostCores() float64 {
 		return 0
 	}
 	return run / obs
+}
+
+// cutFront shortens h to its last n ns of demand, its wall stretch in
+// proportion.
+func (h *HostStall) cutFront(n int64) {
+	if h.LenNS > 0 && h.WallNS > 0 {
+		w := h.WallNS * n / h.LenNS
+		h.TimeNS += h.WallNS - w
+		h.WallNS = w
+	}
+	h.LenNS = n
+}
+
+// cutBack shortens h to its first n ns of demand, its wall stretch in
+// proportion.
+func (h *HostStall) cutBack(n int64) {
+	if h.LenNS > 0 && h.WallNS > 0 {
+		h.WallNS = h.WallNS * n / h.LenNS
+	}
+	h.LenNS = n
+}
+
+// checkWall checks h's wall-clock stretch against w's span: a CPU the
+// model can have, inside the trace, no longer than the trace.
+func (h *HostStall) checkWall(w *Workload) error {
+	if h.TimeNS == 0 {
+		return nil
+	}
+	if h.CPU < 0 || h.CPU >= model.MaxCPUs || h.WallNS <= 0 || h.WallNS > MaxSpanNS || h.TimeNS-w.StartNS > MaxSpanNS || w.StartNS-h.TimeNS > MaxSpanNS {
+		return fmt.Errorf("cpu %d, wall-clock stretch [%d, +%d) out of range", h.CPU, h.TimeNS, h.WallNS)
+	}
+	return nil
 }

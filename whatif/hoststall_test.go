@@ -74,9 +74,9 @@ func TestHostStallsByHand(t *testing.T) {
 		idx[tk.TID] = int32(i)
 	}
 	want := []HostStall{
-		{Task: idx[10], Act: 0, OffsetNS: 100*ms + 500000, LenNS: 7*ms + 600000},
-		{Task: idx[10], Act: 0, OffsetNS: 116*ms + 500000, LenNS: 4*ms + 300000},
-		{Task: idx[20], Act: 1, OffsetNS: 2*ms + 700000, LenNS: 13 * ms},
+		{Task: idx[10], Act: 0, OffsetNS: 100*ms + 500000, LenNS: 7*ms + 600000, CPU: 0, TimeNS: 101 * ms, WallNS: 7*ms + 600000},
+		{Task: idx[10], Act: 0, OffsetNS: 116*ms + 500000, LenNS: 4*ms + 300000, CPU: 0, TimeNS: 117 * ms, WallNS: 4*ms + 300000},
+		{Task: idx[20], Act: 1, OffsetNS: 2*ms + 700000, LenNS: 13 * ms, CPU: 1, TimeNS: 117 * ms, WallNS: 13 * ms},
 	}
 	slicesSortStalls(want)
 	if !reflect.DeepEqual(w.HostStalls, want) {
@@ -228,6 +228,8 @@ func TestHostStallValidate(t *testing.T) {
 		{"bad activation", []HostStall{{Task: 0, Act: 5, OffsetNS: 10, LenNS: 1}}},
 		{"overlap", []HostStall{{Task: 0, Act: 0, OffsetNS: 10, LenNS: 10}, {Task: 0, Act: 0, OffsetNS: 15, LenNS: 1}}},
 		{"unsorted", []HostStall{{Task: 0, Act: 1, OffsetNS: 10, LenNS: 10}, {Task: 0, Act: 0, OffsetNS: 15, LenNS: 1}}},
+		{"negative cpu", []HostStall{{Task: 0, Act: 0, OffsetNS: 10, LenNS: 1, CPU: -1, TimeNS: 5, WallNS: 1}}},
+		{"empty wall stretch", []HostStall{{Task: 0, Act: 0, OffsetNS: 10, LenNS: 1, CPU: 0, TimeNS: 5, WallNS: 0}}},
 	} {
 		w := tinyWorkload()
 		w.HostStalls = c.h

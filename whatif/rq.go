@@ -5,6 +5,11 @@ package whatif
 type rq struct {
 	cpu  int
 	curr *simTask
+	// stalls are the vCPU's host stalls left on the CPU
+	// (Config.HostStallCPU; hoststall_cpu.go), stallIdx the first not
+	// over before the running task's last charge.
+	stalls   []stallSpan
+	stallIdx int
 	// tree holds the queued, not running, CFS tasks ordered by
 	// (vruntime, enqueue order): the rb-tree's in-order walk.
 	tree  []*simTask
@@ -195,11 +200,15 @@ func (s *Sim) chargeCurr(r *rq, kernel bool) {
 	if int(t.cpu) != r.cpu || t.state != tsRunning {
 		s.fail("task %d charged on cpu %d but is on cpu %d state %d", t.w.TID, r.cpu, t.cpu, t.state)
 	}
+	work := dt
+	if r.stalls != nil {
+		work = r.workIn(r.currStart, s.now)
+	}
 	r.currStart = s.now
 	t.execStart = s.now
 	t.charged += dt
 	t.sumExec += dt
-	inc := dt * int64(r.capacity) / capacityScale
+	inc := work * int64(r.capacity) / capacityScale
 	a := &t.w.Activations[t.act]
 	if t.progress+inc > a.DemandNS {
 		inc = a.DemandNS - t.progress
@@ -663,7 +672,11 @@ func (s *Sim) armProgress(r *rq) {
 		rem = 0
 	}
 	dt := (rem*capacityScale + int64(r.capacity) - 1) / int64(r.capacity)
-	s.push(event{t: s.now + dt, kind: evProgress, cpu: int32(r.cpu), gen: r.gen})
+	at := s.now + dt
+	if r.stalls != nil {
+		at = r.timeForWork(s.now, dt)
+	}
+	s.push(event{t: at, kind: evProgress, cpu: int32(r.cpu), gen: r.gen})
 }
 
 // pickNext is pick_next_task: RT first, then pick_next_entity (leftmost,
@@ -1003,14 +1016,20 @@ func (s *Sim) reschedAtPoint(r *rq, at int64, own bool) {
 	r.reschedAt = at
 	if at <= s.now {
 		// Asked for at the end of a run-on that is its activation's (a
-		// wakeup the last thing before the block or exit): the block's or
-		// exit's switch, coming next in this same pass, takes it. Its
-		// event, already past its turn (evResched), preempts a task that
-		// goes on without sleeping instead.
-		s.push(event{t: s.now, kind: evResched, cpu: int32(r.cpu), gen: r.reschedGen, b: 1})
+		// wakeup the last thing before the block or exit).
+		s.reschedBehindRunOnEnd(r)
 		return
 	}
 	s.push(event{t: at, kind: evResched, cpu: int32(r.cpu), gen: r.reschedGen})
+}
+
+// reschedBehindRunOnEnd queues r's reschedule, due now at the end of a
+// run-on that is its activation's (atRunOnEnd), behind that end: the
+// block's or exit's switch, coming next at this same instant, takes it
+// (and bumps reschedGen); the event, already past its turn (b = 1),
+// preempts a task that goes on without sleeping instead.
+func (s *Sim) reschedBehindRunOnEnd(r *rq) {
+	s.push(event{t: s.now, kind: evResched, cpu: int32(r.cpu), gen: r.reschedGen, b: 1})
 }
 
 // atRunOnEnd reports whether r's running task has done its activation's
@@ -1064,6 +1083,9 @@ func (s *Sim) hostStallEnd(r *rq, at int64) int64 {
 	if t == nil || t.act < 0 || !s.cfg.IdleWake {
 		return at
 	}
+	if r.stalls != nil {
+		return r.stallEnd(at)
+	}
 	a := &t.w.Activations[t.act]
 	for t.nextStall < a.StallHi && s.w.HostStalls[t.nextStall].OffsetNS+s.w.HostStalls[t.nextStall].LenNS <= t.progress {
 		t.nextStall++
@@ -1085,13 +1107,20 @@ func (s *Sim) hostStallEnd(r *rq, at int64) int64 {
 // measured from its last charge: callers may come before updateCurr (the
 // real-time wakee's path does), so the time since then counts too.
 func progressAt(r *rq, at int64) int64 {
+	if r.stalls != nil {
+		return r.curr.progress + r.workIn(r.currStart, at)*int64(r.capacity)/capacityScale
+	}
 	return r.curr.progress + (at-r.currStart)*int64(r.capacity)/capacityScale
 }
 
 // timeAtProgress is when r's running task reaches progress p, running on.
 func timeAtProgress(r *rq, p int64) int64 {
 	capc := int64(r.capacity)
-	return r.currStart + ((p-r.curr.progress)*capacityScale+capc-1)/capc
+	work := ((p-r.curr.progress)*capacityScale + capc - 1) / capc
+	if r.stalls != nil {
+		return r.timeForWork(r.currStart, work)
+	}
+	return r.currStart + work
 }
 
 // preemptionPoint is when r's running task, asked to reschedule so that

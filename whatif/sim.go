@@ -124,6 +124,10 @@ type Config struct {
 	// replier's CPU is not held for a block (await.go). Off by default:
 	// measured, it did not pass the fidelity gate (FIDELITY.md, round 35).
 	ReplyAwaits bool
+	// HostStallCPU: the trace's host stalls stay on their vCPU's wall
+	// clock, whatever task the replay runs there, instead of travelling
+	// with the task's demand (hoststall_cpu.go). Off by default.
+	HostStallCPU bool
 	// TickSoftIRQ: an arrival the tick's softirq woke in the trace
 	// (Activation.TickSoftIRQ) fires on the tick grid and that tick's
 	// switch waits for it (onTickGrid, holdTick). Off by default:
@@ -715,6 +719,12 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	if cfg.ReplyAwaits {
 		w = w.withReplyEdges()
 	}
+	var cpuStalls [][]stallSpan
+	if cfg.HostStallCPU {
+		if w, cpuStalls, err = w.withStallsOnCPUs(d.NrCPUs); err != nil {
+			return nil, err
+		}
+	}
 	s := &Sim{cfg: cfg, pol: cfg.Policy, knobs: cfg.Policy.Knobs(), w: w, dom: d, ncpu: d.NrCPUs, out: out, sgcImb: map[sgcKey]bool{}}
 	s.hook, _ = cfg.Policy.(GroupStatsHook)
 	if rp, ok := asRules(cfg.Policy); ok {
@@ -804,6 +814,9 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	s.cpus = make([]*rq, s.ncpu)
 	for c := 0; c < s.ncpu; c++ {
 		s.cpus[c] = s.newRQ(c)
+		if cpuStalls != nil {
+			s.cpus[c].stalls = cpuStalls[c]
+		}
 	}
 	s.tasks = make([]*simTask, len(w.Tasks))
 	s.actBase = make([]int32, len(w.Tasks)+1)
@@ -978,12 +991,9 @@ func (s *Sim) Run() (*Stats, error) {
 			r := s.cpus[e.cpu]
 			if e.gen == r.reschedGen && r.reschedPending && r.curr != nil {
 				if e.b == 0 && s.atRunOnEnd(r) {
-					// After the activation's end, queued at this instant
-					// already: its block or exit takes the reschedule
-					// (the switch bumps reschedGen); if the task goes on
-					// without sleeping, this preempts it then.
-					e.b = 1
-					s.push(e)
+					// Due at the activation's end, queued at this
+					// instant already.
+					s.reschedBehindRunOnEnd(r)
 					break
 				}
 				r.reschedPending = false

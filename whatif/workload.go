@@ -1973,11 +1973,11 @@ func (x *extractor) finish() {
 			if p := w.HostStalls[n-1]; p.overlaps(&h) {
 				end := h.OffsetNS + h.LenNS
 				h.OffsetNS = p.OffsetNS + p.LenNS
-				h.LenNS = end - h.OffsetNS
+				h.cutFront(end - h.OffsetNS)
 			}
 		}
 		if d := w.Tasks[h.Task].Activations[h.Act].DemandNS; h.OffsetNS < d && h.LenNS > 0 {
-			h.LenNS = min(h.LenNS, d-h.OffsetNS)
+			h.cutBack(min(h.LenNS, d-h.OffsetNS))
 			w.HostStalls = append(w.HostStalls, h)
 		}
 	}
@@ -2114,6 +2114,9 @@ func (w *Workload) Validate() error {
 		}
 		if h.OffsetNS < 0 || h.LenNS <= 0 || h.OffsetNS+h.LenNS > w.Tasks[h.Task].Activations[h.Act].DemandNS {
 			return fmt.Errorf("workload host stall %d: [%d, +%d) outside the activation's demand", i, h.OffsetNS, h.LenNS)
+		}
+		if err := h.checkWall(w); err != nil {
+			return fmt.Errorf("workload host stall %d: %v", i, err)
 		}
 		if i > 0 {
 			p := &w.HostStalls[i-1]

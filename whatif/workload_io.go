@@ -50,11 +50,12 @@ var wlCols = []struct {
 	{"irq_context", true},
 	{"untraced", false},
 	{"charged", false},
+	{"wall_ns", false},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true, "charged": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true, "charged": true, "wall_ns": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -228,7 +229,11 @@ func SaveWorkload(path string, w *Workload) (err error) {
 			"wakee": e.Wakee, "wakee_activation": e.WakeeAct, "time_ns": e.TimeNS, "waker_cpu": e.WakerCPU, "target_cpu": e.Target, "sync": e.Sync, "no_preempt_ns": e.NoPreemptNS, "awaits": e.Awaits, "raced": e.Raced, "charged": e.Charged})
 	}
 	for _, h := range w.HostStalls {
-		add(wlRow{"table": "host_stall", "task": h.Task, "activation": h.Act, "offset_ns": h.OffsetNS, "stall_ns": h.LenNS})
+		r := wlRow{"table": "host_stall", "task": h.Task, "activation": h.Act, "offset_ns": h.OffsetNS, "stall_ns": h.LenNS}
+		if h.TimeNS != 0 {
+			r["cpu"], r["time_ns"], r["wall_ns"] = h.CPU, h.TimeNS, h.WallNS
+		}
+		add(r)
 	}
 	for _, pool := range w.delayPools() {
 		col := "preempt_wake_ns"
@@ -468,7 +473,7 @@ func LoadWorkload(path string) (w *Workload, err error) {
 					NoPreemptNS: num(cNoPreempt, i), Awaits: num(cAwaits, i) != 0, Raced: num(cRaced, i) != 0, Charged: num(cCharged, i) != 0})
 			case "host_stall":
 				w.HostStalls = append(w.HostStalls, HostStall{Task: int32(num(cTask, i)), Act: int32(num(cActivation, i)),
-					OffsetNS: num(cOffset, i), LenNS: num(cStallNS, i)})
+					OffsetNS: num(cOffset, i), LenNS: num(cStallNS, i), CPU: int32(num(cCPU, i)), TimeNS: num(cTime, i), WallNS: num(cWall, i)})
 			default:
 				pool, ok := pools[str(cTable, i)]
 				if !ok {

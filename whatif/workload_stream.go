@@ -404,6 +404,9 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 			if h.OffsetNS < 0 || h.LenNS <= 0 || h.OffsetNS+h.LenNS > a.DemandNS || hi > 0 && hdr.HostStalls[hi-1].overlaps(h) {
 				return fmt.Errorf("workload host stall %d: [%d, +%d) outside the activation's demand or overlapping the one before", hi, h.OffsetNS, h.LenNS)
 			}
+			if err := h.checkWall(hdr); err != nil {
+				return fmt.Errorf("workload host stall %d: %v", hi, err)
+			}
 		}
 		for ; nextTask <= k.task; nextTask++ {
 			taskRow(nextTask)
@@ -488,6 +491,11 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		row.num(cActivation, int64(h.Act))
 		row.num(cOffset, h.OffsetNS)
 		row.num(cStallNS, h.LenNS)
+		if h.TimeNS != 0 {
+			row.num(cCPU, int64(h.CPU))
+			row.num(cTime, h.TimeNS)
+			row.num(cWall, h.WallNS)
+		}
 		cols.add(&row)
 	}
 	// The measured delay pools: one table each.
@@ -570,6 +578,7 @@ var (
 	cIRQContext   = wlColIndex("irq_context")
 	cUntraced     = wlColIndex("untraced")
 	cCharged      = wlColIndex("charged")
+	cWall         = wlColIndex("wall_ns")
 )
 
 func wlColIndex(name string) int {
