@@ -5,11 +5,6 @@ package whatif
 type rq struct {
 	cpu  int
 	curr *simTask
-	// stalls are the vCPU's host stalls left on the CPU
-	// (Config.HostStallCPU; hoststall_cpu.go), stallIdx the first not
-	// over before the running task's last charge.
-	stalls   []stallSpan
-	stallIdx int
 	// tree holds the queued, not running, CFS tasks ordered by
 	// (vruntime, enqueue order): the rb-tree's in-order walk.
 	tree  []*simTask
@@ -100,6 +95,12 @@ type rq struct {
 	// for a reschedule; the wakeup-preemption check that follows acts on
 	// it.
 	enqResched bool
+	// stalls are the vCPU's host stalls left on the CPU
+	// (Config.HostStallCPU; hoststall_cpu.go), stallIdx the first not
+	// over before the running task's last charge. Last: the hot fields
+	// above keep their cache lines.
+	stalls   []stallSpan
+	stallIdx int
 }
 
 func (s *Sim) newRQ(c int) *rq {
