@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -45,7 +46,7 @@ func (w *Workload) withStallsOnCPUs(ncpu int) (*Workload, [][]stallSpan, error) 
 		}
 	}
 	for c, ss := range spans {
-		slices.SortFunc(ss, func(a, b stallSpan) int { return cmpInt64(a.from, b.from) })
+		slices.SortFunc(ss, func(a, b stallSpan) int { return cmp.Compare(a.from, b.from) })
 		out := ss[:0]
 		for _, s := range ss {
 			if n := len(out); n > 0 && s.from <= out[n-1].to {
@@ -95,16 +96,6 @@ func (w *Workload) withStallsOnCPUs(ncpu int) (*Workload, [][]stallSpan, error) 
 		}
 	}
 	return &c, spans, nil
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // workIn is the wall time in [from, to) that r's vCPU ran, outside its
