@@ -68,6 +68,10 @@ type Options struct {
 	// sides; Report.WakeupLatency.RepeatSwitchIns counts the switch-ins
 	// it passed over.
 	FirstSwitchIn bool
+	// Worst keeps the longest Worst wakeup latencies with their context
+	// (Report.Worst; 0: none). Memory: the rows, and a short history of
+	// idle stretches per CPU.
+	Worst int
 }
 
 // PerfLatency names a version of perf sched latency's delay definition.
@@ -134,6 +138,11 @@ type Analyzer struct {
 	slice  Slice
 	slices int64
 	err    error
+
+	// Options.Worst: the longest wakeups so far, worst first, and each
+	// CPU's recent idle stretches.
+	worst []WorstWakeup
+	idle  []idleRing
 }
 
 // task is everything kept per thread.
@@ -161,6 +170,8 @@ type task struct {
 	// does not carry that wakeup: the later switch-in's slice does.
 	inAt  int64
 	inCPU int32
+	// wk is the context of the wakeup ready dates (Options.Worst).
+	wk wakeCtx
 
 	// perf sched latency state: its last work atom and the totals.
 	lat latTask
@@ -470,6 +481,9 @@ func (a *Analyzer) onSwitch(e *timeline.Event) {
 	meet(prev, initRunning)
 	meet(next, initRunnable)
 	runnable := switchedOutRunnable(e)
+	if a.opts.Worst > 0 {
+		a.trackIdle(c, !cs.seen, prevPID == 0, nextPID == 0, now, cs.lost, cs.lostFrom)
+	}
 
 	// CPU time: before the first switch the CPU ran prev since the trace
 	// began; after one, prev ran since the CPU's last switch (timehist's
@@ -529,11 +543,17 @@ func (a *Analyzer) onSwitch(e *timeline.Event) {
 				a.repeatIns++
 			case next.wakeAt > 0:
 				a.wake[next.wakeAt-1] = now - next.ready
+				if a.opts.Worst > 0 {
+					a.offerWorst(next, c, prev, e.Str(timeline.PrevState), now, now-next.ready, true)
+				}
 			case a.lastLoss >= from:
 				a.wakeSpanning++
 			default:
 				a.wake = append(a.wake, now-next.ready)
 				next.wakeAt = len(a.wake)
+				if a.opts.Worst > 0 {
+					a.offerWorst(next, c, prev, e.Str(timeline.PrevState), now, now-next.ready, false)
+				}
 			}
 			next.served = true
 		}
@@ -691,6 +711,9 @@ func (a *Analyzer) onWakeup(e *timeline.Event, timehist, latency bool) {
 	// timehist: the first wakeup since the last switch-out counts.
 	if timehist && t.ready == 0 {
 		t.ready = now
+		if a.opts.Worst > 0 {
+			a.noteWake(t, e)
+		}
 	}
 	// latency: only an atom still sleeping is woken.
 	if l := &t.lat; latency {

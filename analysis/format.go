@@ -19,12 +19,13 @@ const (
 	ByComm   = "comm"   // threads merged by command name, as perf sched latency
 	ByCPU    = "cpu"    // busy and idle time per CPU
 	ByDomain = "domain" // idle-while-runnable and migrations per domain level
+	ByWakeup = "wakeup" // the longest wakeups with their context (Options.Worst)
 )
 
 // ValidBy reports whether by names a grouping.
 func ValidBy(by string) bool {
 	switch by {
-	case ByTask, ByComm, ByCPU, ByDomain:
+	case ByTask, ByComm, ByCPU, ByDomain, ByWakeup:
 		return true
 	}
 	return false
@@ -149,7 +150,110 @@ func (r *Report) JSON(by string) any {
 		dropped = map[string]int64{}
 	}
 	o.add("dropped", dropped)
+	if by == ByWakeup || len(r.Worst) > 0 {
+		o.add("worst_wakeups", worstJSON(r.Worst))
+	}
 	return o
+}
+
+func worstJSON(ws []WorstWakeup) []kv {
+	out := []kv{}
+	for _, w := range ws {
+		var x kv
+		x.add("tid", w.TID)
+		x.add("pid", w.PID)
+		x.add("comm", w.Comm)
+		x.add("latency_ns", w.LatencyNS)
+		x.add("woken_ns", w.WokenNS)
+		x.add("switch_in_ns", w.SwitchInNS)
+		x.add("event", w.Event)
+		x.add("waker_tid", w.WakerTID)
+		x.add("waker_comm", w.WakerComm)
+		x.add("waker_cpu", w.WakerCPU)
+		x.add("context", w.Context)
+		x.add("target_cpu", w.TargetCPU)
+		x.add("running_at_wake_tid", w.RunningAtWake)
+		x.add("running_at_wake_comm", w.RunningComm)
+		x.add("cpu", w.CPU)
+		x.add("prev_tid", w.PrevTID)
+		x.add("prev_comm", w.PrevComm)
+		x.add("prev_state", w.PrevState)
+		idle := []kv{}
+		for _, s := range w.IdleNearby {
+			var y kv
+			y.add("level", s.Level)
+			y.add("cpu", s.CPU)
+			y.add("idle_ns", s.NS)
+			y.add("partial", s.Partial)
+			idle = append(idle, y)
+		}
+		x.add("idle_nearby", idle)
+		out = append(out, x)
+	}
+	return out
+}
+
+// nearestIdle is a row's idle-nearby cell: the lowest level where another
+// CPU idled during the wait, that CPU and its longest stretch ("≥" when
+// the CPU's kept history may have missed a longer one).
+func nearestIdle(w *WorstWakeup) string {
+	for _, s := range w.IdleNearby {
+		if s.CPU < 0 || s.NS <= 0 {
+			continue
+		}
+		ge := ""
+		if s.Partial {
+			ge = ">="
+		}
+		return fmt.Sprintf("%s cpu %d %s%s ms", s.Level, s.CPU, ge, ms(s.NS))
+	}
+	return "none"
+}
+
+// WorstCells are a longest wakeup's context as the table prints it (the
+// HTML report shows the same cells).
+type WorstCells struct {
+	Task       string // comm:tid
+	Waker      string // comm:tid (cpu, context)
+	Target     string // target cpu: the task running there at the wakeup
+	After      string // cpu after the task switched out (its state)
+	IdleNearby string // level cpu N stretch ms, or "none"
+}
+
+// Cells renders w's context (names made safe for a terminal).
+func (w *WorstWakeup) Cells() WorstCells {
+	ctx := w.Context
+	if ctx == "" {
+		ctx = "?"
+	}
+	target := "-"
+	if w.TargetCPU >= 0 {
+		target = fmt.Sprintf("%d: %s", w.TargetCPU, who(w.RunningComm, w.RunningAtWake))
+	}
+	prev := who(w.PrevComm, w.PrevTID)
+	if w.PrevState != "" && w.PrevTID != 0 {
+		prev += " (" + textsafe.Terminal(w.PrevState) + ")"
+	}
+	return WorstCells{
+		Task:       who(w.Comm, w.TID),
+		Waker:      fmt.Sprintf("%s (%d, %s)", who(w.WakerComm, w.WakerTID), w.WakerCPU, ctx),
+		Target:     target,
+		After:      fmt.Sprintf("%d after %s", w.CPU, prev),
+		IdleNearby: nearestIdle(w),
+	}
+}
+
+// who prints a task as comm:tid, the idle task as <idle>.
+func who(comm string, tid int32) string {
+	switch {
+	case tid == 0:
+		return "<idle>"
+	case tid < 0:
+		return "?"
+	case comm == "" || comm[0] == ':': // no name known (perf's ":TID")
+		return fmt.Sprintf(":%d", tid)
+	}
+	return fmt.Sprintf("%s:%d", textsafe.Terminal(comm), tid)
 }
 
 // WriteJSON writes the report as indented JSON.
@@ -212,6 +316,14 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 				pct = 100 * float64(c.IdleNS) / float64(tot)
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f\t\n", c.CPU, ms(c.BusyNS), ms(c.IdleNS), pct)
+		}
+	case ByWakeup:
+		fmt.Fprintf(bw, "The %d longest wakeups (wakeup to switch-in), longest first; idle nearby: the lowest domain level where another CPU idled during the wait, and its longest idle stretch:\n", len(r.Worst))
+		tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  latency ms\twoken at s\ttask\twaker (cpu, context)\ttarget cpu: running\tran on cpu after\tidle nearby\t")
+		for i := range r.Worst {
+			c := r.Worst[i].Cells()
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", ms(r.Worst[i].LatencyNS), secs(r.Worst[i].WokenNS), c.Task, c.Waker, c.Target, c.After, c.IdleNearby)
 		}
 	case ByDomain:
 		fmt.Fprintln(tw, "level\tidle while runnable ms\tmigrations\tswitch-ins on another CPU\t")
@@ -280,6 +392,40 @@ func (r *Report) WriteCSV(w io.Writer, by string) error {
 			cw.Write([]string{n, i64(r.IdleWhileRunnable[i]), i64(r.Migrations[i]), i64(r.RunMigrations[i])})
 		}
 		cw.Write([]string{"total", i64(r.IdleWhileRunnableTotal), i64(r.MigrationsTotal), i64(r.RunMigrationsTotal)})
+	case ByWakeup:
+		i32 := func(v int32) string { return strconv.FormatInt(int64(v), 10) }
+		head := []string{"tid", "pid", "comm", "latency_ns", "woken_ns", "switch_in_ns", "event", "waker_tid", "waker_comm", "waker_cpu", "context",
+			"target_cpu", "running_at_wake_tid", "running_at_wake_comm", "cpu", "prev_tid", "prev_comm", "prev_state"}
+		for _, l := range r.Levels {
+			head = append(head, "idle_cpu_"+l, "idle_ns_"+l, "idle_partial_"+l)
+		}
+		if len(r.Levels) == 0 {
+			head = append(head, "idle_cpu_machine", "idle_ns_machine", "idle_partial_machine")
+		}
+		cw.Write(head)
+		for _, w := range r.Worst {
+			row := []string{i32(w.TID), i32(w.PID), w.Comm, i64(w.LatencyNS), i64(w.WokenNS), i64(w.SwitchInNS), w.Event, i32(w.WakerTID), w.WakerComm,
+				i32(w.WakerCPU), w.Context, i32(w.TargetCPU), i32(w.RunningAtWake), w.RunningComm, i32(w.CPU), i32(w.PrevTID), w.PrevComm, w.PrevState}
+			// One column group per level of the header, in its order (a
+			// CPU with no span at a level leaves it empty).
+			by := map[string]IdleStretch{}
+			for _, s := range w.IdleNearby {
+				by[s.Level] = s
+			}
+			levels := r.Levels
+			if len(levels) == 0 {
+				levels = []string{"machine"}
+			}
+			for _, l := range levels {
+				s, ok := by[l]
+				if !ok {
+					row = append(row, "", "", "")
+					continue
+				}
+				row = append(row, i32(s.CPU), i64(s.NS), strconv.FormatBool(s.Partial))
+			}
+			cw.Write(row)
+		}
 	default:
 		cw.Write([]string{"tid", "pid", "comm", "threads", "runtime_ns", "run_ns", "switches", "delays", "avg_delay_ns", "max_delay_ns", "max_delay_at_ns", "max_delay_start_ns"})
 		for _, t := range r.tasks(by) {

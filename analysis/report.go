@@ -78,6 +78,9 @@ type Report struct {
 	// from a process's start has few of the first two; a flight-recorder
 	// trace many.
 	InitialStates InitialStates
+	// Worst are the Options.Worst longest wakeup latencies (samples of
+	// WakeupLatency), longest first, with their context.
+	Worst []WorstWakeup
 
 	wake []int64 // WakeupLatency's samples, sorted
 }
@@ -177,6 +180,7 @@ func (a *Analyzer) Finish() (*Report, error) {
 		end = a.lastSched
 	}
 	r := &Report{StartNS: a.start, EndNS: end, IdleTailNS: a.end - end, TaskDelays: a.opts.TaskDelays, RunsTimedByRuntime: a.lostSwitchIns}
+	r.Worst = a.worst
 
 	// The tasks still running: a truncated slice each, and their CPU time.
 	for c := range a.cpus {

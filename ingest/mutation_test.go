@@ -43,8 +43,9 @@ func readAll(path string) error {
 	}
 	defer r.Close()
 	// Through the analysis, whose per-CPU and per-task state is what a
-	// damaged number would blow up (a CPU id of 99999999 once did).
-	_, err = analysis.Run(r, analysis.Options{})
+	// damaged number would blow up (a CPU id of 99999999 once did), with
+	// the longest wakeups' context kept (per-CPU idle history too).
+	_, err = analysis.Run(r, analysis.Options{Worst: 20})
 	return err
 }
 

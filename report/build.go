@@ -98,10 +98,14 @@ func (t *teeReader) Err() error {
 	return t.EventReader.Err()
 }
 
+// WorstWakeups is how many of the trace's longest wakeups the report
+// lists with their context (`replay latency --by wakeup`).
+const WorstWakeups = 10
+
 // analysisOptions are the options analysis.Run derives from a trace's
 // metadata, for an Analyzer fed event by event.
 func analysisOptions(m *timeline.Meta, d *model.Domains, sink analysis.SliceSink) analysis.Options {
-	o := analysis.Options{Slices: sink}
+	o := analysis.Options{Slices: sink, Worst: WorstWakeups}
 	if d != nil {
 		o.Levels = analysis.FromDomains(d)
 		o.NumCPUs = d.NrCPUs

@@ -3,6 +3,7 @@ package report
 import (
 	_ "embed"
 	"fmt"
+	"github.com/schedreplay/replay/analysis"
 	"html/template"
 	"io"
 	"math"
@@ -29,6 +30,7 @@ type view struct {
 	CDF        template.HTML
 	CDFNote    string
 	CDFError   string
+	Worst      []worstRow
 	Timeline   timelineView
 	TLRuns     []string
 	IdleBars   template.HTML
@@ -45,6 +47,12 @@ type view struct {
 }
 
 type kv struct{ K, V string }
+
+// worstRow is one of the observed longest wakeups.
+type worstRow struct {
+	Latency, Woken string
+	analysis.WorstCells
+}
 
 type fidelityView struct {
 	Policy string
@@ -93,6 +101,11 @@ func Write(w io.Writer, d *Data) error {
 	v.CDFNote = fmt.Sprintf("Latencies under %s are drawn at %s (a log axis has no zero).", fmtDur(floorNS), fmtDur(floorNS))
 	if n, m := int64(len(d.Observed.Schedule.Latencies)), d.Observed.Report.WakeupLatency.Count; n != m {
 		v.CDFNote += fmt.Sprintf(" The observed curve has %d of the %d wakeups `replay latency` counts: slices whose window spans lost events are left out.", n, m)
+	}
+
+	for i := range d.Observed.Report.Worst {
+		w := &d.Observed.Report.Worst[i]
+		v.Worst = append(v.Worst, worstRow{fmtDur(w.LatencyNS), fmt.Sprintf("%.6f s", float64(w.WokenNS)/1e9), w.Cells()})
 	}
 
 	var lanes []laneRun

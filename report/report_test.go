@@ -145,10 +145,15 @@ func TestFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			html := b.String()
-			for _, id := range []string{"summary", "topology", "cdf", "timeline", "domains", "fidelity", "deltas"} {
+			for _, id := range []string{"summary", "topology", "cdf", "worst", "timeline", "domains", "fidelity", "deltas"} {
 				if !strings.Contains(html, `<section id="`+id+`">`) {
 					t.Errorf("section %s missing", id)
 				}
+			}
+			// The longest wakeups are the analysis's: as many as it has
+			// (up to WorstWakeups), the first one its maximum.
+			if w := got.Worst; len(w) != min(WorstWakeups, int(want.WakeupLatency.Count)) || len(w) > 0 && w[0].LatencyNS != want.WakeupLatency.MaxNS {
+				t.Errorf("%d longest wakeups, the first %+v; analysis max %d", len(w), w, want.WakeupLatency.MaxNS)
 			}
 			for _, bad := range []string{"http://", "https://", "<link", "src="} {
 				if i := strings.Index(html, bad); i >= 0 && !strings.HasPrefix(html[i:], "http://www.w3.org/") {

@@ -24,7 +24,8 @@ func latencyCommand() *cli.Command {
 		Flags: []cli.Flag{
 			inputFlag(),
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table, json or csv"},
-			&cli.StringFlag{Name: "by", Value: analysis.ByTask, Usage: "rows of the table or csv: task, comm (threads merged by name, as perf sched latency), cpu or domain"},
+			&cli.StringFlag{Name: "by", Value: analysis.ByTask, Usage: "rows of the table or csv: task, comm (threads merged by name, as perf sched latency), cpu, domain, or wakeup (the --worst longest wakeups: who woke the task from where, what ran on its CPU, what it followed, and the longest idle stretch of another CPU of each domain level during its wait; json adds them as worst_wakeups)"},
+			&cli.IntFlag{Name: "worst", Value: 20, Usage: "with --by wakeup: how many of the longest wakeups to list"},
 			&cli.StringFlag{Name: "slices", Usage: "also write every run slice (one row per sched_switch, as perf sched timehist) to this Arrow file"},
 			&cli.StringFlag{Name: "task-delays", Value: "6.7", Usage: "the perf sched latency whose per-task delays to reproduce: 6.7 and later (counts sched_waking and waits after preemption) or 6.1 (ignores both, as perf 6.1 does)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the wakeup-latency CDF chart to this .svg or .png file"},
@@ -44,9 +45,14 @@ func latencyCommand() *cli.Command {
 				return usagef("--format %q: want table, json or csv", format)
 			}
 			if !analysis.ValidBy(by) {
-				return usagef("--by %q: want task, comm, cpu or domain", by)
+				return usagef("--by %q: want task, comm, cpu, domain or wakeup", by)
 			}
 			opts := analysis.Options{FirstSwitchIn: c.Bool("first-switch-in")}
+			if by == analysis.ByWakeup {
+				if opts.Worst = c.Int("worst"); opts.Worst < 1 || opts.Worst > 100000 {
+					return usagef("--worst %d: want 1 to 100000", opts.Worst)
+				}
+			}
 			switch c.String("task-delays") {
 			case "6.1":
 				opts.TaskDelays = analysis.PerfLatency61
