@@ -151,46 +151,13 @@ func (r *Report) JSON(by string) any {
 	}
 	o.add("dropped", dropped)
 	if by == ByWakeup || len(r.Worst) > 0 {
-		o.add("worst_wakeups", worstJSON(r.Worst))
+		worst := r.Worst
+		if worst == nil {
+			worst = []WorstWakeup{}
+		}
+		o.add("worst_wakeups", worst)
 	}
 	return o
-}
-
-func worstJSON(ws []WorstWakeup) []kv {
-	out := []kv{}
-	for _, w := range ws {
-		var x kv
-		x.add("tid", w.TID)
-		x.add("pid", w.PID)
-		x.add("comm", w.Comm)
-		x.add("latency_ns", w.LatencyNS)
-		x.add("woken_ns", w.WokenNS)
-		x.add("switch_in_ns", w.SwitchInNS)
-		x.add("event", w.Event)
-		x.add("waker_tid", w.WakerTID)
-		x.add("waker_comm", w.WakerComm)
-		x.add("waker_cpu", w.WakerCPU)
-		x.add("context", w.Context)
-		x.add("target_cpu", w.TargetCPU)
-		x.add("running_at_wake_tid", w.RunningAtWake)
-		x.add("running_at_wake_comm", w.RunningComm)
-		x.add("cpu", w.CPU)
-		x.add("prev_tid", w.PrevTID)
-		x.add("prev_comm", w.PrevComm)
-		x.add("prev_state", w.PrevState)
-		idle := []kv{}
-		for _, s := range w.IdleNearby {
-			var y kv
-			y.add("level", s.Level)
-			y.add("cpu", s.CPU)
-			y.add("idle_ns", s.NS)
-			y.add("partial", s.Partial)
-			idle = append(idle, y)
-		}
-		x.add("idle_nearby", idle)
-		out = append(out, x)
-	}
-	return out
 }
 
 // nearestIdle is a row's idle-nearby cell: the lowest level where another

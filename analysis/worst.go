@@ -18,49 +18,52 @@ import (
 // (the task's first wakeup since its last switch-out, to its switch-in)
 // and its context.
 type WorstWakeup struct {
-	TID, PID int32 // the woken task and its thread group (-1 unknown)
-	Comm     string
-	// WokenNS is the wakeup event's time, SwitchInNS the switch-in's;
-	// LatencyNS their difference.
-	WokenNS, SwitchInNS, LatencyNS int64
+	TID  int32  `json:"tid"` // the woken task
+	PID  int32  `json:"pid"` // its thread group, -1 unknown
+	Comm string `json:"comm"`
+	// LatencyNS is SwitchInNS less WokenNS: the wakeup event's time to
+	// the switch-in's.
+	LatencyNS  int64 `json:"latency_ns"`
+	WokenNS    int64 `json:"woken_ns"`
+	SwitchInNS int64 `json:"switch_in_ns"`
 	// Event is the wakeup's event name (sched_waking, sched_wakeup or
 	// sched_wakeup_new).
-	Event string
+	Event string `json:"event"`
 	// The waker: the task running where the wakeup event was written (TID
 	// 0: the idle task, an interrupt on an idle CPU), on WakerCPU, and the
 	// context from the event's common_flags: "task", "softirq" or
 	// "hardirq" ("" when the trace has no flags).
-	WakerTID  int32
-	WakerComm string
-	WakerCPU  int32
-	Context   string
+	WakerTID  int32  `json:"waker_tid"`
+	WakerComm string `json:"waker_comm"`
+	WakerCPU  int32  `json:"waker_cpu"`
+	Context   string `json:"context"`
 	// TargetCPU is the event's target_cpu (sched_waking writes the task's
 	// previous CPU, the choice comes after it; sched_wakeup the chosen
 	// one), -1 when absent. RunningAtWake is the task running on
 	// TargetCPU at the wakeup (0 idle, -1 unknown), RunningComm its name.
-	TargetCPU     int32
-	RunningAtWake int32
-	RunningComm   string
+	TargetCPU     int32  `json:"target_cpu"`
+	RunningAtWake int32  `json:"running_at_wake_tid"`
+	RunningComm   string `json:"running_at_wake_comm"`
 	// CPU is where the task was switched in; Prev the task switched out
 	// there (0: the CPU was idle) and PrevState its state.
-	CPU       int32
-	PrevTID   int32
-	PrevComm  string
-	PrevState string
+	CPU       int32  `json:"cpu"`
+	PrevTID   int32  `json:"prev_tid"`
+	PrevComm  string `json:"prev_comm"`
+	PrevState string `json:"prev_state"`
 	// IdleNearby is, per domain level of CPU (Report.Levels; one level
 	// "machine" without topology), the longest stretch another CPU of
 	// that level's span spent idle within the wait, and which CPU; a CPU
 	// that flipped between idle and busy more often than the history
 	// kept (idleHistory stretches) may have had a longer one (Partial).
-	IdleNearby []IdleStretch
+	IdleNearby []IdleStretch `json:"idle_nearby"`
 }
 
 // IdleStretch is the longest idle stretch of a CPU near a waiting task.
 type IdleStretch struct {
-	Level   string
-	CPU     int32 // -1: no CPU of the span idled during the wait
-	NS      int64
-	Partial bool
+	Level   string `json:"level"`
+	CPU     int32  `json:"cpu"` // -1: no CPU of the span idled during the wait
+	NS      int64  `json:"idle_ns"`
+	Partial bool   `json:"partial"`
 }
 
 // idleHistory is how many completed idle stretches each CPU keeps for

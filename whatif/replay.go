@@ -30,7 +30,7 @@ func Replay(w *Workload, cfg Config, out Sink) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	m = NewMeasurer(s.dom, s.ncpu)
+	m = newMeasurer(s.dom, s.ncpu, true, cfg.Worst)
 	s.meas = m
 	tee = append(tee, m)
 	s.out = tee

@@ -27,6 +27,10 @@ const (
 // Preemption, the configuration `replay whatif` uses.
 type Config struct {
 	Policy Policy
+	// Worst keeps the simulated schedule's Worst longest wakeups with
+	// their context in the result's metrics (Metrics.Worst; `--validate
+	// --worst`). It measures; the replay does not depend on it.
+	Worst int
 	// Kernel is the release whose domain rules and tunables apply.
 	Kernel string
 	// HZ is CONFIG_HZ (Debian's 6.1 amd64 kernel: 250).

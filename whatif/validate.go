@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/schedreplay/replay/analysis"
 	"github.com/schedreplay/replay/model"
@@ -60,7 +61,14 @@ type Metrics struct {
 	WakeupByPlace map[string]PlaceStats `json:"wakeup_by_place,omitempty"`
 
 	latencies []int64
+	// worst: the longest wakeups with their context, when the measurer
+	// was asked for them (Worst).
+	worst []analysis.WorstWakeup
 }
+
+// Worst returns the longest wakeups the metrics kept (nil unless asked
+// for: ExtractAndMeasureWorst, Config.Worst).
+func (m *Metrics) Worst() []analysis.WorstWakeup { return m.worst }
 
 // metricKeys are the keys of rel_error, in report order.
 var metricKeys = []string{"wakeup_p50_ns", "wakeup_p95_ns", "wakeup_p99_ns", "wakeup_p999_ns", "wakeup_max_ns",
@@ -118,7 +126,7 @@ type Measurer struct {
 // machine's domain levels. The simulator writes sched_waking, so wakeup
 // latency starts there, as perf's does on a trace that has it.
 func NewMeasurer(d *model.Domains, ncpu int) *Measurer {
-	return newMeasurer(d, ncpu, true)
+	return newMeasurer(d, ncpu, true, 0)
 }
 
 // NewTraceMeasurer prepares the analysis of a recorded trace, whose
@@ -127,13 +135,14 @@ func NewMeasurer(d *model.Domains, ncpu int) *Measurer {
 // timehist does), where NewMeasurer's analysis would see none. The
 // analysis turns to sched_waking at the first one it sees either way.
 func NewTraceMeasurer(d *model.Domains, ncpu int, meta *timeline.Meta) *Measurer {
-	return newMeasurer(d, ncpu, meta != nil && meta.Source.Records("sched_waking"))
+	return newMeasurer(d, ncpu, meta != nil && meta.Source.Records("sched_waking"), 0)
 }
 
-func newMeasurer(d *model.Domains, ncpu int, preferWaking bool) *Measurer {
+// worst: keep the longest wakeups with their context (Metrics.Worst).
+func newMeasurer(d *model.Domains, ncpu int, preferWaking bool, worst int) *Measurer {
 	m := &Measurer{ni: newNewidleTally(), pl: newPlaceTally()}
 	m.pl.waking = preferWaking
-	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: preferWaking, TrimIdleTail: true, SilentCPUsIdle: true, FirstSwitchIn: true}
+	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: preferWaking, TrimIdleTail: true, SilentCPUsIdle: true, FirstSwitchIn: true, Worst: worst}
 	if d != nil {
 		opts.Levels = analysis.FromDomains(d)
 	}
@@ -190,6 +199,7 @@ func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
 		}
 	}
 	mt.latencies = rep.WakeupLatencies()
+	mt.worst = rep.Worst
 	return mt, rep, nil
 }
 
@@ -278,6 +288,17 @@ type Fidelity struct {
 	// GoalBands place each latency goal's band in both distributions
 	// (goalband.go).
 	GoalBands []GoalBand `json:"goal_bands,omitempty"`
+	// Worst are both schedules' longest wakeups with their context, when
+	// asked for (`--validate --worst N`): what the tail each percentile
+	// summarises is made of, side by side.
+	Worst *WorstWakeups `json:"worst,omitempty"`
+}
+
+// WorstWakeups are the trace's and the replay's longest wakeups
+// (analysis.Options.Worst).
+type WorstWakeups struct {
+	Observed  []analysis.WorstWakeup `json:"observed"`
+	Simulated []analysis.WorstWakeup `json:"simulated"`
 }
 
 // IdleGoalMetric is the idle goal's Goal.Metric: the idle-time
@@ -304,6 +325,14 @@ type Goal struct {
 // of the observed total CPU time (idle + busy).
 func Compare(policy string, obs, sim *Metrics, st *Stats) *Fidelity {
 	f := &Fidelity{Policy: policy, Observed: obs, Simulated: sim, RelError: map[string]float64{}, Stats: st}
+	if obs.worst != nil || sim.worst != nil {
+		f.Worst = &WorstWakeups{Observed: obs.worst, Simulated: sim.worst}
+		for _, w := range []*[]analysis.WorstWakeup{&f.Worst.Observed, &f.Worst.Simulated} {
+			if *w == nil {
+				*w = []analysis.WorstWakeup{}
+			}
+		}
+	}
 	for _, k := range metricKeys {
 		o, s := obs.value(k), sim.value(k)
 		switch {
@@ -511,8 +540,24 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	if f.Spread != nil {
 		f.Spread.writeTable(&b)
 	}
+	if f.Worst != nil {
+		writeWorst(&b, "the trace's", f.Worst.Observed)
+		writeWorst(&b, "the replay's", f.Worst.Simulated)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeWorst lists one schedule's longest wakeups as `replay latency --by
+// wakeup` does.
+func writeWorst(b io.Writer, whose string, ws []analysis.WorstWakeup) {
+	fmt.Fprintf(b, "%s %d longest wakeups (latency, woken at, task, waker (cpu, context), target cpu: running, ran on cpu after, idle nearby):\n", whose, len(ws))
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	for i := range ws {
+		c := ws[i].Cells()
+		fmt.Fprintf(tw, "  %.3f ms\t%.6f\t%s\t%s\t%s\t%s\t%s\t\n", float64(ws[i].LatencyNS)/1e6, float64(ws[i].WokenNS)/1e9, c.Task, c.Waker, c.Target, c.After, c.IdleNearby)
+	}
+	tw.Flush()
 }
 
 // teeReader feeds every event it reads to a Measurer.
@@ -542,6 +587,13 @@ func (t *teeReader) Err() error {
 // ExtractAndMeasure reads a trace once, building the workload and the
 // observed metrics (with domains built from topo under kernel).
 func ExtractAndMeasure(r timeline.EventReader, topo *model.Topology, kernel string) (*Workload, *Metrics, error) {
+	return ExtractAndMeasureWorst(r, topo, kernel, 0)
+}
+
+// ExtractAndMeasureWorst is ExtractAndMeasure keeping the trace's worst
+// longest wakeups with their context (Metrics.Worst; `whatif --validate
+// --worst`).
+func ExtractAndMeasureWorst(r timeline.EventReader, topo *model.Topology, kernel string, worst int) (*Workload, *Metrics, error) {
 	var d *model.Domains
 	ncpu := 0
 	if topo != nil {
@@ -551,7 +603,8 @@ func ExtractAndMeasure(r timeline.EventReader, topo *model.Topology, kernel stri
 		}
 		ncpu = d.NrCPUs
 	}
-	m := NewTraceMeasurer(d, ncpu, r.Meta())
+	meta := r.Meta()
+	m := newMeasurer(d, ncpu, meta != nil && meta.Source.Records("sched_waking"), worst)
 	t := &teeReader{EventReader: r, m: m}
 	w, err := Extract(t)
 	if err != nil {

@@ -51,6 +51,7 @@ func whatifCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the simulated schedule as a timeline (Arrow) to this file; in a comparison a directory receiving <policy>.arrow for the baseline and each policy (first seed)"},
 			&cli.StringFlag{Name: "save-workload", Usage: "write the extracted workload (tasks, activations, wake edges) as Arrow to this file"},
 			&cli.BoolFlag{Name: "validate", Usage: "compare the simulated schedule with the observed one (in a comparison: the baseline's first seed, JSON key fidelity)"},
+			&cli.IntFlag{Name: "worst", Usage: "with --validate: also list the trace's and the replay's N longest wakeups with their context, as replay latency --by wakeup does (table, and JSON key worst)"},
 			&cli.GenericFlag{Name: "spread", Value: &repeated{}, Usage: "with --validate: another recording of the same workload on the same machine and kernel (repeatable); the report adds the range each goal's quantity spans over the recordings, whether the replay lies in it, and how many ordered pairs of recordings meet the goal against each other (table and JSON key spread)"},
 			&cli.StringFlag{Name: "work", Value: "auto", Usage: "a task's work: fixed (its recorded CPU time, however late it runs), until-exit (bounded by its recorded exit time, for workloads that stop at a wall-clock timeout such as stress-ng --timeout: a task still running then exits, its remaining work cut; only exits after the timeout the command line gives fired, so a child that exited on its own keeps its work), or auto: until-exit when the trace's recorded command line runs such a program (stress-ng -t, schbench, cyclictest -D, timeout), else fixed"},
 			&cli.BoolFlag{Name: "paired-wakeups", Usage: "a task's wakeup starts only the activation the trace paired it with (the replay before round 19); by default it starts the wakee's next activation that waits for a task's wakeup, whoever sends it (FIDELITY.md round 19)"},
@@ -127,6 +128,16 @@ func runWhatif(c *cli.Context) error {
 	if len(spreadFiles) > 0 && format == "csv" {
 		return usagef("--spread reports in the table or JSON (--format table|json), not CSV")
 	}
+	worst := c.Int("worst")
+	switch {
+	case !c.IsSet("worst"):
+	case !c.Bool("validate"):
+		return usagef("--worst goes with --validate (it lists the trace's longest wakeups beside the replay's)")
+	case worst < 1 || worst > 100000:
+		return usagef("--worst %d: want 1 to 100000", worst)
+	case format == "csv":
+		return usagef("--worst reports in the table or JSON (--format table|json), not CSV")
+	}
 	traceRelease := ""
 	var (
 		w      *whatif.Workload
@@ -162,7 +173,7 @@ func runWhatif(c *cli.Context) error {
 			kernel = meta.Source.OSRelease
 		}
 		if c.Bool("validate") {
-			w, obs, err = whatif.ExtractAndMeasure(r, topo, kernel)
+			w, obs, err = whatif.ExtractAndMeasureWorst(r, topo, kernel, worst)
 		} else {
 			w, err = whatif.Extract(r)
 		}
@@ -218,6 +229,9 @@ func runWhatif(c *cli.Context) error {
 		if len(spreadFiles) > 0 {
 			return usagef("--spread goes with the --validate of a single replay, not a comparison")
 		}
+		if worst > 0 {
+			return usagef("--worst goes with the --validate of a single replay, not a comparison")
+		}
 		return runCompare(c, w, obs, kernel, topo, arr, settings, axes, names, lookupBase, lookup, format)
 	}
 	name := ""
@@ -247,6 +261,7 @@ func runWhatif(c *cli.Context) error {
 	}
 	cfg := whatif.DefaultConfig(pol)
 	cfg.Seed, cfg.Arrivals, cfg.Topology, cfg.Kernel = c.Uint64("seed"), arr, topo, kernel
+	cfg.Worst = worst
 	untilExit, workNote := workMode(c, w)
 	cfg.SetWork(w, untilExit)
 	cfg.ReapAnyChild = c.Bool("reap-any-child")
