@@ -1056,7 +1056,14 @@ func (s *Sim) nohzBalancerKick(r *rq) {
 		return
 	}
 	s.stats.NohzKicks++
-	s.push(event{t: s.now + s.cfg.IPILatencyNS, kind: evNohzKick, cpu: int32(ilb)})
+	// The kick is an IPI to an idle CPU: on a host that runs fewer vCPUs
+	// than want to run, the kicked one balances only once the host runs
+	// it (kickIdle's idle exit, a remote wakeup's).
+	d := s.cfg.IPILatencyNS
+	if s.cfg.NohzKickIdleExit && s.hostContended() {
+		d = max(d, s.idleExitDelay(s.cpus[ilb], true))
+	}
+	s.push(event{t: s.now + d, kind: evNohzKick, cpu: int32(ilb)})
 }
 
 // nohzCSD is nohz_csd_func(): the kick's IPI lands on the ILB, which

@@ -1165,10 +1165,24 @@ func (s *Sim) kickIdle(r *rq) {
 	if r.waking || r.inBalance {
 		return
 	}
+	remote := s.heldWake || (r.cpu+1 != s.wakerCPU1 && r.cpu+1 != s.irqCPU1)
+	d := s.idleExitDelay(r, remote)
+	if d <= 0 {
+		s.schedule(r, "")
+		return
+	}
+	r.waking = true
+	r.idleGen++
+	s.push(event{t: s.now + d, kind: evIdleExit, cpu: int32(r.cpu), gen: r.idleGen})
+}
+
+// idleExitDelay draws how long idle CPU r takes to run once something
+// wakes it (kickIdle's draw; remote: the wakeup was raised on another
+// CPU).
+func (s *Sim) idleExitDelay(r *rq, remote bool) int64 {
 	d := s.cfg.FixedIdleWakeNS
-	if d <= 0 && s.cfg.IdleWake && s.w.Stalls != nil && s.w.Stalls.HostCores > 0 && len(s.w.IdleWakeLocalNS) > 0 {
+	if d <= 0 && s.hostContended() {
 		pool := s.w.IdleWakeLocalNS
-		remote := s.heldWake || (r.cpu+1 != s.wakerCPU1 && r.cpu+1 != s.irqCPU1)
 		if remote && len(s.w.IdleWakeRemoteNS) > 0 {
 			pool = s.w.IdleWakeRemoteNS
 		}
@@ -1180,13 +1194,14 @@ func (s *Sim) kickIdle(r *rq) {
 	} else if d <= 0 && s.cfg.IdleWake && len(s.w.IdleWakeNS) > 0 {
 		d = s.w.IdleWakeNS[s.rand()%uint64(len(s.w.IdleWakeNS))]
 	}
-	if d <= 0 {
-		s.schedule(r, "")
-		return
-	}
-	r.waking = true
-	r.idleGen++
-	s.push(event{t: s.now + d, kind: evIdleExit, cpu: int32(r.cpu), gen: r.idleGen})
+	return d
+}
+
+// hostContended: the trace measured its host running fewer vCPUs than
+// wanted to run (StallModel.HostCores) and the replay draws idle exits
+// from its own pools, so an IPI to an idle vCPU waits for the host.
+func (s *Sim) hostContended() bool {
+	return s.cfg.IdleWake && s.w.Stalls != nil && s.w.Stalls.HostCores > 0 && len(s.w.IdleWakeLocalNS) > 0
 }
 
 // enterIdle: the CPU runs its idle task. It records idle_stamp (done by

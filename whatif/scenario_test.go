@@ -1974,3 +1974,55 @@ func (l lastSwitchOut) Emit(e *timeline.Event) error {
 	}
 	return nil
 }
+
+// The nohz kick is an IPI to an idle vCPU: where the trace measured host
+// contention, the kicked CPU balances only after an idle exit drawn as a
+// remote wakeup's (plus the wait for a host core, none here: 8 host cores
+// for 2 vCPUs). By hand: CPU 0 runs a with b queued, CPU 1 is nohz idle;
+// CPU 0's tick at 100 ms kicks CPU 1, whose kick lands at 100 ms + 700
+// µs (the one remote idle-exit delay the workload has) with nohz_kick on,
+// at 100 ms + the 2 µs IPI latency with it off or with no host contention
+// measured.
+func TestNohzKickWaitsForIdleExit(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		on        bool
+		hostCores float64
+		want      int64
+	}{
+		{"idle exit", true, 8, 100*ms + 700*1000},
+		{"ipi", false, 8, 100*ms + 2*1000},
+		{"no host contention measured", true, 0, 100*ms + 2*1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBuilder(t, "sockets=1,cores=2,threads=1")
+			x := b.task("a", 120, 0, true, CauseStart, 10*ms)
+			y := b.task("b", 120, 0, true, CauseStart, 10*ms)
+			w := b.done(t)
+			w.Stalls = &StallModel{HostCores: tc.hostCores, StallsNS: []int64{ms}}
+			w.IdleWakeLocalNS = []int64{300 * 1000}
+			w.IdleWakeRemoteNS = []int64{700 * 1000}
+			w.IdleWakeNS = []int64{500 * 1000}
+			cfg := testConfig()
+			cfg.IdleWake, cfg.NohzKickIdleExit = true, tc.on
+			s, _ := newSim(t, w, cfg)
+			s.now = 100 * ms
+			r0 := s.cpus[0]
+			r0.curr, r0.nrCFS = s.tasks[x], 2
+			r0.tree = append(r0.tree, s.tasks[y])
+			s.nohz.idle[1], s.nohz.nrCPUs = true, 1
+			s.nohz.nextBalance = s.jiffies()
+			s.q = s.q[:0]
+			s.nohzBalancerKick(r0)
+			var kicks []int64
+			for _, e := range s.q {
+				if e.kind == evNohzKick && e.cpu == 1 {
+					kicks = append(kicks, e.t)
+				}
+			}
+			if len(kicks) != 1 || kicks[0] != tc.want {
+				t.Errorf("kick lands at %v, want [%d]", kicks, tc.want)
+			}
+		})
+	}
+}

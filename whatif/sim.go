@@ -27,6 +27,13 @@ const (
 // Preemption, the configuration `replay whatif` uses.
 type Config struct {
 	Policy Policy
+	// NohzKickIdleExit: where the trace measured host contention
+	// (StallModel.HostCores), the nohz idle balancer's kick lands after an
+	// idle exit drawn as a remote wakeup's (the trace's own, plus the wait
+	// for a host core), not after IPILatencyNS: the kick is an IPI to an
+	// idle vCPU, which runs only once its host runs it (FIDELITY.md round
+	// 78). On by default; `--set nohz_kick=ipi` turns it off.
+	NohzKickIdleExit bool
 	// Worst keeps the simulated schedule's Worst longest wakeups with
 	// their context in the result's metrics (Metrics.Worst; `--validate
 	// --worst`). It measures; the replay does not depend on it.
@@ -233,7 +240,7 @@ func (c Config) withDefaults() Config {
 
 // DefaultConfig is the configuration `replay whatif` uses for a policy.
 func DefaultConfig(p Policy) Config {
-	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, WakeeFlips: -1}.withDefaults()
+	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, WakeeFlips: -1}.withDefaults()
 }
 
 // Event kinds of the discrete-event engine (§8.2).
