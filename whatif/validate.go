@@ -120,6 +120,8 @@ type Measurer struct {
 	// counts them.
 	skipWaking bool
 	leftOut    int64
+	// worst: the longest wakeups asked for (analysis.Options.Worst).
+	worst int
 }
 
 // NewMeasurer prepares the analysis of a simulated schedule with the
@@ -140,7 +142,7 @@ func NewTraceMeasurer(d *model.Domains, ncpu int, meta *timeline.Meta) *Measurer
 
 // worst: keep the longest wakeups with their context (Metrics.Worst).
 func newMeasurer(d *model.Domains, ncpu int, preferWaking bool, worst int) *Measurer {
-	m := &Measurer{ni: newNewidleTally(), pl: newPlaceTally()}
+	m := &Measurer{ni: newNewidleTally(), pl: newPlaceTally(), worst: worst}
 	m.pl.waking = preferWaking
 	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: preferWaking, TrimIdleTail: true, SilentCPUsIdle: true, FirstSwitchIn: true, Worst: worst}
 	if d != nil {
@@ -200,6 +202,10 @@ func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
 	}
 	mt.latencies = rep.WakeupLatencies()
 	mt.worst = rep.Worst
+	if m.worst > 0 && mt.worst == nil {
+		// Asked for, none to list: an empty list, not an absent one.
+		mt.worst = []analysis.WorstWakeup{}
+	}
 	return mt, rep, nil
 }
 

@@ -229,3 +229,23 @@ func TestObservedWakeupToFirstSwitchIn(t *testing.T) {
 		t.Errorf("table has no note on the repeat switch-in:\n%s", b.String())
 	}
 }
+
+// Longest wakeups asked for on a schedule with none: the comparison still
+// carries both lists, empty, so --validate --worst always answers; not
+// asked for, it carries none.
+func TestCompareWorstEmpty(t *testing.T) {
+	for _, n := range []int{0, 5} {
+		m := newMeasurer(nil, 1, true, n)
+		mt, _, err := m.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := Compare("v6.1", mt, mt, nil)
+		switch {
+		case n == 0 && f.Worst != nil:
+			t.Errorf("not asked for: worst %+v", f.Worst)
+		case n > 0 && (f.Worst == nil || f.Worst.Observed == nil || len(f.Worst.Observed) != 0 || len(f.Worst.Simulated) != 0):
+			t.Errorf("asked for, no wakeups: worst %+v, want two empty lists", f.Worst)
+		}
+	}
+}
