@@ -177,6 +177,19 @@ func nearestIdle(w *WorstWakeup) string {
 	return "none"
 }
 
+// WriteWorstRows writes longest wakeups as `replay latency --by wakeup`'s
+// table does (a header line, then one row each); `whatif --validate
+// --worst` prints its two lists with it.
+func WriteWorstRows(w io.Writer, ws []WorstWakeup) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  latency ms\twoken at s\ttask\twaker (cpu, context)\ttarget cpu: running\tran on cpu after\tidle nearby\t")
+	for i := range ws {
+		c := ws[i].Cells()
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", ms(ws[i].LatencyNS), secs(ws[i].WokenNS), c.Task, c.Waker, c.Target, c.After, c.IdleNearby)
+	}
+	return tw.Flush()
+}
+
 // WorstCells are a longest wakeup's context as the table prints it (the
 // HTML report shows the same cells).
 type WorstCells struct {
@@ -286,12 +299,7 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 		}
 	case ByWakeup:
 		fmt.Fprintf(bw, "The %d longest wakeups (wakeup to switch-in), longest first; idle nearby: the lowest domain level where another CPU idled during the wait, and its longest idle stretch:\n", len(r.Worst))
-		tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  latency ms\twoken at s\ttask\twaker (cpu, context)\ttarget cpu: running\tran on cpu after\tidle nearby\t")
-		for i := range r.Worst {
-			c := r.Worst[i].Cells()
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", ms(r.Worst[i].LatencyNS), secs(r.Worst[i].WokenNS), c.Task, c.Waker, c.Target, c.After, c.IdleNearby)
-		}
+		WriteWorstRows(bw, r.Worst)
 	case ByDomain:
 		fmt.Fprintln(tw, "level\tidle while runnable ms\tmigrations\tswitch-ins on another CPU\t")
 		for i, n := range r.Levels {

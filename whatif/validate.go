@@ -6,7 +6,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/schedreplay/replay/analysis"
 	"github.com/schedreplay/replay/model"
@@ -557,13 +556,8 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 // writeWorst lists one schedule's longest wakeups as `replay latency --by
 // wakeup` does.
 func writeWorst(b io.Writer, whose string, ws []analysis.WorstWakeup) {
-	fmt.Fprintf(b, "%s %d longest wakeups (latency, woken at, task, waker (cpu, context), target cpu: running, ran on cpu after, idle nearby):\n", whose, len(ws))
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	for i := range ws {
-		c := ws[i].Cells()
-		fmt.Fprintf(tw, "  %.3f ms\t%.6f\t%s\t%s\t%s\t%s\t%s\t\n", float64(ws[i].LatencyNS)/1e6, float64(ws[i].WokenNS)/1e9, c.Task, c.Waker, c.Target, c.After, c.IdleNearby)
-	}
-	tw.Flush()
+	fmt.Fprintf(b, "%s %d longest wakeups:\n", whose, len(ws))
+	analysis.WriteWorstRows(b, ws)
 }
 
 // teeReader feeds every event it reads to a Measurer.
