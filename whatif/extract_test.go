@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"cmp"
 	"os"
 	"slices"
 	"strings"
@@ -732,6 +733,82 @@ func TestTaskPIDsFromTrace(t *testing.T) {
 			if r.Tasks[i].PID != w.Tasks[i].PID {
 				t.Fatalf("%s: task %d: pid %d after a workload file, want %d", c.path, w.Tasks[i].TID, r.Tasks[i].PID, w.Tasks[i].PID)
 			}
+		}
+	}
+}
+
+// syncPairs, by hand: 10 and 20 wake only each other on CPU 0, each
+// blocking gap after its wakeup (12 wakeups each way); on CPU 1 the
+// machine's pace: 30 wakes 40 twenty times and is preempted by it pace
+// later (the trace's local wakeup preemptions, whose 90th percentile is
+// the window). A gap past 50 µs within the pace makes every wakeup of
+// the pair sync; a gap past the pace, no pace measured (fewer than 20
+// preemptions), a pair below 10 wakeups a way, or a waker that sends a
+// fifth of its wakeups elsewhere (to 50, on CPU 2) leave the pair to the
+// 50 µs rule. 30's own wakeups of 40 are not a pair.
+func TestSyncExclusivePair(t *testing.T) {
+	us := int64(1000)
+	build := func(gap, pace int64, pairN, paceN, other int) []timeline.Event {
+		evs := []timeline.Event{
+			nSwitch(5*us, 0, 0, "R", 20), nSwitch(8*us, 0, 20, "S", 10),
+			nSwitch(3*us, 1, 0, "R", 40), nSwitch(4*us, 1, 40, "S", 30),
+			nSwitch(6*us, 2, 0, "R", 50), nSwitch(7*us, 2, 50, "S", 0),
+		}
+		for k := range pairN {
+			base := int64(k+1) * 1000 * us
+			evs = append(evs,
+				nWaking(base, 0, 10, 20, 0), nSwitch(base+gap, 0, 10, "S", 20),
+				nWaking(base+500*us, 0, 20, 10, 0), nSwitch(base+500*us+gap, 0, 20, "S", 10))
+		}
+		for k := range paceN {
+			base := int64(k+1)*1000*us + 250*us
+			evs = append(evs, nWaking(base, 1, 30, 40, 1), nSwitch(base+pace, 1, 30, "R", 40), nSwitch(base+pace+50*us, 1, 40, "S", 30))
+		}
+		for k := range other {
+			base := int64(k+1)*1000*us + 100*us
+			evs = append(evs, nWaking(base, 0, 10, 50, 2), nSwitch(base+20*us, 2, 0, "R", 50), nSwitch(base+60*us, 2, 50, "S", 0))
+		}
+		slices.SortStableFunc(evs, func(a, b timeline.Event) int { return cmp.Compare(a.Time, b.Time) })
+		return evs
+	}
+	for _, c := range []struct {
+		name                string
+		gap, pace           int64
+		pairN, paceN, other int
+		wantPair            bool
+	}{
+		{"gap within the pace", 100 * us, 120 * us, 12, 20, 0, true},
+		{"gap past the pace", 150 * us, 120 * us, 12, 20, 0, false},
+		{"no pace measured", 100 * us, 120 * us, 12, 19, 0, false},
+		{"nine wakeups a way", 100 * us, 120 * us, 9, 20, 0, false},
+		{"a fifth elsewhere", 100 * us, 120 * us, 12, 20, 3, false},
+		{"within 50 µs", 40 * us, 120 * us, 12, 20, 3, true},
+	} {
+		w, err := Extract(&noiseReader{evs: build(c.gap, c.pace, c.pairN, c.paceN, c.other)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pair, other := 0, 0
+		for _, e := range w.Edges {
+			a, b := w.Tasks[e.Waker].TID, w.Tasks[e.Wakee].TID
+			switch {
+			case a == 10 && b == 20 || a == 20 && b == 10:
+				pair++
+				if e.Sync != c.wantPair {
+					t.Errorf("%s: %d waking %d at %d sync %v, want %v", c.name, a, b, e.TimeNS, e.Sync, c.wantPair)
+				}
+			case a == 30 && b == 40:
+				other++
+				if e.Sync {
+					t.Errorf("%s: 30 waking 40 at %d sync, want not (past 50 µs, not a pair)", c.name, e.TimeNS)
+				}
+			}
+		}
+		if want := 2*c.pairN - 1; pair < want {
+			t.Errorf("%s: %d wakeups of the pair, want at least %d", c.name, pair, want)
+		}
+		if other != c.paceN {
+			t.Errorf("%s: %d wakeups of 40, want %d", c.name, other, c.paceN)
 		}
 	}
 }

@@ -433,7 +433,7 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "trace: %d wakeups came while their wakee was still on its CPU, blocking (switched out asleep right after, switched in with no later waking): replayed as what woke it, held until it blocks\n", f.RacedWakeups)
 	}
 	if f.SyncWakeups > 0 {
-		fmt.Fprintf(&b, "trace: %d of %d wake edges taken as WF_SYNC (inferred: the waker left its CPU within 50 µs, or the wakee was pulled onto its waker's CPU as only WF_SYNC does)\n", f.SyncWakeups, f.Wakeups)
+		fmt.Fprintf(&b, "trace: %d of %d wake edges taken as WF_SYNC (inferred: the waker left its CPU within 50 µs, or the wakee was pulled onto its waker's CPU as only WF_SYNC does, or the two woke only each other, mostly leaving at once)\n", f.SyncWakeups, f.Wakeups)
 	}
 	if f.HostStalls > 0 && f.DemandNS > 0 {
 		fmt.Fprintf(&b, "trace: %d host stalls of busy vCPUs, %.1f ms, %.0f%% of the tasks' demand (kept where they were in each task's work)\n",

@@ -300,7 +300,10 @@ type Edge struct {
 	// between: what the flag asserts), unless the wakee's wakeups show
 	// placements WF_SYNC would not have made more often than ones it
 	// would (extractor.notSync: a futex wake whose waker blocks at once
-	// looks synchronous but is not). The trace has no wake flags.
+	// looks synchronous but is not); also every wakeup of a wakee the
+	// trace shows pulled as only WF_SYNC pulls, and of an exclusive pair
+	// most of whose wakeups left at the trace's own pace (wfsync.go).
+	// The trace has no wake flags.
 	Sync bool
 	// Awaits: the waker needs its wakee's reply to go on (await.go). In
 	// the trace the wakee preempted the waker at this wakeup and ended
@@ -655,7 +658,11 @@ type extractor struct {
 	// WF_SYNC from an exiting task, so the edge is not sync and its
 	// placement is no evidence for the flag.
 	wakerExiting []bool
-	comms        map[int32]string
+	// syncGap[i]: how long after edge i fired its waker left that CPU,
+	// blocking or preempted with no switch between (WF_SYNC's evidence,
+	// wfsync.go); -1 when it did not so.
+	syncGap []int64
+	comms   map[int32]string
 	// Per CPU, since its last switch: the tick records (hard-IRQ
 	// sched_stat_runtime) and the first event showing the running
 	// task's TIF_NEED_RESCHED set since an event last showed it clear
@@ -1140,8 +1147,8 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 	now := e.Time
 	prev, next := e.Int32(timeline.PrevPID), e.Int32(timeline.NextPID)
 	if lw, ok := x.lastWake[prev]; ok && prev != 0 {
-		if lw.cpu == c && lw.seq == x.switches[c] && now-lw.at <= syncWindowNS {
-			x.edges[lw.curr].Sync = true
+		if lw.cpu == c && lw.seq == x.switches[c] {
+			x.syncGap[lw.curr] = now - lw.at
 		}
 		delete(x.lastWake, prev)
 	}
@@ -1854,34 +1861,13 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 		}
 	}
 	x.wakerAlone = append(x.wakerAlone, alone)
+	x.syncGap = append(x.syncGap, -1)
 	x.edges = append(x.edges, Edge{Kind: kind, Causal: causal, Waker: waker.idx, WakerAct: int32(len(x.w.Tasks[waker.idx].Activations) - 1),
 		OffsetNS: wa.DemandNS, Wakee: t.idx, WakeeAct: act, TimeNS: now, WakerCPU: c, Target: target,
 		Charged: !isNew && x.cur[c] == wakerTID && x.ownUpd[c] >= 0 && now-x.ownUpd[c] <= chargedWindowNS})
 	if x.cur[c] == wakerTID {
 		x.wokeSince[c] = true
 	}
-}
-
-// syncPullsMin, syncAgainstRatio: syncByPulls' evidence.
-const (
-	syncPullsMin     = 5
-	syncAgainstRatio = 10
-)
-
-// syncByPulls: the trace shows wakee pulled from another CPU onto its
-// waker's, the waker running alone there, at least syncPullsMin times,
-// and placed against WF_SYNC (on its busy previous CPU while the waker
-// ran alone) at most once per syncAgainstRatio of those. That is
-// wake_affine_idle's sync case (a CPU running only the waker takes the
-// wakee); without the flag wake_affine_weight pulls in that state only
-// when the loads say so, about as often as not (schbench's futex wakes
-// of its message thread on guest-B: 50 such pulls, 38 against). A pipe
-// or socket write wakes with WF_SYNC whether or not its writer blocks
-// next, which the 50 µs rule (syncWindowNS) cannot see: hackbench's
-// senders write on to their other receivers (FIDELITY.md round 49).
-func (x *extractor) syncByPulls(wakee int32) bool {
-	n := x.pulledAlone[wakee]
-	return n >= syncPullsMin && syncAgainstRatio*x.notSync[wakee] <= n
 }
 
 // unseenSwitchIn: task idx's first event was its switch-in at `at`.
@@ -1904,19 +1890,7 @@ func (x *extractor) finish() {
 			}
 		}
 	}
-	// A wakee whose wakeups the trace shows placed against WF_SYNC more
-	// often than stacked by it is woken without it, and one the trace
-	// shows stacked as only WF_SYNC does, with it (Edge.Sync).
-	for i := range x.edges {
-		switch e := &x.edges[i]; {
-		case x.wakerExiting[i]:
-			e.Sync = false
-		case e.Sync && x.notSync[e.Wakee] > x.pulled[e.Wakee]:
-			e.Sync = false
-		case !e.Sync && e.Kind == EdgeWake && x.syncByPulls(e.Wakee):
-			e.Sync = true
-		}
-	}
+	x.inferSync()
 	for _, t := range x.byTID {
 		x.accrue(t, w.EndNS)
 		// A task's policy can change in the trace (sched_setscheduler:
