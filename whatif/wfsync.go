@@ -65,12 +65,12 @@ func (x *extractor) syncByPulls(wakee int32) bool {
 // syncPairWindow is how soon a waker leaves its CPU "at once" on the
 // traced machine: the 90th percentile of the trace's own local wakeup
 // preemptions (a wakee switched in for its waker, no switch between:
-// Workload.PreemptWakeLocalNS), never less than syncWindowNS. The 50 µs
-// rule was set on recordings whose local preemptions took 30 µs at the
-// median; the same guests' repeat boots took 50–130 µs (the host's
-// emulation slower), where the rule marks a tenth of a pipe pair's
-// wakeups instead of three quarters (FIDELITY.md round 79). Fewer than
-// minSamples preemptions measure no pace: syncWindowNS.
+// Workload.PreemptWakeLocalNS), never less than syncWindowNS. On the
+// eight-vCPU guests' committed stress-ng recordings local preemptions
+// took 29–31 µs at the median and the 50 µs rule marked 71–82 % of the
+// wakeups (nearly all a pipe pair's); on their repeat boots (the host's
+// emulation slower) 49–128 µs and 0–35 % (FIDELITY.md round 79). Fewer
+// than minSamples preemptions measure no pace: syncWindowNS.
 func (x *extractor) syncPairWindow() int64 {
 	p := x.w.PreemptWakeLocalNS
 	if len(p) < minSamples {
