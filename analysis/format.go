@@ -371,25 +371,23 @@ func (r *Report) WriteCSV(w io.Writer, by string) error {
 		i32 := func(v int32) string { return strconv.FormatInt(int64(v), 10) }
 		head := []string{"tid", "pid", "comm", "latency_ns", "woken_ns", "switch_in_ns", "event", "waker_tid", "waker_comm", "waker_cpu", "context",
 			"target_cpu", "running_at_wake_tid", "running_at_wake_comm", "cpu", "prev_tid", "prev_comm", "prev_state"}
-		for _, l := range r.Levels {
-			head = append(head, "idle_cpu_"+l, "idle_ns_"+l, "idle_partial_"+l)
+		// One column group per level (IdleNearby's "machine" without
+		// topology), in the report's order.
+		levels := r.Levels
+		if len(levels) == 0 {
+			levels = []string{"machine"}
 		}
-		if len(r.Levels) == 0 {
-			head = append(head, "idle_cpu_machine", "idle_ns_machine", "idle_partial_machine")
+		for _, l := range levels {
+			head = append(head, "idle_cpu_"+l, "idle_ns_"+l, "idle_partial_"+l)
 		}
 		cw.Write(head)
 		for _, w := range r.Worst {
 			row := []string{i32(w.TID), i32(w.PID), w.Comm, i64(w.LatencyNS), i64(w.WokenNS), i64(w.SwitchInNS), w.Event, i32(w.WakerTID), w.WakerComm,
 				i32(w.WakerCPU), w.Context, i32(w.TargetCPU), i32(w.RunningAtWake), w.RunningComm, i32(w.CPU), i32(w.PrevTID), w.PrevComm, w.PrevState}
-			// One column group per level of the header, in its order (a
-			// CPU with no span at a level leaves it empty).
+			// A CPU with no span at a level leaves its group empty.
 			by := map[string]IdleStretch{}
 			for _, s := range w.IdleNearby {
 				by[s.Level] = s
-			}
-			levels := r.Levels
-			if len(levels) == 0 {
-				levels = []string{"machine"}
 			}
 			for _, l := range levels {
 				s, ok := by[l]

@@ -3,13 +3,13 @@ package report
 import (
 	_ "embed"
 	"fmt"
-	"github.com/schedreplay/replay/analysis"
 	"html/template"
 	"io"
 	"math"
 	"sort"
 	"strings"
 
+	"github.com/schedreplay/replay/analysis"
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 	"github.com/schedreplay/replay/whatif"

@@ -136,7 +136,12 @@ func NewMeasurer(d *model.Domains, ncpu int) *Measurer {
 // timehist does), where NewMeasurer's analysis would see none. The
 // analysis turns to sched_waking at the first one it sees either way.
 func NewTraceMeasurer(d *model.Domains, ncpu int, meta *timeline.Meta) *Measurer {
-	return newMeasurer(d, ncpu, meta != nil && meta.Source.Records("sched_waking"), 0)
+	return newTraceMeasurer(d, ncpu, meta, 0)
+}
+
+// newTraceMeasurer is NewTraceMeasurer keeping the worst longest wakeups.
+func newTraceMeasurer(d *model.Domains, ncpu int, meta *timeline.Meta, worst int) *Measurer {
+	return newMeasurer(d, ncpu, meta != nil && meta.Source.Records("sched_waking"), worst)
 }
 
 // worst: keep the longest wakeups with their context (Metrics.Worst).
@@ -603,8 +608,7 @@ func ExtractAndMeasureWorst(r timeline.EventReader, topo *model.Topology, kernel
 		}
 		ncpu = d.NrCPUs
 	}
-	meta := r.Meta()
-	m := newMeasurer(d, ncpu, meta != nil && meta.Source.Records("sched_waking"), worst)
+	m := newTraceMeasurer(d, ncpu, r.Meta(), worst)
 	t := &teeReader{EventReader: r, m: m}
 	w, err := Extract(t)
 	if err != nil {
