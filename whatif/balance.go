@@ -80,7 +80,9 @@ func (s *Sim) triggerLoadBalance(r *rq, idleAtTick bool) {
 		// run_rebalance_domains (same instant, after the tick).
 		s.updateBlockedAverages(r)
 		r.inBalance = true
+		restore := s.balancingOn(r.cpu, r.curr)
 		s.rebalanceDomains(r, idle, MigrationSourcePeriodic)
+		restore()
 		r.inBalance = false
 		if r.curr == nil && r.nrRunning() > 0 {
 			s.schedule(r, "")
@@ -735,7 +737,11 @@ func (s *Sim) detachQueued(p *simTask, src, dst *rq, source int) (resched bool) 
 		s.updateMinVruntime(src)
 	}
 	p.execStart = -1
-	s.emitMigrate(p, src.cpu, dst.cpu, dst.cpu)
+	cpu, cur := dst.cpu, (*simTask)(nil)
+	if s.lbCPU >= 0 {
+		cpu, cur = s.lbCPU, s.lbCur
+	}
+	s.emitMigrate(p, src.cpu, dst.cpu, cpu, cur)
 	switch source {
 	case MigrationSourcePeriodic:
 		s.stats.MigrationsPeriodic++
@@ -763,6 +769,9 @@ func (s *Sim) attachQueued(p *simTask, dst *rq) {
 // busiest CPU preempts its current task and pushes one migratable task
 // (scanning from the tail of cfs_tasks) to dst.
 func (s *Sim) activeBalanceStop(busiest, dstCPU int) {
+	// The stopper (migration/N) moves the task, where the workload has
+	// that thread (else pid 0).
+	defer s.balancingOn(busiest, s.stopperOf(busiest))()
 	src := s.cpus[busiest]
 	src.activeBalance = false
 	if src.nrCFS <= 1 && src.curr == nil || src.nrRunning() < 1 {
@@ -1086,6 +1095,7 @@ func (s *Sim) nohzCSD(ilb int) {
 // from ilb+1 wrapping, ilb last; and set nohz.next_balance to the earliest
 // of theirs.
 func (s *Sim) nohzIdleBalance(ilb int) {
+	defer s.balancingOn(ilb, s.cpus[ilb].curr)()
 	flags := s.nohz.kickFlags[ilb]
 	s.nohz.kickFlags[ilb] = 0
 	if flags&kickStats != 0 {

@@ -194,9 +194,22 @@ func (s *Sim) emitWaking(t, waker *simTask, cpu, target int) {
 	}
 }
 
-// emitMigrate writes sched_migrate_task.
-func (s *Sim) emitMigrate(t *simTask, from, to, cpu int) {
-	e := s.newEvent(timeline.SchedMigrateTask, cpu, nil)
+// balancingOn notes that a balance runs on cpu with cur as its current
+// task until the returned function restores the previous note. The
+// kernel's set_task_cpu traces sched_migrate_task on the CPU that moves
+// the task: the balancing CPU (periodic and newly-idle balancing, the
+// latter inside the leaving task's schedule()), the nohz idle balancer
+// for the idle CPUs it balances, the stopper on the source CPU (active
+// balance, an affinity change); a wakeup's on the waker's CPU.
+func (s *Sim) balancingOn(cpu int, cur *simTask) (restore func()) {
+	c, t := s.lbCPU, s.lbCur
+	s.lbCPU, s.lbCur = cpu, cur
+	return func() { s.lbCPU, s.lbCur = c, t }
+}
+
+// emitMigrate writes sched_migrate_task on cpu, cur running there.
+func (s *Sim) emitMigrate(t *simTask, from, to, cpu int, cur *simTask) {
+	e := s.newEvent(timeline.SchedMigrateTask, cpu, cur)
 	e.SetStr(timeline.Comm, t.w.Comm)
 	e.SetInt(timeline.PID, int64(t.w.TID))
 	e.SetInt(timeline.Prio, int64(t.prio))

@@ -406,3 +406,67 @@ func replayFixtureToFile(t *testing.T, path, policy string) string {
 	}
 	return out
 }
+
+// migrations collects the sched_migrate_task records.
+type migrations struct{ ev []timeline.Event }
+
+func (s *migrations) Emit(e *timeline.Event) error {
+	if e.Kind == timeline.SchedMigrateTask {
+		c := *e
+		c.Fields = nil
+		s.ev = append(s.ev, c)
+	}
+	return nil
+}
+
+// A sched_migrate_task record is written on the CPU that moves the task,
+// in the context of the task running there, as the kernel's set_task_cpu
+// traces it (guest-D's stress-ng trace: a wakeup's placement in its
+// waker's context, a newly-idle pull in the context of the task leaving
+// the CPU). By hand, HZ 250 (ticks at t0+4 ms, ...):
+//   - newidle: on two cores, "short" runs on CPU 0 and blocks at 1 ms
+//     while two hogs share CPU 1; CPU 0's newly-idle balance pulls the
+//     queued hog at 1 ms, written on CPU 0 as "short".
+//   - wakeup: on three cores, "waker" on CPU 0 wakes "wakee" at 1 ms,
+//     whose previous CPU 1 runs a hog; select_idle_sibling places it on
+//     idle CPU 2, written on CPU 0 as "waker".
+func TestMigrateContextByHand(t *testing.T) {
+	type rec struct {
+		at, cpu, pid, from, to int64 // pid: common_pid, the task running on cpu
+		moved                  string
+	}
+	for _, c := range []struct {
+		name  string
+		build func() *Workload
+		want  rec
+	}{
+		{"newidle pull", func() *Workload {
+			b := newBuilder(t, "sockets=1,cores=2,threads=1")
+			b.task("short", 120, 0, true, CauseStart, ms)
+			b.task("hog1", 120, 1, true, CauseStart, 20*ms)
+			b.task("hog2", 120, 1, false, CauseStart, 20*ms)
+			return b.done(t)
+		}, rec{ms, 0, 100, 1, 0, "hog2"}}, // 100: short
+		{"wakeup placement", func() *Workload {
+			b := newBuilder(t, "sockets=1,cores=3,threads=1")
+			waker := b.task("waker", 120, 0, true, CauseStart, 2*ms)
+			b.task("hog", 120, 1, true, CauseStart, 20*ms)
+			wakee := b.task("wakee", 120, 1, false, CauseWake, ms)
+			b.edge(waker, 0, ms, wakee, 0)
+			return b.done(t)
+		}, rec{ms, 0, 100, 1, 2, "wakee"}}, // 100: waker
+	} {
+		got := &migrations{}
+		if _, err := Replay(c.build(), policyConfig(t, "v6.1"), Tee{newChecker(t), got}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.ev) == 0 {
+			t.Fatalf("%s: no sched_migrate_task", c.name)
+		}
+		e := got.ev[0]
+		r := rec{e.Time - t0, e.Int(timeline.CPU), e.Int(timeline.CommonPID), e.Int(timeline.OrigCPU), e.Int(timeline.DestCPU), e.Str(timeline.Comm)}
+		if r != c.want {
+			t.Errorf("%s: first sched_migrate_task %+v, want %+v", c.name, r, c.want)
+		}
+	}
+}

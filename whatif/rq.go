@@ -789,7 +789,9 @@ func (s *Sim) schedule(r *rq, prevState string) {
 		s.updateRT(r)
 		r.curr = nil
 		r.inBalance = true
+		restore := s.balancingOn(r.cpu, prev)
 		s.newidleBalance(r)
+		restore()
 		r.inBalance = false
 		next = s.pickNext(r)
 	}
