@@ -80,9 +80,9 @@ func (s *Sim) triggerLoadBalance(r *rq, idleAtTick bool) {
 		// run_rebalance_domains (same instant, after the tick).
 		s.updateBlockedAverages(r)
 		r.inBalance = true
-		restore := s.balancingOn(r.cpu, r.curr)
+		was := s.balancingOn(r.cpu, r.curr)
 		s.rebalanceDomains(r, idle, MigrationSourcePeriodic)
-		restore()
+		s.endBalancing(was)
 		r.inBalance = false
 		if r.curr == nil && r.nrRunning() > 0 {
 			s.schedule(r, "")
@@ -738,8 +738,8 @@ func (s *Sim) detachQueued(p *simTask, src, dst *rq, source int) (resched bool) 
 	}
 	p.execStart = -1
 	cpu, cur := dst.cpu, (*simTask)(nil)
-	if s.lbCPU >= 0 {
-		cpu, cur = s.lbCPU, s.lbCur
+	if s.lb.cpu >= 0 {
+		cpu, cur = s.lb.cpu, s.lb.cur
 	}
 	s.emitMigrate(p, src.cpu, dst.cpu, cpu, cur)
 	switch source {
@@ -771,7 +771,7 @@ func (s *Sim) attachQueued(p *simTask, dst *rq) {
 func (s *Sim) activeBalanceStop(busiest, dstCPU int) {
 	// The stopper (migration/N) moves the task, where the workload has
 	// that thread (else pid 0).
-	defer s.balancingOn(busiest, s.stopperOf(busiest))()
+	defer s.endBalancing(s.balancingOn(busiest, s.stopperOf(busiest)))
 	src := s.cpus[busiest]
 	src.activeBalance = false
 	if src.nrCFS <= 1 && src.curr == nil || src.nrRunning() < 1 {
@@ -1095,7 +1095,7 @@ func (s *Sim) nohzCSD(ilb int) {
 // from ilb+1 wrapping, ilb last; and set nohz.next_balance to the earliest
 // of theirs.
 func (s *Sim) nohzIdleBalance(ilb int) {
-	defer s.balancingOn(ilb, s.cpus[ilb].curr)()
+	defer s.endBalancing(s.balancingOn(ilb, s.cpus[ilb].curr))
 	flags := s.nohz.kickFlags[ilb]
 	s.nohz.kickFlags[ilb] = 0
 	if flags&kickStats != 0 {

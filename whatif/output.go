@@ -194,18 +194,27 @@ func (s *Sim) emitWaking(t, waker *simTask, cpu, target int) {
 	}
 }
 
-// balancingOn notes that a balance runs on cpu with cur as its current
-// task until the returned function restores the previous note. The
-// kernel's set_task_cpu traces sched_migrate_task on the CPU that moves
-// the task: the balancing CPU (periodic and newly-idle balancing, the
-// latter inside the leaving task's schedule()), the nohz idle balancer
-// for the idle CPUs it balances, the stopper on the source CPU (active
-// balance, an affinity change); a wakeup's on the waker's CPU.
-func (s *Sim) balancingOn(cpu int, cur *simTask) (restore func()) {
-	c, t := s.lbCPU, s.lbCur
-	s.lbCPU, s.lbCur = cpu, cur
-	return func() { s.lbCPU, s.lbCur = c, t }
+// lbContext is where a balance that moves tasks runs: the CPU and its
+// current task, which its sched_migrate_task records carry as the
+// kernel's do (cpu -1: none noted, the destination's CPU as idle).
+type lbContext struct {
+	cpu int
+	cur *simTask
 }
+
+// balancingOn notes that a balance runs on cpu with cur as its current
+// task, until endBalancing restores the note it returns. The kernel's
+// set_task_cpu traces sched_migrate_task on the CPU that moves the task:
+// the balancing CPU (periodic and newly-idle balancing, the latter inside
+// the leaving task's schedule()), the nohz idle balancer for the idle
+// CPUs it balances, the stopper on the source CPU (active balance, an
+// affinity change); a wakeup's on the waker's CPU.
+func (s *Sim) balancingOn(cpu int, cur *simTask) (was lbContext) {
+	was, s.lb = s.lb, lbContext{cpu, cur}
+	return was
+}
+
+func (s *Sim) endBalancing(was lbContext) { s.lb = was }
 
 // emitMigrate writes sched_migrate_task on cpu, cur running there.
 func (s *Sim) emitMigrate(t *simTask, from, to, cpu int, cur *simTask) {

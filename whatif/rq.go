@@ -789,9 +789,9 @@ func (s *Sim) schedule(r *rq, prevState string) {
 		s.updateRT(r)
 		r.curr = nil
 		r.inBalance = true
-		restore := s.balancingOn(r.cpu, prev)
+		was := s.balancingOn(r.cpu, prev)
 		s.newidleBalance(r)
-		restore()
+		s.endBalancing(was)
 		r.inBalance = false
 		next = s.pickNext(r)
 	}

@@ -496,13 +496,9 @@ type Sim struct {
 	sgcImb  map[sgcKey]bool
 	llc     []*llcShared
 
-	out  Sink
-	meas *Measurer // Replay's measure (emitWaking: Activation.Untraced)
-	// lbCPU, lbCur: where the balance moving tasks now runs, the CPU
-	// and its current task, which its sched_migrate_task records carry
-	// as perf's do (balancingOn; lbCPU -1: none, the destination).
-	lbCPU    int
-	lbCur    *simTask
+	out      Sink
+	meas     *Measurer // Replay's measure (emitWaking: Activation.Untraced)
+	lb       lbContext // the balance moving tasks now (balancingOn)
 	stats    Stats
 	fired    []uint8 // per edge: times fired
 	edgeCut  []bool  // per edge: not fired, its activation cut by a deadline
@@ -855,7 +851,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 		s.actBase[i+1] = s.actBase[i] + int32(len(t.Activations))
 	}
 	s.fired = make([]uint8, len(w.Edges))
-	s.lbCPU = -1
+	s.lb.cpu = -1
 	s.edgeCut = make([]bool, len(w.Edges))
 	s.arrivals = make([]int32, s.actBase[len(w.Tasks)])
 	s.reap = newReapPlan(w, s.actBase, cfg.ReapAnyChild)
@@ -1512,7 +1508,7 @@ func (s *Sim) stopperMove(r *rq, st *simTask) {
 	if p.state != tsQueued || int(p.cpu) != r.cpu || p.rt || p.delayed || dst < 0 || dst >= s.ncpu || dst == r.cpu || !p.allowed(dst) {
 		return
 	}
-	defer s.balancingOn(r.cpu, st)()
+	defer s.endBalancing(s.balancingOn(r.cpu, st))
 	s.migrateQueued(p, r, s.cpus[dst], MigrationSourceAffinity)
 }
 
