@@ -3,17 +3,24 @@ package whatif
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/timeline"
 )
 
-// statRuntimes collects the sched_stat_runtime events of a replay.
-type statRuntimes struct{ ev []timeline.Event }
+// kindsSink collects a replay's events of the given kinds (their
+// fields dropped: the tests read the columns).
+type kindsSink struct {
+	kinds []timeline.Kind
+	ev    []timeline.Event
+}
 
-func (s *statRuntimes) Emit(e *timeline.Event) error {
-	if e.Kind == timeline.SchedStatRuntime {
+func collectKinds(kinds ...timeline.Kind) *kindsSink { return &kindsSink{kinds: kinds} }
+
+func (s *kindsSink) Emit(e *timeline.Event) error {
+	if slices.Contains(s.kinds, e.Kind) {
 		c := *e
 		c.Fields = nil
 		s.ev = append(s.ev, c)
@@ -44,7 +51,7 @@ func TestStatRuntimeByKernel(t *testing.T) {
 		rt := b.task(c.rtComm, 49, 0, false, CauseArrival, ms/2)
 		b.w.Tasks[rt].Activations[0].ReleaseNS = t0 + ms
 		w := b.done(t)
-		sr := &statRuntimes{}
+		sr := collectKinds(timeline.SchedStatRuntime)
 		if _, err := Replay(w, policyConfig(t, c.policy), Tee{newChecker(t), sr}); err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +90,7 @@ func TestStatRuntimeEveryUpdateCurr(t *testing.T) {
 	hog := b.task("hog", 120, 0, true, CauseStart, 10*ms)
 	w := b.task("wakee", 120, 0, false, CauseArrival, ms)
 	b.w.Tasks[w].Activations[0].ReleaseNS = t0 + 5*ms + ms/2
-	sr := &statRuntimes{}
+	sr := collectKinds(timeline.SchedStatRuntime)
 	if _, err := Replay(b.done(t), policyConfig(t, "v6.12"), Tee{newChecker(t), sr}); err != nil {
 		t.Fatal(err)
 	}
@@ -104,19 +111,6 @@ func TestStatRuntimeEveryUpdateCurr(t *testing.T) {
 			t.Errorf("runtime %d: at, pid, runtime, flags = %v, want %v", i, got, want[i])
 		}
 	}
-}
-
-// wakingsAndRuntimes collects a replay's sched_waking and
-// sched_stat_runtime events.
-type wakingsAndRuntimes struct{ ev []timeline.Event }
-
-func (s *wakingsAndRuntimes) Emit(e *timeline.Event) error {
-	if e.Kind == timeline.SchedWaking || e.Kind == timeline.SchedStatRuntime {
-		c := *e
-		c.Fields = nil
-		s.ev = append(s.ev, c)
-	}
-	return nil
 }
 
 // The context a wakeup is written in, by hand. One CPU, HZ 250: a CFS hog
@@ -169,7 +163,7 @@ func TestWakingContextByHand(t *testing.T) {
 			b.w.Tasks[hog].Activations[0].Cause = CauseArrival
 			b.w.Tasks[hog].Activations[0].ReleaseNS = t0 + 7*ms
 		}
-		got := &wakingsAndRuntimes{}
+		got := collectKinds(timeline.SchedWaking, timeline.SchedStatRuntime)
 		if _, err := Replay(b.done(t), policyConfig(t, "v6.1"), Tee{newChecker(t), got}); err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +201,7 @@ func TestWakelistEnqueueContextByHand(t *testing.T) {
 		waker := b.task("waker", 120, 0, true, CauseStart, 3*ms)
 		kw := b.task("kworker/1:1", 120, 1, false, CauseWake, ms)
 		b.edge(waker, 0, ms, kw, 0)
-		got := &wakingsAndRuntimes{}
+		got := collectKinds(timeline.SchedWaking, timeline.SchedStatRuntime)
 		if _, err := Replay(b.done(t), policyConfig(t, "v6.1"), Tee{newChecker(t), got}); err != nil {
 			t.Fatal(err)
 		}
@@ -407,18 +401,6 @@ func replayFixtureToFile(t *testing.T, path, policy string) string {
 	return out
 }
 
-// migrations collects the sched_migrate_task records.
-type migrations struct{ ev []timeline.Event }
-
-func (s *migrations) Emit(e *timeline.Event) error {
-	if e.Kind == timeline.SchedMigrateTask {
-		c := *e
-		c.Fields = nil
-		s.ev = append(s.ev, c)
-	}
-	return nil
-}
-
 // A sched_migrate_task record is written on the CPU that moves the task,
 // in the context of the task running there, as the kernel's set_task_cpu
 // traces it (guest-D's stress-ng trace: a wakeup's placement in its
@@ -456,7 +438,7 @@ func TestMigrateContextByHand(t *testing.T) {
 			return b.done(t)
 		}, rec{ms, 0, 100, 1, 2, "wakee"}}, // 100: waker
 	} {
-		got := &migrations{}
+		got := collectKinds(timeline.SchedMigrateTask)
 		if _, err := Replay(c.build(), policyConfig(t, "v6.1"), Tee{newChecker(t), got}); err != nil {
 			t.Fatal(err)
 		}

@@ -49,7 +49,7 @@ func TestUntracedArrivalLeftOutOfMeasure(t *testing.T) {
 	b.w.Tasks[x].Activations[0].ReleaseNS = t0 + 5*ms
 	b.w.Tasks[y].Activations[0].ReleaseNS = t0 + 7*ms
 	b.w.Tasks[y].Activations[0].Untraced = true
-	got := &wakingsAndRuntimes{}
+	got := collectKinds(timeline.SchedWaking, timeline.SchedStatRuntime)
 	res, err := Replay(b.done(t), policyConfig(t, "v6.1"), Tee{newChecker(t), got})
 	if err != nil {
 		t.Fatal(err)
