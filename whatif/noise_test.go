@@ -276,6 +276,19 @@ func TestDelayPoolsFollowWakeupMigration(t *testing.T) {
 // is already set when 10 wakes 20 (its sched_waking, written before the
 // wakeup's check_preempt, shows it; no tick since 9.5 ms, where it was
 // clear): set before the wakeup, so not this wakeup's, and no stretch.
+// (f) A wake-up loop: at 12 ms 10 wakes 20 onto CPU 0 (flag clear), then
+// 30 at 12.05 ms (its sched_waking shows the flag set) and 50 at 12.1 ms,
+// both onto CPU 0, and is switched out R at 12.4 ms to 30, the task the
+// pick chose, not 20: 20's wakeup set the flag, so its edge gets the
+// 0.4 ms to the switch (30's and 50's none). (g) At 13.9 ms 40 on CPU 1
+// wakes 50 onto CPU 0; at 14 ms 10 wakes 20 there, the flag is first
+// shown by a record of 10's own update (no waking: nothing says a wake
+// loop ran on) and 10 is switched out R at 14.3 ms to 50: the flag may
+// have been set since by anything, so no stretch. (h) At 15 ms 10 wakes
+// 20 onto CPU 0 and the wakeup moves it to CPU 1 (40's); 10's next
+// waking, of 50 onto CPU 0 at 15.05 ms, shows the flag, and 10 is
+// switched out R at 15.3 ms to 50: 20's wakeup left CPU 0 and did not set
+// it, 50's came after it was set: no stretch.
 func TestNoPreemptFromNeedResched(t *testing.T) {
 	const nr = 0x05 // IRQS_OFF | NEED_RESCHED
 	r := &noiseReader{evs: []timeline.Event{
@@ -307,13 +320,33 @@ func TestNoPreemptFromNeedResched(t *testing.T) {
 		nRuntime(10*ms+50000, 0, 10, nr),
 		nSwitch(10*ms+300000, 0, 10, "R", 20),
 		nSwitch(11*ms, 0, 20, "S", 10),
+		nWaking(12*ms, 0, 10, 20, 0),
+		withFlags(nWaking(12*ms+50000, 0, 10, 30, 0), nr),
+		withFlags(nWaking(12*ms+100000, 0, 10, 50, 0), nr),
+		nSwitch(12*ms+400000, 0, 10, "R", 30),
+		nSwitch(13*ms, 0, 30, "S", 50),
+		nSwitch(13*ms+100000, 0, 50, "S", 20),
+		nSwitch(13*ms+200000, 0, 20, "S", 10),
+		nWaking(13*ms+900000, 1, 40, 50, 0),
+		nWaking(14*ms, 0, 10, 20, 0),
+		nRuntime(14*ms+50000, 0, 10, nr),
+		nSwitch(14*ms+300000, 0, 10, "R", 50),
+		nSwitch(14*ms+400000, 0, 50, "S", 20),
+		nSwitch(14*ms+500000, 0, 20, "S", 10),
+		nWaking(15*ms, 0, 10, 20, 0),
+		nMigrate(15*ms+10000, 0, 20, 0, 1),
+		withFlags(nWaking(15*ms+50000, 0, 10, 50, 0), nr),
+		nSwitch(15*ms+300000, 0, 10, "R", 50),
+		nSwitch(15*ms+400000, 0, 50, "S", 10),
+		nSwitch(15*ms+500000, 1, 40, "R", 20),
+		nSwitch(15*ms+600000, 1, 20, "S", 40),
 	}}
 	w := mustExtract(t, r)
 	var got []string
 	for _, e := range w.Edges {
 		got = append(got, fmt.Sprintf("%d@%d:%d", w.Tasks[e.Wakee].TID, e.TimeNS/1000, e.NoPreemptNS/1000))
 	}
-	want := "[20@2000:300 30@2050:0 20@3000:100 20@5000:0 20@8000:300 20@10000:0]"
+	want := "[20@2000:300 30@2050:0 20@3000:100 20@5000:0 20@8000:300 20@10000:0 20@12000:400 30@12050:0 50@12100:0 20@14000:0 20@15000:0 50@15050:0 50@13900:0]"
 	if fmt.Sprint(got) != want {
 		t.Errorf("edges (wakee@µs:no-preempt µs) %v, want %s", got, want)
 	}
@@ -339,6 +372,35 @@ func TestNoPreemptAfterRepickOnARealTrace(t *testing.T) {
 		}
 	}
 	t.Fatal("no edge 1191 -> 1189 at 14.465662849")
+}
+
+// The wake-up loop case of TestNoPreemptFromNeedResched on a real trace:
+// hackbench's herd on Debian's 6.12 (guest-P r2), CPU 1. perf's own
+// reading of the records' flags (`perf script -s` with a Python handler
+// printing common_flags): the parent 371 wakes 451 at 6.868101331 (0x1:
+// clear; 451 is moved to CPU 1), the flag is set from its next waking on
+// (450 at 6.868224315: 0x25), 371 goes on waking the rest of the 80
+// readers and is switched out R at 6.870588076 to 421, one of the later
+// wakees. 451's edge carries the 2,486,745 ns from its wakeup to that
+// switch (371 ran throughout); the edges after it, none.
+func TestNoPreemptWakeLoopOnARealTrace(t *testing.T) {
+	w, _ := extractFixture(t, "../fixtures/kernels/v6.12/guest-P-1s2c1t/r2/hackbench.perf.data.gz")
+	found := false
+	for _, e := range w.Edges {
+		if w.Tasks[e.Waker].TID != 371 || e.TimeNS < 6868101331 || e.TimeNS > 6870588076 {
+			continue
+		}
+		want := int64(0)
+		if e.TimeNS == 6868101331 {
+			found, want = true, 6870588076-6868101331
+		}
+		if e.NoPreemptNS != want {
+			t.Errorf("edge 371 -> %d at %d: no-preempt stretch %d ns, want %d", w.Tasks[e.Wakee].TID, e.TimeNS, e.NoPreemptNS, want)
+		}
+	}
+	if !found {
+		t.Fatal("no edge 371 -> 451 at 6.868101331")
+	}
 }
 
 func withPrios(e timeline.Event, prev, next int64) timeline.Event {

@@ -281,6 +281,12 @@ type Fidelity struct {
 	// the replay's wake_affine takes as sync wakeups.
 	SyncWakeups int `json:"sync_wakeups,omitempty"`
 	Wakeups     int `json:"-"`
+	// NoPreemptWakeups, NoPreemptNS: the wake edges with
+	// Edge.NoPreemptNS (the trace's TIF_NEED_RESCHED shows their waker
+	// ran on with the reschedule they set pending) and those stretches'
+	// total demand, inside which the replay preempts no waker.
+	NoPreemptWakeups int   `json:"no_preempt_wakeups,omitempty"`
+	NoPreemptNS      int64 `json:"no_preempt_ns,omitempty"`
 	// HostStalls, HostStallNS: how many host stalls the trace shows in
 	// the tasks' demand and their total (Workload.HostStalls): a guest's
 	// vCPUs descheduled by its host, which the replay keeps in the work.
@@ -439,6 +445,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	}
 	if f.SyncWakeups > 0 {
 		fmt.Fprintf(&b, "trace: %d of %d wake edges taken as WF_SYNC (inferred: the waker left its CPU within 50 µs, or the wakee was pulled onto its waker's CPU as only WF_SYNC does, or the two woke only each other, mostly leaving at once)\n", f.SyncWakeups, f.Wakeups)
+	}
+	if f.NoPreemptWakeups > 0 {
+		fmt.Fprintf(&b, "trace: %d wakeups left their waker running on with the reschedule they set pending (its TIF_NEED_RESCHED flag shown set until it switched out: no preemption point, as in a wake-up loop under a wait-queue lock or the rest of a system call), %.1f ms in all: the replay preempts no waker inside them\n", f.NoPreemptWakeups, float64(f.NoPreemptNS)/1e6)
 	}
 	if f.HostStalls > 0 && f.DemandNS > 0 {
 		fmt.Fprintf(&b, "trace: %d host stalls of busy vCPUs, %.1f ms, %.0f%% of the tasks' demand (kept where they were in each task's work)\n",

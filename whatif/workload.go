@@ -670,6 +670,12 @@ type extractor struct {
 	// a sched_switch).
 	ticks   [][]int64
 	firstNR []int64
+	// lastBusyWake[c]: the latest wakeup that placed its wakee on CPU c
+	// while a task ran there; nrCause[c]: that wakeup, when the record
+	// that set firstNR[c] was the running task's next sched_waking (a
+	// wake-up loop's first preempting wakeup, whatever the pick switches
+	// to at the loop's end); else none.
+	lastBusyWake, nrCause []pendWake
 	// enq tells the enqueue's hard-IRQ update_curr from a tick's.
 	enq irqEnqueues
 	// stallEnd per CPU: the event that ended its last host stall (the
@@ -902,6 +908,13 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 					x.firstNR[c] = -1
 				} else if x.firstNR[c] < 0 {
 					x.firstNR[c] = e.Time
+					// A wake-up loop: the running task's next waking is
+					// the first record to show the flag its previous
+					// wakeup there set.
+					x.nrCause[c] = pendWake{seq: -1, edge: -1}
+					if e.Kind == timeline.SchedWaking && e.Int32(timeline.CommonPID) == x.cur[c] {
+						x.nrCause[c] = x.lastBusyWake[c]
+					}
 				}
 			}
 		}
@@ -988,6 +1001,8 @@ func (x *extractor) growCPU(c int32) {
 		x.capOf = append(x.capOf, 1024)
 		x.ticks = append(x.ticks, nil)
 		x.firstNR = append(x.firstNR, -1)
+		x.lastBusyWake = append(x.lastBusyWake, pendWake{seq: -1, edge: -1})
+		x.nrCause = append(x.nrCause, pendWake{seq: -1, edge: -1})
 		x.stallEnd = append(x.stallEnd, -1)
 		x.wokeOn = append(x.wokeOn, 0)
 		x.ownUpd = append(x.ownUpd, -1)
@@ -1287,6 +1302,7 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			}
 			delete(x.pendIdle, next)
 		}
+		stretch := false
 		if pb, ok := x.pendBusy[next]; ok {
 			// The waker, on its own CPU, switched out (preempted, or
 			// blocking) straight to this wakee, having run on with
@@ -1295,6 +1311,7 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			local := prev == pb.curr && c == pb.cpu && x.switches[c] == pb.seq && pb.from == c
 			if local && x.reschedByWakeup(c, pb.at) {
 				x.noPreempt(prev, pb.edge)
+				stretch = true
 			}
 			// A wakeup preemption: the task running at the wakeup is
 			// switched out runnable for the wakee on the target CPU, with
@@ -1323,6 +1340,14 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 				}
 			}
 			delete(x.pendBusy, next)
+		}
+		if nc := x.nrCause[c]; !stretch && prev > 0 && nc.edge >= 0 && nc.curr == prev && nc.cpu == c && nc.from == c && nc.seq == x.switches[c] && x.reschedByWakeup(c, nc.at) {
+			// The waker switched out (to whichever task the pick chose)
+			// having run on since one of its own wakeups on its CPU set
+			// TIF_NEED_RESCHED: a wake-up loop under a wait-queue lock
+			// (hackbench's herd: one write wakes every reader) has no
+			// preemption point until it ends.
+			x.noPreempt(prev, nc.edge)
 		}
 	}
 	x.switchedTo(c, next, now, now)
@@ -1615,6 +1640,10 @@ func (x *extractor) onMigrate(e *timeline.Event, c int32) {
 	if !ok {
 		return
 	}
+	if lb := &x.lastBusyWake[pw.cpu]; lb.at == pw.at && lb.edge == pw.edge && lb.seq >= 0 {
+		// That wakeup left pw.cpu: it cannot have set the flag there.
+		*lb = pendWake{seq: -1, edge: -1}
+	}
 	pw.cpu, pw.seq = dest, x.switches[dest]
 	if x.cur[dest] == 0 {
 		pw.curr = 0
@@ -1622,6 +1651,7 @@ func (x *extractor) onMigrate(e *timeline.Event, c int32) {
 	} else if x.cur[dest] > 0 {
 		pw.curr = x.cur[dest]
 		x.pendBusy[pid] = pw
+		x.lastBusyWake[dest] = pw
 	}
 }
 
@@ -1812,6 +1842,7 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 			x.pendIdle[wakee] = pendWake{now, 0, target, x.switches[target], c, edge, x.busyCPUs()}
 		} else if x.cur[target] > 0 {
 			x.pendBusy[wakee] = pendWake{now, x.cur[target], target, x.switches[target], c, edge, x.busyCPUs()}
+			x.lastBusyWake[target] = x.pendBusy[wakee]
 			if irq && target == c {
 				x.stalls.irqWake(c, now, wakee, e.IsSet(timeline.Prio) && e.Int(timeline.Prio) < 100)
 			}

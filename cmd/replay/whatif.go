@@ -408,6 +408,10 @@ func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string, charged
 		if e.Charged {
 			f.ChargedWakeups++
 		}
+		if e.NoPreemptNS > 0 {
+			f.NoPreemptWakeups++
+			f.NoPreemptNS += e.NoPreemptNS
+		}
 		if e.Kind == whatif.EdgeWake {
 			f.Wakeups++
 			if e.Sync {

@@ -96,6 +96,37 @@ func TestWhatifReportsHostStalls(t *testing.T) {
 	}
 }
 
+// --validate says how many wakeups the trace shows leaving their waker
+// running on with the reschedule they set pending, and for how long in
+// all, in the table and in JSON: the saved workload's no_preempt_ns
+// column (hackbench's herd on 6.12 among them: whatif's
+// TestNoPreemptWakeLoopOnARealTrace).
+func TestWhatifReportsNoPreemptWakeups(t *testing.T) {
+	dir := t.TempDir()
+	hb := filepath.Join(repoRoot(t), "fixtures", "kernels", "v6.12", "guest-P-1s2c1t", "r2", "hackbench.perf.data.gz")
+	var o struct {
+		F struct {
+			N  int   `json:"no_preempt_wakeups"`
+			NS int64 `json:"no_preempt_ns"`
+		} `json:"fidelity"`
+	}
+	w := validateJSON(t, dir, hb, &o)
+	n, ns := 0, int64(0)
+	for _, e := range w.Edges {
+		if e.NoPreemptNS > 0 {
+			n++
+			ns += e.NoPreemptNS
+		}
+	}
+	if n == 0 || o.F.N != n || o.F.NS != ns {
+		t.Errorf("JSON no_preempt_wakeups %d (%d ns), the workload file %d (%d ns)", o.F.N, o.F.NS, n, ns)
+	}
+	r := run(t, dir, "whatif", "-i", hb, "--validate")
+	if want := fmt.Sprintf("trace: %d wakeups left their waker running on with the reschedule they set pending", n); r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Errorf("exit %d, no %q in\n%s", r.code, want, r.stdout)
+	}
+}
+
 // --validate says how many wake edges the replay takes as WF_SYNC (the
 // trace has no wake flags; extraction infers them), in the table and in
 // JSON, the count the saved workload's sync column holds.
