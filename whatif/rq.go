@@ -1294,6 +1294,9 @@ func (s *Sim) tick(r *rq) {
 	} else {
 		s.updateRQLoad(r)
 	}
+	if s.cfg.BalancePhase {
+		s.balancePullsDue()
+	}
 	s.triggerLoadBalance(r, idleAtTick)
 	if r.curr == nil && r.nrRunning() == 0 && !s.cfg.NoNOHZ {
 		r.tickOn = false

@@ -27,6 +27,12 @@ const (
 // Preemption, the configuration `replay whatif` uses.
 type Config struct {
 	Policy Policy
+	// BalancePhase: a periodic balance the trace shows moving tasks
+	// between the two CPUs of a domain falls due at that tick in the
+	// replay, on the less loaded of them (Workload.BalancePulls,
+	// balancepull.go). On by default: measured, it met more goals
+	// (FIDELITY.md round 82); `--set balance_phase=own` turns it off.
+	BalancePhase bool
 	// NohzKickIdleExit: where the trace measured host contention
 	// (StallModel.HostCores), the nohz idle balancer's kick lands after an
 	// idle exit drawn as a remote wakeup's (the trace's own, plus the wait
@@ -240,7 +246,7 @@ func (c Config) withDefaults() Config {
 
 // DefaultConfig is the configuration `replay whatif` uses for a policy.
 func DefaultConfig(p Policy) Config {
-	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, WakeeFlips: -1}.withDefaults()
+	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, BalancePhase: true, WakeeFlips: -1}.withDefaults()
 }
 
 // Event kinds of the discrete-event engine (§8.2).
@@ -478,6 +484,7 @@ type Sim struct {
 	rng              uint64
 	niRng            uint64 // NI_RANDOM's die: its own stream, so the other draws stay as they were
 	chargeRng        uint64 // the switch charge's draws (switchcharge.go): its own stream too
+	nextPull         int    // the first Workload.BalancePulls not yet reached (balancePullsDue)
 	// remotePool, rtPool: the wakeup-preemption delay pools drawn from
 	// for a remote CFS and a real-time wakeup (initPreemptPools).
 	remotePool, rtPool []int64

@@ -418,6 +418,10 @@ type Workload struct {
 	// the trace shows the task's vCPU descheduled by the host
 	// (hoststall.go), sorted by (Task, Act, OffsetNS); none on bare metal.
 	HostStalls []HostStall
+	// BalancePulls are the periodic balances the trace shows moving tasks
+	// (balancepull.go), in time order: the balancer's phase, which no
+	// other record reveals.
+	BalancePulls []BalancePull
 	// Stalls is the vCPU stall model measured from the trace's tick
 	// records (noise.go); nil: none seen (bare metal, or no
 	// sched_stat_runtime events in the trace).
@@ -670,6 +674,8 @@ type extractor struct {
 	// a sched_switch).
 	ticks   [][]int64
 	firstNR []int64
+	// lastPull[c]: the time of CPU c's last BalancePull (-1 none).
+	lastPull []int64
 	// lastBusyWake[c]: the latest wakeup that placed its wakee on CPU c
 	// while a task ran there; nrCause[c]: that wakeup, when the record
 	// that set firstNR[c] was the running task's next sched_waking (a
@@ -889,6 +895,7 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 				x.enq.waking(e.Int32(timeline.PID), c, target, e.Int(timeline.CommonFlags)&flagHardIRQ != 0, prioOr(e, timeline.Prio) < 100, e.Time)
 			case timeline.SchedMigrateTask:
 				x.stalls.event(c, e.Time)
+				x.balancePull(e, c)
 				if e.IsSet(timeline.DestCPU) {
 					x.enq.migrate(e.Int32(timeline.PID), e.Int32(timeline.DestCPU))
 				}
@@ -1001,6 +1008,7 @@ func (x *extractor) growCPU(c int32) {
 		x.capOf = append(x.capOf, 1024)
 		x.ticks = append(x.ticks, nil)
 		x.firstNR = append(x.firstNR, -1)
+		x.lastPull = append(x.lastPull, -1)
 		x.lastBusyWake = append(x.lastBusyWake, pendWake{seq: -1, edge: -1})
 		x.nrCause = append(x.nrCause, pendWake{seq: -1, edge: -1})
 		x.stallEnd = append(x.stallEnd, -1)
@@ -2079,6 +2087,9 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("workload span %d to %d ns: more than a week", w.StartNS, w.EndNS)
 	}
 	if err := w.validateMeasures(); err != nil {
+		return err
+	}
+	if err := w.validateBalancePulls(); err != nil {
 		return err
 	}
 	for i, e := range w.Edges {

@@ -51,11 +51,12 @@ var wlCols = []struct {
 	{"untraced", false},
 	{"charged", false},
 	{"wall_ns", false},
+	{"src_cpu", false},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true, "charged": true, "wall_ns": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true, "charged": true, "wall_ns": true, "src_cpu": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -234,6 +235,9 @@ func SaveWorkload(path string, w *Workload) (err error) {
 			r["cpu"], r["time_ns"], r["wall_ns"] = h.CPU, h.TimeNS, h.WallNS
 		}
 		add(r)
+	}
+	for _, p := range w.BalancePulls {
+		add(wlRow{"table": "balance_pull", "cpu": p.CPU, "src_cpu": p.Src, "time_ns": p.TimeNS})
 	}
 	for _, pool := range w.delayPools() {
 		col := "preempt_wake_ns"
@@ -471,6 +475,8 @@ func LoadWorkload(path string) (w *Workload, err error) {
 					OffsetNS: num(cOffset, i), Wakee: int32(num(cWakee, i)), WakeeAct: int32(num(cWakeeAct, i)),
 					TimeNS: num(cTime, i), WakerCPU: int32(num(cWakerCPU, i)), Target: int32(num(cTarget, i)), Sync: num(cSync, i) != 0,
 					NoPreemptNS: num(cNoPreempt, i), Awaits: num(cAwaits, i) != 0, Raced: num(cRaced, i) != 0, Charged: num(cCharged, i) != 0})
+			case "balance_pull":
+				w.BalancePulls = append(w.BalancePulls, BalancePull{CPU: int32(num(cCPU, i)), Src: int32(num(cSrcCPU, i)), TimeNS: num(cTime, i)})
 			case "host_stall":
 				w.HostStalls = append(w.HostStalls, HostStall{Task: int32(num(cTask, i)), Act: int32(num(cActivation, i)),
 					OffsetNS: num(cOffset, i), LenNS: num(cStallNS, i), CPU: int32(num(cCPU, i)), TimeNS: num(cTime, i), WallNS: num(cWall, i)})

@@ -498,6 +498,13 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		}
 		cols.add(&row)
 	}
+	for _, p := range hdr.BalancePulls {
+		row.reset("balance_pull")
+		row.num(cCPU, int64(p.CPU))
+		row.num(cSrcCPU, int64(p.Src))
+		row.num(cTime, p.TimeNS)
+		cols.add(&row)
+	}
 	// The measured delay pools: one table each.
 	for _, pool := range hdr.delayPools() {
 		col := cPreemptWake
@@ -579,6 +586,7 @@ var (
 	cUntraced     = wlColIndex("untraced")
 	cCharged      = wlColIndex("charged")
 	cWall         = wlColIndex("wall_ns")
+	cSrcCPU       = wlColIndex("src_cpu")
 )
 
 func wlColIndex(name string) int {
