@@ -287,6 +287,9 @@ type Fidelity struct {
 	// total demand, inside which the replay preempts no waker.
 	NoPreemptWakeups int   `json:"no_preempt_wakeups,omitempty"`
 	NoPreemptNS      int64 `json:"no_preempt_ns,omitempty"`
+	// BalancePulls: the periodic balances the trace shows moving tasks
+	// (Workload.BalancePulls), whose phase the replay takes.
+	BalancePulls int `json:"balance_pulls,omitempty"`
 	// HostStalls, HostStallNS: how many host stalls the trace shows in
 	// the tasks' demand and their total (Workload.HostStalls): a guest's
 	// vCPUs descheduled by its host, which the replay keeps in the work.
@@ -448,6 +451,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	}
 	if f.NoPreemptWakeups > 0 {
 		fmt.Fprintf(&b, "trace: %d wakeups left their waker running on with the reschedule they set pending (its TIF_NEED_RESCHED flag shown set until it switched out: no preemption point, as in a wake-up loop under a wait-queue lock or the rest of a system call), %.1f ms in all: the replay preempts no waker inside them\n", f.NoPreemptWakeups, float64(f.NoPreemptNS)/1e6)
+	}
+	if f.BalancePulls > 0 {
+		fmt.Fprintf(&b, "trace: %d periodic balances moved tasks (sched_migrate_task in their tick's softirq): those between the two CPUs of a domain set the replay balancer's phase (--set balance_phase=own: not)\n", f.BalancePulls)
 	}
 	if f.HostStalls > 0 && f.DemandNS > 0 {
 		fmt.Fprintf(&b, "trace: %d host stalls of busy vCPUs, %.1f ms, %.0f%% of the tasks' demand (kept where they were in each task's work)\n",

@@ -127,6 +127,27 @@ func TestWhatifReportsNoPreemptWakeups(t *testing.T) {
 	}
 }
 
+// --validate says how many periodic balances the trace shows moving
+// tasks, in the table and in JSON: the saved workload's balance_pull
+// rows (6.12 guest-P r4 among them: whatif's TestBalancePullOnARealTrace).
+func TestWhatifReportsBalancePulls(t *testing.T) {
+	dir := t.TempDir()
+	hb := filepath.Join(repoRoot(t), "fixtures", "kernels", "v6.12", "guest-P-1s2c1t", "r4", "hackbench.perf.data.gz")
+	var o struct {
+		F struct {
+			N int `json:"balance_pulls"`
+		} `json:"fidelity"`
+	}
+	w := validateJSON(t, dir, hb, &o)
+	if n := len(w.BalancePulls); n == 0 || o.F.N != n {
+		t.Errorf("JSON balance_pulls %d, the workload file %d", o.F.N, n)
+	}
+	r := run(t, dir, "whatif", "-i", hb, "--validate")
+	if want := fmt.Sprintf("trace: %d periodic balances moved tasks", len(w.BalancePulls)); r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Errorf("exit %d, no %q in\n%s", r.code, want, r.stdout)
+	}
+}
+
 // --validate says how many wake edges the replay takes as WF_SYNC (the
 // trace has no wake flags; extraction infers them), in the table and in
 // JSON, the count the saved workload's sync column holds.
