@@ -118,18 +118,9 @@ func TestBalancePullsDueChoosesTheLessLoaded(t *testing.T) {
 		{"a tie", [2]int{1, 1}, 0},
 		{"the trace's CPU less loaded", [2]int{1, 2}, 0},
 	} {
-		b := newBuilder(t, "sockets=1,cores=2,threads=1")
-		b.task("hog0", 120, 0, true, CauseStart, 100*ms)
-		b.w.BalancePulls = []BalancePull{{CPU: 0, Src: 1, TimeNS: t0 + 8*ms + 100000}}
-		s, _ := newSim(t, b.done(t), testConfig())
-		s.now = t0 + 8*ms
-		j := s.jiffies()
+		s, j := pullAtTick(t, "sockets=1,cores=2,threads=1")
 		for i, r := range s.cpus {
 			r.nrCFS = c.nr[i] // the runnable CFS tasks, by hand
-			r.nextBalance = j + 25
-			for _, st := range r.sd {
-				st.lastBalance = j
-			}
 		}
 		s.balancePullsDue()
 		for i, r := range s.cpus {
@@ -145,7 +136,25 @@ func TestBalancePullsDueChoosesTheLessLoaded(t *testing.T) {
 // A pull between two CPUs of a larger domain makes nothing due: which
 // side would pull is not known.
 func TestBalancePullInALargerDomain(t *testing.T) {
-	b := newBuilder(t, "sockets=1,cores=4,threads=1")
+	s, j := pullAtTick(t, "sockets=1,cores=4,threads=1")
+	s.balancePullsDue()
+	for i, r := range s.cpus {
+		if r.nextBalance != j+25 || r.sd[0].lastBalance != j {
+			t.Errorf("CPU %d: next_balance %d, last_balance %d; want %d and %d", i, r.nextBalance, r.sd[0].lastBalance, j+25, j)
+		}
+	}
+	if s.nextPull != 1 {
+		t.Errorf("next pull %d, want 1 (this one passed)", s.nextPull)
+	}
+}
+
+// pullAtTick is a machine of spec at the tick of t0 + 8 ms (jiffy j)
+// with one hog on CPU 0 and the trace's pull onto CPU 0 from CPU 1 just
+// after that tick; every CPU balanced at j, its next balance 25 jiffies
+// on.
+func pullAtTick(t *testing.T, spec string) (*Sim, int64) {
+	t.Helper()
+	b := newBuilder(t, spec)
 	b.task("hog0", 120, 0, true, CauseStart, 100*ms)
 	b.w.BalancePulls = []BalancePull{{CPU: 0, Src: 1, TimeNS: t0 + 8*ms + 100000}}
 	s, _ := newSim(t, b.done(t), testConfig())
@@ -157,13 +166,5 @@ func TestBalancePullInALargerDomain(t *testing.T) {
 			st.lastBalance = j
 		}
 	}
-	s.balancePullsDue()
-	for i, r := range s.cpus {
-		if r.nextBalance != j+25 || r.sd[0].lastBalance != j {
-			t.Errorf("CPU %d: next_balance %d, last_balance %d; want %d and %d", i, r.nextBalance, r.sd[0].lastBalance, j+25, j)
-		}
-	}
-	if s.nextPull != 1 {
-		t.Errorf("next pull %d, want 1 (this one passed)", s.nextPull)
-	}
+	return s, j
 }

@@ -121,10 +121,7 @@ func TestWhatifReportsNoPreemptWakeups(t *testing.T) {
 	if n == 0 || o.F.N != n || o.F.NS != ns {
 		t.Errorf("JSON no_preempt_wakeups %d (%d ns), the workload file %d (%d ns)", o.F.N, o.F.NS, n, ns)
 	}
-	r := run(t, dir, "whatif", "-i", hb, "--validate")
-	if want := fmt.Sprintf("trace: %d wakeups left their waker running on with the reschedule they set pending", n); r.code != 0 || !strings.Contains(r.stdout, want) {
-		t.Errorf("exit %d, no %q in\n%s", r.code, want, r.stdout)
-	}
+	wantValidateLine(t, dir, hb, fmt.Sprintf("trace: %d wakeups left their waker running on with the reschedule they set pending", n))
 }
 
 // --validate says how many periodic balances the trace shows moving
@@ -142,10 +139,7 @@ func TestWhatifReportsBalancePulls(t *testing.T) {
 	if n := len(w.BalancePulls); n == 0 || o.F.N != n {
 		t.Errorf("JSON balance_pulls %d, the workload file %d", o.F.N, n)
 	}
-	r := run(t, dir, "whatif", "-i", hb, "--validate")
-	if want := fmt.Sprintf("trace: %d periodic balances moved tasks", len(w.BalancePulls)); r.code != 0 || !strings.Contains(r.stdout, want) {
-		t.Errorf("exit %d, no %q in\n%s", r.code, want, r.stdout)
-	}
+	wantValidateLine(t, dir, hb, fmt.Sprintf("trace: %d periodic balances moved tasks", len(w.BalancePulls)))
 }
 
 // --validate says how many wake edges the replay takes as WF_SYNC (the
@@ -172,8 +166,15 @@ func TestWhatifReportsSyncWakeups(t *testing.T) {
 	if sync == 0 || o.F.SyncWakeups != sync {
 		t.Errorf("JSON sync_wakeups %d, the workload file %d of %d wake edges", o.F.SyncWakeups, sync, n)
 	}
-	r := run(t, dir, "whatif", "-i", hb, "--validate")
-	if want := fmt.Sprintf("trace: %d of %d wake edges taken as WF_SYNC", sync, n); r.code != 0 || !strings.Contains(r.stdout, want) {
+	wantValidateLine(t, dir, hb, fmt.Sprintf("trace: %d of %d wake edges taken as WF_SYNC", sync, n))
+}
+
+// wantValidateLine runs whatif --validate on trace in dir and wants its
+// table to hold the line want.
+func wantValidateLine(t *testing.T, dir, trace, want string) {
+	t.Helper()
+	r := run(t, dir, "whatif", "-i", trace, "--validate")
+	if r.code != 0 || !strings.Contains(r.stdout, want) {
 		t.Errorf("exit %d, no %q in\n%s", r.code, want, r.stdout)
 	}
 }
@@ -215,11 +216,8 @@ func TestWhatifReportsSwitchCharge(t *testing.T) {
 	if want := w.SwitchChargeSummary(); want == nil || o.F.SwitchCharge == nil || *o.F.SwitchCharge != *want {
 		t.Errorf("JSON switch charge %+v, the workload file's %+v", o.F.SwitchCharge, want)
 	}
-	r := run(t, dir, "whatif", "-i", sch, "--validate")
-	if want := "trace: at 1751 switches the kernel charged the next task"; r.code != 0 || !strings.Contains(r.stdout, want) {
-		t.Errorf("exit %d, no %q in\n%s", r.code, want, r.stdout)
-	}
-	r = run(t, dir, "whatif", "-i", sch, "--validate", "--set", "switch_charge=off")
+	wantValidateLine(t, dir, sch, "trace: at 1751 switches the kernel charged the next task")
+	r := run(t, dir, "whatif", "-i", sch, "--validate", "--set", "switch_charge=off")
 	if r.code != 0 || strings.Contains(r.stdout, "switches the kernel charged") {
 		t.Errorf("switch_charge=off: exit %d, still reported:\n%s", r.code, r.stdout)
 	}
