@@ -385,7 +385,7 @@ func TestGoldenGuestD(t *testing.T) {
 // BenchmarkReplay measures simulated scheduler events per second on one
 // core for the largest real fixture, or for the workload file named by
 // REPLAY_BENCH_WORKLOAD (a large trace's, saved with --save-workload:
-// BENCHMARKS.md).
+// BENCHMARKS.md), with REPLAY_BENCH_SET's --set if given.
 func BenchmarkReplay(b *testing.B) {
 	var w *Workload
 	if path := os.Getenv("REPLAY_BENCH_WORKLOAD"); path != "" {
@@ -398,6 +398,17 @@ func BenchmarkReplay(b *testing.B) {
 	}
 	p, _ := LookupPolicy("v6.1")
 	cfg := DefaultConfig(p)
+	if kv := os.Getenv("REPLAY_BENCH_SET"); kv != "" {
+		// One --set, to time the engine with a model option changed
+		// (BENCHMARKS.md: balance_phase=own).
+		st, err := ParseSetting(kv)
+		if err == nil {
+			err = st.Apply(&cfg)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
 	var events int64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
