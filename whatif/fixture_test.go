@@ -205,11 +205,15 @@ func TestWorkloadRoundTrip(t *testing.T) {
 		!reflect.DeepEqual(w.PreemptWakeNS, w2.PreemptWakeNS) || !reflect.DeepEqual(w.PreemptWakeLocalNS, w2.PreemptWakeLocalNS) || !reflect.DeepEqual(w.PreemptWakeRTNS, w2.PreemptWakeRTNS) || !reflect.DeepEqual(w.TickSwitchNS, w2.TickSwitchNS) || !reflect.DeepEqual(w.Stalls, w2.Stalls) ||
 		w.StartNS != w2.StartNS || w.EndNS != w2.EndNS || w.Kernel != w2.Kernel || !reflect.DeepEqual(w.Topology, w2.Topology) ||
 		!reflect.DeepEqual(w.Cmdline, w2.Cmdline) || w.NewidleChances != w2.NewidleChances || w.NewidlePulls != w2.NewidlePulls ||
-		w.TickPhaseNS != w2.TickPhaseNS || w.Flips != w2.Flips || !reflect.DeepEqual(w.BalancePulls, w2.BalancePulls) {
+		w.TickPhaseNS != w2.TickPhaseNS || w.Flips != w2.Flips || !reflect.DeepEqual(w.BalancePulls, w2.BalancePulls) ||
+		!reflect.DeepEqual(w.IRQCurrent, w2.IRQCurrent) {
 		t.Error("workload changed through save/load")
 	}
 	if len(w.BalancePulls) == 0 {
 		t.Errorf("%s: no balance pulls to carry through save/load", f)
+	}
+	if len(w.IRQCurrent) == 0 {
+		t.Errorf("%s: no interrupt wakeup of a running task (IRQCurrent) to carry through save/load", f)
 	}
 	moves, raced := 0, 0
 	for _, e := range w2.Edges {

@@ -34,6 +34,14 @@ func TestParseSetting(t *testing.T) {
 	if s, err := ParseSetting("irq_cpu=own"); err != nil || s.Apply(&cfg) != nil || cfg.IRQCPU {
 		t.Errorf("irq_cpu=own: %v, IRQCPU %v, want false", err, cfg.IRQCPU)
 	}
+	for _, c := range []struct {
+		kv   string
+		want bool
+	}{{"irq_flip=own", false}, {"irq_flip=trace", true}} {
+		if s, err := ParseSetting(c.kv); err != nil || s.Apply(&cfg) != nil || cfg.IRQFlip != c.want {
+			t.Errorf("%s: %v, IRQFlip %v, want %v", c.kv, err, cfg.IRQFlip, c.want)
+		}
+	}
 	if s, err := ParseSetting("wake_overhead=keep"); err != nil || s.Apply(&cfg) != nil || cfg.SkipWakeOverhead {
 		t.Errorf("wake_overhead=keep: %v, SkipWakeOverhead %v, want false", err, cfg.SkipWakeOverhead)
 	}

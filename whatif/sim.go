@@ -33,6 +33,12 @@ type Config struct {
 	// balancepull.go). On by default: measured, it met more goals
 	// (FIDELITY.md round 82); `--set balance_phase=own` turns it off.
 	BalancePhase bool
+	// IRQFlip: an interrupt's wakeup counts as a wakee flip
+	// (record_wakee) of the task the trace shows it interrupted
+	// (Workload.IRQCurrent; none for the idle task), not of whichever
+	// task the replay runs where it fires (FIDELITY.md round 83);
+	// `--set irq_flip=own` turns it off.
+	IRQFlip bool
 	// NohzKickIdleExit: where the trace measured host contention
 	// (StallModel.HostCores), the nohz idle balancer's kick lands after an
 	// idle exit drawn as a remote wakeup's (the trace's own, plus the wait
@@ -246,7 +252,7 @@ func (c Config) withDefaults() Config {
 
 // DefaultConfig is the configuration `replay whatif` uses for a policy.
 func DefaultConfig(p Policy) Config {
-	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, BalancePhase: true, WakeeFlips: -1}.withDefaults()
+	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, BalancePhase: true, IRQFlip: true, WakeeFlips: -1}.withDefaults()
 }
 
 // Event kinds of the discrete-event engine (§8.2).
@@ -482,9 +488,10 @@ type Sim struct {
 	softirqPool      []int64    // softirqSwitchDelays, derived by initPreemptPools
 	stoppers         []*simTask // per CPU, the workload's migration/N (stopperOf)
 	rng              uint64
-	niRng            uint64 // NI_RANDOM's die: its own stream, so the other draws stay as they were
-	chargeRng        uint64 // the switch charge's draws (switchcharge.go): its own stream too
-	nextPull         int    // the first Workload.BalancePulls not yet reached (balancePullsDue)
+	niRng            uint64           // NI_RANDOM's die: its own stream, so the other draws stay as they were
+	chargeRng        uint64           // the switch charge's draws (switchcharge.go): its own stream too
+	nextPull         int              // the first Workload.BalancePulls not yet reached (balancePullsDue)
+	irqCurr          map[actKey]int32 // Workload.IRQCurrent: the interrupted task: the interrupted task (irqFlipOwner)
 	// remotePool, rtPool: the wakeup-preemption delay pools drawn from
 	// for a remote CFS and a real-time wakeup (initPreemptPools).
 	remotePool, rtPool []int64
@@ -806,6 +813,12 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	s.chargeRng = cfg.Seed*0x9e3779b97f4a7c15 + 0x3c6ef372fe94f82b
 	s.niStart = niStartRatio(cfg, w)
 	s.stats.WakeeFlipsStart = w.Flips.WakeeFlips
+	if cfg.IRQFlip && len(w.IRQCurrent) > 0 {
+		s.irqCurr = make(map[actKey]int32, len(w.IRQCurrent))
+		for _, q := range w.IRQCurrent {
+			s.irqCurr[actKey{q.Task, q.Act}] = q.Curr
+		}
+	}
 	if cfg.WakeeFlips >= 0 {
 		s.stats.WakeeFlipsStart = uint32(cfg.WakeeFlips)
 	}
@@ -1699,11 +1712,12 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 		// context the task interrupted, whose children inherit the flip
 		// (hackbench's parent, flipping on softirq wakeups of rcu_preempt
 		// while it forks, hands wake_wide's slave flips to its receivers;
-		// FIDELITY.md round 36). wake_wide itself only matters for a
-		// task's wakeup: an interrupt's is on the wakee's own CPU.
+		// FIDELITY.md rounds 36 and 83: the trace says which task that
+		// was). wake_wide itself only matters for a task's wakeup: an
+		// interrupt's is on the wakee's own CPU.
 		cur := waker
 		if cur == nil {
-			cur = s.cpus[src].curr
+			cur = s.irqFlipOwner(t, src)
 		}
 		if cur != nil {
 			s.recordWakee(cur, t)

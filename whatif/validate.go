@@ -290,6 +290,10 @@ type Fidelity struct {
 	// BalancePulls: the periodic balances the trace shows moving tasks
 	// (Workload.BalancePulls), whose phase the replay takes.
 	BalancePulls int `json:"balance_pulls,omitempty"`
+	// IRQCurrent: the interrupt-context wakings the trace shows
+	// interrupting a task (Workload.IRQCurrent), whose wakee flips the
+	// replay counts on that task.
+	IRQCurrent int `json:"irq_current,omitempty"`
 	// HostStalls, HostStallNS: how many host stalls the trace shows in
 	// the tasks' demand and their total (Workload.HostStalls): a guest's
 	// vCPUs descheduled by its host, which the replay keeps in the work.
@@ -454,6 +458,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	}
 	if f.BalancePulls > 0 {
 		fmt.Fprintf(&b, "trace: %d periodic balances moved tasks (sched_migrate_task in their tick's softirq): those between the two CPUs of a domain set the replay balancer's phase (--set balance_phase=own: not)\n", f.BalancePulls)
+	}
+	if f.IRQCurrent > 0 {
+		fmt.Fprintf(&b, "trace: %d interrupt wakeups came while a task ran on their CPU: record_wakee counts them in that task's wakee_flips, which its children inherit (--set irq_flip=own: in those of the replay's task where they fire)\n", f.IRQCurrent)
 	}
 	if f.HostStalls > 0 && f.DemandNS > 0 {
 		fmt.Fprintf(&b, "trace: %d host stalls of busy vCPUs, %.1f ms, %.0f%% of the tasks' demand (kept where they were in each task's work)\n",

@@ -422,6 +422,10 @@ type Workload struct {
 	// (balancepull.go), in time order: the balancer's phase, which no
 	// other record reveals.
 	BalancePulls []BalancePull
+	// IRQCurrent are the arrivals whose waking the trace shows
+	// interrupting a task, and that task (irqcurrent.go), in the order
+	// of the wakings: whose wakee_flips the wakeup counts on.
+	IRQCurrent []IRQCurrent
 	// Stalls is the vCPU stall model measured from the trace's tick
 	// records (noise.go); nil: none seen (bare metal, or no
 	// sched_stat_runtime events in the trace).
@@ -1825,6 +1829,9 @@ func (x *extractor) onWake(e *timeline.Event, c int32, isNew bool) {
 		}
 		if cause == CauseArrival {
 			a.IRQ = irqContextOf(irqFlags)
+			if irq {
+				x.irqCurrent(t, len(x.w.Tasks[t.idx].Activations)-1, wakerTID)
+			}
 		}
 		if cause == CauseArrival && irqFlags == flagSoftIRQ {
 			since := int64(-1) // idle: the timer's interrupt woke the CPU
@@ -2150,10 +2157,22 @@ func (w *Workload) Validate() error {
 			causes[e.Wakee][e.WakeeAct]++
 		}
 	}
+	irq, err := w.irqCurrentKeys()
+	if err != nil {
+		return err
+	}
 	for i := range w.Tasks {
 		for j, a := range w.Tasks[i].Activations {
 			if err := checkActivation(i, j, &a); err != nil {
 				return err
+			}
+			if k := (actKey{int32(i), int32(j)}); len(irq) > 0 {
+				if qi, ok := irq[k]; ok {
+					if err := checkIRQCurrentAct(qi, w.IRQCurrent[qi], &a); err != nil {
+						return err
+					}
+					delete(irq, k)
+				}
 			}
 			if a.DemandNS > MaxSpanNS || a.SleepNS > MaxSpanNS || -a.SleepNS > MaxSpanNS || a.ReleaseNS-w.StartNS > MaxSpanNS || w.StartNS-a.ReleaseNS > MaxSpanNS {
 				return fmt.Errorf("workload task %d activation %d: demand %d, sleep %d or release %d ns more than a week", i, j, a.DemandNS, a.SleepNS, a.ReleaseNS)
@@ -2167,7 +2186,7 @@ func (w *Workload) Validate() error {
 			}
 		}
 	}
-	return nil
+	return w.irqCurrentMissing(irq)
 }
 
 // checkActivation checks what activation j of task i says of itself (not

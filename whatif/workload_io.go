@@ -236,6 +236,9 @@ func SaveWorkload(path string, w *Workload) (err error) {
 		}
 		add(r)
 	}
+	for _, q := range w.IRQCurrent {
+		add(wlRow{"table": "irq_current", "task": q.Task, "activation": q.Act, "waker": q.Curr})
+	}
 	for _, p := range w.BalancePulls {
 		add(wlRow{"table": "balance_pull", "cpu": p.CPU, "src_cpu": p.Src, "time_ns": p.TimeNS})
 	}
@@ -475,6 +478,8 @@ func LoadWorkload(path string) (w *Workload, err error) {
 					OffsetNS: num(cOffset, i), Wakee: int32(num(cWakee, i)), WakeeAct: int32(num(cWakeeAct, i)),
 					TimeNS: num(cTime, i), WakerCPU: int32(num(cWakerCPU, i)), Target: int32(num(cTarget, i)), Sync: num(cSync, i) != 0,
 					NoPreemptNS: num(cNoPreempt, i), Awaits: num(cAwaits, i) != 0, Raced: num(cRaced, i) != 0, Charged: num(cCharged, i) != 0})
+			case "irq_current":
+				w.IRQCurrent = append(w.IRQCurrent, IRQCurrent{Task: int32(num(cTask, i)), Act: int32(num(cActivation, i)), Curr: int32(num(cWaker, i))})
 			case "balance_pull":
 				w.BalancePulls = append(w.BalancePulls, BalancePull{CPU: int32(num(cCPU, i)), Src: int32(num(cSrcCPU, i)), TimeNS: num(cTime, i)})
 			case "host_stall":

@@ -289,6 +289,13 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 	if err := hdr.validateMeasures(); err != nil {
 		return err
 	}
+	if err := hdr.validateBalancePulls(); err != nil {
+		return err
+	}
+	irq, err := hdr.irqCurrentKeys()
+	if err != nil {
+		return err
+	}
 	dir := w.dir
 	cols, err := newColWriters(dir)
 	if err != nil {
@@ -358,6 +365,12 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		nacts[k.task]++
 		if err := checkActivation(int(k.task), int(k.act), a); err != nil {
 			return err
+		}
+		if qi, ok := irq[k]; ok {
+			if err := checkIRQCurrentAct(qi, hdr.IRQCurrent[qi], a); err != nil {
+				return err
+			}
+			delete(irq, k)
 		}
 		want, got := 0, 0
 		if a.Cause == CauseWake || a.Cause == CauseFork {
@@ -450,6 +463,9 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 	if hi < len(hdr.HostStalls) {
 		return fmt.Errorf("workload host stall %d: task %d activation %d out of range", hi, hdr.HostStalls[hi].Task, hdr.HostStalls[hi].Act)
 	}
+	if err := hdr.irqCurrentMissing(irq); err != nil {
+		return err
+	}
 
 	// Pass 2: the edge rows.
 	if ei, err = w.edges.iter(); err != nil {
@@ -496,6 +512,13 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 			row.num(cTime, h.TimeNS)
 			row.num(cWall, h.WallNS)
 		}
+		cols.add(&row)
+	}
+	for _, q := range hdr.IRQCurrent {
+		row.reset("irq_current")
+		row.num(cTask, int64(q.Task))
+		row.num(cActivation, int64(q.Act))
+		row.num(cWaker, int64(q.Curr))
 		cols.add(&row)
 	}
 	for _, p := range hdr.BalancePulls {

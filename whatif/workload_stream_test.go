@@ -85,6 +85,8 @@ func tinyWorkload() *Workload {
 		{Kind: EdgeWake, Waker: 0, WakerAct: 1, OffsetNS: 20, Wakee: 1, WakeeAct: 1, TimeNS: 320, WakerCPU: 1, Target: 1},
 	}
 	w.HostStalls = []HostStall{{Task: 0, Act: 0, OffsetNS: 10, LenNS: 20}, {Task: 0, Act: 0, OffsetNS: 40, LenNS: 60}, {Task: 1, Act: 1, OffsetNS: 0, LenNS: 5}}
+	w.IRQCurrent = []IRQCurrent{{Task: 0, Act: 1, Curr: 1}}
+	w.BalancePulls = []BalancePull{{CPU: 0, Src: 1, TimeNS: 250}}
 	w.Index()
 	return w
 }
@@ -144,6 +146,10 @@ func TestWorkloadWriterValidates(t *testing.T) {
 		{"negative tick phase", func(w *Workload) { w.TickPhaseNS = -1 }, "tick phase -1 ns"},
 		{"interrupt context of a task's wakeup", func(w *Workload) { w.Tasks[1].Activations[1].IRQ = IRQHard }, "interrupt context hardirq"},
 		{"interrupt context no bit", func(w *Workload) { w.Tasks[0].Activations[1].IRQ = 3 }, "interrupt context IRQContext(0x3)"},
+		{"irq_current of a start", func(w *Workload) { w.IRQCurrent[0].Act = 0 }, "not an interrupt's arrival"},
+		{"irq_current past the activations", func(w *Workload) { w.IRQCurrent[0].Act = 5 }, "irq_current 0: task 0 activation 5 out of range"},
+		{"irq_current of the wakee itself", func(w *Workload) { w.IRQCurrent[0].Curr = 0 }, "or the wakee"},
+		{"balance pull onto its source", func(w *Workload) { w.BalancePulls[0].Src = 0 }, "balance pull 0: CPU 0 from 0"},
 	}
 	for _, c := range cases {
 		w := tinyWorkload()
@@ -160,7 +166,8 @@ func TestWorkloadWriterValidates(t *testing.T) {
 		for _, e := range w.Edges {
 			ww.AddEdge(e)
 		}
-		hdr := &Workload{Tasks: make([]Task, len(w.Tasks)), NewidleChances: w.NewidleChances, NewidlePulls: w.NewidlePulls, TickPhaseNS: w.TickPhaseNS}
+		hdr := &Workload{Tasks: make([]Task, len(w.Tasks)), NewidleChances: w.NewidleChances, NewidlePulls: w.NewidlePulls, TickPhaseNS: w.TickPhaseNS,
+			IRQCurrent: w.IRQCurrent, BalancePulls: w.BalancePulls}
 		err := ww.Finish(filepath.Join(t.TempDir(), "x.arrow"), hdr)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)

@@ -420,6 +420,7 @@ func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string, charged
 		}
 	}
 	f.BalancePulls = len(w.BalancePulls)
+	f.IRQCurrent = len(w.IRQCurrent)
 	f.HostStalls, f.HostStallNS = w.HostStallTotal()
 	if charged {
 		f.SwitchCharge = w.SwitchChargeSummary()

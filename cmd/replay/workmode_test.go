@@ -124,22 +124,42 @@ func TestWhatifReportsNoPreemptWakeups(t *testing.T) {
 	wantValidateLine(t, dir, hb, fmt.Sprintf("trace: %d wakeups left their waker running on with the reschedule they set pending", n))
 }
 
-// --validate says how many periodic balances the trace shows moving
-// tasks, in the table and in JSON: the saved workload's balance_pull
-// rows (6.12 guest-P r4 among them: whatif's TestBalancePullOnARealTrace).
-func TestWhatifReportsBalancePulls(t *testing.T) {
-	dir := t.TempDir()
-	hb := filepath.Join(repoRoot(t), "fixtures", "kernels", "v6.12", "guest-P-1s2c1t", "r4", "hackbench.perf.data.gz")
-	var o struct {
-		F struct {
-			N int `json:"balance_pulls"`
-		} `json:"fidelity"`
+// --validate says how many of some things the trace showed, in the table
+// and in JSON, each the saved workload's own count: the periodic balances
+// that moved tasks (the workload's balance_pull rows; 6.12 guest-P r4
+// among them: whatif's TestBalancePullOnARealTrace) and the interrupt
+// wakeups that interrupted a task (its irq_current rows; guest-N r6's
+// hackbench: whatif's TestIRQFlipOnARealTrace).
+func TestWhatifReportsTraceCounts(t *testing.T) {
+	for _, c := range []struct {
+		name, key, line string
+		path            []string
+		count           func(*whatif.Workload) int
+	}{
+		{"balance pulls", "balance_pulls", "trace: %d periodic balances moved tasks",
+			[]string{"v6.12", "guest-P-1s2c1t", "r4", "hackbench.perf.data.gz"},
+			func(w *whatif.Workload) int { return len(w.BalancePulls) }},
+		{"interrupted tasks", "irq_current", "trace: %d interrupt wakeups came while a task ran on their CPU",
+			[]string{"repeats", "guest-N-2s1c1t-2numa", "r6", "hackbench.perf.data.gz"},
+			func(w *whatif.Workload) int { return len(w.IRQCurrent) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(append([]string{repoRoot(t), "fixtures", "kernels"}, c.path...)...)
+			var o struct {
+				F map[string]json.RawMessage `json:"fidelity"`
+			}
+			w := validateJSON(t, dir, p, &o)
+			var got int
+			if err := json.Unmarshal(o.F[c.key], &got); err != nil {
+				t.Fatalf("JSON %s: %v", c.key, err)
+			}
+			if n := c.count(w); n == 0 || got != n {
+				t.Errorf("JSON %s %d, the workload file %d", c.key, got, n)
+			}
+			wantValidateLine(t, dir, p, fmt.Sprintf(c.line, c.count(w)))
+		})
 	}
-	w := validateJSON(t, dir, hb, &o)
-	if n := len(w.BalancePulls); n == 0 || o.F.N != n {
-		t.Errorf("JSON balance_pulls %d, the workload file %d", o.F.N, n)
-	}
-	wantValidateLine(t, dir, hb, fmt.Sprintf("trace: %d periodic balances moved tasks", len(w.BalancePulls)))
 }
 
 // --validate says how many wake edges the replay takes as WF_SYNC (the
