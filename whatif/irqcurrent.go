@@ -23,9 +23,10 @@ type IRQCurrent struct {
 }
 
 // irqCurrent records that the interrupt-context waking starting t's
-// activation act interrupted the task with TID curr (0: the idle task,
-// whose flips count for nothing; a task the trace has not shown is left
-// out too).
+// activation act interrupted the task with TID curr. The idle task (0)
+// is left out: no task inherits its flips, and the replay evaluates
+// wake_wide() for a task's wakeup only; so is a task the trace has not
+// shown.
 func (x *extractor) irqCurrent(t *extTask, act int, curr int32) {
 	if curr <= 0 || curr == x.w.Tasks[t.idx].TID {
 		return

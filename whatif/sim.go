@@ -491,7 +491,7 @@ type Sim struct {
 	niRng            uint64           // NI_RANDOM's die: its own stream, so the other draws stay as they were
 	chargeRng        uint64           // the switch charge's draws (switchcharge.go): its own stream too
 	nextPull         int              // the first Workload.BalancePulls not yet reached (balancePullsDue)
-	irqCurr          map[actKey]int32 // Workload.IRQCurrent: the interrupted task: the interrupted task (irqFlipOwner)
+	irqCurr          map[actKey]int32 // Workload.IRQCurrent by arrival: the task it interrupted (irqFlipOwner)
 	// remotePool, rtPool: the wakeup-preemption delay pools drawn from
 	// for a remote CFS and a real-time wakeup (initPreemptPools).
 	remotePool, rtPool []int64

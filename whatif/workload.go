@@ -2166,13 +2166,11 @@ func (w *Workload) Validate() error {
 			if err := checkActivation(i, j, &a); err != nil {
 				return err
 			}
-			if k := (actKey{int32(i), int32(j)}); len(irq) > 0 {
-				if qi, ok := irq[k]; ok {
-					if err := checkIRQCurrentAct(qi, w.IRQCurrent[qi], &a); err != nil {
-						return err
-					}
-					delete(irq, k)
+			if qi, ok := irq[actKey{int32(i), int32(j)}]; ok {
+				if err := checkIRQCurrentAct(qi, w.IRQCurrent[qi], &a); err != nil {
+					return err
 				}
+				delete(irq, actKey{int32(i), int32(j)})
 			}
 			if a.DemandNS > MaxSpanNS || a.SleepNS > MaxSpanNS || -a.SleepNS > MaxSpanNS || a.ReleaseNS-w.StartNS > MaxSpanNS || w.StartNS-a.ReleaseNS > MaxSpanNS {
 				return fmt.Errorf("workload task %d activation %d: demand %d, sleep %d or release %d ns more than a week", i, j, a.DemandNS, a.SleepNS, a.ReleaseNS)
