@@ -132,8 +132,11 @@ type Analyzer struct {
 	// Migrations by level crossed (index nLev: no common level); from
 	// sched_migrate_task events and from switch-ins on another CPU.
 	migrEvents, migrRuns []int64
-	sawMigrate           bool
-	latSpanning          int64
+	// migrWake: the sched_migrate_task records of a task just woken on
+	// the record's CPU (cpuState.waking), by level.
+	migrWake    []int64
+	sawMigrate  bool
+	latSpanning int64
 
 	slice  Slice
 	slices int64
@@ -255,6 +258,11 @@ type cpuState struct {
 	// perf sched timehist (and its rows here, kept as perf's) starts it.
 	lost     bool
 	lostFrom int64
+	// waking: 1 + the pid a sched_waking written here just woke, until
+	// any other record here: try_to_wake_up's sched_migrate_task for a
+	// wakee select_task_rq moved follows its waking on the waking CPU
+	// (migrations at a wakeup, onMigrate).
+	waking int32
 }
 
 // account books the CPU's time from `from` to `to`: busy when a task ran
@@ -290,6 +298,7 @@ func New(opts Options) *Analyzer {
 		a.opts.Levels = nil // none, or one with no levels
 	}
 	a.migrEvents = make([]int64, a.nLev+1)
+	a.migrWake = make([]int64, a.nLev+1)
 	a.migrRuns = make([]int64, a.nLev+1)
 	a.growCPU(opts.NumCPUs - 1)
 	return a
@@ -384,6 +393,7 @@ func (a *Analyzer) Add(e *timeline.Event) error {
 		timeline.SchedMigrateTask, timeline.SchedProcessFork, timeline.SchedProcessExit:
 		a.lastSched = max(a.lastSched, e.Time)
 	}
+	a.noteWaking(e)
 	switch e.Kind {
 	case timeline.SchedSwitch:
 		a.onSwitch(e)
@@ -749,13 +759,47 @@ func (a *Analyzer) onMigrate(e *timeline.Event) {
 	}
 	from, to := e.Int32(timeline.OrigCPU), e.Int32(timeline.DestCPU)
 	if from != to {
-		a.migrEvents[a.levelOf(int(from), int(to))]++
+		l := a.levelOf(int(from), int(to))
+		a.migrEvents[l]++
+		if c := int(e.Int32(timeline.CPU)); e.IsSet(timeline.CPU) && c >= 0 && c < len(a.cpus) && a.cpus[c].waking == e.Int32(timeline.PID)+1 {
+			a.migrWake[l]++
+		}
+	}
+	if c := int(e.Int32(timeline.CPU)); e.IsSet(timeline.CPU) && c >= 0 && c < len(a.cpus) {
+		a.cpus[c].waking = 0
 	}
 	if t.rq == rqWaiting {
 		a.leaveQueue(t, e.Time)
 		a.enqueue(t, to, e.Time)
 	} else {
 		t.rqCPU = to
+	}
+}
+
+// noteWaking keeps, per CPU, the task a sched_waking written there just
+// woke, until another record there (a sched_migrate_task's onMigrate
+// reads it first, then clears it). try_to_wake_up writes nothing between
+// its waking and select_task_rq's move; a newly idle balance that pulls
+// the wakee when its waker blocks soon after comes after the waker's
+// dequeue, whose update_curr writes a sched_stat_runtime first.
+func (a *Analyzer) noteWaking(e *timeline.Event) {
+	if !e.IsSet(timeline.CPU) {
+		return
+	}
+	c := int(e.Int32(timeline.CPU))
+	if c < 0 || c >= model.MaxCPUs {
+		return
+	}
+	switch e.Kind {
+	case timeline.SchedMigrateTask:
+		return
+	case timeline.SchedWaking:
+		a.growCPU(c)
+		a.cpus[c].waking = e.Int32(timeline.PID) + 1
+	default:
+		if c < len(a.cpus) {
+			a.cpus[c].waking = 0
+		}
 	}
 }
 

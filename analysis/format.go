@@ -132,6 +132,9 @@ func (r *Report) JSON(by string) any {
 	o.add("runs_timed_by_runtime", r.RunsTimedByRuntime)
 	o.add("idle_while_runnable_ns", perLevel(r.Levels, r.IdleWhileRunnable, r.IdleWhileRunnableTotal))
 	o.add("migrations", perLevel(r.Levels, r.Migrations, r.MigrationsTotal))
+	if r.MigrationsSource == "sched_migrate_task" {
+		o.add("migrations_at_wakeup", perLevel(r.Levels, r.MigrationsAtWakeup, r.MigrationsAtWakeupTotal))
+	}
 	o.add("involuntary_switches", r.InvoluntarySwitches)
 	var init kv
 	init.add("running", r.InitialStates.Running)
@@ -274,6 +277,9 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 	fmt.Fprintf(bw, "Tasks at trace start (inferred from their first scheduling event): running %d, runnable %d, sleeping %d; created in the trace %d\n",
 		is.Running, is.Runnable, is.Sleeping, is.Created)
 	fmt.Fprintf(bw, "Migrations (%s): %s\n", r.MigrationsSource, levelList(r.Levels, r.Migrations, r.MigrationsTotal, strconv.FormatInt))
+	if r.MigrationsSource == "sched_migrate_task" {
+		fmt.Fprintf(bw, "  at a wakeup (the task its CPU had just woken, select_task_rq's move): %s\n", levelList(r.Levels, r.MigrationsAtWakeup, r.MigrationsAtWakeupTotal, strconv.FormatInt))
+	}
 	fmt.Fprintf(bw, "Idle while runnable, ms: %s\n", levelList(r.Levels, r.IdleWhileRunnable, r.IdleWhileRunnableTotal,
 		func(v int64, _ int) string { return ms(v) }))
 	if r.LostEvents > 0 {

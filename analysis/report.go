@@ -47,6 +47,13 @@ type Report struct {
 	Migrations       []int64
 	MigrationsTotal  int64
 	MigrationsSource string
+	// MigrationsAtWakeup are the sched_migrate_task migrations of a task
+	// the record's CPU had just woken (its sched_waking the CPU's last
+	// record): select_task_rq moving a wakee, as against the balancer's
+	// and the stopper's moves; by level as Migrations, zero when the
+	// trace has no sched_migrate_task.
+	MigrationsAtWakeup      []int64
+	MigrationsAtWakeupTotal int64
 	// RunMigrations are the switch-ins on another CPU than the task's
 	// previous run, by level, whatever the source of Migrations.
 	RunMigrations      []int64
@@ -231,6 +238,7 @@ func (a *Analyzer) Finish() (*Report, error) {
 		r.Levels = append([]string(nil), a.opts.Levels.Levels()...)
 		r.IdleWhileRunnable = append([]int64(nil), a.dom.total...)
 		r.Migrations = make([]int64, a.nLev)
+		r.MigrationsAtWakeup = make([]int64, a.nLev)
 		r.RunMigrations = make([]int64, a.nLev)
 	}
 	for _, v := range a.dom.total {
@@ -246,6 +254,12 @@ func (a *Analyzer) Finish() (*Report, error) {
 			r.Migrations[l] = v
 		}
 		r.MigrationsTotal += v
+	}
+	for l, v := range a.migrWake {
+		if l < a.nLev {
+			r.MigrationsAtWakeup[l] = v
+		}
+		r.MigrationsAtWakeupTotal += v
 	}
 	for l, v := range a.migrRuns {
 		if l < a.nLev {

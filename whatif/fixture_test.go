@@ -366,6 +366,13 @@ func TestGoldenGuestD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The analysis of the output finds the engine's own wakeup placements
+	// by the records the kernel's would leave (analysis's
+	// MigrationsAtWakeup; the trace's 57 of 167 are
+	// TestMigrationsAtWakeupOnARealTrace's).
+	if res.Metrics.MigrationsAtWakeup != res.Stats.MigrationsWakeup {
+		t.Errorf("the output shows %d migrations at a wakeup, the engine made %d", res.Metrics.MigrationsAtWakeup, res.Stats.MigrationsWakeup)
+	}
 	g := golden{Fixture: "guest-D-1s8c1t/schbench.perf.data", Policy: "v6.1", Events: d.n,
 		EventsSHA256: hex.EncodeToString(d.h.Sum(nil)), Metrics: res.Metrics, Stats: res.Stats}
 	got, _ := json.MarshalIndent(g, "", "  ")

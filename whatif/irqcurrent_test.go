@@ -140,8 +140,9 @@ func TestIRQCurrentValidate(t *testing.T) {
 // per-CPU thread, no flip): extraction keeps those nine as interrupting
 // it. The kernel's receivers, forked with the parent's flip, are woken
 // wide and stay where they are: `perf script` shows 15 migrations at a
-// wakeup (a sched_migrate_task of the task just woken on that CPU). The
-// replay (seed 0) counting those interrupts on the parent moves none at a
+// wakeup (a sched_migrate_task of the task just woken on that CPU; the
+// analysis's MigrationsAtWakeup, which finds them in the replay's output
+// too). The replay (seed 0) counting those interrupts on the parent moves none at a
 // wakeup; counting them on the task it runs where they fire
 // (irq_flip=own) it forked the receivers with no flip and pulled them
 // onto their senders 152 times (67 to 221 over seeds 0–29; FIDELITY.md
@@ -176,6 +177,11 @@ func TestIRQFlipOnARealTrace(t *testing.T) {
 		res, err := Replay(w, cfg, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The analysis of the replay's output finds the engine's own
+		// wakeup placements, by the records the kernel's would leave.
+		if res.Metrics.MigrationsAtWakeup != res.Stats.MigrationsWakeup {
+			t.Errorf("irq_flip trace=%v: the output shows %d migrations at a wakeup, the engine made %d", trace, res.Metrics.MigrationsAtWakeup, res.Stats.MigrationsWakeup)
 		}
 		return res.Stats.MigrationsWakeup
 	}

@@ -47,7 +47,12 @@ type Metrics struct {
 	// Per level (not part of the issue's flat METRICS; reported beside).
 	IdleWhileRunnableByLevel map[string]int64 `json:"idle_while_runnable_by_level,omitempty"`
 	MigrationsByLevel        map[string]int64 `json:"migrations_by_level,omitempty"`
-	WakeupCount              int64            `json:"wakeup_count"`
+	// MigrationsAtWakeup: the migrations that moved a task its CPU had
+	// just woken (analysis.Report.MigrationsAtWakeup): select_task_rq's,
+	// as against the balancer's. FIDELITY.md round 83 found a placement
+	// error by them.
+	MigrationsAtWakeup int64 `json:"migrations_at_wakeup"`
+	WakeupCount        int64 `json:"wakeup_count"`
 	// NewidleChances, NewidlePulls: a CPU left by a blocking task with a
 	// task waiting on another busy CPU, and how often it pulled one
 	// (pullrate.go).
@@ -189,7 +194,7 @@ func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
 		IdleWhileRunnableNS: rep.IdleWhileRunnableTotal, Migrations: rep.MigrationsTotal,
 		InvoluntarySwitches: rep.InvoluntarySwitches, MakespanNS: rep.EndNS - rep.StartNS, IdleTailNS: rep.IdleTailNS, SilentCPUs: rep.SilentCPUs,
 		RunsTimedByRuntime: rep.RunsTimedByRuntime, WakeupsLeftOut: m.leftOut, RepeatSwitchIns: rep.WakeupLatency.RepeatSwitchIns,
-		NewidleChances: m.ni.Chances, NewidlePulls: m.ni.Pulls,
+		NewidleChances: m.ni.Chances, NewidlePulls: m.ni.Pulls, MigrationsAtWakeup: rep.MigrationsAtWakeupTotal,
 		WakeupByPlace: m.pl.stats(),
 	}
 	for _, c := range rep.CPUs {
@@ -492,6 +497,7 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "%-24s %16d %16d\n", "wakeups", f.Observed.WakeupCount, f.Simulated.WakeupCount)
 	fmt.Fprintf(&b, "%-24s %16s %16s\n", "newidle_pulls/chances", pullShare(f.Observed), pullShare(f.Simulated))
+	fmt.Fprintf(&b, "%-24s %16d %16d\n", "migrations_at_wakeup", f.Observed.MigrationsAtWakeup, f.Simulated.MigrationsAtWakeup)
 	if f.Observed.WakeupByPlace != nil || f.Simulated.WakeupByPlace != nil {
 		// Where the wakees ran: count, p50 and p95 (ms) of each place.
 		for i, k := range PlaceNames {
