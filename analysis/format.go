@@ -307,11 +307,11 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 		fmt.Fprintf(bw, "The %d longest wakeups (wakeup to switch-in), longest first; idle nearby: the lowest domain level where another CPU idled during the wait, and its longest idle stretch:\n", len(r.Worst))
 		WriteWorstRows(bw, r.Worst)
 	case ByDomain:
-		fmt.Fprintln(tw, "level\tidle while runnable ms\tmigrations\tswitch-ins on another CPU\t")
+		fmt.Fprintln(tw, "level\tidle while runnable ms\tmigrations\tat a wakeup\tswitch-ins on another CPU\t")
 		for i, n := range r.Levels {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t\n", n, ms(r.IdleWhileRunnable[i]), r.Migrations[i], r.RunMigrations[i])
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t\n", n, ms(r.IdleWhileRunnable[i]), r.Migrations[i], r.MigrationsAtWakeup[i], r.RunMigrations[i])
 		}
-		fmt.Fprintf(tw, "total\t%s\t%d\t%d\t\n", ms(r.IdleWhileRunnableTotal), r.MigrationsTotal, r.RunMigrationsTotal)
+		fmt.Fprintf(tw, "total\t%s\t%d\t%d\t%d\t\n", ms(r.IdleWhileRunnableTotal), r.MigrationsTotal, r.MigrationsAtWakeupTotal, r.RunMigrationsTotal)
 	default:
 		if r.TaskDelays == PerfLatency67 {
 			fmt.Fprintln(bw, "Per task, perf sched latency 6.7's delays (switch-in after a wakeup, a yield or a preemption, or at first sight):")
@@ -368,11 +368,11 @@ func (r *Report) WriteCSV(w io.Writer, by string) error {
 			cw.Write([]string{strconv.Itoa(c.CPU), i64(c.BusyNS), i64(c.IdleNS)})
 		}
 	case ByDomain:
-		cw.Write([]string{"level", "idle_while_runnable_ns", "migrations", "run_migrations"})
+		cw.Write([]string{"level", "idle_while_runnable_ns", "migrations", "migrations_at_wakeup", "run_migrations"})
 		for i, n := range r.Levels {
-			cw.Write([]string{n, i64(r.IdleWhileRunnable[i]), i64(r.Migrations[i]), i64(r.RunMigrations[i])})
+			cw.Write([]string{n, i64(r.IdleWhileRunnable[i]), i64(r.Migrations[i]), i64(r.MigrationsAtWakeup[i]), i64(r.RunMigrations[i])})
 		}
-		cw.Write([]string{"total", i64(r.IdleWhileRunnableTotal), i64(r.MigrationsTotal), i64(r.RunMigrationsTotal)})
+		cw.Write([]string{"total", i64(r.IdleWhileRunnableTotal), i64(r.MigrationsTotal), i64(r.MigrationsAtWakeupTotal), i64(r.RunMigrationsTotal)})
 	case ByWakeup:
 		i32 := func(v int32) string { return strconv.FormatInt(int64(v), 10) }
 		head := []string{"tid", "pid", "comm", "latency_ns", "woken_ns", "switch_in_ns", "event", "waker_tid", "waker_comm", "waker_cpu", "context",

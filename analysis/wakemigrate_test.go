@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/schedreplay/replay/ingest/perfdata"
@@ -105,6 +107,14 @@ func TestMigrationsAtWakeupOnARealTrace(t *testing.T) {
 		}
 		if rep.MigrationsTotal != c.all || rep.MigrationsAtWakeupTotal != c.atWakeup {
 			t.Errorf("%s: migrations %d, at a wakeup %d; want perf's %d and %d", c.path, rep.MigrationsTotal, rep.MigrationsAtWakeupTotal, c.all, c.atWakeup)
+		}
+		// --by domain's CSV carries it beside the migrations.
+		var csv strings.Builder
+		if err := rep.WriteCSV(&csv, ByDomain); err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(",%d,%d,", c.all, c.atWakeup); !strings.HasPrefix(csv.String(), "level,idle_while_runnable_ns,migrations,migrations_at_wakeup,run_migrations\n") || !strings.Contains(csv.String(), want) {
+			t.Errorf("%s: --by domain CSV %q, want the column and %q", c.path, csv.String(), want)
 		}
 	}
 }
