@@ -757,16 +757,19 @@ func (a *Analyzer) onMigrate(e *timeline.Event) {
 	if e.IsSet(timeline.Comm) {
 		t.comm = e.Str(timeline.Comm)
 	}
+	// The record's CPU woke this task just before: try_to_wake_up's move.
+	atWakeup := false
+	if c := int(e.Int32(timeline.CPU)); e.IsSet(timeline.CPU) && c >= 0 && c < len(a.cpus) {
+		atWakeup = a.cpus[c].waking == e.Int32(timeline.PID)+1
+		a.cpus[c].waking = 0
+	}
 	from, to := e.Int32(timeline.OrigCPU), e.Int32(timeline.DestCPU)
 	if from != to {
 		l := a.levelOf(int(from), int(to))
 		a.migrEvents[l]++
-		if c := int(e.Int32(timeline.CPU)); e.IsSet(timeline.CPU) && c >= 0 && c < len(a.cpus) && a.cpus[c].waking == e.Int32(timeline.PID)+1 {
+		if atWakeup {
 			a.migrWake[l]++
 		}
-	}
-	if c := int(e.Int32(timeline.CPU)); e.IsSet(timeline.CPU) && c >= 0 && c < len(a.cpus) {
-		a.cpus[c].waking = 0
 	}
 	if t.rq == rqWaiting {
 		a.leaveQueue(t, e.Time)
