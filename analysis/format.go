@@ -132,7 +132,7 @@ func (r *Report) JSON(by string) any {
 	o.add("runs_timed_by_runtime", r.RunsTimedByRuntime)
 	o.add("idle_while_runnable_ns", perLevel(r.Levels, r.IdleWhileRunnable, r.IdleWhileRunnableTotal))
 	o.add("migrations", perLevel(r.Levels, r.Migrations, r.MigrationsTotal))
-	if r.MigrationsSource == "sched_migrate_task" {
+	if r.countsMigrationsAtWakeup() {
 		o.add("migrations_at_wakeup", perLevel(r.Levels, r.MigrationsAtWakeup, r.MigrationsAtWakeupTotal))
 	}
 	o.add("involuntary_switches", r.InvoluntarySwitches)
@@ -277,7 +277,7 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 	fmt.Fprintf(bw, "Tasks at trace start (inferred from their first scheduling event): running %d, runnable %d, sleeping %d; created in the trace %d\n",
 		is.Running, is.Runnable, is.Sleeping, is.Created)
 	fmt.Fprintf(bw, "Migrations (%s): %s\n", r.MigrationsSource, levelList(r.Levels, r.Migrations, r.MigrationsTotal, strconv.FormatInt))
-	if r.MigrationsSource == "sched_migrate_task" {
+	if r.countsMigrationsAtWakeup() {
 		fmt.Fprintf(bw, "  at a wakeup (the task its CPU had just woken, select_task_rq's move): %s\n", levelList(r.Levels, r.MigrationsAtWakeup, r.MigrationsAtWakeupTotal, strconv.FormatInt))
 	}
 	fmt.Fprintf(bw, "Idle while runnable, ms: %s\n", levelList(r.Levels, r.IdleWhileRunnable, r.IdleWhileRunnableTotal,
@@ -308,10 +308,11 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 		WriteWorstRows(bw, r.Worst)
 	case ByDomain:
 		fmt.Fprintln(tw, "level\tidle while runnable ms\tmigrations\tat a wakeup\tswitch-ins on another CPU\t")
+		atWakeup := r.atWakeupCell("-")
 		for i, n := range r.Levels {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t\n", n, ms(r.IdleWhileRunnable[i]), r.Migrations[i], r.MigrationsAtWakeup[i], r.RunMigrations[i])
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t\n", n, ms(r.IdleWhileRunnable[i]), r.Migrations[i], atWakeup(r.MigrationsAtWakeup[i]), r.RunMigrations[i])
 		}
-		fmt.Fprintf(tw, "total\t%s\t%d\t%d\t%d\t\n", ms(r.IdleWhileRunnableTotal), r.MigrationsTotal, r.MigrationsAtWakeupTotal, r.RunMigrationsTotal)
+		fmt.Fprintf(tw, "total\t%s\t%d\t%s\t%d\t\n", ms(r.IdleWhileRunnableTotal), r.MigrationsTotal, atWakeup(r.MigrationsAtWakeupTotal), r.RunMigrationsTotal)
 	default:
 		if r.TaskDelays == PerfLatency67 {
 			fmt.Fprintln(bw, "Per task, perf sched latency 6.7's delays (switch-in after a wakeup, a yield or a preemption, or at first sight):")
@@ -333,6 +334,22 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 	}
 	tw.Flush()
 	return bw.err
+}
+
+// countsMigrationsAtWakeup says whether the trace could show
+// migrations at a wakeup: they are sched_migrate_task records, so a trace
+// without that event has none to count, which is not the same as zero.
+func (r *Report) countsMigrationsAtWakeup() bool {
+	return r.MigrationsSource == "sched_migrate_task"
+}
+
+// atWakeupCell formats a migrations-at-a-wakeup count for a table or CSV
+// cell, or unknown when the trace could not show them.
+func (r *Report) atWakeupCell(unknown string) func(int64) string {
+	if !r.countsMigrationsAtWakeup() {
+		return func(int64) string { return unknown }
+	}
+	return func(v int64) string { return strconv.FormatInt(v, 10) }
 }
 
 func taskLabel(t TaskStats) string {
@@ -369,10 +386,11 @@ func (r *Report) WriteCSV(w io.Writer, by string) error {
 		}
 	case ByDomain:
 		cw.Write([]string{"level", "idle_while_runnable_ns", "migrations", "migrations_at_wakeup", "run_migrations"})
+		atWakeup := r.atWakeupCell("")
 		for i, n := range r.Levels {
-			cw.Write([]string{n, i64(r.IdleWhileRunnable[i]), i64(r.Migrations[i]), i64(r.MigrationsAtWakeup[i]), i64(r.RunMigrations[i])})
+			cw.Write([]string{n, i64(r.IdleWhileRunnable[i]), i64(r.Migrations[i]), atWakeup(r.MigrationsAtWakeup[i]), i64(r.RunMigrations[i])})
 		}
-		cw.Write([]string{"total", i64(r.IdleWhileRunnableTotal), i64(r.MigrationsTotal), i64(r.MigrationsAtWakeupTotal), i64(r.RunMigrationsTotal)})
+		cw.Write([]string{"total", i64(r.IdleWhileRunnableTotal), i64(r.MigrationsTotal), atWakeup(r.MigrationsAtWakeupTotal), i64(r.RunMigrationsTotal)})
 	case ByWakeup:
 		i32 := func(v int32) string { return strconv.FormatInt(int64(v), 10) }
 		head := []string{"tid", "pid", "comm", "latency_ns", "woken_ns", "switch_in_ns", "event", "waker_tid", "waker_comm", "waker_cpu", "context",

@@ -118,3 +118,60 @@ func TestMigrationsAtWakeupOnARealTrace(t *testing.T) {
 		}
 	}
 }
+
+// A trace without sched_migrate_task cannot show migrations at a wakeup:
+// --by domain's table prints "-" and its CSV an empty cell, not a 0 that
+// reads as "none happened"; with the event, the count (0 here) is printed.
+func TestMigrationsAtWakeupUnknownWithoutTheEvent(t *testing.T) {
+	topo, err := model.ParseSpec("sockets=1,cores=2,threads=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := model.BuildDomains(topo, "6.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := []timeline.Event{
+		sw(100, 0, 0, "R", 10),
+		sw(100, 1, 0, "R", 11),
+		sw(200, 1, 11, "S", 0),
+		sw(300, 0, 10, "R", 11), // 11 ran on CPU 1, now on CPU 0: a switch-in migration
+	}
+	withMove := append(append([]timeline.Event(nil), base[:3]...),
+		ev(250, timeline.SchedMigrateTask, 1, func(e *timeline.Event) {
+			e.SetInt(timeline.PID, 11)
+			e.SetInt(timeline.OrigCPU, 1)
+			e.SetInt(timeline.DestCPU, 0)
+		}), base[3])
+	for _, c := range []struct {
+		name          string
+		evs           []timeline.Event
+		table, csvRow string
+	}{
+		{"switch-ins only", base, "total  0.000  1  -  1", "total,0,1,,1"},
+		{"sched_migrate_task", withMove, "total  0.000  1  0  1", "total,0,1,0,1"},
+	} {
+		rep, err := Run(&timeline.SliceReader{Events: c.evs}, Options{Levels: FromDomains(d)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tb, cb strings.Builder
+		if err := rep.WriteTable(&tb, ByDomain); err != nil {
+			t.Fatal(err)
+		}
+		if err := rep.WriteCSV(&cb, ByDomain); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(strings.Fields(lastLine(tb.String())), "  "); got != c.table {
+			t.Errorf("%s: table's total row %q, want %q", c.name, got, c.table)
+		}
+		if got := lastLine(cb.String()); got != c.csvRow {
+			t.Errorf("%s: CSV's total row %q, want %q", c.name, got, c.csvRow)
+		}
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
