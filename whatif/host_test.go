@@ -185,3 +185,88 @@ func TestRemoteIdleExitWaitsForHost(t *testing.T) {
 		}
 	}
 }
+
+// busyHostWaitFraction by hand with H = 2.5: at n = 8 busy the contention
+// stalls f = 1 − 1.5/7 of the IPIs; the running task's own stalls, 30 % of
+// busy time measured at that count, catch that share, so (f − 0.3)/0.7 of
+// the rest wait. At n = 3, f = 0.25 is under the measured 0.3: none; at
+// n = 2 the host has a core (f = 0); without an estimate none.
+func TestBusyHostWaitFraction(t *testing.T) {
+	m := &StallModel{HostCores: 2.5, FractionByBusy: []float64{0, 0.1, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3}}
+	f8 := 1 - 1.5/7
+	for _, c := range []struct {
+		n    int
+		want float64
+	}{{8, (f8 - 0.3) / 0.7}, {3, 0}, {2, 0}, {1, 0}} {
+		if got := m.busyHostWaitFraction(c.n); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("n=%d: %v, want %v", c.n, got, c.want)
+		}
+	}
+	if (&StallModel{FractionByBusy: m.FractionByBusy}).busyHostWaitFraction(8) != 0 {
+		t.Error("no HostCores: no wait")
+	}
+}
+
+// A wakeup preemption sent to a busy vCPU from another waits for a host
+// core (busyHostEnd), outside the running task's own host stalls. Three
+// CPUs busy with hogs; kworker/1:1 (pinned to CPU 1, asleep) is woken at
+// t0+5 ms by hog 0's wakeup, and preempts hog 1 (5 ms of vruntime ahead;
+// no delay pool, so the switch would be at once). H = 2 and 20 % of busy
+// time stalled with 3 busy: a share 0.375 of such IPIs wait; CPU 1's
+// busy host-wait process is stalled over [t0+4, t0+7.5) ms. By hand:
+// (a) on, the switch waits for that stall: t0+7.5 ms; (b) off: t0+5 ms;
+// (c) hog 1 in a host stall of its own demand over [4.5, 7) ms: that
+// stall's end, t0+7 ms, the process not consulted; (d) woken by hog 1
+// itself, on CPU 1 (no IPI: the waker's vCPU runs): t0+5 ms; (e) by its
+// own timer there: t0+5 ms. The next tick that could preempt hog 1 is at
+// t0+8 ms.
+func TestRemotePreemptWaitsForHost(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		on, local, timer bool
+		ownStall         bool
+		wantStart        int64
+	}{
+		{"remote, on", true, false, false, false, t0 + 7500000},
+		{"remote, off", false, false, false, false, t0 + 5*ms},
+		{"remote, in the task's own stall", true, false, false, true, t0 + 7*ms},
+		{"local, on", true, true, false, false, t0 + 5*ms},
+		{"own timer, on", true, false, true, false, t0 + 5*ms},
+	} {
+		b := newBuilder(t, "sockets=1,cores=3,threads=1")
+		h0 := b.task("hog0", 120, 0, true, CauseStart, 20*ms)
+		h1 := b.task("hog1", 120, 1, true, CauseStart, 20*ms)
+		b.task("hog2", 120, 2, true, CauseStart, 20*ms)
+		cause := CauseWake
+		if c.timer {
+			cause = CauseArrival
+		}
+		kw := b.task("kworker/1:1", 120, 1, false, cause, ms)
+		switch {
+		case c.timer:
+			b.w.Tasks[kw].Activations[0].ReleaseNS = t0 + 5*ms
+		case c.local:
+			b.edge(h1, 0, 5*ms, kw, 0)
+		default:
+			b.edge(h0, 0, 5*ms, kw, 0)
+		}
+		if c.ownStall {
+			b.w.HostStalls = []HostStall{{Task: h1, Act: 0, OffsetNS: 4500000, LenNS: 2500000}}
+		}
+		w := b.done(t)
+		w.Stalls = &StallModel{TickNS: 4 * ms, FractionByBusy: []float64{0, 0, 0.2}, StallsNS: []int64{5 * ms}, MeanStallNS: 5 * ms, HostCores: 2}
+		cfg := testConfig()
+		cfg.IdleWake = true
+		cfg.BusyHostWait = c.on
+		s, ch := newSim(t, w, cfg)
+		far := int64(math.MaxInt64 / 2)
+		s.busyHost = []stallProc{{start: far, end: far}, {start: t0 + 4*ms, end: t0 + 7500000}, {start: far, end: far}}
+		if _, err := s.Run(); err != nil {
+			t.Fatal(err)
+		}
+		r := ch.firstRunAfter(int64(w.Tasks[kw].TID), 0)
+		if r == nil || r.cpu != 1 || r.start != c.wantStart {
+			t.Errorf("%s: kworker's run %+v, want on CPU 1 from %d", c.name, r, c.wantStart)
+		}
+	}
+}

@@ -994,11 +994,17 @@ func (s *Sim) reschedAfter(r *rq, pool []int64) {
 	// own CPU came from a running vCPU, whose task's demand at this point
 	// is not where the trace had it stall; it may still be descheduled
 	// before the switch (irqWakeStallEnd).
+	// An IPI from another running vCPU outside such a stall may find
+	// this one descheduled all the same (busyHostEnd).
 	var at int64
 	if !local && r.cpu+1 == s.irqCPU1 {
 		at = s.irqWakeStallEnd(s.preemptionPoint(r, s.now+d))
 	} else {
-		at = s.preemptionPoint(r, s.hostStallEnd(r, s.now+d))
+		at = s.hostStallEnd(r, s.now+d)
+		if !local && at == s.now+d {
+			at = max(at, s.busyHostEnd(r.cpu, s.now))
+		}
+		at = s.preemptionPoint(r, at)
 	}
 	s.reschedAtPoint(r, at, local)
 }

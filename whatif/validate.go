@@ -402,9 +402,11 @@ func pullShare(m *Metrics) string {
 // remotePreemptNote says when, on a trace with host stalls (a guest), the
 // trace's wakeups that preempted another busy CPU's task waited much
 // longer than the replay's: the IPI reached a vCPU the host had
-// descheduled, which the replay models only through the running task's
-// own stalls (FIDELITY.md round 32). Both sides need minSamples such
-// wakeups, and the trace's median 4 times and 1 ms above the replay's.
+// descheduled more often than the replay's host model has it (the
+// running task's own stalls, and with Config.BusyHostWait a wait for a
+// host core outside them; FIDELITY.md rounds 32 and 84). Both sides need
+// minSamples such wakeups, and the trace's median 4 times and 1 ms above
+// the replay's.
 func (f *Fidelity) remotePreemptNote() string {
 	if f.HostStalls == 0 {
 		return ""
@@ -414,7 +416,7 @@ func (f *Fidelity) remotePreemptNote() string {
 	if o.Count < minSamples || s.Count < minSamples || o.P50NS < 4*s.P50NS || o.P50NS-s.P50NS < 1e6 {
 		return ""
 	}
-	return fmt.Sprintf("remote wakeup preemptions: the trace's waited %.3f ms (p50 of %d), the replay's %.3f ms (of %d): the host ran the preempted vCPU late, which the replay models only through the running task's own host stalls (FIDELITY.md round 32)",
+	return fmt.Sprintf("remote wakeup preemptions: the trace's waited %.3f ms (p50 of %d), the replay's %.3f ms (of %d): the host ran the preempted vCPU late more often than the replay's host model has it (FIDELITY.md rounds 32 and 84)",
 		float64(o.P50NS)/1e6, o.Count, float64(s.P50NS)/1e6, s.Count)
 }
 
