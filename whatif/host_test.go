@@ -270,3 +270,55 @@ func TestRemotePreemptWaitsForHost(t *testing.T) {
 		}
 	}
 }
+
+// While a reschedule is held for a host core the vCPU is descheduled: its
+// task fires no wakeup before the switch (its demand still passes). As
+// above, kworker/1:1 is woken at t0+5 ms by hog 0 and preempts hog 1,
+// the IPI held until t0+7.5 ms; hog 1 wakes kworker/3:1 at 6 ms of its
+// work. By hand: on, hog 1 runs to t0+7.5 ms with that wakeup held, the
+// kworker runs 1 ms, and hog 1, back at t0+8.5 ms, wakes kworker/3:1 at
+// once. Off: the switch at t0+5 ms, hog 1 back at t0+6 ms reaches 6 ms of
+// work at t0+7 ms. (Taking the wakeup as the sign that the vCPU ran, and
+// switching there, would switch at t0+6 ms and wake at t0+7 ms.)
+func TestHostHeldTaskFiresNoWakeup(t *testing.T) {
+	for _, c := range []struct {
+		on                bool
+		wantWake, wantOut int64
+	}{{true, t0 + 8500000, t0 + 7500000}, {false, t0 + 7*ms, t0 + 5*ms}} {
+		b := newBuilder(t, "sockets=1,cores=4,threads=1")
+		h0 := b.task("hog0", 120, 0, true, CauseStart, 20*ms)
+		h1 := b.task("hog1", 120, 1, true, CauseStart, 20*ms)
+		b.task("hog2", 120, 2, true, CauseStart, 20*ms)
+		kw := b.task("kworker/1:1", 120, 1, false, CauseWake, ms)
+		x := b.task("kworker/3:1", 120, 3, false, CauseWake, ms)
+		b.edge(h0, 0, 5*ms, kw, 0)
+		b.edge(h1, 0, 6*ms, x, 0)
+		w := b.done(t)
+		w.Stalls = &StallModel{TickNS: 4 * ms, FractionByBusy: []float64{0, 0, 0.2, 0.2}, StallsNS: []int64{5 * ms}, MeanStallNS: 5 * ms, HostCores: 2}
+		cfg := testConfig()
+		cfg.IdleWake = true
+		cfg.BusyHostWait = c.on
+		var log eventLog
+		s, err := New(w, cfg, &log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		far := int64(math.MaxInt64 / 2)
+		s.busyHost = []stallProc{{start: far, end: far}, {start: t0 + 4*ms, end: t0 + 7500000}, {start: far, end: far}, {start: far, end: far}}
+		if _, err := s.Run(); err != nil {
+			t.Fatal(err)
+		}
+		var wake, out int64 = -1, -1
+		for _, e := range log {
+			switch {
+			case e.Kind == timeline.SchedWaking && e.Int(timeline.PID) == int64(w.Tasks[x].TID) && wake < 0:
+				wake = e.Time
+			case e.Kind == timeline.SchedSwitch && e.Int(timeline.PrevPID) == int64(w.Tasks[h1].TID) && out < 0:
+				out = e.Time
+			}
+		}
+		if wake != c.wantWake || out != c.wantOut {
+			t.Errorf("on %v: hog 1 switched out at %d and woke kworker/3:1 at %d, want %d and %d", c.on, out, wake, c.wantOut, c.wantWake)
+		}
+	}
+}

@@ -535,9 +535,8 @@ func (s *Sim) hostEnd(cpu int, t int64, n int) int64 {
 // the share s_n of its busy time the trace measured stalled with n busy
 // (fraction), so the rest is q = (f − s_n)/(1 − s_n), 0 where s_n ≥ f.
 // Without it the trace's remote wakeup preemptions on the eight-vCPU
-// guests waited over 1 ms at 80–91 % of them, the replay's at 44–61 %
-// (FIDELITY.md round 84; round 32 had measured the same rule on the
-// committed recordings alone, where it lost).
+// guests' hackbench waited over 1 ms at 57–91 % of them, the replay's at
+// 30–61 % (FIDELITY.md round 84).
 func (m *StallModel) busyHostWaitFraction(n int) float64 {
 	f, sn := m.hostWaitFraction(n), m.fraction(n)
 	if f <= sn || sn >= 1 {
@@ -551,7 +550,8 @@ func (m *StallModel) busyHostWaitFraction(n int) float64 {
 // stalls, is run by the host: t, or the end of the stall t falls in on the
 // CPU's busy host-wait process (an alternating process like hostEnd's, its
 // stalled fraction busyHostWaitFraction(busy CPUs); own SplitMix64 stream
-// per CPU). t without Config.BusyHostWait or a measured HostCores.
+// per CPU). t without Config.BusyHostWait or a measured HostCores. Until
+// then the vCPU is descheduled: its task fires no wakeup (fireDue).
 func (s *Sim) busyHostEnd(cpu int, t int64) int64 {
 	m := s.w.Stalls
 	if !s.cfg.BusyHostWait || m == nil || !s.cfg.IdleWake || len(m.StallsNS) == 0 || m.HostCores <= 0 {

@@ -84,7 +84,12 @@ type rq struct {
 	// wakeup it issued on this CPU, in a system call whose return to
 	// user space switches).
 	reschedOwn bool
-	reschedGen uint32
+	// reschedHostWait: the pending reschedule was sent from another CPU
+	// and held for a host core (busyHostEnd): the vCPU is taken as
+	// descheduled until reschedAt, so its task fires no wakeup before the
+	// switch (fireDue).
+	reschedHostWait bool
+	reschedGen      uint32
 	// reschedAt: when the pending reschedule switches (its evResched).
 	reschedAt int64
 	// deadlineCrossed (EEVDF): curr's request was found used up and
@@ -997,16 +1002,23 @@ func (s *Sim) reschedAfter(r *rq, pool []int64) {
 	// An IPI from another running vCPU outside such a stall may find
 	// this one descheduled all the same (busyHostEnd).
 	var at int64
+	held := false
 	if !local && r.cpu+1 == s.irqCPU1 {
 		at = s.irqWakeStallEnd(s.preemptionPoint(r, s.now+d))
 	} else {
 		at = s.hostStallEnd(r, s.now+d)
 		if !local && at == s.now+d {
-			at = max(at, s.busyHostEnd(r.cpu, s.now))
+			if e := s.busyHostEnd(r.cpu, s.now); e > at {
+				at, held = e, true
+			}
 		}
 		at = s.preemptionPoint(r, at)
 	}
+	pending := r.reschedPending
 	s.reschedAtPoint(r, at, local)
+	if held && !pending && r.reschedPending {
+		r.reschedHostWait = true
+	}
 }
 
 // reschedAtPoint switches r's running task at `at`: at once if that is
@@ -1022,6 +1034,7 @@ func (s *Sim) reschedAtPoint(r *rq, at int64, own bool) {
 	}
 	r.reschedPending = true
 	r.reschedOwn = own
+	r.reschedHostWait = false
 	r.reschedAt = at
 	if at <= s.now {
 		// Asked for at the end of a run-on that is its activation's (a

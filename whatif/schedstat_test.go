@@ -146,8 +146,9 @@ func TestBalanceCountsMatchSchedstat(t *testing.T) {
 				w, _ := extractFixture(t, trace)
 				// The replay's counts are the median over twenty seeds: one
 				// seed's idle pulls on guest-B's hackbench range 8–36
-				// (round 63), guest-D's 4–17 (round 84: five seeds' median
-				// 4, twenty seeds' 7; round 83's engine 8 and 8).
+				// (round 63), guest-D's 4–17 (round 84's first, withdrawn
+				// rule: five seeds' median 4, twenty seeds' 7; round 83's
+				// engine 8 and 8; round 84's 8 and 6).
 				var runs []*Result
 				for seed := uint64(0); seed < 20; seed++ {
 					cfg := DefaultConfig(p)

@@ -44,9 +44,9 @@ type Config struct {
 	// vCPU waits, outside the running task's own host stalls, for a host
 	// core at the share those stalls leave to reach the contention's
 	// stalled fraction (busyHostEnd): the IPI reaches a vCPU the host has
-	// descheduled only when the host runs it again. On by default:
-	// measured, it met more goals (FIDELITY.md round 84); `--set
-	// busy_host_wait=off` turns it off.
+	// descheduled only when the host runs it again, and until then its
+	// task fires no wakeup. On by default: measured, it met more goals
+	// (FIDELITY.md round 84); `--set busy_host_wait=off` turns it off.
 	BusyHostWait bool
 	// NohzKickIdleExit: where the trace measured host contention
 	// (StallModel.HostCores), the nohz idle balancer's kick lands after an
@@ -1143,8 +1143,9 @@ func (s *Sim) progress(r *rq) {
 	if t.spinner && s.runOn(r, t) {
 		return
 	}
-	s.fireDue(r, t)
-	if r.curr != t {
+	if s.fireDue(r, t) || r.curr != t {
+		// Held for a host core: the pending reschedule's evResched
+		// switches the task out, and it goes on when it runs again.
 		return
 	}
 	if t.awaitOn != nil && t.progress >= t.awaitAt {
@@ -1276,12 +1277,14 @@ func (s *Sim) runOn(r *rq, t *simTask) bool {
 }
 
 // fireDue fires the current activation's edges whose offset has been
-// reached, in order, stopping if the task is preempted by one of them.
-func (s *Sim) fireDue(r *rq, t *simTask) {
+// reached, in order, stopping if the task is preempted by one of them. It
+// reports whether a due edge is held for a host core (busyHostEnd): then
+// nothing more happens until the pending reschedule switches the task.
+func (s *Sim) fireDue(r *rq, t *simTask) bool {
 	for r.curr == t {
 		a := &t.w.Activations[t.act]
 		if t.nextEdge >= a.EdgeHi {
-			return
+			return false
 		}
 		e := &s.w.Edges[t.nextEdge]
 		// An edge past the activation's demand is due when the demand is
@@ -1290,11 +1293,21 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 		// extraction does not make them, but a workload built in code
 		// (or a wrong edge range) must not hang the replay.
 		if e.OffsetNS > t.progress && t.progress < a.DemandNS {
-			return
+			return false
 		}
 		if t.awaitOn != nil && e.OffsetNS >= t.awaitAt {
 			// After the reply this task waits for (progress blocks).
-			return
+			return false
+		}
+		if r.reschedPending && r.reschedHostWait && e.OffsetNS >= t.noPreemptEnd && s.now < r.reschedAt {
+			// A reschedule sent from another CPU is held for a host
+			// core (busyHostEnd): the vCPU is descheduled, its task
+			// does nothing it could be seen doing until the host runs
+			// it again and the IPI switches it out. Its demand still
+			// passes (the trace's host stalls the estimator could not
+			// see lie in the demand: this is where one falls), and the
+			// edge fires when the task runs again.
+			return true
 		}
 		if r.reschedPending && r.reschedOwn && e.OffsetNS >= t.noPreemptEnd {
 			// The wakeup is a new system call: the return to user space
@@ -1302,10 +1315,10 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 			// switched. The edge fires when the task runs again.
 			r.reschedPending = false
 			s.preempt(r)
-			return
+			return false
 		}
 		if e.Kind == EdgeFork && s.forkWaits(r, t, int(t.nextEdge)) {
-			return
+			return false
 		}
 		idx := t.nextEdge
 		t.nextEdge++
@@ -1359,11 +1372,12 @@ func (s *Sim) fireDue(r *rq, t *simTask) {
 					// preempts it at once (the trace's R+), and goes on only
 					// once moved: no drawn resched delay, no further edge.
 					s.preempt(r)
-					return
+					return false
 				}
 			}
 		}
 	}
+	return false
 }
 
 // sleepMidActivation: t, running on r, blocks (S) inside its activation,
