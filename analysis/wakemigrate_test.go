@@ -55,15 +55,7 @@ func TestMigrationsAtWakeup(t *testing.T) {
 		waking(6000, 1, 24), move(6010, 0, 24), // (f)
 		waking(7000, 0, 25), move(7010, 0, 25), move(7020, 0, 25), // (g)
 	}
-	topo, err := model.ParseSpec("sockets=1,cores=2,threads=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := model.BuildDomains(topo, "6.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Run(&timeline.SliceReader{Events: evs}, Options{Levels: FromDomains(d)})
+	rep, err := Run(&timeline.SliceReader{Events: evs}, Options{Levels: twoCoreLevels(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,14 +115,6 @@ func TestMigrationsAtWakeupOnARealTrace(t *testing.T) {
 // --by domain's table prints "-" and its CSV an empty cell, not a 0 that
 // reads as "none happened"; with the event, the count (0 here) is printed.
 func TestMigrationsAtWakeupUnknownWithoutTheEvent(t *testing.T) {
-	topo, err := model.ParseSpec("sockets=1,cores=2,threads=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := model.BuildDomains(topo, "6.1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	base := []timeline.Event{
 		sw(100, 0, 0, "R", 10),
 		sw(100, 1, 0, "R", 11),
@@ -151,7 +135,7 @@ func TestMigrationsAtWakeupUnknownWithoutTheEvent(t *testing.T) {
 		{"switch-ins only", base, "total  0.000  1  -  1", "total,0,1,,1"},
 		{"sched_migrate_task", withMove, "total  0.000  1  0  1", "total,0,1,0,1"},
 	} {
-		rep, err := Run(&timeline.SliceReader{Events: c.evs}, Options{Levels: FromDomains(d)})
+		rep, err := Run(&timeline.SliceReader{Events: c.evs}, Options{Levels: twoCoreLevels(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,4 +158,18 @@ func TestMigrationsAtWakeupUnknownWithoutTheEvent(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return lines[len(lines)-1]
+}
+
+// twoCoreLevels are the domain levels of 6.1 on two cores (MC alone).
+func twoCoreLevels(t *testing.T) Levels {
+	t.Helper()
+	topo, err := model.ParseSpec("sockets=1,cores=2,threads=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := model.BuildDomains(topo, "6.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return FromDomains(d)
 }
