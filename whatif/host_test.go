@@ -261,12 +261,21 @@ func TestRemotePreemptWaitsForHost(t *testing.T) {
 		s, ch := newSim(t, w, cfg)
 		far := int64(math.MaxInt64 / 2)
 		s.busyHost = []stallProc{{start: far, end: far}, {start: t0 + 4*ms, end: t0 + 7500000}, {start: far, end: far}}
-		if _, err := s.Run(); err != nil {
+		res, err := s.Run()
+		if err != nil {
 			t.Fatal(err)
 		}
 		r := ch.firstRunAfter(int64(w.Tasks[kw].TID), 0)
 		if r == nil || r.cpu != 1 || r.start != c.wantStart {
 			t.Errorf("%s: kworker's run %+v, want on CPU 1 from %d", c.name, r, c.wantStart)
+		}
+		// The stats count the wait: one of 2.5 ms where the process held it.
+		wantN, wantNS := int64(0), int64(0)
+		if c.name == "remote, on" {
+			wantN, wantNS = 1, 2500000
+		}
+		if res.BusyHostWaits != wantN || res.BusyHostWaitNS != wantNS {
+			t.Errorf("%s: busy host waits %d, %d ns; want %d, %d ns", c.name, res.BusyHostWaits, res.BusyHostWaitNS, wantN, wantNS)
 		}
 	}
 }

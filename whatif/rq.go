@@ -1001,23 +1001,24 @@ func (s *Sim) reschedAfter(r *rq, pool []int64) {
 	// before the switch (irqWakeStallEnd).
 	// An IPI from another running vCPU outside such a stall may find
 	// this one descheduled all the same (busyHostEnd).
-	var at int64
-	held := false
+	var at, hold int64
 	if !local && r.cpu+1 == s.irqCPU1 {
 		at = s.irqWakeStallEnd(s.preemptionPoint(r, s.now+d))
 	} else {
 		at = s.hostStallEnd(r, s.now+d)
 		if !local && at == s.now+d {
 			if e := s.busyHostEnd(r.cpu, s.now); e > at {
-				at, held = e, true
+				at, hold = e, e-at
 			}
 		}
 		at = s.preemptionPoint(r, at)
 	}
 	pending := r.reschedPending
 	s.reschedAtPoint(r, at, local)
-	if held && !pending && r.reschedPending {
+	if hold > 0 && !pending && r.reschedPending {
 		r.reschedHostWait = true
+		s.stats.BusyHostWaits++
+		s.stats.BusyHostWaitNS += hold
 	}
 }
 

@@ -553,6 +553,10 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "wake overhead: %d activations went on without blocking (their wakeup came first) and skipped the block and wakeup their demand includes, %.1f ms (each task's median activation demand: --set wake_overhead=skip)\n",
 			st.WakeOverheadSkips, float64(st.WakeOverheadNS)/1e6)
 	}
+	if st := f.Stats; st != nil && st.BusyHostWaits > 0 {
+		fmt.Fprintf(&b, "host waits: %d wakeup preemptions sent to another busy vCPU, outside its task's own host stalls, waited for a host core (%.1f ms in all; the task fired no wakeup meanwhile; --set busy_host_wait=off: not)\n",
+			st.BusyHostWaits, float64(st.BusyHostWaitNS)/1e6)
+	}
 	if st := f.Stats; st != nil && st.StartPELTTasks > 0 && !st.StartPELTHeavy {
 		fmt.Fprintf(&b, "start PELT: %d tasks running or runnable at the trace start began with the averages of their running and runnable shares of its first %d ms, loads summing %d (their weights: %d; --set start_pelt=heavy starts them there)\n",
 			st.StartPELTTasks, startPELTWindowNS/1000000, st.StartPELTLoad, st.StartPELTWeight)

@@ -148,6 +148,20 @@ func TestFidelityTableSwitchChargeNote(t *testing.T) {
 	}
 }
 
+// --validate says how many wakeup preemptions waited for a host core
+// (busy_host_wait), and nothing without any.
+func TestFidelityTableBusyHostWaitNote(t *testing.T) {
+	f := Compare("v6.1", &Metrics{}, &Metrics{}, &Stats{})
+	if got := tableLine(t, f, "host waits:"); got != "" {
+		t.Errorf("without waits: %q", got)
+	}
+	f = Compare("v6.1", &Metrics{}, &Metrics{}, &Stats{BusyHostWaits: 203, BusyHostWaitNS: 512345678})
+	want := "host waits: 203 wakeup preemptions sent to another busy vCPU, outside its task's own host stalls, waited for a host core (512.3 ms in all; the task fired no wakeup meanwhile; --set busy_host_wait=off: not)"
+	if got := tableLine(t, f, "host waits:"); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
 // A trace of sched_wakeup without sched_waking (common ftrace setups)
 // times its wakeups from sched_wakeup, as perf sched timehist does; the
 // observed side of --validate saw none until round 66. By hand: CPU 0 runs
