@@ -132,7 +132,7 @@ func (r *Report) JSON(by string) any {
 	o.add("runs_timed_by_runtime", r.RunsTimedByRuntime)
 	o.add("idle_while_runnable_ns", perLevel(r.Levels, r.IdleWhileRunnable, r.IdleWhileRunnableTotal))
 	o.add("migrations", perLevel(r.Levels, r.Migrations, r.MigrationsTotal))
-	if r.countsMigrationsAtWakeup() {
+	if r.CountsMigrationsAtWakeup() {
 		o.add("migrations_at_wakeup", perLevel(r.Levels, r.MigrationsAtWakeup, r.MigrationsAtWakeupTotal))
 	}
 	o.add("involuntary_switches", r.InvoluntarySwitches)
@@ -277,7 +277,7 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 	fmt.Fprintf(bw, "Tasks at trace start (inferred from their first scheduling event): running %d, runnable %d, sleeping %d; created in the trace %d\n",
 		is.Running, is.Runnable, is.Sleeping, is.Created)
 	fmt.Fprintf(bw, "Migrations (%s): %s\n", r.MigrationsSource, levelList(r.Levels, r.Migrations, r.MigrationsTotal, strconv.FormatInt))
-	if r.countsMigrationsAtWakeup() {
+	if r.CountsMigrationsAtWakeup() {
 		fmt.Fprintf(bw, "  at a wakeup (the task its CPU had just woken, select_task_rq's move): %s\n", levelList(r.Levels, r.MigrationsAtWakeup, r.MigrationsAtWakeupTotal, strconv.FormatInt))
 	}
 	fmt.Fprintf(bw, "Idle while runnable, ms: %s\n", levelList(r.Levels, r.IdleWhileRunnable, r.IdleWhileRunnableTotal,
@@ -336,17 +336,17 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 	return bw.err
 }
 
-// countsMigrationsAtWakeup says whether the trace could show
+// CountsMigrationsAtWakeup says whether the trace could show
 // migrations at a wakeup: they are sched_migrate_task records, so a trace
 // without that event has none to count, which is not the same as zero.
-func (r *Report) countsMigrationsAtWakeup() bool {
+func (r *Report) CountsMigrationsAtWakeup() bool {
 	return r.MigrationsSource == "sched_migrate_task"
 }
 
 // atWakeupCell formats a migrations-at-a-wakeup count for a table or CSV
 // cell, or unknown when the trace could not show them.
 func (r *Report) atWakeupCell(unknown string) func(int64) string {
-	if !r.countsMigrationsAtWakeup() {
+	if !r.CountsMigrationsAtWakeup() {
 		return func(int64) string { return unknown }
 	}
 	return func(v int64) string { return strconv.FormatInt(v, 10) }

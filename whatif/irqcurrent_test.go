@@ -180,8 +180,8 @@ func TestIRQFlipOnARealTrace(t *testing.T) {
 		}
 		// The analysis of the replay's output finds the engine's own
 		// wakeup placements, by the records the kernel's would leave.
-		if res.Metrics.MigrationsAtWakeup != res.Stats.MigrationsWakeup {
-			t.Errorf("irq_flip trace=%v: the output shows %d migrations at a wakeup, the engine made %d", trace, res.Metrics.MigrationsAtWakeup, res.Stats.MigrationsWakeup)
+		if m := res.Metrics.MigrationsAtWakeup; m == nil || *m != res.Stats.MigrationsWakeup {
+			t.Errorf("irq_flip trace=%v: the output shows %v migrations at a wakeup, the engine made %d", trace, m, res.Stats.MigrationsWakeup)
 		}
 		return res.Stats.MigrationsWakeup
 	}

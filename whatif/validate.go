@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/schedreplay/replay/analysis"
@@ -50,9 +51,10 @@ type Metrics struct {
 	// MigrationsAtWakeup: the migrations that moved a task its CPU had
 	// just woken (analysis.Report.MigrationsAtWakeup): select_task_rq's,
 	// as against the balancer's. FIDELITY.md round 83 found a placement
-	// error by them.
-	MigrationsAtWakeup int64 `json:"migrations_at_wakeup"`
-	WakeupCount        int64 `json:"wakeup_count"`
+	// error by them. Nil when the schedule has no sched_migrate_task,
+	// which is what shows them (a replay's output always has).
+	MigrationsAtWakeup *int64 `json:"migrations_at_wakeup,omitempty"`
+	WakeupCount        int64  `json:"wakeup_count"`
 	// NewidleChances, NewidlePulls: a CPU left by a blocking task with a
 	// task waiting on another busy CPU, and how often it pulled one
 	// (pullrate.go).
@@ -194,8 +196,12 @@ func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
 		IdleWhileRunnableNS: rep.IdleWhileRunnableTotal, Migrations: rep.MigrationsTotal,
 		InvoluntarySwitches: rep.InvoluntarySwitches, MakespanNS: rep.EndNS - rep.StartNS, IdleTailNS: rep.IdleTailNS, SilentCPUs: rep.SilentCPUs,
 		RunsTimedByRuntime: rep.RunsTimedByRuntime, WakeupsLeftOut: m.leftOut, RepeatSwitchIns: rep.WakeupLatency.RepeatSwitchIns,
-		NewidleChances: m.ni.Chances, NewidlePulls: m.ni.Pulls, MigrationsAtWakeup: rep.MigrationsAtWakeupTotal,
+		NewidleChances: m.ni.Chances, NewidlePulls: m.ni.Pulls,
 		WakeupByPlace: m.pl.stats(),
+	}
+	if rep.CountsMigrationsAtWakeup() {
+		v := rep.MigrationsAtWakeupTotal
+		mt.MigrationsAtWakeup = &v
 	}
 	for _, c := range rep.CPUs {
 		mt.IdleNS += c.IdleNS
@@ -420,6 +426,14 @@ func (f *Fidelity) remotePreemptNote() string {
 		float64(o.P50NS)/1e6, o.Count, float64(s.P50NS)/1e6, s.Count)
 }
 
+// countOrDash is a count the schedule may not show: "-" when it cannot.
+func countOrDash(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
 // placeCell is "count p50/p95 ms" of one wakeup place.
 func placeCell(p PlaceStats) string {
 	return fmt.Sprintf("%d %.3f/%.3f ms", p.Count, float64(p.P50NS)/1e6, float64(p.P95NS)/1e6)
@@ -499,7 +513,7 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "%-24s %16d %16d\n", "wakeups", f.Observed.WakeupCount, f.Simulated.WakeupCount)
 	fmt.Fprintf(&b, "%-24s %16s %16s\n", "newidle_pulls/chances", pullShare(f.Observed), pullShare(f.Simulated))
-	fmt.Fprintf(&b, "%-24s %16d %16d\n", "migrations_at_wakeup", f.Observed.MigrationsAtWakeup, f.Simulated.MigrationsAtWakeup)
+	fmt.Fprintf(&b, "%-24s %16s %16s\n", "migrations_at_wakeup", countOrDash(f.Observed.MigrationsAtWakeup), countOrDash(f.Simulated.MigrationsAtWakeup))
 	if f.Observed.WakeupByPlace != nil || f.Simulated.WakeupByPlace != nil {
 		// Where the wakees ran: count, p50 and p95 (ms) of each place.
 		for i, k := range PlaceNames {

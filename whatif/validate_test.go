@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -159,6 +160,38 @@ func TestFidelityTableBusyHostWaitNote(t *testing.T) {
 	want := "host waits: 203 wakeup preemptions sent to another busy vCPU, outside its task's own host stalls, waited for a host core (512.3 ms in all; the task fired no wakeup meanwhile; --set busy_host_wait=off: not)"
 	if got := tableLine(t, f, "host waits:"); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// A schedule without sched_migrate_task cannot show migrations at a
+// wakeup: its side of --validate prints "-" and its JSON has no key, not
+// a 0 (a replay's output always writes the event). By hand: two CPUs, 10
+// wakes 20 onto its own CPU and blocks; no migration record anywhere.
+func TestValidateMigrationsAtWakeupUnknown(t *testing.T) {
+	r := &noiseReader{evs: []timeline.Event{
+		nSwitch(ms/2, 0, 0, "R", 10),
+		nSwitch(ms/2, 1, 30, "S", 0),
+		nWaking(1*ms, 0, 10, 20, 0),
+		nSwitch(1*ms+100000, 0, 10, "S", 20),
+	}}
+	_, obs, err := ExtractAndMeasure(r, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obs.MigrationsAtWakeup != nil {
+		t.Fatalf("observed migrations at a wakeup %d, want unknown", *obs.MigrationsAtWakeup)
+	}
+	three := int64(3)
+	f := Compare("v6.1", obs, &Metrics{MigrationsAtWakeup: &three}, nil)
+	if got, want := strings.Join(strings.Fields(tableLine(t, f, "migrations_at_wakeup")), " "), "migrations_at_wakeup - 3"; got != want {
+		t.Errorf("table line %q, want %q", got, want)
+	}
+	js, err := json.Marshal(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(js), "migrations_at_wakeup") {
+		t.Errorf("observed JSON has the key: %s", js)
 	}
 }
 
