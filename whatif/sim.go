@@ -669,9 +669,9 @@ type Stats struct {
 	NohzKicks       int64    `json:"nohz_kicks"`
 	// NohzKicksDropped: kicks whose ILB had work when the IPI landed.
 	NohzKicksDropped int64 `json:"nohz_kicks_dropped,omitempty"`
-	// BusyHostWaits: wakeup preemptions sent to another busy vCPU that
-	// waited for a host core (busyHostEnd); BusyHostWaitNS: how much
-	// later they switched for it, summed.
+	// BusyHostWaits: wakeup preemptions sent to another busy vCPU held
+	// for a host core (busyHostEnd); BusyHostWaitNS: the holds' lengths
+	// (how much later the switch was due), summed.
 	BusyHostWaits         int64 `json:"busy_host_waits,omitempty"`
 	BusyHostWaitNS        int64 `json:"busy_host_wait_ns,omitempty"`
 	EdgesFired            int64 `json:"edges_fired"`
