@@ -138,3 +138,28 @@ func TestVacuousGoals(t *testing.T) {
 		}
 	}
 }
+
+// placeMove by hand: round 84's first version moved guest-D r4's waker's
+// CPU p95 from 0.33 to 3.28 ms against the trace's 0.62 (away); a move
+// from 3.28 back to 0.33 is toward it; under 1.5 times or 0.5 ms apart,
+// or without seeds in common, no row.
+func TestPlaceMoveByHand(t *testing.T) {
+	const ms = 1e6
+	for _, c := range []struct {
+		name          string
+		trace         float64
+		before, after []float64
+		want          string
+	}{
+		{"away", 0.62 * ms, []float64{0.33 * ms, 0.30 * ms, 0.40 * ms}, []float64{3.28 * ms, 3.0 * ms, 3.5 * ms}, "  r4                                       waker's CPU      p95 0.330 -> 3.280 ms (3 seeds)  AWAY from the trace's 0.620 ms"},
+		{"toward", 0.62 * ms, []float64{3.28 * ms}, []float64{0.33 * ms}, "  r4                                       waker's CPU      p95 3.280 -> 0.330 ms (1 seeds)  toward the trace's 0.620 ms"},
+		{"under 1.5 times", 0.62 * ms, []float64{2 * ms}, []float64{2.9 * ms}, ""},
+		{"under 0.5 ms", 0.62 * ms, []float64{0.2 * ms}, []float64{0.6 * ms}, ""},
+		{"no seeds", 0.62 * ms, nil, nil, ""},
+	} {
+		got, ok := placeMove("r4", "waker's CPU", c.trace, true, c.before, c.after)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("%s: %q %v, want %q", c.name, got, ok, c.want)
+		}
+	}
+}
