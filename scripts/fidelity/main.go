@@ -880,17 +880,13 @@ func printAgainst(runs []*run, dir string) error {
 	kern := map[string]string{}
 	missing := 0
 	for _, r := range runs {
-		b, err := os.ReadFile(filepath.Join(dir, runFile(r)))
-		if os.IsNotExist(err) {
-			missing++
-			continue
-		}
+		old, err := readKept(dir, r)
 		if err != nil {
 			return err
 		}
-		var old result
-		if err := json.Unmarshal(b, &old); err != nil {
-			return fmt.Errorf("%s: %v", filepath.Join(dir, runFile(r)), err)
+		if old == nil {
+			missing++
+			continue
 		}
 		kern[r.name] = kernelOf(r.group)
 		count := func(gs []goal, m map[key]int) {
@@ -950,6 +946,24 @@ func printAgainst(runs []*run, dir string) error {
 	return nil
 }
 
+// readKept reads run r's JSON kept in dir by an earlier -o; nil when that
+// run is not there.
+func readKept(dir string, r *run) (*result, error) {
+	path := filepath.Join(dir, runFile(r))
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var old result
+	if err := json.Unmarshal(b, &old); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return &old, nil
+}
+
 // printPlaceMoves compares, per recording and wakeup place, the replay's
 // p95 (the median over the seeds both runs have) with the runs kept in
 // dir, and prints the places it moved by half or more (and 0.5 ms),
@@ -971,21 +985,23 @@ func printPlaceMoves(runs []*run, dir string) error {
 	fmt.Printf("\nwakeup places whose replayed p95 moved against %s (median over seeds; the trace's beside):\n", dir)
 	n := 0
 	for _, name := range names {
+		// Each kept run is read once, for all its places.
+		kept := make([]*result, len(byName[name]))
+		for i, r := range byName[name] {
+			old, err := readKept(dir, r)
+			if err != nil {
+				return err
+			}
+			kept[i] = old
+		}
 		for _, k := range placeKeys {
 			var trace float64
 			var haveTrace bool
 			var before, after []float64
-			for _, r := range byName[name] {
-				b, err := os.ReadFile(filepath.Join(dir, runFile(r)))
-				if os.IsNotExist(err) {
+			for i, r := range byName[name] {
+				old := kept[i]
+				if old == nil {
 					continue
-				}
-				if err != nil {
-					return err
-				}
-				var old result
-				if err := json.Unmarshal(b, &old); err != nil {
-					return fmt.Errorf("%s: %v", filepath.Join(dir, runFile(r)), err)
 				}
 				ob, ok1 := p95(old.Fidelity.Simulated, k.key)
 				nw, ok2 := p95(r.res.Fidelity.Simulated, k.key)
