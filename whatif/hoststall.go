@@ -54,6 +54,11 @@ type HostStall struct {
 	// workload file written before these were kept).
 	CPU            int32
 	TimeNS, WallNS int64
+	// Busy: the CPUs running a task (this one among them) when the trace
+	// showed the stall, at its end; 0: unknown (a workload file written
+	// before they were kept). The host's contention then set how likely
+	// the stall was (stallcontention.go).
+	Busy int32
 }
 
 // overlaps reports whether next, the stall after h in the workload's
@@ -259,7 +264,7 @@ func (h *hostStallFinder) resolve(keep []int32) []HostStall {
 		}
 		out = append(out, HostStall{Task: keep[g.task], Act: g.act,
 			OffsetNS: g.offset + (from-g.from)*g.capc/1024, LenNS: (g.end - from) * g.capc / 1024,
-			CPU: g.cpu, TimeNS: from, WallNS: g.end - from})
+			CPU: g.cpu, TimeNS: from, WallNS: g.end - from, Busy: int32(g.nBusy)})
 	}
 	slices.SortStableFunc(out, func(a, b HostStall) int {
 		if a.Task != b.Task {
@@ -315,9 +320,13 @@ func (h *HostStall) cutBack(n int64) {
 	h.LenNS = n
 }
 
-// checkWall checks h's wall-clock stretch against w's span: a CPU the
-// model can have, inside the trace, no longer than the trace.
+// checkWall checks h's busy count (at most the CPUs a model can have) and
+// its wall-clock stretch against w's span: a CPU the model can have,
+// inside the trace, no longer than the trace.
 func (h *HostStall) checkWall(w *Workload) error {
+	if h.Busy < 0 || h.Busy > model.MaxCPUs {
+		return fmt.Errorf("%d CPUs busy, want 0 (unknown) to %d", h.Busy, model.MaxCPUs)
+	}
 	if h.TimeNS == 0 {
 		return nil
 	}

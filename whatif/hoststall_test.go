@@ -74,9 +74,11 @@ func TestHostStallsByHand(t *testing.T) {
 		idx[tk.TID] = int32(i)
 	}
 	want := []HostStall{
-		{Task: idx[10], Act: 0, OffsetNS: 100*ms + 500000, LenNS: 7*ms + 600000, CPU: 0, TimeNS: 101 * ms, WallNS: 7*ms + 600000},
-		{Task: idx[10], Act: 0, OffsetNS: 116*ms + 500000, LenNS: 4*ms + 300000, CPU: 0, TimeNS: 117 * ms, WallNS: 4*ms + 300000},
-		{Task: idx[20], Act: 1, OffsetNS: 2*ms + 700000, LenNS: 13 * ms, CPU: 1, TimeNS: 117 * ms, WallNS: 13 * ms},
+		// Busy at each stall's end: CPU 0 alone at 108.6 ms; CPUs 0 and
+		// 1 at 121.3 ms; CPU 1 alone at 130 ms (CPU 0 idle from 125.7).
+		{Task: idx[10], Act: 0, OffsetNS: 100*ms + 500000, LenNS: 7*ms + 600000, CPU: 0, TimeNS: 101 * ms, WallNS: 7*ms + 600000, Busy: 1},
+		{Task: idx[10], Act: 0, OffsetNS: 116*ms + 500000, LenNS: 4*ms + 300000, CPU: 0, TimeNS: 117 * ms, WallNS: 4*ms + 300000, Busy: 2},
+		{Task: idx[20], Act: 1, OffsetNS: 2*ms + 700000, LenNS: 13 * ms, CPU: 1, TimeNS: 117 * ms, WallNS: 13 * ms, Busy: 1},
 	}
 	slicesSortStalls(want)
 	if !reflect.DeepEqual(w.HostStalls, want) {

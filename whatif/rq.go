@@ -673,6 +673,12 @@ func (s *Sim) armProgress(r *rq) {
 	if t.awaitOn != nil && t.awaitAt < m {
 		m = t.awaitAt
 	}
+	if t.weighStall < a.StallHi && s.stallContentionOn() {
+		// Reach the stall's start: weighStalls weighs it there.
+		if o := s.w.HostStalls[t.weighStall].OffsetNS; o < m && o >= t.progress {
+			m = o
+		}
+	}
 	rem := m - t.progress
 	if rem < 0 {
 		rem = 0

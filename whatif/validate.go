@@ -571,6 +571,10 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "host waits: %d wakeup preemptions sent to another busy vCPU, outside its task's own host stalls, waited for a host core (%.1f ms in all; the task fired no wakeup meanwhile; --set busy_host_wait=off: not)\n",
 			st.BusyHostWaits, float64(st.BusyHostWaitNS)/1e6)
 	}
+	if st := f.Stats; st != nil && st.HostStallsShortened > 0 {
+		fmt.Fprintf(&b, "host stalls shortened: %d of the trace's host stalls came where the replay ran fewer vCPUs busy than the trace had then, and kept only the share the host's contention leaves (1 - H/busy): %.1f ms of demand less (--set stall_contention=off: not)\n",
+			st.HostStallsShortened, float64(st.HostStallShortenedNS)/1e6)
+	}
 	if st := f.Stats; st != nil && st.StartPELTTasks > 0 && !st.StartPELTHeavy {
 		fmt.Fprintf(&b, "start PELT: %d tasks running or runnable at the trace start began with the averages of their running and runnable shares of its first %d ms, loads summing %d (their weights: %d; --set start_pelt=heavy starts them there)\n",
 			st.StartPELTTasks, startPELTWindowNS/1000000, st.StartPELTLoad, st.StartPELTWeight)

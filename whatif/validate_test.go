@@ -149,17 +149,25 @@ func TestFidelityTableSwitchChargeNote(t *testing.T) {
 	}
 }
 
-// --validate says how many wakeup preemptions waited for a host core
-// (busy_host_wait), and nothing without any.
-func TestFidelityTableBusyHostWaitNote(t *testing.T) {
-	f := Compare("v6.1", &Metrics{}, &Metrics{}, &Stats{})
-	if got := tableLine(t, f, "host waits:"); got != "" {
-		t.Errorf("without waits: %q", got)
-	}
-	f = Compare("v6.1", &Metrics{}, &Metrics{}, &Stats{BusyHostWaits: 203, BusyHostWaitNS: 512345678})
-	want := "host waits: 203 wakeup preemptions sent to another busy vCPU, outside its task's own host stalls, waited for a host core (512.3 ms in all; the task fired no wakeup meanwhile; --set busy_host_wait=off: not)"
-	if got := tableLine(t, f, "host waits:"); got != want {
-		t.Errorf("got %q\nwant %q", got, want)
+// --validate's notes on the host model's counters: none without them,
+// else the counts and the time in ms.
+func TestFidelityTableHostNotes(t *testing.T) {
+	for _, c := range []struct {
+		prefix string
+		st     Stats
+		want   string
+	}{
+		{"host waits:", Stats{BusyHostWaits: 203, BusyHostWaitNS: 512345678},
+			"host waits: 203 wakeup preemptions sent to another busy vCPU, outside its task's own host stalls, waited for a host core (512.3 ms in all; the task fired no wakeup meanwhile; --set busy_host_wait=off: not)"},
+		{"host stalls shortened:", Stats{HostStallsShortened: 23, HostStallShortenedNS: 99612345},
+			"host stalls shortened: 23 of the trace's host stalls came where the replay ran fewer vCPUs busy than the trace had then, and kept only the share the host's contention leaves (1 - H/busy): 99.6 ms of demand less (--set stall_contention=off: not)"},
+	} {
+		if got := tableLine(t, Compare("v6.1", &Metrics{}, &Metrics{}, &Stats{}), c.prefix); got != "" {
+			t.Errorf("%s without the counter: %q", c.prefix, got)
+		}
+		if got := tableLine(t, Compare("v6.1", &Metrics{}, &Metrics{}, &c.st), c.prefix); got != c.want {
+			t.Errorf("got %q\nwant %q", got, c.want)
+		}
 	}
 }
 

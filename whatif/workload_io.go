@@ -52,11 +52,12 @@ var wlCols = []struct {
 	{"charged", false},
 	{"wall_ns", false},
 	{"src_cpu", false},
+	{"busy", false},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true, "charged": true, "wall_ns": true, "src_cpu": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true, "charged": true, "wall_ns": true, "src_cpu": true, "busy": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -233,6 +234,9 @@ func SaveWorkload(path string, w *Workload) (err error) {
 		r := wlRow{"table": "host_stall", "task": h.Task, "activation": h.Act, "offset_ns": h.OffsetNS, "stall_ns": h.LenNS}
 		if h.TimeNS != 0 {
 			r["cpu"], r["time_ns"], r["wall_ns"] = h.CPU, h.TimeNS, h.WallNS
+		}
+		if h.Busy != 0 {
+			r["busy"] = h.Busy
 		}
 		add(r)
 	}
@@ -484,7 +488,7 @@ func LoadWorkload(path string) (w *Workload, err error) {
 				w.BalancePulls = append(w.BalancePulls, BalancePull{CPU: int32(num(cCPU, i)), Src: int32(num(cSrcCPU, i)), TimeNS: num(cTime, i)})
 			case "host_stall":
 				w.HostStalls = append(w.HostStalls, HostStall{Task: int32(num(cTask, i)), Act: int32(num(cActivation, i)),
-					OffsetNS: num(cOffset, i), LenNS: num(cStallNS, i), CPU: int32(num(cCPU, i)), TimeNS: num(cTime, i), WallNS: num(cWall, i)})
+					OffsetNS: num(cOffset, i), LenNS: num(cStallNS, i), CPU: int32(num(cCPU, i)), TimeNS: num(cTime, i), WallNS: num(cWall, i), Busy: int32(num(cBusy, i))})
 			default:
 				pool, ok := pools[str(cTable, i)]
 				if !ok {

@@ -512,6 +512,9 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 			row.num(cTime, h.TimeNS)
 			row.num(cWall, h.WallNS)
 		}
+		if h.Busy != 0 {
+			row.num(cBusy, int64(h.Busy))
+		}
 		cols.add(&row)
 	}
 	for _, q := range hdr.IRQCurrent {
@@ -610,6 +613,7 @@ var (
 	cCharged      = wlColIndex("charged")
 	cWall         = wlColIndex("wall_ns")
 	cSrcCPU       = wlColIndex("src_cpu")
+	cBusy         = wlColIndex("busy")
 )
 
 func wlColIndex(name string) int {
