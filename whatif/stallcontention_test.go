@@ -1,6 +1,9 @@
 package whatif
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestStallShare(t *testing.T) {
 	for _, c := range []struct {
@@ -62,6 +65,27 @@ func TestStallShortenedUnderLessContention(t *testing.T) {
 		}
 		if res.Stats.HostStallsShortened != wantN || res.Stats.HostStallShortenedNS != c.wantCutNS {
 			t.Errorf("%s: %d stalls shortened by %d ns, want %d by %d", c.name, res.Stats.HostStallsShortened, res.Stats.HostStallShortenedNS, wantN, c.wantCutNS)
+		}
+	}
+}
+
+// A workload file's busy count is checked: a negative one, or more than
+// the model's CPUs, is an error naming the stall.
+func TestStallBusyValidated(t *testing.T) {
+	for _, c := range []struct {
+		busy int32
+		want string
+	}{
+		{-1, "host stall 0: -1 CPUs busy, want 0 (unknown) to"},
+		{1 << 20, "host stall 0: 1048576 CPUs busy"},
+		{0, ""}, {8, ""},
+	} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		st := b.task("t", 120, 0, true, CauseStart, 10*ms)
+		b.w.HostStalls = []HostStall{{Task: st, Act: 0, OffsetNS: ms, LenNS: ms, Busy: c.busy}}
+		err := b.w.Validate()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("busy %d: %v, want %q", c.busy, err, c.want)
 		}
 	}
 }
