@@ -20,7 +20,7 @@ import (
 // policy: the question is how the policies differ under those parameters.
 
 // ParamKeys are the keys --set and --sweep accept, for usage messages.
-var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "wake_overhead", "wakee_flips", "trace_end_run_on", "host_stall", "nohz_kick", "busy_host_wait", "stall_contention", "balance_phase", "irq_flip"}
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "wake_overhead", "wakee_flips", "trace_end_run_on", "host_stall", "nohz_kick", "busy_host_wait", "stall_contention", "wake_stall", "balance_phase", "irq_flip"}
 
 // ParamLevels are the domain level names imbalance_pct/busy_factor accept
 // (as model.BuildDomains names them; the package level is PKG from v6.9,
@@ -54,6 +54,7 @@ func ParamUsage() string {
 		"nohz_kick=idle_exit|ipi (on a trace that shows host contention, the nohz idle balancer's kick reaches the idle vCPU after an idle exit drawn as a remote wakeup's, the host running that vCPU first, or after an IPI's latency alone; default idle_exit), " +
 		"busy_host_wait=on|off (on a trace that shows host contention, a wakeup preemption sent to another busy vCPU outside its running task's host stalls waits for a host core at the share those stalls leave of the contention's stalled fraction, its task firing no wakeup meanwhile; default on), " +
 		"stall_contention=on|off (on a trace that shows host contention, a host stall it shows in a task's demand is shortened where the replay runs that task with fewer vCPUs busy than the trace had then, to the share the host's contention leaves of it; default on), " +
+		"wake_stall=on|off (a wakeup the trace shows queued only after a host stall of its waker inside try_to_wake_up is queued after that stall in the replay too, its latency counting from the waking; default on), " +
 		"host_stall=task|cpu (a host stall the trace shows travels with the task it fell on, at that point of its demand, or stays on its vCPU's wall clock, stopping whatever task the replay runs there; default task), " +
 		"balance_phase=trace|own (a periodic balance the trace shows moving tasks between the two CPUs of a domain falls due at that tick on the less loaded of them, the balancer's phase being hidden state; own: the model's phase alone; default trace), " +
 		"irq_flip=trace|own (an interrupt's wakeup counts in record_wakee as a wakee flip of the task the trace shows it interrupted, none for the idle task; own: of the task the replay runs where it fires; default trace), " +
@@ -218,6 +219,8 @@ func (s Setting) Apply(cfg *Config) error {
 		return onOff(&cfg.BusyHostWait)
 	case "stall_contention":
 		return onOff(&cfg.StallContention)
+	case "wake_stall":
+		return onOff(&cfg.WakeStall)
 	case "balance_phase":
 		return either(&cfg.BalancePhase, "trace", "own")
 	case "irq_flip":

@@ -673,6 +673,12 @@ func (s *Sim) armProgress(r *rq) {
 	if t.awaitOn != nil && t.awaitAt < m {
 		m = t.awaitAt
 	}
+	for _, h := range t.heldWakes {
+		// Reach the end of the stall a held wakeup waits for.
+		if h.at < m && h.at >= t.progress {
+			m = h.at
+		}
+	}
 	if t.weighStall < a.StallHi && s.stallContentionOn() {
 		// Reach the stall's start: weighStalls weighs it there.
 		if o := s.w.HostStalls[t.weighStall].OffsetNS; o < m && o >= t.progress {

@@ -57,6 +57,12 @@ type Config struct {
 	// measured, it met more goals (FIDELITY.md round 85); `--set
 	// stall_contention=off` turns it off.
 	StallContention bool
+	// WakeStall: a wakeup the trace shows queued only after a host stall
+	// of its waker inside try_to_wake_up (Edge.EnqueueAfterStall) is
+	// queued after that stall in the replay too, its sched_waking written
+	// before it (wakestall.go). On by default: measured, it met more
+	// goals (FIDELITY.md round 86); `--set wake_stall=off` turns it off.
+	WakeStall bool
 	// NohzKickIdleExit: where the trace measured host contention
 	// (StallModel.HostCores), the nohz idle balancer's kick lands after an
 	// idle exit drawn as a remote wakeup's (the trace's own, plus the wait
@@ -270,7 +276,7 @@ func (c Config) withDefaults() Config {
 
 // DefaultConfig is the configuration `replay whatif` uses for a policy.
 func DefaultConfig(p Policy) Config {
-	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, BusyHostWait: true, StallContention: true, BalancePhase: true, IRQFlip: true, WakeeFlips: -1}.withDefaults()
+	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, BusyHostWait: true, StallContention: true, WakeStall: true, BalancePhase: true, IRQFlip: true, WakeeFlips: -1}.withDefaults()
 }
 
 // Event kinds of the discrete-event engine (§8.2).
@@ -447,7 +453,11 @@ type simTask struct {
 	wakeOverheadNS, skippedNS int64
 	// stallCutNS: the host stall demand weighStalls took out.
 	stallCutNS int64
-	cut        bool // stopped by its exit deadline
+	// heldWakes: wakeups this task made whose enqueue waits for its
+	// progress past a host stall inside their try_to_wake_up
+	// (wakestall.go).
+	heldWakes []heldWake
+	cut       bool // stopped by its exit deadline
 	// spinner: with ExitDeadlines, a task that did most of its work in its
 	// final run (stress-ng's --cpu workers): done with its recorded demand
 	// before its recorded exit, it runs on until then (runOn) from
@@ -565,6 +575,12 @@ type Sim struct {
 	// wakingShown: the wakeup being placed had its sched_waking written
 	// already (a raced one, held: heldRaced).
 	wakingShown bool
+	// wakingEmitted: the wakeup being placed had its sched_waking written
+	// before its waker's host stall (wakestall.go).
+	wakingEmitted bool
+	// deferEnq: the waker's progress the wakeup being made waits for
+	// (wakeStallEnd; -1: none).
+	deferEnq int64
 	// heldWake: wake() is releasing a held reply (its waker sent it from
 	// another CPU before the requester blocked, as the trace has it).
 	heldWake bool
@@ -691,8 +707,13 @@ type Stats struct {
 	// HostStallsShortened: the trace's host stalls the replay reached
 	// with fewer vCPUs busy (weighStalls); HostStallShortenedNS: the
 	// demand taken out of them, summed.
-	HostStallsShortened   int64 `json:"host_stalls_shortened,omitempty"`
-	HostStallShortenedNS  int64 `json:"host_stall_shortened_ns,omitempty"`
+	HostStallsShortened  int64 `json:"host_stalls_shortened,omitempty"`
+	HostStallShortenedNS int64 `json:"host_stall_shortened_ns,omitempty"`
+	// WakesAfterStall: wakeups whose enqueue waited for their waker's
+	// host stall (wakestall.go); WakeAfterStallNS: from their wakings to
+	// their enqueues, summed.
+	WakesAfterStall       int64 `json:"wakes_after_stall,omitempty"`
+	WakeAfterStallNS      int64 `json:"wake_after_stall_ns,omitempty"`
 	EdgesFired            int64 `json:"edges_fired"`
 	EdgesRedundant        int64 `json:"edges_redundant"`
 	EdgesPending          int64 `json:"edges_pending"`
@@ -785,7 +806,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 			return nil, err
 		}
 	}
-	s := &Sim{cfg: cfg, pol: cfg.Policy, knobs: cfg.Policy.Knobs(), w: w, dom: d, ncpu: d.NrCPUs, out: out, sgcImb: map[sgcKey]bool{}}
+	s := &Sim{cfg: cfg, pol: cfg.Policy, knobs: cfg.Policy.Knobs(), w: w, dom: d, ncpu: d.NrCPUs, out: out, sgcImb: map[sgcKey]bool{}, deferEnq: -1}
 	s.hook, _ = cfg.Policy.(GroupStatsHook)
 	if rp, ok := asRules(cfg.Policy); ok {
 		s.reducedCapMisfit = rp.r.MisfitLoadSym
@@ -1168,6 +1189,7 @@ func (s *Sim) progress(r *rq) {
 		return
 	}
 	s.weighStalls(t)
+	s.releaseWakes(r, t, false)
 	if s.fireDue(r, t) || r.curr != t {
 		// Held for a host core: the pending reschedule's evResched
 		// switches the task out, and it goes on when it runs again.
@@ -1385,8 +1407,9 @@ func (s *Sim) fireDue(r *rq, t *simTask) bool {
 			s.fork(r, t, wakee)
 		} else {
 			s.syncWake, s.racedWake = e.Sync, e.Raced
+			s.deferEnq = s.wakeStallEnd(t, e)
 			k := s.wake(wakee, e.WakeeAct, t, r.cpu)
-			s.syncWake, s.racedWake = false, false
+			s.syncWake, s.racedWake, s.deferEnq = false, false, -1
 			if e.Awaits && k >= 0 {
 				s.awaitReply(t, wakee, k, e)
 			}
@@ -1420,6 +1443,7 @@ func (s *Sim) sleepMidActivation(r *rq, t *simTask) {
 // blocks (dequeue with DEQUEUE_SLEEP, then schedule()), exits, or, when
 // a wakeup for its next activation already arrived, continues at once.
 func (s *Sim) endActivation(r *rq, t *simTask) {
+	s.releaseWakes(r, t, true)
 	if t.moveTask >= 0 {
 		s.stopperMove(r, t)
 	}
@@ -1697,6 +1721,10 @@ func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) int32 {
 		s.stats.EdgesPending++
 		return k
 	}
+	if s.deferEnq >= 0 && waker != nil {
+		s.holdWake(t, k, waker, wakerCPU, s.deferEnq)
+		return k
+	}
 	s.startActivation(t, t.act+1)
 	s.placeWoken(t, waker, wakerCPU)
 	return k
@@ -1774,7 +1802,7 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 		}
 		cpu = s.selectTaskRqFair(t, prev, src, waker, false)
 	}
-	if !s.wakingShown {
+	if !s.wakingShown && !s.wakingEmitted {
 		s.emitWaking(t, waker, src, prev)
 	}
 	s.ttwuStat(src, cpu)
@@ -1803,7 +1831,7 @@ func (s *Sim) arrivalIRQ(t *simTask) IRQContext {
 // currentArrival is t's current activation when an interrupt, timer or
 // idle-context arrival started it, else nil.
 func currentArrival(t *simTask) *Activation {
-	if int(t.act) < len(t.w.Activations) {
+	if t.act >= 0 && int(t.act) < len(t.w.Activations) {
 		if a := &t.w.Activations[t.act]; a.Cause == CauseArrival {
 			return a
 		}
@@ -2060,6 +2088,8 @@ func (s *Sim) deadline(t *simTask) {
 	if t.state == tsRunning {
 		s.updateCurr(r)
 	}
+	// The wakeups it made are queued before it stops.
+	s.releaseWakes(r, t, true)
 	// Stopped for good: whoever awaits its reply is released, and its
 	// own wait ends.
 	s.releaseWaiters(t, 0, true, int(t.cpu))

@@ -149,23 +149,27 @@ func TestFidelityTableSwitchChargeNote(t *testing.T) {
 	}
 }
 
-// --validate's notes on the host model's counters: none without them,
-// else the counts and the time in ms.
+// --validate's notes on the host model: none without their counts, else
+// the counts and the time in ms.
 func TestFidelityTableHostNotes(t *testing.T) {
 	for _, c := range []struct {
 		prefix string
-		st     Stats
+		set    func(f *Fidelity)
 		want   string
 	}{
-		{"host waits:", Stats{BusyHostWaits: 203, BusyHostWaitNS: 512345678},
+		{"host waits:", func(f *Fidelity) { f.Stats.BusyHostWaits, f.Stats.BusyHostWaitNS = 203, 512345678 },
 			"host waits: 203 wakeup preemptions sent to another busy vCPU, outside its task's own host stalls, waited for a host core (512.3 ms in all; the task fired no wakeup meanwhile; --set busy_host_wait=off: not)"},
-		{"host stalls shortened:", Stats{HostStallsShortened: 23, HostStallShortenedNS: 99612345},
+		{"host stalls shortened:", func(f *Fidelity) { f.Stats.HostStallsShortened, f.Stats.HostStallShortenedNS = 23, 99612345 },
 			"host stalls shortened: 23 of the trace's host stalls came where the replay ran fewer vCPUs busy than the trace had then, and kept only the share the host's contention leaves (1 - H/busy): 99.6 ms of demand less (--set stall_contention=off: not)"},
+		{"trace: 105 wakeups were queued", func(f *Fidelity) { f.EnqueueAfterStall = 105 },
+			"trace: 105 wakeups were queued only after a host stall of their waker inside try_to_wake_up (the stall between the waking and the enqueue's first record): queued after that stall in the replay too, their latency counting from the waking (--set wake_stall=off: at once)"},
 	} {
 		if got := tableLine(t, Compare("v6.1", &Metrics{}, &Metrics{}, &Stats{}), c.prefix); got != "" {
-			t.Errorf("%s without the counter: %q", c.prefix, got)
+			t.Errorf("%s without the count: %q", c.prefix, got)
 		}
-		if got := tableLine(t, Compare("v6.1", &Metrics{}, &Metrics{}, &c.st), c.prefix); got != c.want {
+		f := Compare("v6.1", &Metrics{}, &Metrics{}, &Stats{})
+		c.set(f)
+		if got := tableLine(t, f, c.prefix); got != c.want {
 			t.Errorf("got %q\nwant %q", got, c.want)
 		}
 	}

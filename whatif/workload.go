@@ -332,6 +332,13 @@ type Edge struct {
 	// blocked at this edge, holds the wakeup until it blocks and wakes it
 	// then, rather than letting it run on without sleeping.
 	Raced bool
+	// EnqueueAfterStall: the waker's vCPU was descheduled inside this
+	// try_to_wake_up: the trace shows a host stall of the waker ending at
+	// the enqueue's first record (the wakee's sleep statistics, or the
+	// target's update_curr, in the waker's context), right after the
+	// waking or its migration. The wakee was queued only after the stall,
+	// its latency counting from the waking (wakestall.go).
+	EnqueueAfterStall bool
 }
 
 // raceWindowNS: a waking of a running task this soon before its
@@ -712,6 +719,9 @@ type extractor struct {
 	// there (its switch-in at least), where a run whose switch to idle
 	// the trace lost ends (lostSwitchOut).
 	lastOwn []int64
+	// ttwuOpen per CPU: the edge whose try_to_wake_up the CPU's last
+	// records belong to (its waking, its migration), -1: none.
+	ttwuOpen []int32
 	// onIRQRecord: ExtractOptions.HardIRQRecord.
 	onIRQRecord func(cpu int32, at int64, tick bool)
 }
@@ -865,6 +875,7 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 				x.growCPU(c)
 				x.stallEnd[c] = e.Time
 			}
+			x.ttwuStep(e, c)
 			switch e.Kind {
 			case timeline.SchedStatRuntime:
 				x.stalls.runtime(c, e.Time, e.Int32(timeline.PID), tick)
@@ -949,7 +960,12 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 			x.onSwitch(e, c)
 		case timeline.SchedWaking:
 			x.waking = true
+			n := len(x.edges)
 			x.onWake(e, c, false)
+			if len(x.edges) > n && x.edges[n].Kind == EdgeWake && x.edges[n].Causal && irqContext(e) == 0 {
+				x.growCPU(c)
+				x.ttwuOpen[c] = int32(n)
+			}
 		case timeline.SchedWakeup:
 			if !x.waking {
 				x.onWake(e, c, false)
@@ -1020,6 +1036,7 @@ func (x *extractor) growCPU(c int32) {
 		x.ownUpd = append(x.ownUpd, -1)
 		x.wokeSince = append(x.wokeSince, false)
 		x.lastOwn = append(x.lastOwn, -1)
+		x.ttwuOpen = append(x.ttwuOpen, -1)
 	}
 }
 
@@ -2225,4 +2242,41 @@ func (w *Workload) Stats() (tasks, acts, edges, arrivals int, demand int64) {
 		}
 	}
 	return len(w.Tasks), acts, len(w.Edges), arrivals, demand
+}
+
+// ttwuStep follows a try_to_wake_up on CPU c through its records: its
+// waking (block 2 opens it), its migration, then the enqueue's records
+// (the target's update_curr, the wakee's sched_stat_sleep). A host stall
+// that ended at the first enqueue record, right after the waking or its
+// migration, fell inside the try_to_wake_up: the wakee was queued only
+// after it.
+func (x *extractor) ttwuStep(e *timeline.Event, c int32) {
+	x.growCPU(c)
+	ei := x.ttwuOpen[c]
+	if ei < 0 {
+		return
+	}
+	switch e.Kind {
+	case timeline.SchedMigrateTask:
+		if x.byTID[e.Int32(timeline.PID)] != nil && x.byTID[e.Int32(timeline.PID)].idx == x.edges[ei].Wakee {
+			return
+		}
+	case timeline.SchedStatRuntime, timeline.SchedStatSleep, timeline.SchedStatIOWait, timeline.SchedStatBlocked:
+		// The enqueue's own records, in the waker's context: the
+		// wakee's sleep statistics, or update_curr of the target's
+		// running task (enqueue_entity's).
+		ed := &x.edges[ei]
+		pid := e.Int32(timeline.PID)
+		mine := false
+		if t := x.byTID[pid]; t != nil && t.idx == ed.Wakee && e.Kind != timeline.SchedStatRuntime {
+			mine = true
+		}
+		if e.Kind == timeline.SchedStatRuntime && int(ed.Target) < len(x.cur) && x.cur[ed.Target] == pid {
+			mine = true
+		}
+		if mine && irqContext(e) == 0 && x.stallEnd[c] == e.Time {
+			ed.EnqueueAfterStall = true
+		}
+	}
+	x.ttwuOpen[c] = -1
 }

@@ -53,11 +53,12 @@ var wlCols = []struct {
 	{"wall_ns", false},
 	{"src_cpu", false},
 	{"busy", false},
+	{"enqueue_after_stall", false},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true, "charged": true, "wall_ns": true, "src_cpu": true, "busy": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true, "charged": true, "wall_ns": true, "src_cpu": true, "busy": true, "enqueue_after_stall": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -228,7 +229,7 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	}
 	for _, e := range w.Edges {
 		add(wlRow{"table": "edge", "kind": e.Kind.String(), "causal": e.Causal, "waker": e.Waker, "waker_activation": e.WakerAct, "offset_ns": e.OffsetNS,
-			"wakee": e.Wakee, "wakee_activation": e.WakeeAct, "time_ns": e.TimeNS, "waker_cpu": e.WakerCPU, "target_cpu": e.Target, "sync": e.Sync, "no_preempt_ns": e.NoPreemptNS, "awaits": e.Awaits, "raced": e.Raced, "charged": e.Charged})
+			"wakee": e.Wakee, "wakee_activation": e.WakeeAct, "time_ns": e.TimeNS, "waker_cpu": e.WakerCPU, "target_cpu": e.Target, "sync": e.Sync, "no_preempt_ns": e.NoPreemptNS, "awaits": e.Awaits, "raced": e.Raced, "charged": e.Charged, "enqueue_after_stall": e.EnqueueAfterStall})
 	}
 	for _, h := range w.HostStalls {
 		r := wlRow{"table": "host_stall", "task": h.Task, "activation": h.Act, "offset_ns": h.OffsetNS, "stall_ns": h.LenNS}
@@ -481,7 +482,8 @@ func LoadWorkload(path string) (w *Workload, err error) {
 				w.Edges = append(w.Edges, Edge{Kind: k, Causal: num(cCausal, i) != 0, Waker: int32(num(cWaker, i)), WakerAct: int32(num(cWakerAct, i)),
 					OffsetNS: num(cOffset, i), Wakee: int32(num(cWakee, i)), WakeeAct: int32(num(cWakeeAct, i)),
 					TimeNS: num(cTime, i), WakerCPU: int32(num(cWakerCPU, i)), Target: int32(num(cTarget, i)), Sync: num(cSync, i) != 0,
-					NoPreemptNS: num(cNoPreempt, i), Awaits: num(cAwaits, i) != 0, Raced: num(cRaced, i) != 0, Charged: num(cCharged, i) != 0})
+					NoPreemptNS: num(cNoPreempt, i), Awaits: num(cAwaits, i) != 0, Raced: num(cRaced, i) != 0, Charged: num(cCharged, i) != 0,
+					EnqueueAfterStall: num(cEnqAfterStall, i) != 0})
 			case "irq_current":
 				w.IRQCurrent = append(w.IRQCurrent, IRQCurrent{Task: int32(num(cTask, i)), Act: int32(num(cActivation, i)), Curr: int32(num(cWaker, i))})
 			case "balance_pull":

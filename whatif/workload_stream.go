@@ -192,6 +192,9 @@ func encEdge(dst []byte, v *streamEdge) []byte {
 	if e.Charged {
 		flags |= 16
 	}
+	if e.EnqueueAfterStall {
+		flags |= 32
+	}
 	dst = append(dst, byte(e.Kind), flags)
 	for _, x := range []int64{int64(e.Waker), int64(e.WakerAct), e.OffsetNS, int64(e.Wakee), int64(e.WakeeAct), e.TimeNS, int64(e.WakerCPU), int64(e.Target), e.NoPreemptNS} {
 		dst = binary.AppendVarint(dst, x)
@@ -210,6 +213,7 @@ func decEdge(r *bufio.Reader, v *streamEdge) error {
 		return err
 	}
 	e.Kind, e.Causal, e.Sync, e.Awaits, e.Raced, e.Charged = EdgeKind(kf[0]), kf[1]&1 != 0, kf[1]&2 != 0, kf[1]&4 != 0, kf[1]&8 != 0, kf[1]&16 != 0
+	e.EnqueueAfterStall = kf[1]&32 != 0
 	var waker, wakerAct, wakee, wakeeAct, wcpu, target int64
 	if err := varints(r, &waker, &wakerAct, &e.OffsetNS, &wakee, &wakeeAct, &e.TimeNS, &wcpu, &target, &e.NoPreemptNS); err != nil {
 		return err
@@ -499,6 +503,7 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		row.flag(cAwaits, e.Awaits)
 		row.flag(cRaced, e.Raced)
 		row.flag(cCharged, e.Charged)
+		row.flag(cEnqAfterStall, e.EnqueueAfterStall)
 		cols.add(&row)
 	}
 	for _, h := range hdr.HostStalls {
@@ -570,50 +575,51 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 
 // The column indices of wlCols.
 var (
-	cTable        = wlColIndex("table")
-	cTask         = wlColIndex("task")
-	cTID          = wlColIndex("tid")
-	cPID          = wlColIndex("pid")
-	cComm         = wlColIndex("comm")
-	cPrio         = wlColIndex("prio")
-	cPinned       = wlColIndex("pinned_cpu")
-	cStartCPU     = wlColIndex("start_cpu")
-	cForked       = wlColIndex("forked")
-	cStartRunning = wlColIndex("start_running")
-	cActivation   = wlColIndex("activation")
-	cDemand       = wlColIndex("demand_ns")
-	cCause        = wlColIndex("cause")
-	cRelease      = wlColIndex("release_ns")
-	cSleep        = wlColIndex("sleep_ns")
-	cEnd          = wlColIndex("end")
-	cEndState     = wlColIndex("end_state")
-	cCPU          = wlColIndex("cpu")
-	cKind         = wlColIndex("kind")
-	cCausal       = wlColIndex("causal")
-	cWaker        = wlColIndex("waker")
-	cWakerAct     = wlColIndex("waker_activation")
-	cOffset       = wlColIndex("offset_ns")
-	cWakee        = wlColIndex("wakee")
-	cWakeeAct     = wlColIndex("wakee_activation")
-	cTime         = wlColIndex("time_ns")
-	cWakerCPU     = wlColIndex("waker_cpu")
-	cTarget       = wlColIndex("target_cpu")
-	cIdleWake     = wlColIndex("idle_wake_ns")
-	cPreemptWake  = wlColIndex("preempt_wake_ns")
-	cSync         = wlColIndex("sync")
-	cNoPreempt    = wlColIndex("no_preempt_ns")
-	cExitNS       = wlColIndex("exit_ns")
-	cStallNS      = wlColIndex("stall_ns")
-	cAwaits       = wlColIndex("awaits")
-	cRaced        = wlColIndex("raced")
-	cTickSoftIRQ  = wlColIndex("tick_softirq")
-	cIRQCPU       = wlColIndex("irq_cpu")
-	cIRQContext   = wlColIndex("irq_context")
-	cUntraced     = wlColIndex("untraced")
-	cCharged      = wlColIndex("charged")
-	cWall         = wlColIndex("wall_ns")
-	cSrcCPU       = wlColIndex("src_cpu")
-	cBusy         = wlColIndex("busy")
+	cTable         = wlColIndex("table")
+	cTask          = wlColIndex("task")
+	cTID           = wlColIndex("tid")
+	cPID           = wlColIndex("pid")
+	cComm          = wlColIndex("comm")
+	cPrio          = wlColIndex("prio")
+	cPinned        = wlColIndex("pinned_cpu")
+	cStartCPU      = wlColIndex("start_cpu")
+	cForked        = wlColIndex("forked")
+	cStartRunning  = wlColIndex("start_running")
+	cActivation    = wlColIndex("activation")
+	cDemand        = wlColIndex("demand_ns")
+	cCause         = wlColIndex("cause")
+	cRelease       = wlColIndex("release_ns")
+	cSleep         = wlColIndex("sleep_ns")
+	cEnd           = wlColIndex("end")
+	cEndState      = wlColIndex("end_state")
+	cCPU           = wlColIndex("cpu")
+	cKind          = wlColIndex("kind")
+	cCausal        = wlColIndex("causal")
+	cWaker         = wlColIndex("waker")
+	cWakerAct      = wlColIndex("waker_activation")
+	cOffset        = wlColIndex("offset_ns")
+	cWakee         = wlColIndex("wakee")
+	cWakeeAct      = wlColIndex("wakee_activation")
+	cTime          = wlColIndex("time_ns")
+	cWakerCPU      = wlColIndex("waker_cpu")
+	cTarget        = wlColIndex("target_cpu")
+	cIdleWake      = wlColIndex("idle_wake_ns")
+	cPreemptWake   = wlColIndex("preempt_wake_ns")
+	cSync          = wlColIndex("sync")
+	cNoPreempt     = wlColIndex("no_preempt_ns")
+	cExitNS        = wlColIndex("exit_ns")
+	cStallNS       = wlColIndex("stall_ns")
+	cAwaits        = wlColIndex("awaits")
+	cRaced         = wlColIndex("raced")
+	cTickSoftIRQ   = wlColIndex("tick_softirq")
+	cIRQCPU        = wlColIndex("irq_cpu")
+	cIRQContext    = wlColIndex("irq_context")
+	cUntraced      = wlColIndex("untraced")
+	cCharged       = wlColIndex("charged")
+	cWall          = wlColIndex("wall_ns")
+	cSrcCPU        = wlColIndex("src_cpu")
+	cBusy          = wlColIndex("busy")
+	cEnqAfterStall = wlColIndex("enqueue_after_stall")
 )
 
 func wlColIndex(name string) int {

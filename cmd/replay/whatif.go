@@ -405,6 +405,9 @@ func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string, charged
 		if e.Raced {
 			f.RacedWakeups++
 		}
+		if e.EnqueueAfterStall {
+			f.EnqueueAfterStall++
+		}
 		if e.Charged {
 			f.ChargedWakeups++
 		}
