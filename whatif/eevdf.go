@@ -121,7 +121,7 @@ func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 	}
 	// try_to_wake_up traces sched_waking before ttwu_runnable, so the
 	// waking comes before the sched_stat_runtime of the check below.
-	if !s.wakingShown && !s.wakingEmitted {
+	if !s.wakingShown {
 		s.emitWaking(t, waker, src, int(t.cpu))
 	}
 	// requeue_delayed_entity runs before any update_curr: the lag is

@@ -59,8 +59,9 @@ type Config struct {
 	StallContention bool
 	// WakeStall: a wakeup the trace shows queued only after a host stall
 	// of its waker inside try_to_wake_up (Edge.EnqueueAfterStall) is
-	// queued after that stall in the replay too, its sched_waking written
-	// before it (wakestall.go). On by default: measured, it met more
+	// queued after that stall in the replay too when it goes to another
+	// CPU than the waker's, its sched_waking written before it
+	// (wakestall.go). On by default: measured, it met more
 	// goals (FIDELITY.md round 86); `--set wake_stall=off` turns it off.
 	WakeStall bool
 	// NohzKickIdleExit: where the trace measured host contention
@@ -575,9 +576,6 @@ type Sim struct {
 	// wakingShown: the wakeup being placed had its sched_waking written
 	// already (a raced one, held: heldRaced).
 	wakingShown bool
-	// wakingEmitted: the wakeup being placed had its sched_waking written
-	// before its waker's host stall (wakestall.go).
-	wakingEmitted bool
 	// deferEnq: the waker's progress the wakeup being made waits for
 	// (wakeStallEnd; -1: none).
 	deferEnq int64
@@ -1189,7 +1187,7 @@ func (s *Sim) progress(r *rq) {
 		return
 	}
 	s.weighStalls(t)
-	s.releaseWakes(r, t, false)
+	s.releaseWakes(t, false)
 	if s.fireDue(r, t) || r.curr != t {
 		// Held for a host core: the pending reschedule's evResched
 		// switches the task out, and it goes on when it runs again.
@@ -1443,7 +1441,7 @@ func (s *Sim) sleepMidActivation(r *rq, t *simTask) {
 // blocks (dequeue with DEQUEUE_SLEEP, then schedule()), exits, or, when
 // a wakeup for its next activation already arrived, continues at once.
 func (s *Sim) endActivation(r *rq, t *simTask) {
-	s.releaseWakes(r, t, true)
+	s.releaseWakes(t, true)
 	if t.moveTask >= 0 {
 		s.stopperMove(r, t)
 	}
@@ -1721,7 +1719,10 @@ func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) int32 {
 		s.stats.EdgesPending++
 		return k
 	}
-	if s.deferEnq >= 0 && waker != nil {
+	// Held for its waker's host stall (wakestall.go); not a wakeup that
+	// changes the task's prio (takeActPrio comes before select_task_rq)
+	// nor an EEVDF delayed task's requeue.
+	if s.deferEnq >= 0 && waker != nil && !t.delayed && !(t.w.Activations[k].OwnPrio && t.w.Activations[k].Prio != t.prio) {
 		s.holdWake(t, k, waker, wakerCPU, s.deferEnq)
 		return k
 	}
@@ -1764,9 +1765,19 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 		return
 	}
 	s.takeActPrio(t)
-	prev := int(t.cpu)
-	cpu := prev
-	src := wakerCPU
+	src, prev, cpu := s.selectWoken(t, waker, wakerCPU)
+	s.queueWoken(t, waker, wakerCPU, src, prev, cpu)
+}
+
+// selectWoken is try_to_wake_up up to select_task_rq and set_task_cpu's
+// record for t, woken by waker (nil: an interrupt or timer) running on
+// wakerCPU: its sched_waking (unless written already), the CPU it goes
+// to, and the sched_migrate_task when that is not prev, the CPU it slept
+// on. src is the CPU the wakeup runs on.
+func (s *Sim) selectWoken(t *simTask, waker *simTask, wakerCPU int) (src, prev, cpu int) {
+	prev = int(t.cpu)
+	cpu = prev
+	src = wakerCPU
 	if waker == nil {
 		src = s.arrivalCPU(t)
 	}
@@ -1802,15 +1813,23 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 		}
 		cpu = s.selectTaskRqFair(t, prev, src, waker, false)
 	}
-	if !s.wakingShown && !s.wakingEmitted {
+	if !s.wakingShown {
 		s.emitWaking(t, waker, src, prev)
 	}
 	s.ttwuStat(src, cpu)
+	if cpu != prev {
+		s.stats.MigrationsWakeup++
+		s.emitMigrate(t, prev, cpu, src, s.cpus[src].curr)
+	}
+	return src, prev, cpu
+}
+
+// queueWoken is the rest of try_to_wake_up for t, placed on cpu by
+// selectWoken: the move from prev, the enqueue and the wakeup preemption.
+func (s *Sim) queueWoken(t, waker *simTask, wakerCPU, src, prev, cpu int) {
 	r := s.cpus[cpu]
 	if cpu != prev {
 		s.migrateSleeping(t, s.cpus[prev], r)
-		s.stats.MigrationsWakeup++
-		s.emitMigrate(t, prev, cpu, src, s.cpus[src].curr)
 	}
 	s.enqFlags, s.enqCPU = s.enqueueContext(t, waker, src, cpu), cpu
 	s.enqueue(r, t, enqWakeup)
@@ -2089,7 +2108,7 @@ func (s *Sim) deadline(t *simTask) {
 		s.updateCurr(r)
 	}
 	// The wakeups it made are queued before it stops.
-	s.releaseWakes(r, t, true)
+	s.releaseWakes(t, true)
 	// Stopped for good: whoever awaits its reply is released, and its
 	// own wait ends.
 	s.releaseWaiters(t, 0, true, int(t.cpu))

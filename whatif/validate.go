@@ -476,7 +476,7 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "trace: %d wakeups came while their wakee was still on its CPU, blocking (switched out asleep right after, switched in with no later waking): replayed as what woke it, held until it blocks\n", f.RacedWakeups)
 	}
 	if f.EnqueueAfterStall > 0 {
-		fmt.Fprintf(&b, "trace: %d wakeups were queued only after a host stall of their waker inside try_to_wake_up (the stall between the waking and the enqueue's first record): queued after that stall in the replay too, their latency counting from the waking (--set wake_stall=off: at once)\n", f.EnqueueAfterStall)
+		fmt.Fprintf(&b, "trace: %d wakeups were queued only after a host stall of their waker inside try_to_wake_up (the stall between the waking and the enqueue's first record): queued after that stall in the replay too where it sends them to another CPU than the waker's, their latency counting from the waking (--set wake_stall=off: at once)\n", f.EnqueueAfterStall)
 	}
 	if f.SyncWakeups > 0 {
 		fmt.Fprintf(&b, "trace: %d of %d wake edges taken as WF_SYNC (inferred: the waker left its CPU within 50 µs, or the wakee was pulled onto its waker's CPU as only WF_SYNC does, or the two woke only each other, mostly leaving at once)\n", f.SyncWakeups, f.Wakeups)

@@ -162,7 +162,7 @@ func TestFidelityTableHostNotes(t *testing.T) {
 		{"host stalls shortened:", func(f *Fidelity) { f.Stats.HostStallsShortened, f.Stats.HostStallShortenedNS = 23, 99612345 },
 			"host stalls shortened: 23 of the trace's host stalls came where the replay ran fewer vCPUs busy than the trace had then, and kept only the share the host's contention leaves (1 - H/busy): 99.6 ms of demand less (--set stall_contention=off: not)"},
 		{"trace: 105 wakeups were queued", func(f *Fidelity) { f.EnqueueAfterStall = 105 },
-			"trace: 105 wakeups were queued only after a host stall of their waker inside try_to_wake_up (the stall between the waking and the enqueue's first record): queued after that stall in the replay too, their latency counting from the waking (--set wake_stall=off: at once)"},
+			"trace: 105 wakeups were queued only after a host stall of their waker inside try_to_wake_up (the stall between the waking and the enqueue's first record): queued after that stall in the replay too where it sends them to another CPU than the waker's, their latency counting from the waking (--set wake_stall=off: at once)"},
 	} {
 		if got := tableLine(t, Compare("v6.1", &Metrics{}, &Metrics{}, &Stats{}), c.prefix); got != "" {
 			t.Errorf("%s without the count: %q", c.prefix, got)

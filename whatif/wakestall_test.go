@@ -57,28 +57,35 @@ func TestEnqueueAfterStallByHand(t *testing.T) {
 }
 
 // The replay holds such a wakeup's enqueue for its waker's stall. The
-// waker runs 10 ms of demand on CPU 0 from t0 and wakes the sleeper (on
-// idle CPU 1) at 2 ms of it; a 4 ms host stall of the waker starts at
-// 2.5 ms. By hand: with the rule the sleeper's waking is written at
-// t0+2 ms and it is queued when the waker passes the stall's end, at
-// t0+6.5 ms, running then on idle CPU 1 (a wait of 4.5 ms); off, or
-// without the mark, or with the stall more than a tick past the edge, it
-// runs at t0+2 ms.
+// waker runs 20 ms of demand on CPU 0 from t0 and wakes the sleeper (on
+// idle CPU 1, its own) at 2 ms of it; a 4 ms host stall of the waker
+// starts at 2.5 ms. By hand: with the rule the sleeper's waking is
+// written at t0+2 ms and it is queued when the waker passes the stall's
+// end, at t0+6.5 ms, running then on idle CPU 1 (a wait of 4.5 ms); off,
+// or without the mark, or with the stall more than a tick past the edge,
+// it runs at t0+2 ms. A wakee queued on the waker's own CPU (a kworker
+// of CPU 0, pinned there) is not held: queued at t0+2 ms, its preemption
+// of the waker lands in the waker's stall and waits for its end
+// (hostStallEnd), so it too runs at t0+6.5 ms, with nothing held.
 func TestWakeQueuedAfterWakerStall(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		on, mark  bool
 		stallAt   int64
+		wakee     string
+		wantCPU   int64
 		wantStart int64
+		held      bool
 	}{
-		{"held for the stall", true, true, 2500000, t0 + 6500000},
-		{"off", false, true, 2500000, t0 + 2*ms},
-		{"not marked", true, false, 2500000, t0 + 2*ms},
-		{"stall a tick past the edge", true, true, 2*ms + 4*ms + stallToleranceNS + 1, t0 + 2*ms},
+		{"held for the stall", true, true, 2500000, "sleeper", 1, t0 + 6500000, true},
+		{"off", false, true, 2500000, "sleeper", 1, t0 + 2*ms, false},
+		{"not marked", true, false, 2500000, "sleeper", 1, t0 + 2*ms, false},
+		{"stall a tick past the edge", true, true, 2*ms + 4*ms + stallToleranceNS + 1, "sleeper", 1, t0 + 2*ms, false},
+		{"onto the waker's CPU", true, true, 2500000, "kworker/0:1", 0, t0 + 6500000, false},
 	} {
 		b := newBuilder(t, "sockets=1,cores=2,threads=1")
 		wk := b.task("waker", 120, 0, true, CauseStart, 20*ms)
-		sl := b.task("sleeper", 120, 1, false, CauseWake, ms)
+		sl := b.task(c.wakee, 120, int32(c.wantCPU), false, CauseWake, ms)
 		b.edge(wk, 0, 2*ms, sl, 0)
 		b.w.Edges[0].EnqueueAfterStall = c.mark
 		b.w.HostStalls = []HostStall{{Task: wk, Act: 0, OffsetNS: c.stallAt, LenNS: 4 * ms}}
@@ -89,14 +96,14 @@ func TestWakeQueuedAfterWakerStall(t *testing.T) {
 		cfg.WakeStall = c.on
 		res, ch := replayChecked(t, w, cfg)
 		r := ch.firstRunAfter(int64(w.Tasks[sl].TID), 0)
-		if r == nil || r.cpu != 1 || r.start != c.wantStart {
-			t.Errorf("%s: sleeper's run %+v, want on CPU 1 from %d", c.name, r, c.wantStart)
+		if r == nil || r.cpu != c.wantCPU || r.start != c.wantStart {
+			t.Errorf("%s: wakee's run %+v, want on CPU %d from %d", c.name, r, c.wantCPU, c.wantStart)
 		}
 		if len(ch.wakings) != 1 || ch.wakings[0].Time != t0+2*ms {
 			t.Errorf("%s: wakings %v, want one at %d", c.name, ch.wakings, t0+2*ms)
 		}
 		wantN, wantNS := int64(0), int64(0)
-		if c.wantStart != t0+2*ms {
+		if c.held {
 			wantN, wantNS = 1, c.wantStart-t0-2*ms
 		}
 		if res.Stats.WakesAfterStall != wantN || res.Stats.WakeAfterStallNS != wantNS {
