@@ -42,6 +42,146 @@ func CheckIPCFooter(f io.ReaderAt, size int64) error {
 	if err := w.footer(); err != nil {
 		return fmt.Errorf("footer at byte %d: %w", size-tail-flen, err)
 	}
+	return checkBatches(f, fb, size-tail-flen)
+}
+
+// maxBatchMeta bounds a batch's metadata message: arrow-go reads it whole.
+const maxBatchMeta = 64 << 20
+
+// checkBatches checks the file's dictionary and record batch blocks
+// (footer fb, the footer starting at end), which arrow-go's reader also
+// trusts: it allocates each buffer at the length the batch's message
+// states, and a compressed one at the uncompressed length its first eight
+// bytes state, before reading any of it (FuzzLoadWorkload found a
+// 63 kB file asking for 16 GiB). Each block must lie before the footer;
+// its message must be a RecordBatch, or a DictionaryBatch holding one,
+// whose buffers lie inside the block's body, whose row and node counts
+// the body can hold (a bit a value at the least: 8 × body + 64), and whose
+// compressed buffers uncompress to at most 64 bytes a row plus 64 times
+// the body.
+func checkBatches(f io.ReaderAt, fb []byte, end int64) error {
+	dicts, recs, err := footerBlocks(fb)
+	if err != nil {
+		return err
+	}
+	for i, b := range append(dicts, recs...) {
+		if err := checkBatch(f, b, end); err != nil {
+			kind, j := "record batch", i-len(dicts)
+			if i < len(dicts) {
+				kind, j = "dictionary batch", i
+			}
+			return fmt.Errorf("%s %d at byte %d: %w", kind, j, b.off, err)
+		}
+	}
+	return nil
+}
+
+// Message and RecordBatch slots (format/Message.fbs), their header types.
+const (
+	headerDictionaryBatch byte = 2
+	slotDictBatchData          = 1
+	slotBatchLength            = 0
+	slotBatchNodes             = 1
+	slotBatchBuffers           = 2
+	slotBatchCompression       = 3
+	batchStructSize            = 16 // FieldNode and Buffer: two longs
+)
+
+func checkBatch(f io.ReaderAt, b ipcBlock, end int64) error {
+	if b.off < 8 || b.meta < 8 || b.meta > maxBatchMeta || b.body < 0 || b.off > end || int64(b.meta) > end-b.off || b.body > end-b.off-int64(b.meta) {
+		return fmt.Errorf("block of %d + %d bytes outside the file's %d before its footer", b.meta, b.body, end)
+	}
+	mb := make([]byte, b.meta)
+	if _, err := f.ReadAt(mb, b.off); err != nil {
+		return fmt.Errorf("reading its message: %w", err)
+	}
+	if len(mb) >= 4 && binary.LittleEndian.Uint32(mb) == 0xffffffff {
+		mb = mb[4:]
+	}
+	if len(mb) < 4 {
+		return errors.New("message too short")
+	}
+	n := int(int32(binary.LittleEndian.Uint32(mb)))
+	mb = mb[4:]
+	if n < 8 || n > len(mb) {
+		return fmt.Errorf("message length %d outside its %d bytes", n, len(mb))
+	}
+	w := &fbWalk{b: mb[:n], seen: map[int]bool{}}
+	root, err := w.deref(0)
+	if err != nil {
+		return err
+	}
+	ht, err := w.field(root, slotMessageHeaderType)
+	if err != nil {
+		return err
+	}
+	htype := byte(0)
+	if ht != 0 {
+		htype = w.b[ht]
+	}
+	rb, err := w.table(root, slotMessageHeader)
+	if err != nil {
+		return err
+	}
+	switch htype {
+	case headerRecordBatch:
+	case headerDictionaryBatch:
+		if rb == 0 {
+			return errors.New("dictionary batch without a header")
+		}
+		if rb, err = w.table(rb, slotDictBatchData); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("message header type %d, want a record or dictionary batch", htype)
+	}
+	if rb == 0 {
+		return errors.New("batch message without a record batch")
+	}
+	limit := 8*b.body + 64
+	rows, err := w.i64(rb, slotBatchLength)
+	if err != nil {
+		return err
+	}
+	if rows < 0 || rows > limit {
+		return fmt.Errorf("%d rows, more than its %d-byte body can hold", rows, b.body)
+	}
+	start, nn, err := w.vector(rb, slotBatchNodes, batchStructSize)
+	if err != nil {
+		return err
+	}
+	for k := 0; k < nn; k++ {
+		p := start + k*batchStructSize
+		l, nulls := int64(binary.LittleEndian.Uint64(w.b[p:])), int64(binary.LittleEndian.Uint64(w.b[p+8:]))
+		if l < 0 || l > limit || nulls < 0 || nulls > l {
+			return fmt.Errorf("field node %d: length %d, nulls %d, beyond what its %d-byte body can hold", k, l, nulls, b.body)
+		}
+	}
+	comp, err := w.table(rb, slotBatchCompression)
+	if err != nil {
+		return err
+	}
+	start, nb, err := w.vector(rb, slotBatchBuffers, batchStructSize)
+	if err != nil {
+		return err
+	}
+	for k := 0; k < nb; k++ {
+		p := start + k*batchStructSize
+		off, l := int64(binary.LittleEndian.Uint64(w.b[p:])), int64(binary.LittleEndian.Uint64(w.b[p+8:]))
+		if off < 0 || l < 0 || off > b.body || l > b.body-off {
+			return fmt.Errorf("buffer %d at %d of %d bytes outside its %d-byte body", k, off, l, b.body)
+		}
+		if comp == 0 || l < 8 {
+			continue
+		}
+		var u [8]byte
+		if _, err := f.ReadAt(u[:], b.off+int64(b.meta)+off); err != nil {
+			return fmt.Errorf("reading buffer %d: %w", k, err)
+		}
+		if ul := int64(binary.LittleEndian.Uint64(u[:])); ul != -1 && (ul < 0 || ul > 64*(rows+1)+64*b.body) {
+			return fmt.Errorf("buffer %d uncompresses to %d bytes, more than %d rows need", k, ul, rows)
+		}
+	}
 	return nil
 }
 
@@ -117,6 +257,18 @@ func (w *fbWalk) u32(p int) (int, error) {
 		return 0, errFB
 	}
 	return int(binary.LittleEndian.Uint32(w.b[p:])), nil
+}
+
+// i64 is the long in slot of the table at pos, 0 when absent.
+func (w *fbWalk) i64(pos, slot int) (int64, error) {
+	p, err := w.field(pos, slot)
+	if err != nil || p == 0 {
+		return 0, err
+	}
+	if p > len(w.b)-8 {
+		return 0, errFB
+	}
+	return int64(binary.LittleEndian.Uint64(w.b[p:])), nil
 }
 
 // deref follows the uoffset stored at p.

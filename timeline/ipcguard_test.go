@@ -172,3 +172,94 @@ func TestParquetArrowSchemaChecked(t *testing.T) {
 func isBase64(c byte) bool {
 	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '='
 }
+
+// The record batches by hand-made damage to real timeline files, written
+// uncompressed and with LZ4: a buffer, the row count or a field node's
+// length past what the batch's body holds, a compressed buffer claiming
+// to uncompress to 2^40 bytes, a block's body past the footer. arrow-go
+// would allocate each before reading (FuzzLoadWorkload found a 63 kB
+// file asking for 16 GiB); the check refuses them, and Open with them.
+func TestCheckIPCBatches(t *testing.T) {
+	for _, codec := range []string{"none", "lz4"} {
+		p := filepath.Join(t.TempDir(), "t.arrow")
+		writeEvents(t, p, WriterOptions{Compression: codec}, &Meta{})
+		orig, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fstart, fw := footerOf(orig)
+		_, recs, err := footerBlocks(fw.b)
+		if err != nil || len(recs) == 0 {
+			t.Fatalf("%s: record batch blocks %v, %v", codec, recs, err)
+		}
+		blk := recs[0]
+		// The message: continuation, length, flatbuffer.
+		msgAt := int(blk.off) + 8
+		n := int(binary.LittleEndian.Uint32(orig[msgAt-4:]))
+		w := &fbWalk{b: orig[msgAt : msgAt+n], seen: map[int]bool{}}
+		root, _ := w.deref(0)
+		rb, err := w.table(root, slotMessageHeader)
+		if err != nil || rb == 0 {
+			t.Fatalf("%s: record batch table %d, %v", codec, rb, err)
+		}
+		rowsAt, _ := w.field(rb, slotBatchLength)
+		nodes, _, _ := w.vector(rb, slotBatchNodes, batchStructSize)
+		bufs, nb, _ := w.vector(rb, slotBatchBuffers, batchStructSize)
+		body := int(blk.off) + int(blk.meta)
+		// A buffer of at least 8 bytes (compressed: its length prefix).
+		big := -1
+		for k := 0; k < nb; k++ {
+			if binary.LittleEndian.Uint64(orig[msgAt+bufs+k*batchStructSize+8:]) >= 8 {
+				big = k
+				break
+			}
+		}
+		put := func(b []byte, at int, v uint64) []byte { binary.LittleEndian.PutUint64(b[at:], v); return b }
+		cases := []struct {
+			name string
+			edit func(b []byte) []byte
+			want string
+		}{
+			{"intact", func(b []byte) []byte { return b }, ""},
+			{"buffer length 2^40", func(b []byte) []byte { return put(b, msgAt+bufs+8, 1<<40) }, "buffer 0 at"},
+			{"rows 2^40", func(b []byte) []byte { return put(b, msgAt+rowsAt, 1<<40) }, "rows, more than"},
+			{"field node length 2^40", func(b []byte) []byte { return put(b, msgAt+nodes, 1<<40) }, "field node 0"},
+			{"block body past the footer", func(b []byte) []byte {
+				// recordBatches' first Block: its bodyLength at byte 16.
+				start, _, _ := footerVector(fw.b, footerRecordBatches)
+				return put(b, fstart+start+16, 1<<40)
+			}, "outside the file"},
+		}
+		if codec == "lz4" {
+			cases = append(cases, struct {
+				name string
+				edit func(b []byte) []byte
+				want string
+			}{"uncompressed length 2^40", func(b []byte) []byte {
+				off := binary.LittleEndian.Uint64(orig[msgAt+bufs+big*batchStructSize:])
+				return put(b, body+int(off), 1<<40)
+			}, "uncompresses to"})
+		}
+		for _, c := range cases {
+			b := c.edit(bytes.Clone(orig))
+			err := CheckIPCFooter(bytes.NewReader(b), int64(len(b)))
+			if c.want == "" {
+				if err != nil {
+					t.Errorf("%s %s: %v", codec, c.name, err)
+				}
+				continue
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s %s: error %v, want %q", codec, c.name, err, c.want)
+			}
+			bad := filepath.Join(t.TempDir(), "bad.arrow")
+			if err := os.WriteFile(bad, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := Open(bad); err == nil {
+				r.Close()
+				t.Errorf("%s %s: Open accepted the damaged file", codec, c.name)
+			}
+		}
+	}
+}
