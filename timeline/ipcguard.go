@@ -76,15 +76,17 @@ func checkBatches(f io.ReaderAt, fb []byte, end int64) error {
 	return nil
 }
 
-// Message and RecordBatch slots (format/Message.fbs), their header types.
+// headerDictionaryBatch is MessageHeader.DictionaryBatch (format/Message.fbs).
+const headerDictionaryBatch byte = 2
+
+// DictionaryBatch and RecordBatch slots (format/Message.fbs).
 const (
-	headerDictionaryBatch byte = 2
-	slotDictBatchData          = 1
-	slotBatchLength            = 0
-	slotBatchNodes             = 1
-	slotBatchBuffers           = 2
-	slotBatchCompression       = 3
-	batchStructSize            = 16 // FieldNode and Buffer: two longs
+	slotDictBatchData    = 1
+	slotBatchLength      = 0
+	slotBatchNodes       = 1
+	slotBatchBuffers     = 2
+	slotBatchCompression = 3
+	batchStructSize      = 16 // FieldNode and Buffer: two longs
 )
 
 func checkBatch(f io.ReaderAt, b ipcBlock, end int64) error {
