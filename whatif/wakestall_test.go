@@ -8,11 +8,12 @@ import (
 
 // Extraction marks a wakeup whose waker's vCPU stalled inside
 // try_to_wake_up. CPU 0 runs task 10 (ticks at 1, 5 and 9 ms), CPU 1 runs
-// task 30; task 20 slept on CPU 1 at 0.5 ms. At 10 ms task 10 wakes 20
+// task 30, CPU 2 task 40; task 20 slept on CPU 1 at 0.5 ms. At 10 ms task 10 wakes 20
 // (target CPU 1), and CPU 0 records nothing more until 20 ms (longer than
 // a tick plus the tolerance: a gap). By hand: the first record after the
 // waking (or after its migration) ending the gap, if it is the enqueue's
-// own (20's sched_stat_sleep, or update_curr of CPU 1's task 30, in the
+// own (20's sched_stat_sleep, or update_curr of the running task of the
+// CPU it goes to, CPU 1's task 30 or, migrated to CPU 2, task 40, in the
 // waker's context), puts the stall inside the try_to_wake_up: marked. The
 // enqueue's records before the gap, a tick ending it, a record of another
 // task, or one written in an interrupt do not.
@@ -26,6 +27,8 @@ func TestEnqueueAfterStallByHand(t *testing.T) {
 		{"stall, then the wakee's sleep statistics", []timeline.Event{nStatSleep(20*ms, 0, 20, task)}, true},
 		{"stall, then the target's update_curr", []timeline.Event{nRuntime(20*ms, 0, 30, task), nStatSleep(20*ms+10000, 0, 20, task)}, true},
 		{"migration, stall, then the enqueue", []timeline.Event{nMigrate(10*ms+20000, 0, 20, 1, 1), nStatSleep(20*ms, 0, 20, task)}, true},
+		{"migration elsewhere, stall, then that CPU's update_curr", []timeline.Event{nMigrate(10*ms+20000, 0, 20, 1, 2), nRuntime(20*ms, 0, 40, task)}, true},
+		{"no migration, stall, then another CPU's update_curr", []timeline.Event{nRuntime(20*ms, 0, 40, task)}, false},
 		{"the enqueue, then a stall", []timeline.Event{nStatSleep(10*ms+50000, 0, 20, task), nRuntime(20*ms, 0, 10, hardirq)}, false},
 		{"stall ended by a tick", []timeline.Event{nRuntime(20*ms, 0, 10, hardirq), nStatSleep(20*ms+10000, 0, 20, task)}, false},
 		{"stall ended by the waker's own update", []timeline.Event{nRuntime(20*ms, 0, 10, task), nStatSleep(20*ms+10000, 0, 20, task)}, false},
@@ -34,6 +37,7 @@ func TestEnqueueAfterStallByHand(t *testing.T) {
 		evs := []timeline.Event{
 			nSwitch(500000, 0, 0, "R", 10),
 			nSwitch(500000, 1, 20, "S", 30),
+			nSwitch(500000, 2, 0, "R", 40),
 			nRuntime(1*ms, 0, 10, hardirq), nRuntime(5*ms, 0, 10, hardirq), nRuntime(9*ms, 0, 10, hardirq),
 			nWaking(10*ms, 0, 10, 20, 1),
 		}

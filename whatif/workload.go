@@ -720,8 +720,10 @@ type extractor struct {
 	// the trace lost ends (lostSwitchOut).
 	lastOwn []int64
 	// ttwuOpen per CPU: the edge whose try_to_wake_up the CPU's last
-	// records belong to (its waking, its migration), -1: none.
-	ttwuOpen []int32
+	// records belong to (its waking, its migration), -1: none; ttwuDest
+	// the CPU that wakeup's migration record sent the wakee to (-1: none
+	// yet).
+	ttwuOpen, ttwuDest []int32
 	// onIRQRecord: ExtractOptions.HardIRQRecord.
 	onIRQRecord func(cpu int32, at int64, tick bool)
 }
@@ -964,7 +966,7 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 			x.onWake(e, c, false)
 			if len(x.edges) > n && x.edges[n].Kind == EdgeWake && x.edges[n].Causal && irqContext(e) == 0 {
 				x.growCPU(c)
-				x.ttwuOpen[c] = int32(n)
+				x.ttwuOpen[c], x.ttwuDest[c] = int32(n), -1
 			}
 		case timeline.SchedWakeup:
 			if !x.waking {
@@ -1037,6 +1039,7 @@ func (x *extractor) growCPU(c int32) {
 		x.wokeSince = append(x.wokeSince, false)
 		x.lastOwn = append(x.lastOwn, -1)
 		x.ttwuOpen = append(x.ttwuOpen, -1)
+		x.ttwuDest = append(x.ttwuDest, -1)
 	}
 }
 
@@ -2258,7 +2261,10 @@ func (x *extractor) ttwuStep(e *timeline.Event, c int32) {
 	}
 	switch e.Kind {
 	case timeline.SchedMigrateTask:
-		if x.byTID[e.Int32(timeline.PID)] != nil && x.byTID[e.Int32(timeline.PID)].idx == x.edges[ei].Wakee {
+		if t := x.byTID[e.Int32(timeline.PID)]; t != nil && t.idx == x.edges[ei].Wakee {
+			if e.IsSet(timeline.DestCPU) {
+				x.ttwuDest[c] = e.Int32(timeline.DestCPU)
+			}
 			return
 		}
 	case timeline.SchedStatRuntime, timeline.SchedStatSleep, timeline.SchedStatIOWait, timeline.SchedStatBlocked:
@@ -2271,7 +2277,11 @@ func (x *extractor) ttwuStep(e *timeline.Event, c int32) {
 		if t := x.byTID[pid]; t != nil && t.idx == ed.Wakee && e.Kind != timeline.SchedStatRuntime {
 			mine = true
 		}
-		if e.Kind == timeline.SchedStatRuntime && int(ed.Target) < len(x.cur) && x.cur[ed.Target] == pid {
+		dest := ed.Target
+		if x.ttwuDest[c] >= 0 {
+			dest = x.ttwuDest[c]
+		}
+		if e.Kind == timeline.SchedStatRuntime && dest >= 0 && int(dest) < len(x.cur) && x.cur[dest] == pid {
 			mine = true
 		}
 		if mine && irqContext(e) == 0 && x.stallEnd[c] == e.Time {
