@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/schedreplay/replay/model"
@@ -304,7 +305,7 @@ func (h *hostStallFinder) hostCores() float64 {
 // proportion.
 func (h *HostStall) cutFront(n int64) {
 	if h.LenNS > 0 && h.WallNS > 0 {
-		w := h.WallNS * n / h.LenNS
+		w := scaleNS(h.WallNS, n, h.LenNS)
 		h.TimeNS += h.WallNS - w
 		h.WallNS = w
 	}
@@ -315,9 +316,25 @@ func (h *HostStall) cutFront(n int64) {
 // proportion.
 func (h *HostStall) cutBack(n int64) {
 	if h.LenNS > 0 && h.WallNS > 0 {
-		h.WallNS = h.WallNS * n / h.LenNS
+		h.WallNS = scaleNS(h.WallNS, n, h.LenNS)
 	}
 	h.LenNS = n
+}
+
+// scaleNS is v × n / d for 0 <= n <= d (a shortened stall's share of its
+// wall stretch) in 128 bits: v × n overflows int64 for stretches of a few
+// seconds (FuzzExtractReplay found a 5.4 s one whose wall length came out
+// negative).
+func scaleNS(v, n, d int64) int64 {
+	switch {
+	case n >= d:
+		return v
+	case n <= 0 || v <= 0:
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(v), uint64(n))
+	q, _ := bits.Div64(hi, lo, uint64(d))
+	return int64(q)
 }
 
 // checkWall checks h's busy count (at most the CPUs a model can have) and
