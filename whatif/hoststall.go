@@ -321,9 +321,10 @@ func (h *HostStall) cutBack(n int64) {
 	h.LenNS = n
 }
 
-// scaleNS is v × n / d for 0 <= n <= d (a shortened stall's share of its
-// wall stretch) in 128 bits: v × n overflows int64 for stretches of a few
-// seconds (FuzzExtractReplay found a 5.4 s one whose wall length came out
+// scaleNS is v × n / d for 0 <= n <= d (a share of a duration: a
+// shortened stall's of its wall stretch, a run's of its demand) in 128
+// bits: v × n overflows int64 for stretches of a few seconds
+// (FuzzExtractReplay found a 5.4 s one whose wall length came out
 // negative).
 func scaleNS(v, n, d int64) int64 {
 	switch {

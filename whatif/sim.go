@@ -2,7 +2,6 @@ package whatif
 
 import (
 	"fmt"
-	"math/bits"
 	"strings"
 
 	"github.com/schedreplay/replay/model"
@@ -2050,9 +2049,7 @@ func (s *Sim) startShares(t *simTask) (runnable, running uint64) {
 		rnbl += in
 		if span := end - a.ReleaseNS; span > 0 && a.DemandNS > 0 {
 			// demand × in / span, in 128 bits: in ≤ span.
-			hi, lo := bits.Mul64(uint64(a.DemandNS), uint64(in))
-			q, _ := bits.Div64(hi, lo, uint64(span))
-			run += int64(q)
+			run += scaleNS(a.DemandNS, in, span)
 		}
 	}
 	span := uint64(to - from)

@@ -39,8 +39,7 @@ type heldWake struct {
 	k              int32
 	at             int64 // the waker's progress that releases it
 	wokeNS         int64 // when its sched_waking was written
-	src, prev, cpu int   // selectWoken's
-	wakerCPU       int
+	src, prev, cpu int   // selectWoken's (src: the waker's CPU then)
 }
 
 // wakeStallEnd is the progress of waker t, firing edge e, that e's
@@ -82,7 +81,7 @@ func (s *Sim) holdWake(t *simTask, k int32, waker *simTask, wakerCPU int, at int
 		s.queueWoken(t, waker, wakerCPU, src, prev, cpu)
 		return
 	}
-	waker.heldWakes = append(waker.heldWakes, heldWake{t: t, k: k, at: at, wokeNS: s.now, src: src, prev: prev, cpu: cpu, wakerCPU: wakerCPU})
+	waker.heldWakes = append(waker.heldWakes, heldWake{t: t, k: k, at: at, wokeNS: s.now, src: src, prev: prev, cpu: cpu})
 	s.stats.WakesAfterStall++
 }
 
@@ -103,6 +102,6 @@ func (s *Sim) releaseWakes(t *simTask, all bool) {
 		}
 		s.stats.WakeAfterStallNS += s.now - h.wokeNS
 		s.startActivation(w, h.k)
-		s.queueWoken(w, t, h.wakerCPU, h.src, h.prev, h.cpu)
+		s.queueWoken(w, t, h.src, h.src, h.prev, h.cpu)
 	}
 }
