@@ -35,8 +35,16 @@ func stallShare(hostCores float64, busy int) float64 {
 // stallContentionOn: Config.StallContention, with the trace's host
 // contention measured and its stalls travelling with the demand.
 func (s *Sim) stallContentionOn() bool {
-	m := s.w.Stalls
-	return s.cfg.StallContention && m != nil && m.HostCores > 0 && s.cfg.IdleWake && !s.cfg.HostStallCPU
+	return s.cfg.StallContention && s.stallsInDemand() && s.w.Stalls.HostCores > 0
+}
+
+// stallsInDemand: the machine's noise is modelled (Config.IdleWake), the
+// trace's stalls were measured, and its host stalls travel with the
+// demand of the task they fell on (not Config.HostStallCPU): the rules
+// that reshape or wait for a task's own stalls (stall_contention,
+// wake_stall) apply.
+func (s *Sim) stallsInDemand() bool {
+	return s.cfg.IdleWake && !s.cfg.HostStallCPU && s.w.Stalls != nil
 }
 
 // weighStalls weighs each host stall of running task t's activation that

@@ -47,7 +47,7 @@ type heldWake struct {
 // e is EnqueueAfterStall and that stall starts within a tick plus the
 // tolerance of it; -1 otherwise, or without Config.WakeStall.
 func (s *Sim) wakeStallEnd(t *simTask, e *Edge) int64 {
-	if !s.cfg.WakeStall || !e.EnqueueAfterStall || t.act < 0 || !s.cfg.IdleWake || s.cfg.HostStallCPU || s.w.Stalls == nil {
+	if !s.cfg.WakeStall || !e.EnqueueAfterStall || t.act < 0 || !s.stallsInDemand() {
 		return -1
 	}
 	a := &t.w.Activations[t.act]
