@@ -1,0 +1,122 @@
+package whatif
+
+import (
+	"os"
+	"testing"
+
+	"github.com/schedreplay/replay/timeline"
+)
+
+// The wakeup path's choices by hand, on 3 CPUs (times in ms; 10 runs on
+// CPU 0, 20 on CPU 1, 30 on CPU 2 from 1):
+//   - 2: 20 blocks; 3: 10 wakes 20 (previous CPU 1), no move: kept;
+//   - 3.5–4: 20 runs on CPU 1 and blocks; 5: 10 wakes 20, moved 1 → 0:
+//     pulled; 5.5: 20 preempts 10 on CPU 0, blocks at 6 (10 again);
+//   - 7: 10 wakes 20 (previous CPU 0, the waking one), no move: stayed;
+//     7.5–8: 20 runs on CPU 0 and blocks;
+//   - 9: 10 wakes 20, moved 0 → 1: moved; 9.5–10 on CPU 1, blocks;
+//   - 11: 30 wakes 20 from CPU 2, moved 1 → 0: elsewhere; 20 preempts 10
+//     at 11.5; 12: 30 wakes 20 while it runs: no choice, left out;
+//   - 13: 20 blocks on CPU 0; 14: 30 wakes 20 (previous CPU 0), and CPU
+//     2's next record is another task's move (a balancer's): kept;
+//   - 15: 30 wakes 40, which the stream has not shown: left out;
+//   - 16: records lost; 17: 30 wakes 20: its state unknown, left out.
+//
+// Kept 2, pulled 1, elsewhere 1; stayed 1, moved 1.
+func TestWakePlacementByHand(t *testing.T) {
+	evs := []timeline.Event{
+		nSwitch(1*ms, 0, 0, "R", 10), nSwitch(1*ms, 1, 0, "R", 20), nSwitch(1*ms, 2, 0, "R", 30),
+		nSwitch(2*ms, 1, 20, "S", 0),
+		nWaking(3*ms, 0, 10, 20, 1),
+		nSwitch(3500000, 1, 0, "R", 20), nSwitch(4*ms, 1, 20, "S", 0),
+		nWaking(5*ms, 0, 10, 20, 1), nMigrate(5*ms, 0, 20, 1, 0),
+		nSwitch(5500000, 0, 10, "R", 20), nSwitch(6*ms, 0, 20, "S", 10),
+		nWaking(7*ms, 0, 10, 20, 0),
+		nSwitch(7500000, 0, 10, "R", 20), nSwitch(8*ms, 0, 20, "S", 10),
+		nWaking(9*ms, 0, 10, 20, 0), nMigrate(9*ms, 0, 20, 0, 1),
+		nSwitch(9500000, 1, 0, "R", 20), nSwitch(10*ms, 1, 20, "S", 0),
+		nWaking(11*ms, 2, 30, 20, 1), nMigrate(11*ms, 2, 20, 1, 0),
+		nSwitch(11500000, 0, 10, "R", 20),
+		nWaking(12*ms, 2, 30, 20, 0),
+		nSwitch(13*ms, 0, 20, "S", 10),
+		nWaking(14*ms, 2, 30, 20, 0), nMigrate(14*ms, 2, 50, 1, 2),
+		nWaking(15*ms, 2, 30, 40, 1),
+		nLost(16*ms, 0),
+		nWaking(17*ms, 2, 30, 20, 0),
+	}
+	m := NewMeasurer(nil, 3)
+	for i := range evs {
+		if err := m.Emit(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mt, _, err := m.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := WakePlacement{Kept: 2, Pulled: 1, Elsewhere: 1, Stayed: 1, Moved: 1}
+	if mt.WakePlacement == nil || *mt.WakePlacement != want {
+		t.Errorf("wake placement %+v, want %+v", mt.WakePlacement, want)
+	}
+}
+
+// A stream without sched_waking shows no choice (sched_wakeup comes after
+// it): no counts, "-" in the report.
+func TestWakePlacementNeedsWaking(t *testing.T) {
+	var wk timeline.Event
+	wk.Time, wk.Kind = 3*ms, timeline.SchedWakeup
+	wk.SetInt(timeline.CPU, 0)
+	wk.SetInt(timeline.PID, 20)
+	wk.SetInt(timeline.TargetCPU, 1)
+	evs := []timeline.Event{nSwitch(1*ms, 0, 0, "R", 10), nSwitch(1*ms, 1, 0, "R", 20), nSwitch(2*ms, 1, 20, "S", 0), wk}
+	m := NewMeasurer(nil, 2)
+	for i := range evs {
+		if err := m.Emit(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mt, _, err := m.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mt.WakePlacement != nil {
+		t.Errorf("wake placement %+v without sched_waking, want none", *mt.WakePlacement)
+	}
+	if r, l := placementCells(nil); r != "-" || l != "-" {
+		t.Errorf("cells %q, %q, want -", r, l)
+	}
+}
+
+// On real traces the counts are those of an independent reader of perf's
+// own `perf script -F comm,tid,cpu,time,event,trace` output
+// (scripts/wakeselect/check.py: the same rules, a sleeping wakee's
+// sched_waking and the sched_migrate_task of that task next on its CPU).
+// The shared guest-D trace is skipped where ../shared is absent.
+func TestWakePlacementOnFixtures(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		want WakePlacement
+	}{
+		{"../fixtures/kernels/guest-P-1s2c1t/hackbench.perf.data", WakePlacement{Kept: 325, Pulled: 40, Elsewhere: 0, Stayed: 456, Moved: 6}},
+		{"../fixtures/kernels/guest-A-2s2c2t-2numa/schbench.perf.data", WakePlacement{Kept: 345, Pulled: 40, Elsewhere: 11, Stayed: 396, Moved: 14}},
+		{"../../shared/fixtures/kernels/guest-D-1s8c1t/hackbench.perf.data", WakePlacement{Kept: 1265, Pulled: 1490, Elsewhere: 25, Stayed: 808, Moved: 7}},
+	} {
+		if _, err := os.Stat(c.path); err != nil {
+			t.Logf("%s: %v (skipped)", c.path, err)
+			continue
+		}
+		_, obs := extractFixture(t, c.path)
+		if obs.WakePlacement == nil || *obs.WakePlacement != c.want {
+			t.Errorf("%s: wake placement %+v, want %+v", c.path, obs.WakePlacement, c.want)
+		}
+	}
+}
+
+// BenchmarkWakeSelect measures the choice tally's cost per event on the
+// largest real fixture (what it adds to measuring a trace or a replay).
+func BenchmarkWakeSelect(b *testing.B) {
+	benchEvents(b, func() func(*timeline.Event) {
+		s := newSelectTally()
+		return func(e *timeline.Event) { s.observe(e) }
+	})
+}
