@@ -6,6 +6,7 @@ An independent reader for the `wake: kept/pulled/other` and
 TestWakePlacementOnFixtures asserts the counts it printed):
 
     perf script -i FILE -F comm,tid,cpu,time,event,trace | python3 scripts/wakeselect/check.py
+    replay script -i sim.arrow | python3 scripts/wakeselect/check.py   (a replay's output)
 
 A sched_waking of a task last seen switched out asleep (not runnable, not
 woken since) names its CPU before the choice (target_cpu); the choice moved
@@ -16,7 +17,7 @@ running or queued tasks and of tasks not seen yet are left out.
 import re
 import sys
 
-LINE = re.compile(r'^\s*(.*?)\s+(\d+)\s+\[(\d+)\]\s+([\d.]+):\s+sched:(\S+):(.*)$')
+LINE = re.compile(r'^\s*(.*?)\s+(\d+)(?:/\d+)?\s+\[(\d+)\]\s+([\d.]+):\s+sched:(\S+):(.*)$')
 SWITCH = re.compile(r'prev_pid=(\d+) prev_prio=\d+ prev_state=(\S+) ==> next_comm=.* next_pid=(\d+)')
 WAKING = re.compile(r' pid=(\d+) prio=-?\d+ target_cpu=(\d+)')
 MIGRATE = re.compile(r' pid=(\d+) prio=-?\d+ orig_cpu=(\d+) dest_cpu=(\d+)')
