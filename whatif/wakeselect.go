@@ -77,8 +77,10 @@ func (s *selectTally) grow(c int32) {
 // observe feeds one event, in time order.
 func (s *selectTally) observe(e *timeline.Event) {
 	if e.Kind == timeline.Lost {
+		// The records lost may hold an open choice's move: it is not
+		// booked, and no task's state is known any more.
 		for i := range s.open {
-			s.settle(int32(i), -1)
+			s.open[i] = -1
 		}
 		clear(s.state)
 		return

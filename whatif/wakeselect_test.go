@@ -20,7 +20,10 @@ import (
 //   - 13: 20 blocks on CPU 0; 14: 30 wakes 20 (previous CPU 0), and CPU
 //     2's next record is another task's move (a balancer's): kept;
 //   - 15: 30 wakes 40, which the stream has not shown: left out;
-//   - 16: records lost; 17: 30 wakes 20: its state unknown, left out.
+//   - 15.2–15.5: 20 runs on CPU 0 and blocks; 15.8: 30 wakes 20
+//     (previous CPU 0), and records are lost before CPU 2 writes anything
+//     more (its move, if any, among them): not booked;
+//   - 17: 30 wakes 20: its state unknown since the loss, left out.
 //
 // Kept 2, pulled 1, elsewhere 1; stayed 1, moved 1.
 func TestWakePlacementByHand(t *testing.T) {
@@ -41,6 +44,7 @@ func TestWakePlacementByHand(t *testing.T) {
 		nSwitch(13*ms, 0, 20, "S", 10),
 		nWaking(14*ms, 2, 30, 20, 0), nMigrate(14*ms, 2, 50, 1, 2),
 		nWaking(15*ms, 2, 30, 40, 1),
+		nSwitch(15200000, 0, 10, "R", 20), nSwitch(15500000, 0, 20, "S", 10), nWaking(15800000, 2, 30, 20, 0),
 		nLost(16*ms, 0),
 		nWaking(17*ms, 2, 30, 20, 0),
 	}
