@@ -7,6 +7,7 @@
 //	go run ./scripts/fidelity -seeds 0-9 -o /tmp/fid
 //	go run ./scripts/fidelity -seeds 0 -places # where the wakeups landed
 //	go run ./scripts/fidelity -seeds 0-29 -bands # where the latency goals' bands fall
+//	go run ./scripts/fidelity -seeds 0-9 -choices # what the wakeup path chose
 //	go run ./scripts/fidelity -seeds 0-29 -against /tmp/fid  # goals met, before -> now
 //	go run ./scripts/fidelity -seeds 0-29 -against /tmp/fid -places # and where each place's p95 moved
 //	go run ./scripts/fidelity -seeds 0-29 -goals  # runs meeting each goal, per recording
@@ -105,6 +106,7 @@ func main() {
 	bands := flag.Bool("bands", false, "also print, per recording, where each latency goal's band falls in the trace's wakeups and the replays' (--validate's goal bands: the share below the band and up to its top, the replay's median over the seeds; FIDELITY.md round 53)")
 	bias := flag.Bool("bias", false, "also print, per group and goal, how many recordings the replays' median signed error over the seeds meets, against the mean share of runs that meet it: a miss of the median is the model's bias, a miss the runs share by chance is noise (FIDELITY.md round 64)")
 	public := flag.Bool("public", false, "also replay the other real traces in ../shared with enough scheduling events (LISA's, trappy's and the format samples recorded on this machine; scriptutil.PublicRecordings), groups public and recorded")
+	choices := flag.Bool("choices", false, "also print what the wakeup path chose (--validate's wake: rows: sleeping wakees kept on their previous CPU, pulled to the waking CPU or sent elsewhere, and those already on the waking CPU that stayed or moved): the trace's counts summed per group and workload against the sums of the replays' medians over the seeds, then per recording (FIDELITY.md round 88)")
 	places := flag.Bool("places", false, "also print where the wakeups landed per recording (--validate's wakeups@ rows: the trace's, and the replay's median over the seeds; FIDELITY.md round 32); with -against, the places whose replayed p95 moved by half or more, toward or away from the trace's (FIDELITY.md round 84)")
 	flag.Parse()
 	ss, err := scriptutil.ParseSeeds(*seeds)
@@ -266,6 +268,9 @@ func main() {
 	}
 	if *places {
 		printPlaces(runs)
+	}
+	if *choices {
+		printChoices(runs)
 	}
 	if *bias {
 		printBias(runs)
@@ -581,6 +586,104 @@ func printNewidleShares(runs []*run) {
 			sim = fmt.Sprintf("%.0f%%", 100*median(sims))
 		}
 		fmt.Printf("  %-40s %5s  %5s\n", n, obs, sim)
+	}
+}
+
+// choiceKeys are the counts of --validate's JSON wake_placement.
+var choiceKeys = [...]string{"kept", "pulled", "elsewhere", "stayed", "moved"}
+
+// choiceCounts are one schedule's wake_placement counts, false when its
+// side has none (no sched_waking).
+func choiceCounts(m map[string]any) (c [len(choiceKeys)]float64, ok bool) {
+	wp, _ := m["wake_placement"].(map[string]any)
+	if wp == nil {
+		return c, false
+	}
+	for i, k := range choiceKeys {
+		c[i], _ = wp[k].(float64)
+	}
+	return c, true
+}
+
+// choiceRow is one recording's or family's trace counts and replay
+// counts (each the median over the seeds, summed over a family's
+// recordings).
+type choiceRow struct {
+	name       string
+	obs, sim   [len(choiceKeys)]float64
+	recordings int
+}
+
+// choiceRows returns the per-recording rows and the per group and
+// workload sums (recordings with both sides' counts only), in the runs'
+// order.
+func choiceRows(runs []*run) (families, recordings []choiceRow) {
+	names, byName := byRecording(runs)
+	famIdx := map[string]int{}
+	for _, n := range names {
+		rs := byName[n]
+		obs, ok := choiceCounts(rs[0].res.Fidelity.Observed)
+		if !ok {
+			continue
+		}
+		var per [len(choiceKeys)][]float64
+		for _, r := range rs {
+			if c, ok := choiceCounts(r.res.Fidelity.Simulated); ok {
+				for i := range c {
+					per[i] = append(per[i], c[i])
+				}
+			}
+		}
+		if len(per[0]) == 0 {
+			continue
+		}
+		row := choiceRow{name: n, obs: obs, recordings: 1}
+		for i := range per {
+			row.sim[i] = median(per[i])
+		}
+		recordings = append(recordings, row)
+		wl := n[strings.LastIndex(n, "/")+1:]
+		wl, _, _ = strings.Cut(wl, "@")
+		fam := rs[0].group + " " + wl
+		j, seen := famIdx[fam]
+		if !seen {
+			j = len(families)
+			famIdx[fam] = j
+			families = append(families, choiceRow{name: fam})
+		}
+		f := &families[j]
+		for i := range row.obs {
+			f.obs[i] += row.obs[i]
+			f.sim[i] += row.sim[i]
+		}
+		f.recordings++
+	}
+	return families, recordings
+}
+
+// choiceCell is "kept of cross-CPU (share) / stayed" of a row's side.
+func choiceCell(c [len(choiceKeys)]float64) string {
+	cross := c[0] + c[1] + c[2]
+	share := "-"
+	if cross > 0 {
+		share = fmt.Sprintf("%.0f %%", 100*c[0]/cross)
+	}
+	return fmt.Sprintf("kept %.0f of %.0f (%s), pulled %.0f, stayed %.0f, moved %.0f", c[0], cross, share, c[1], c[3], c[4])
+}
+
+// printChoices prints choiceRows as two markdown tables.
+func printChoices(runs []*run) {
+	families, recordings := choiceRows(runs)
+	fmt.Println("\nwhat the wakeup path chose (sleeping wakees): the trace | the replays (median over seeds), summed per group and workload")
+	fmt.Println("| group and workload | recordings | trace | replay |")
+	fmt.Println("|---|---|---|---|")
+	for _, f := range families {
+		fmt.Printf("| %s | %d | %s | %s |\n", f.name, f.recordings, choiceCell(f.obs), choiceCell(f.sim))
+	}
+	fmt.Println("\n| recording | trace | replay |")
+	fmt.Println("|---|---|---|")
+	for _, r := range recordings {
+		fmt.Printf("| %s | %s | %s |\n", r.name, choiceCell(r.obs), choiceCell(r.sim))
 	}
 }
 

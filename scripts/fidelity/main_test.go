@@ -163,3 +163,34 @@ func TestPlaceMoveByHand(t *testing.T) {
 		}
 	}
 }
+
+// choiceRows by hand: two seeds of guest-P's hackbench (the replay's
+// medians: kept (10+20)/2 = 15, pulled 5) and one of guest-M's, in one
+// group; a recording whose trace has no sched_waking is left out.
+func TestChoiceRowsByHand(t *testing.T) {
+	wp := func(kept, pulled, elsewhere, stayed, moved float64) map[string]any {
+		return map[string]any{"wake_placement": map[string]any{"kept": kept, "pulled": pulled, "elsewhere": elsewhere, "stayed": stayed, "moved": moved}}
+	}
+	mk := func(name string, obs, sim map[string]any) *run {
+		r := &run{group: "6.1 2-vCPU", name: name}
+		r.res.Fidelity.Observed, r.res.Fidelity.Simulated = obs, sim
+		return r
+	}
+	runs := []*run{
+		mk("guest-P-1s2c1t/hackbench", wp(30, 4, 0, 50, 1), wp(10, 5, 0, 40, 0)),
+		mk("guest-P-1s2c1t/hackbench", wp(30, 4, 0, 50, 1), wp(20, 5, 0, 60, 2)),
+		mk("guest-M-1s1c2t/hackbench@r2", wp(8, 2, 1, 9, 0), wp(4, 4, 0, 10, 0)),
+		mk("guest-N-2s1c1t-2numa/hackbench", map[string]any{}, wp(1, 1, 1, 1, 1)),
+	}
+	fams, recs := choiceRows(runs)
+	if len(recs) != 2 || recs[0].sim != [5]float64{15, 5, 0, 50, 1} || recs[1].obs != [5]float64{8, 2, 1, 9, 0} {
+		t.Fatalf("recordings %+v", recs)
+	}
+	want := choiceRow{name: "6.1 2-vCPU hackbench", obs: [5]float64{38, 6, 1, 59, 1}, sim: [5]float64{19, 9, 0, 60, 1}, recordings: 2}
+	if len(fams) != 1 || fams[0] != want {
+		t.Errorf("families %+v, want %+v", fams, want)
+	}
+	if got, want := choiceCell(want.obs), "kept 38 of 45 (84 %), pulled 6, stayed 59, moved 1"; got != want {
+		t.Errorf("cell %q, want %q", got, want)
+	}
+}
