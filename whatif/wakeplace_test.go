@@ -44,16 +44,7 @@ func TestWakePlaceByHand(t *testing.T) {
 		nSwitch(11*ms, 0, 0, "R", 50),
 		nWaking(12*ms, 0, 50, 10, 1), nSwitch(12600000, 1, 20, "R", 10),
 	}
-	m := NewMeasurer(nil, 2)
-	for i := range evs {
-		if err := m.Emit(&evs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mt, _, err := m.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mt := measureEvents(t, 2, evs)
 	want := map[string]PlaceStats{
 		"idle_cpu":               {Count: 2, P50NS: 400000, P95NS: 500000},
 		"waker_cpu":              {Count: 1, P50NS: 200000, P95NS: 200000},
@@ -119,4 +110,21 @@ func TestForkNumaIdleDiff(t *testing.T) {
 			t.Errorf("%s, %d busy on node 0 (imb_numa_nr %d): remote %v, want %v", c.policy, c.k, sd.ImbNUMANr, got, c.remote)
 		}
 	}
+}
+
+// measureEvents runs a simulated schedule's measurer over evs on ncpu
+// CPUs (no domain levels) and returns its metrics.
+func measureEvents(t *testing.T, ncpu int, evs []timeline.Event) *Metrics {
+	t.Helper()
+	m := NewMeasurer(nil, ncpu)
+	for i := range evs {
+		if err := m.Emit(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mt, _, err := m.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mt
 }

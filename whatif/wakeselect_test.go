@@ -48,16 +48,7 @@ func TestWakePlacementByHand(t *testing.T) {
 		nLost(16*ms, 0),
 		nWaking(17*ms, 2, 30, 20, 0),
 	}
-	m := NewMeasurer(nil, 3)
-	for i := range evs {
-		if err := m.Emit(&evs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mt, _, err := m.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mt := measureEvents(t, 3, evs)
 	want := WakePlacement{Kept: 2, Pulled: 1, Elsewhere: 1, Stayed: 1, Moved: 1}
 	if mt.WakePlacement == nil || *mt.WakePlacement != want {
 		t.Errorf("wake placement %+v, want %+v", mt.WakePlacement, want)
@@ -73,16 +64,7 @@ func TestWakePlacementNeedsWaking(t *testing.T) {
 	wk.SetInt(timeline.PID, 20)
 	wk.SetInt(timeline.TargetCPU, 1)
 	evs := []timeline.Event{nSwitch(1*ms, 0, 0, "R", 10), nSwitch(1*ms, 1, 0, "R", 20), nSwitch(2*ms, 1, 20, "S", 0), wk}
-	m := NewMeasurer(nil, 2)
-	for i := range evs {
-		if err := m.Emit(&evs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mt, _, err := m.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mt := measureEvents(t, 2, evs)
 	if mt.WakePlacement != nil {
 		t.Errorf("wake placement %+v without sched_waking, want none", *mt.WakePlacement)
 	}
