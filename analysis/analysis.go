@@ -110,6 +110,8 @@ type Analyzer struct {
 	cpus  []cpuState
 	dom   *domainAcct
 	nLev  int
+	// wc books the wakeup path's choices (wakechoice.go).
+	wc *choiceTally
 
 	started    bool
 	start, end int64
@@ -290,7 +292,7 @@ func New(opts Options) *Analyzer {
 	// NumCPUs sizes per-CPU state up front; a timeline's metadata can
 	// claim anything, the events themselves are checked (CheckCPUs).
 	opts.NumCPUs = min(max(opts.NumCPUs, 0), model.MaxCPUs)
-	a := &Analyzer{opts: opts, tasks: make(map[int32]*task, 1024), lastLoss: math.MinInt64}
+	a := &Analyzer{opts: opts, tasks: make(map[int32]*task, 1024), lastLoss: math.MinInt64, wc: newChoiceTally()}
 	a.dom = newDomainAcct(opts.Levels, opts.NumCPUs)
 	if a.dom.levels != nil {
 		a.nLev = a.dom.nLev
@@ -394,6 +396,10 @@ func (a *Analyzer) Add(e *timeline.Event) error {
 		a.lastSched = max(a.lastSched, e.Time)
 	}
 	a.noteWaking(e)
+	if e.Time != 0 || e.Kind == timeline.Lost {
+		// Synthesized side-band records (time 0) come before tracing.
+		a.wc.observe(e)
+	}
 	switch e.Kind {
 	case timeline.SchedSwitch:
 		a.onSwitch(e)

@@ -135,6 +135,15 @@ func (r *Report) JSON(by string) any {
 	if r.CountsMigrationsAtWakeup() {
 		o.add("migrations_at_wakeup", perLevel(r.Levels, r.MigrationsAtWakeup, r.MigrationsAtWakeupTotal))
 	}
+	if c := r.WakeChoices; c != nil {
+		var x kv
+		x.add("kept", c.Kept)
+		x.add("pulled", c.Pulled)
+		x.add("elsewhere", c.Elsewhere)
+		x.add("stayed", c.Stayed)
+		x.add("moved", c.Moved)
+		o.add("wake_choices", x)
+	}
 	o.add("involuntary_switches", r.InvoluntarySwitches)
 	var init kv
 	init.add("running", r.InitialStates.Running)
@@ -279,6 +288,10 @@ func (r *Report) WriteTable(w io.Writer, by string) error {
 	fmt.Fprintf(bw, "Migrations (%s): %s\n", r.MigrationsSource, levelList(r.Levels, r.Migrations, r.MigrationsTotal, strconv.FormatInt))
 	if r.CountsMigrationsAtWakeup() {
 		fmt.Fprintf(bw, "  at a wakeup (the task its CPU had just woken, select_task_rq's move): %s\n", levelList(r.Levels, r.MigrationsAtWakeup, r.MigrationsAtWakeupTotal, strconv.FormatInt))
+	}
+	if c := r.WakeChoices; c != nil {
+		fmt.Fprintf(bw, "Wakeup placement (sleeping wakees, against the CPU each last ran on): last on another CPU than the waking one %d: kept there %d, pulled to the waking CPU %d, elsewhere %d; last on the waking CPU %d: stayed %d, moved %d\n",
+			c.Kept+c.Pulled+c.Elsewhere, c.Kept, c.Pulled, c.Elsewhere, c.Stayed+c.Moved, c.Stayed, c.Moved)
 	}
 	fmt.Fprintf(bw, "Idle while runnable, ms: %s\n", levelList(r.Levels, r.IdleWhileRunnable, r.IdleWhileRunnableTotal,
 		func(v int64, _ int) string { return ms(v) }))

@@ -54,6 +54,10 @@ type Report struct {
 	// trace has no sched_migrate_task.
 	MigrationsAtWakeup      []int64
 	MigrationsAtWakeupTotal int64
+	// WakeChoices: where the wakeup path sent the sleeping wakees,
+	// against the CPU each last ran on (wakechoice.go); nil for a trace
+	// without sched_waking, which cannot show the choice.
+	WakeChoices *WakeChoices
 	// RunMigrations are the switch-ins on another CPU than the task's
 	// previous run, by level, whatever the source of Migrations.
 	RunMigrations      []int64
@@ -231,6 +235,7 @@ func (a *Analyzer) Finish() (*Report, error) {
 	r.WakeupLatency.SpanningLoss = a.wakeSpanning
 	r.WakeupLatency.Unfinished = unfinished
 	r.WakeupLatency.RepeatSwitchIns = a.repeatIns
+	r.WakeChoices = a.wc.result()
 
 	// Domains.
 	a.dom.finish(end)

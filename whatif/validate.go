@@ -65,10 +65,10 @@ type Metrics struct {
 	// another busy CPU, and that one split by whether the wakee got it by
 	// preempting a runnable task or after a block; wakeplace.go).
 	WakeupByPlace map[string]PlaceStats `json:"wakeup_by_place,omitempty"`
-	// WakePlacement: where the wakeup path sent the sleeping wakees,
-	// against their previous CPU (wakeselect.go); nil without
-	// sched_waking.
-	WakePlacement *WakePlacement `json:"wake_placement,omitempty"`
+	// WakeChoices: where the wakeup path sent the sleeping wakees,
+	// against their previous CPU (analysis.Report.WakeChoices); nil
+	// without sched_waking.
+	WakeChoices *analysis.WakeChoices `json:"wake_choices,omitempty"`
 
 	latencies []int64
 	// worst: the longest wakeups with their context, when the measurer
@@ -125,7 +125,6 @@ type Measurer struct {
 	a  *analysis.Analyzer
 	ni *newidleTally
 	pl *placeTally
-	ws *selectTally
 	// skipWaking: the next sched_waking is an untraced arrival's
 	// (Activation.Untraced), left out as the trace has none; leftOut
 	// counts them.
@@ -158,7 +157,7 @@ func newTraceMeasurer(d *model.Domains, ncpu int, meta *timeline.Meta, worst int
 
 // worst: keep the longest wakeups with their context (Metrics.Worst).
 func newMeasurer(d *model.Domains, ncpu int, preferWaking bool, worst int) *Measurer {
-	m := &Measurer{ni: newNewidleTally(), pl: newPlaceTally(), ws: newSelectTally(), worst: worst}
+	m := &Measurer{ni: newNewidleTally(), pl: newPlaceTally(), worst: worst}
 	m.pl.waking = preferWaking
 	opts := analysis.Options{NumCPUs: ncpu, PreferWaking: preferWaking, TrimIdleTail: true, SilentCPUsIdle: true, FirstSwitchIn: true, Worst: worst}
 	if d != nil {
@@ -178,7 +177,6 @@ func (m *Measurer) Emit(e *timeline.Event) error {
 	observed := e.Time != 0 || e.Kind == timeline.Lost
 	if observed {
 		m.ni.observe(e)
-		m.ws.observe(e)
 		m.pl.before(e)
 	}
 	if err := m.a.Add(e); err != nil {
@@ -203,7 +201,7 @@ func (m *Measurer) Finish() (*Metrics, *analysis.Report, error) {
 		InvoluntarySwitches: rep.InvoluntarySwitches, MakespanNS: rep.EndNS - rep.StartNS, IdleTailNS: rep.IdleTailNS, SilentCPUs: rep.SilentCPUs,
 		RunsTimedByRuntime: rep.RunsTimedByRuntime, WakeupsLeftOut: m.leftOut, RepeatSwitchIns: rep.WakeupLatency.RepeatSwitchIns,
 		NewidleChances: m.ni.Chances, NewidlePulls: m.ni.Pulls,
-		WakeupByPlace: m.pl.stats(), WakePlacement: m.ws.result(),
+		WakeupByPlace: m.pl.stats(), WakeChoices: rep.WakeChoices,
 	}
 	if rep.CountsMigrationsAtWakeup() {
 		v := rep.MigrationsAtWakeupTotal
@@ -527,13 +525,13 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "%-24s %16d %16d\n", "wakeups", f.Observed.WakeupCount, f.Simulated.WakeupCount)
 	fmt.Fprintf(&b, "%-24s %16s %16s\n", "newidle_pulls/chances", pullShare(f.Observed), pullShare(f.Simulated))
 	fmt.Fprintf(&b, "%-24s %16s %16s\n", "migrations_at_wakeup", countOrDash(f.Observed.MigrationsAtWakeup), countOrDash(f.Simulated.MigrationsAtWakeup))
-	if f.Observed.WakePlacement != nil || f.Simulated.WakePlacement != nil {
-		// What the wakeup path chose (wakeselect.go): a sleeping wakee
-		// whose previous CPU was another than the waking one kept there,
-		// pulled to the waking CPU, or sent elsewhere; one whose previous
-		// CPU was the waking one left there or moved.
-		or, ol := placementCells(f.Observed.WakePlacement)
-		sr, sl := placementCells(f.Simulated.WakePlacement)
+	if f.Observed.WakeChoices != nil || f.Simulated.WakeChoices != nil {
+		// What the wakeup path chose (analysis/wakechoice.go): a sleeping
+		// wakee whose previous CPU was another than the waking one kept
+		// there, pulled to the waking CPU, or sent elsewhere; one whose
+		// previous CPU was the waking one left there or moved.
+		or, ol := choiceCells(f.Observed.WakeChoices)
+		sr, sl := choiceCells(f.Simulated.WakeChoices)
 		fmt.Fprintf(&b, "%-24s %16s %16s\n", "wake: kept/pulled/other", or, sr)
 		fmt.Fprintf(&b, "%-24s %16s %16s\n", "wake: stayed/moved", ol, sl)
 	}

@@ -589,13 +589,13 @@ func printNewidleShares(runs []*run) {
 	}
 }
 
-// choiceKeys are the counts of --validate's JSON wake_placement.
+// choiceKeys are the counts of --validate's JSON wake_choices.
 var choiceKeys = [...]string{"kept", "pulled", "elsewhere", "stayed", "moved"}
 
-// choiceCounts are one schedule's wake_placement counts, false when its
+// choiceCounts are one schedule's wake_choices counts, false when its
 // side has none (no sched_waking).
 func choiceCounts(m map[string]any) (c [len(choiceKeys)]float64, ok bool) {
-	wp, _ := m["wake_placement"].(map[string]any)
+	wp, _ := m["wake_choices"].(map[string]any)
 	if wp == nil {
 		return c, false
 	}

@@ -169,7 +169,7 @@ func TestPlaceMoveByHand(t *testing.T) {
 // group; a recording whose trace has no sched_waking is left out.
 func TestChoiceRowsByHand(t *testing.T) {
 	wp := func(kept, pulled, elsewhere, stayed, moved float64) map[string]any {
-		return map[string]any{"wake_placement": map[string]any{"kept": kept, "pulled": pulled, "elsewhere": elsewhere, "stayed": stayed, "moved": moved}}
+		return map[string]any{"wake_choices": map[string]any{"kept": kept, "pulled": pulled, "elsewhere": elsewhere, "stayed": stayed, "moved": moved}}
 	}
 	mk := func(name string, obs, sim map[string]any) *run {
 		r := &run{group: "6.1 2-vCPU", name: name}

@@ -1,16 +1,11 @@
-package whatif
+package analysis
 
-import (
-	"fmt"
+import "github.com/schedreplay/replay/timeline"
 
-	"github.com/schedreplay/replay/timeline"
-)
-
-// Where select_task_rq sent the wakees, for the fidelity report.
-//
-// wakeups@ (wakeplace.go) says where the wakees waited; this says what
-// the wakeup path chose, which is what a wake_affine or
-// select_idle_sibling difference changes first. A trace shows the choice
+// What the wakeup path chose: where select_task_rq sent each sleeping
+// wakee, against the CPU it last ran on. It is what a wake_affine or
+// select_idle_sibling difference changes first (whatif's fidelity report
+// sets a replay's beside the trace's). A trace shows the choice
 // directly: sched_waking names the wakee's CPU before the choice
 // (task_cpu, its target_cpu field), and a move is the sched_migrate_task
 // try_to_wake_up writes next on the waking CPU. Each wakeup of a sleeping
@@ -32,8 +27,8 @@ import (
 // many as the kernel's 40: the replay's wakees sit on their waker's CPU
 // far more often to begin with.
 
-// WakePlacement counts the wakeup path's choices (wakeselect.go).
-type WakePlacement struct {
+// WakeChoices counts the wakeup path's choices (wakechoice.go).
+type WakeChoices struct {
 	// Kept, Pulled, Elsewhere: wakees whose previous CPU was another than
 	// the waking CPU, left there, moved to the waking CPU, moved to a
 	// third CPU.
@@ -45,8 +40,8 @@ type WakePlacement struct {
 	Moved  int64 `json:"moved"`
 }
 
-// selectTally follows the tasks' states and books each choice.
-type selectTally struct {
+// choiceTally follows the tasks' states and books each choice.
+type choiceTally struct {
 	// state per pid: what the stream last showed of the task.
 	state map[int32]uint8
 	// open: the wakee whose sched_waking was a CPU's last event (its
@@ -54,7 +49,7 @@ type selectTally struct {
 	// before the choice.
 	open, prev []int32
 	waking     bool
-	p          WakePlacement
+	p          WakeChoices
 }
 
 const (
@@ -63,11 +58,11 @@ const (
 	selOnRQ // running or queued
 )
 
-func newSelectTally() *selectTally {
-	return &selectTally{state: map[int32]uint8{}}
+func newChoiceTally() *choiceTally {
+	return &choiceTally{state: map[int32]uint8{}}
 }
 
-func (s *selectTally) grow(c int32) {
+func (s *choiceTally) grow(c int32) {
 	for int(c) >= len(s.open) {
 		s.open = append(s.open, -1)
 		s.prev = append(s.prev, -1)
@@ -75,7 +70,7 @@ func (s *selectTally) grow(c int32) {
 }
 
 // observe feeds one event, in time order.
-func (s *selectTally) observe(e *timeline.Event) {
+func (s *choiceTally) observe(e *timeline.Event) {
 	if e.Kind == timeline.Lost {
 		// The records lost may hold an open choice's move: it is not
 		// booked, and no task's state is known any more.
@@ -132,7 +127,7 @@ func (s *selectTally) observe(e *timeline.Event) {
 
 // settle books CPU c's open choice: dest the CPU its move names, -1 no
 // move (the wakee stays on its previous CPU).
-func (s *selectTally) settle(c, dest int32) {
+func (s *choiceTally) settle(c, dest int32) {
 	p := s.open[c]
 	if p < 0 {
 		return
@@ -157,7 +152,7 @@ func (s *selectTally) settle(c, dest int32) {
 }
 
 // result returns the counts, nil for a stream without sched_waking.
-func (s *selectTally) result() *WakePlacement {
+func (s *choiceTally) result() *WakeChoices {
 	if !s.waking {
 		return nil
 	}
@@ -166,21 +161,4 @@ func (s *selectTally) result() *WakePlacement {
 	}
 	p := s.p
 	return &p
-}
-
-// placementCells are the report's two placement rows for one schedule.
-func placementCells(p *WakePlacement) (remote, local string) {
-	if p == nil {
-		return "-", "-"
-	}
-	return fmt.Sprintf("%d/%d/%d%s", p.Kept, p.Pulled, p.Elsewhere, pctOf(p.Kept, p.Kept+p.Pulled+p.Elsewhere)),
-		fmt.Sprintf("%d/%d%s", p.Stayed, p.Moved, pctOf(p.Stayed, p.Stayed+p.Moved))
-}
-
-// pctOf is " (N%)" of a part of a whole, empty for an empty whole.
-func pctOf(part, whole int64) string {
-	if whole == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (%.0f%%)", 100*float64(part)/float64(whole))
 }

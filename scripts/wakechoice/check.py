@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Counts the wakeup path's choices from perf's own `perf script` text.
 
-An independent reader for the `wake: kept/pulled/other` and
-`wake: stayed/moved` rows of `replay whatif --validate` (whatif/wakeselect.go;
-TestWakePlacementOnFixtures asserts the counts it printed):
+An independent reader for `replay latency`'s wake_choices ("Wakeup
+placement") and the `wake: kept/pulled/other` and `wake: stayed/moved` rows
+of `replay whatif --validate` (analysis/wakechoice.go;
+TestWakeChoicesOnARealTrace and TestWakeChoicesOnFixtures assert the counts
+it printed):
 
-    perf script -i FILE -F comm,tid,cpu,time,event,trace | python3 scripts/wakeselect/check.py
-    replay script -i sim.arrow | python3 scripts/wakeselect/check.py   (a replay's output)
+    perf script -i FILE -F comm,tid,cpu,time,event,trace | python3 scripts/wakechoice/check.py
+    replay script -i sim.arrow | python3 scripts/wakechoice/check.py   (a replay's output)
 
 A sched_waking of a task last seen switched out asleep (not runnable, not
 woken since) names its CPU before the choice (target_cpu); the choice moved

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/schedreplay/replay/analysis"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -26,7 +27,7 @@ import (
 //   - 17: 30 wakes 20: its state unknown since the loss, left out.
 //
 // Kept 2, pulled 1, elsewhere 1; stayed 1, moved 1.
-func TestWakePlacementByHand(t *testing.T) {
+func TestWakeChoicesByHand(t *testing.T) {
 	evs := []timeline.Event{
 		nSwitch(1*ms, 0, 0, "R", 10), nSwitch(1*ms, 1, 0, "R", 20), nSwitch(1*ms, 2, 0, "R", 30),
 		nSwitch(2*ms, 1, 20, "S", 0),
@@ -49,15 +50,15 @@ func TestWakePlacementByHand(t *testing.T) {
 		nWaking(17*ms, 2, 30, 20, 0),
 	}
 	mt := measureEvents(t, 3, evs)
-	want := WakePlacement{Kept: 2, Pulled: 1, Elsewhere: 1, Stayed: 1, Moved: 1}
-	if mt.WakePlacement == nil || *mt.WakePlacement != want {
-		t.Errorf("wake placement %+v, want %+v", mt.WakePlacement, want)
+	want := analysis.WakeChoices{Kept: 2, Pulled: 1, Elsewhere: 1, Stayed: 1, Moved: 1}
+	if mt.WakeChoices == nil || *mt.WakeChoices != want {
+		t.Errorf("wake choices %+v, want %+v", mt.WakeChoices, want)
 	}
 }
 
 // A stream without sched_waking shows no choice (sched_wakeup comes after
 // it): no counts, "-" in the report.
-func TestWakePlacementNeedsWaking(t *testing.T) {
+func TestWakeChoicesNeedWaking(t *testing.T) {
 	var wk timeline.Event
 	wk.Time, wk.Kind = 3*ms, timeline.SchedWakeup
 	wk.SetInt(timeline.CPU, 0)
@@ -65,44 +66,35 @@ func TestWakePlacementNeedsWaking(t *testing.T) {
 	wk.SetInt(timeline.TargetCPU, 1)
 	evs := []timeline.Event{nSwitch(1*ms, 0, 0, "R", 10), nSwitch(1*ms, 1, 0, "R", 20), nSwitch(2*ms, 1, 20, "S", 0), wk}
 	mt := measureEvents(t, 2, evs)
-	if mt.WakePlacement != nil {
-		t.Errorf("wake placement %+v without sched_waking, want none", *mt.WakePlacement)
+	if mt.WakeChoices != nil {
+		t.Errorf("wake choices %+v without sched_waking, want none", *mt.WakeChoices)
 	}
-	if r, l := placementCells(nil); r != "-" || l != "-" {
+	if r, l := choiceCells(nil); r != "-" || l != "-" {
 		t.Errorf("cells %q, %q, want -", r, l)
 	}
 }
 
 // On real traces the counts are those of an independent reader of perf's
 // own `perf script -F comm,tid,cpu,time,event,trace` output
-// (scripts/wakeselect/check.py: the same rules, a sleeping wakee's
+// (scripts/wakechoice/check.py: the same rules, a sleeping wakee's
 // sched_waking and the sched_migrate_task of that task next on its CPU).
 // The shared guest-D trace is skipped where ../shared is absent.
-func TestWakePlacementOnFixtures(t *testing.T) {
+func TestWakeChoicesOnFixtures(t *testing.T) {
 	for _, c := range []struct {
 		path string
-		want WakePlacement
+		want analysis.WakeChoices
 	}{
-		{"../fixtures/kernels/guest-P-1s2c1t/hackbench.perf.data", WakePlacement{Kept: 325, Pulled: 40, Elsewhere: 0, Stayed: 456, Moved: 6}},
-		{"../fixtures/kernels/guest-A-2s2c2t-2numa/schbench.perf.data", WakePlacement{Kept: 345, Pulled: 40, Elsewhere: 11, Stayed: 396, Moved: 14}},
-		{"../../shared/fixtures/kernels/guest-D-1s8c1t/hackbench.perf.data", WakePlacement{Kept: 1265, Pulled: 1490, Elsewhere: 25, Stayed: 808, Moved: 7}},
+		{"../fixtures/kernels/guest-P-1s2c1t/hackbench.perf.data", analysis.WakeChoices{Kept: 325, Pulled: 40, Elsewhere: 0, Stayed: 456, Moved: 6}},
+		{"../fixtures/kernels/guest-A-2s2c2t-2numa/schbench.perf.data", analysis.WakeChoices{Kept: 345, Pulled: 40, Elsewhere: 11, Stayed: 396, Moved: 14}},
+		{"../../shared/fixtures/kernels/guest-D-1s8c1t/hackbench.perf.data", analysis.WakeChoices{Kept: 1265, Pulled: 1490, Elsewhere: 25, Stayed: 808, Moved: 7}},
 	} {
 		if _, err := os.Stat(c.path); err != nil {
 			t.Logf("%s: %v (skipped)", c.path, err)
 			continue
 		}
 		_, obs := extractFixture(t, c.path)
-		if obs.WakePlacement == nil || *obs.WakePlacement != c.want {
-			t.Errorf("%s: wake placement %+v, want %+v", c.path, obs.WakePlacement, c.want)
+		if obs.WakeChoices == nil || *obs.WakeChoices != c.want {
+			t.Errorf("%s: wake choices %+v, want %+v", c.path, obs.WakeChoices, c.want)
 		}
 	}
-}
-
-// BenchmarkWakeSelect measures the choice tally's cost per event on the
-// largest real fixture (what it adds to measuring a trace or a replay).
-func BenchmarkWakeSelect(b *testing.B) {
-	benchEvents(b, func() func(*timeline.Event) {
-		s := newSelectTally()
-		return func(e *timeline.Event) { s.observe(e) }
-	})
 }
