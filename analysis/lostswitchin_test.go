@@ -3,7 +3,6 @@ package analysis
 import (
 	"testing"
 
-	"github.com/schedreplay/replay/ingest/perfdata"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -106,15 +105,7 @@ func TestLostSwitchInIdleWhileRunnable(t *testing.T) {
 // lie between that sum and 5 % over it (each run's last record comes a
 // few µs before its switch-out), CPU 0's idle time as timehist's.
 func TestLostSwitchInsOnARealTrace(t *testing.T) {
-	r, err := perfdata.Open("../fixtures/local-6.18/workloads/cyclictest-t2.perf.data")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	rep, err := Run(r, Options{TaskDelays: PerfLatency67})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := runPerfFixture(t, "../fixtures/local-6.18/workloads/cyclictest-t2.perf.data")
 	const runtimeSum = 18067456
 	var busy int64
 	for _, c := range rep.CPUs {

@@ -2,12 +2,9 @@ package analysis
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/schedreplay/replay/ingest/perfdata"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -26,23 +23,7 @@ func TestWakeChoicesOnARealTrace(t *testing.T) {
 			"Wakeup placement (sleeping wakees, against the CPU each last ran on): last on another CPU than the waking one 365: kept there 325, pulled to the waking CPU 40, elsewhere 0; last on the waking CPU 462: stayed 456, moved 6"},
 		{"../fixtures/kernels/repeats/guest-N-2s1c1t-2numa/r6/hackbench.perf.data.gz", WakeChoices{Kept: 671, Pulled: 14, Stayed: 679}, ""},
 	} {
-		b, err := readMaybeGzip(c.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(t.TempDir(), "t.perf.data")
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r, err := perfdata.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := Run(r, Options{TaskDelays: PerfLatency67})
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := runPerfFixture(t, c.path)
 		if rep.WakeChoices == nil || *rep.WakeChoices != c.want {
 			t.Errorf("%s: wake choices %+v, want %+v", c.path, rep.WakeChoices, c.want)
 			continue

@@ -80,23 +80,7 @@ func TestMigrationsAtWakeupOnARealTrace(t *testing.T) {
 		{"../fixtures/kernels/repeats/guest-N-2s1c1t-2numa/r6/hackbench.perf.data.gz", 86, 15},
 		{"../fixtures/kernels/guest-D-1s8c1t/schbench.perf.data", 167, 57},
 	} {
-		b, err := readMaybeGzip(c.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(t.TempDir(), "t.perf.data")
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r, err := perfdata.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := Run(r, Options{TaskDelays: PerfLatency67})
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := runPerfFixture(t, c.path)
 		if rep.MigrationsTotal != c.all || rep.MigrationsAtWakeupTotal != c.atWakeup {
 			t.Errorf("%s: migrations %d, at a wakeup %d; want perf's %d and %d", c.path, rep.MigrationsTotal, rep.MigrationsAtWakeupTotal, c.all, c.atWakeup)
 		}
@@ -172,4 +156,28 @@ func twoCoreLevels(t *testing.T) Levels {
 		t.Fatal(err)
 	}
 	return FromDomains(d)
+}
+
+// runPerfFixture analyzes a perf.data fixture (gzipped or not) with perf
+// 6.7's task delays.
+func runPerfFixture(t *testing.T, path string) *Report {
+	t.Helper()
+	b, err := readMaybeGzip(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "t.perf.data")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := perfdata.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rep, err := Run(r, Options{TaskDelays: PerfLatency67})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
