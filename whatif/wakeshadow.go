@@ -1,0 +1,436 @@
+package whatif
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/schedreplay/replay/timeline"
+)
+
+// WakeShadow redoes the PELT load tracking beside a timeline, from the
+// timeline alone, and evaluates wake_affine_weight (the load half of
+// wake_affine) at every wakeup of a sleeping task whose previous CPU is
+// busy and another than the waking CPU, against what the timeline shows
+// the wakeup path chose (analysis.WakeChoices' kept and pulled). It is a
+// diagnostic: where the kernel keeps wakees the formula would pull, by
+// margins the loads' uncertainty cannot explain, something else decided,
+// and on the two-vCPU guests' hackbench that is wake_wide, from the
+// wakee_flips hackbench's children inherit from perf (FIDELITY.md round
+// 89).
+//
+// The loads: a task's at its switches, enqueues and sched_stat_runtime
+// records (each update_curr), with the model's PELT arithmetic (pelt.go);
+// a CPU's from the summed weights of its runnable tasks; a new task starts
+// at its full weight; a woken task moved to another CPU leaves its load as
+// removed load and attaches it on the new one; an exiting task's load
+// leaves. Read at a wakeup as the kernel reads them: the CPUs' as last
+// updated, the wakee's as of its block, through task_h_load's per-jiffy
+// h_load. On a replay's output, where every choice followed this
+// formula, it calls 94–97 % of the engine's own choices as the engine
+// made them (TestWakeShadowAgreesWithTheEngine). What it cannot know is left out:
+// WF_SYNC (both variants are scored) and tasks' wakee_flips before the
+// timeline began (WakeShadowOptions.StartFlips).
+type WakeShadowOptions struct {
+	// ImbalancePct is the imbalance_pct of the domain both CPUs first
+	// share (117 for MC, 110 for SMT): prev's side is weighed with
+	// 100 + (pct − 100) / 2.
+	ImbalancePct int
+	// LLCSize is sd_llc_size, wake_wide's factor.
+	LLCSize int
+	// StartFlips is the wakee_flips of the tasks the timeline shows
+	// before it shows them forked; children inherit their parent's.
+	StartFlips uint64
+	// HZ sets the jiffy task_h_load caches h_load for, and wakee_flips'
+	// once-a-second decay (default 250).
+	HZ int
+}
+
+// WakeShadowBand counts the wakeups whose formula margin fell in one
+// band: Low is the band's lower edge in per cent (the margin is prev's
+// biased effective load over this CPU's, less 1: above 0 the formula
+// pulls), Kept and Pulled what the timeline shows.
+type WakeShadowBand struct {
+	Low          int
+	Kept, Pulled int
+}
+
+// WakeShadowResult is the shadow's verdict over a timeline.
+type WakeShadowResult struct {
+	// Bands by margin, 10 points wide, the first and last open-ended
+	// (below −30 %, 30 % and above), of the wakeups wake_wide let
+	// through (not wide by the shadow's flips).
+	Bands []WakeShadowBand
+	// Compared: the wakeups scored; Agree, AgreeSync: how many of them
+	// the formula without and with WF_SYNC's adjustments (and
+	// wake_affine_idle's sync case) called as the timeline shows, a
+	// wakeup the shadow's flips make wide counted as a keep.
+	Compared, Agree, AgreeSync int
+	// Wide: the scored wakeups the shadow's wake_wide called wide.
+	Wide int
+}
+
+type shadowTask struct {
+	avg   avg
+	w     uint64
+	cpu   int32
+	onRQ  bool
+	seen  bool
+	flips uint64
+	last  int32
+	decay int64
+}
+
+type shadowRQ struct {
+	avg                           avg
+	loadW, nr                     uint64
+	curr                          int32
+	remLoad, remUtil, remRunnable uint64
+	remN                          int
+	hLoad                         uint64
+	hJiffy                        int64
+}
+
+// shadowWake is a wakeup awaiting its choice (the waking CPU's next
+// record: the task's sched_migrate_task if it moved).
+type shadowWake struct {
+	pid    int32
+	prev   int32
+	at     int64
+	scored bool
+	ns, sy bool
+	margin float64
+	wide   bool
+}
+
+type wakeShadow struct {
+	opt    WakeShadowOptions
+	tasks  map[int32]*shadowTask
+	rqs    []*shadowRQ
+	open   []*shadowWake
+	res    WakeShadowResult
+	bands  map[int]*WakeShadowBand
+	jiffyN int64
+}
+
+// WakeShadow runs the shadow over r's events.
+func WakeShadow(r timeline.EventReader, opt WakeShadowOptions) (*WakeShadowResult, error) {
+	if opt.ImbalancePct < 100 {
+		return nil, fmt.Errorf("wake shadow: imbalance_pct %d, want at least 100", opt.ImbalancePct)
+	}
+	if opt.LLCSize < 1 {
+		return nil, fmt.Errorf("wake shadow: LLC size %d, want at least 1", opt.LLCSize)
+	}
+	if opt.HZ == 0 {
+		opt.HZ = 250
+	}
+	s := &wakeShadow{opt: opt, tasks: map[int32]*shadowTask{}, bands: map[int]*WakeShadowBand{}, jiffyN: 1e9 / int64(opt.HZ)}
+	for r.Next() {
+		s.event(r.Event())
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	for c := range s.open {
+		s.settle(int32(c), -1, 0)
+	}
+	for lo := -40; lo <= 30; lo += 10 {
+		if b := s.bands[lo]; b != nil {
+			s.res.Bands = append(s.res.Bands, *b)
+		}
+	}
+	return &s.res, nil
+}
+
+func (s *wakeShadow) task(p int32, prio int64) *shadowTask {
+	t := s.tasks[p]
+	if t == nil {
+		t = &shadowTask{w: weightOfPrio(int32(prio)), cpu: -1, flips: s.opt.StartFlips}
+		s.tasks[p] = t
+	}
+	return t
+}
+
+func (s *wakeShadow) rq(c int32) *shadowRQ {
+	for int(c) >= len(s.rqs) {
+		s.rqs = append(s.rqs, &shadowRQ{hJiffy: noJiffy})
+		s.open = append(s.open, nil)
+	}
+	return s.rqs[c]
+}
+
+func (s *wakeShadow) updRQ(r *shadowRQ, now int64) {
+	if r.remN > 0 {
+		r.avg.takeRemoved(r.remLoad, r.remUtil, r.remRunnable)
+		r.remLoad, r.remUtil, r.remRunnable, r.remN = 0, 0, 0, 0
+	}
+	if r.avg.lastUpdate == 0 {
+		r.avg.lastUpdate = now
+	}
+	r.avg.update(now, r.loadW, r.nr, r.curr > 0, 1)
+}
+
+func (s *wakeShadow) updTask(t *shadowTask, now int64, running bool) {
+	if t.avg.lastUpdate == 0 {
+		t.avg.lastUpdate = now
+	}
+	var l uint64
+	if t.onRQ {
+		l = 1
+	}
+	t.avg.update(now, l, l, running, t.w)
+}
+
+// remove queues t's load to leave r (remove_entity_load_avg).
+func (s *wakeShadow) remove(r *shadowRQ, t *shadowTask) {
+	if r.avg.lastUpdate > t.avg.lastUpdate {
+		s.updTask(t, r.avg.lastUpdate, false)
+	}
+	r.remN++
+	r.remLoad += t.avg.loadAvg
+	r.remUtil += t.avg.utilAvg
+	r.remRunnable += t.avg.runnableAvg
+}
+
+// enqueue puts t on c at now, moving its load there if it lived elsewhere.
+func (s *wakeShadow) enqueue(t *shadowTask, c int32, now int64) {
+	r := s.rq(c)
+	switch {
+	case t.seen && t.cpu >= 0 && t.cpu != c:
+		s.remove(s.rq(t.cpu), t)
+		s.updRQ(r, now)
+		r.avg.attach(&t.avg, t.w)
+	case t.seen:
+		s.updTask(t, now, false)
+		s.updRQ(r, now)
+	default:
+		s.updRQ(r, now)
+		r.avg.attach(&t.avg, t.w)
+	}
+	t.seen, t.cpu, t.onRQ = true, c, true
+	r.loadW += t.w
+	r.nr++
+}
+
+func (s *wakeShadow) dequeue(t *shadowTask, r *shadowRQ, now int64) {
+	s.updTask(t, now, true)
+	s.updRQ(r, now)
+	if t.onRQ {
+		t.onRQ = false
+		r.loadW -= t.w
+		r.nr--
+	}
+}
+
+// hload is task_h_load(t) read on CPU c: t's load by c's h_load, cached
+// for the jiffy, over c's load now.
+func (s *wakeShadow) hload(c int32, t *shadowTask, now int64) uint64 {
+	r := s.rq(c)
+	if j := now / s.jiffyN; r.hJiffy != j {
+		r.hLoad, r.hJiffy = r.avg.loadAvg, j
+	}
+	return t.avg.loadAvg * r.hLoad / (r.avg.loadAvg + 1)
+}
+
+func (s *wakeShadow) event(e *timeline.Event) {
+	if e.Kind == timeline.Lost {
+		// What the lost records held is not known: forget the waits.
+		for c := range s.open {
+			s.open[c] = nil
+		}
+		return
+	}
+	if !e.IsSet(timeline.CPU) || timeline.CheckCPUs(e) != nil || e.Time == 0 {
+		return
+	}
+	c := e.Int32(timeline.CPU)
+	r := s.rq(c)
+	now := e.Time
+	if e.Kind == timeline.SchedMigrateTask && s.open[c] != nil && e.Int32(timeline.PID) == s.open[c].pid && e.IsSet(timeline.DestCPU) {
+		s.settle(c, e.Int32(timeline.DestCPU), now)
+		return
+	}
+	s.settle(c, -1, now)
+	switch e.Kind {
+	case timeline.SchedSwitch:
+		prev, next := e.Int32(timeline.PrevPID), e.Int32(timeline.NextPID)
+		if prev > 0 {
+			pt := s.task(prev, prioOr(e, timeline.PrevPrio))
+			if !pt.seen {
+				pt.seen, pt.cpu, pt.onRQ = true, c, true
+				r.loadW += pt.w
+				r.nr++
+			}
+			st := e.Str(timeline.PrevState)
+			switch {
+			case len(st) > 0 && st[0] == 'R':
+				s.updTask(pt, now, true)
+				s.updRQ(r, now)
+			default:
+				s.dequeue(pt, r, now)
+				if len(st) > 0 && (st[0] == 'X' || st[0] == 'Z') {
+					// task_dead_fair: its load leaves.
+					s.remove(r, pt)
+					pt.seen, pt.cpu = false, -1
+				}
+			}
+		}
+		r.curr = 0
+		if next > 0 {
+			nt := s.task(next, prioOr(e, timeline.NextPrio))
+			if !nt.onRQ || nt.cpu != c {
+				if nt.onRQ && nt.cpu >= 0 {
+					o := s.rq(nt.cpu)
+					o.loadW -= nt.w
+					o.nr--
+					nt.onRQ = false
+				}
+				s.enqueue(nt, c, now)
+			}
+			s.updTask(nt, now, false)
+			s.updRQ(r, now)
+			r.curr = next
+		}
+	case timeline.SchedStatRuntime:
+		if p := e.Int32(timeline.PID); p > 0 && p == r.curr {
+			s.updTask(s.task(p, 120), now, true)
+			s.updRQ(r, now)
+		}
+	case timeline.SchedProcessFork:
+		if e.IsSet(timeline.ParentPID) && e.IsSet(timeline.ChildPID) {
+			parent := s.task(e.Int32(timeline.ParentPID), 120)
+			child := s.task(e.Int32(timeline.ChildPID), 120)
+			child.flips, child.last, child.decay = parent.flips, parent.last, parent.decay
+		}
+	case timeline.SchedWakeupNew:
+		nt := s.task(e.Int32(timeline.PID), prioOr(e, timeline.Prio))
+		nt.avg = avg{loadAvg: nt.w, runnableAvg: capacityScale, utilAvg: capacityScale / 2}
+		nt.seen = false
+		s.enqueue(nt, e.Int32(timeline.TargetCPU), now)
+	case timeline.SchedMigrateTask:
+		// The balancer's or the stopper's move of a queued task.
+		pt := s.tasks[e.Int32(timeline.PID)]
+		if pt == nil || !pt.onRQ || pt.cpu < 0 || !e.IsSet(timeline.DestCPU) {
+			return
+		}
+		src, dst := s.rq(pt.cpu), s.rq(e.Int32(timeline.DestCPU))
+		s.updTask(pt, now, false)
+		s.updRQ(src, now)
+		src.avg.detach(&pt.avg, pt.w)
+		src.loadW -= pt.w
+		src.nr--
+		s.updRQ(dst, now)
+		dst.avg.attach(&pt.avg, pt.w)
+		dst.loadW += pt.w
+		dst.nr++
+		pt.cpu = e.Int32(timeline.DestCPU)
+	case timeline.SchedWaking:
+		s.waking(e, c, r, now)
+	}
+}
+
+// waking: select_task_rq runs for a sleeping wakee (a running or queued
+// one is ttwu_runnable's, no choice); record_wakee counts the flip, and
+// the formula is scored when the wakee's previous CPU is busy and another.
+func (s *wakeShadow) waking(e *timeline.Event, c int32, r *shadowRQ, now int64) {
+	p := e.Int32(timeline.PID)
+	if p <= 0 || !e.IsSet(timeline.TargetCPU) {
+		return
+	}
+	pt := s.task(p, prioOr(e, timeline.Prio))
+	prev := e.Int32(timeline.TargetCPU)
+	if pt.onRQ || !pt.seen {
+		if !pt.onRQ {
+			s.enqueue(pt, prev, now)
+		}
+		return
+	}
+	w := &shadowWake{pid: p, prev: prev, at: now}
+	s.open[c] = w
+	defer s.enqueue(pt, prev, now) // moved at settle if the choice moved it
+	if r.curr <= 0 {
+		return // an idle CPU's interrupt: no current task's flips
+	}
+	waker := s.task(r.curr, 120)
+	if j := now / s.jiffyN; j > waker.decay+int64(s.opt.HZ) {
+		waker.flips >>= 1
+		waker.decay = j
+	}
+	if waker.last != p {
+		waker.last = p
+		waker.flips++
+	}
+	pr := s.rq(prev)
+	if prev == c || int(prev) >= len(s.rqs) || pr.curr <= 0 && pr.nr == 0 {
+		return // local, or prev idle (wake_affine_idle keeps it)
+	}
+	master, slave := waker.flips, pt.flips
+	if master < slave {
+		master, slave = slave, master
+	}
+	factor := uint64(s.opt.LLCSize)
+	w.wide = !(slave < factor || master < slave*factor)
+	thisL, prevL := int64(r.avg.loadAvg), int64(pr.avg.loadAvg)
+	tl := int64(s.hload(prev, pt, now))
+	cur := int64(s.hload(c, waker, now))
+	bias := int64(100 + (s.opt.ImbalancePct-100)/2)
+	w.ns = (thisL+tl)*100 < (prevL-tl)*bias
+	w.sy = r.nr == 1 || cur > thisL || (thisL-cur+tl)*100 < (prevL-tl)*bias+1
+	w.margin = float64((prevL-tl)*bias)/float64(max(1, (thisL+tl)*100)) - 1
+	w.scored = true
+}
+
+// settle books CPU c's open wakeup: dest the CPU its move names, -1 none;
+// a wakee moved leaves its previous CPU, where the waking queued it, at
+// now (the move's record, right after the waking's).
+func (s *wakeShadow) settle(c, dest int32, now int64) {
+	w := s.open[c]
+	if w == nil {
+		return
+	}
+	s.open[c] = nil
+	if dest < 0 {
+		dest = w.prev
+	}
+	if t := s.tasks[w.pid]; t != nil && dest != w.prev && t.onRQ && t.cpu == w.prev {
+		// Queued on its previous CPU at the waking; the move takes its
+		// load there as removed load and attaches it here.
+		src, dst := s.rq(w.prev), s.rq(dest)
+		at := max(now, w.at)
+		src.loadW -= t.w
+		src.nr--
+		s.remove(src, t)
+		s.updRQ(dst, at)
+		dst.avg.attach(&t.avg, t.w)
+		dst.loadW += t.w
+		dst.nr++
+		t.cpu = dest
+	}
+	if !w.scored || dest != w.prev && dest != c {
+		return
+	}
+	pulled := dest == c
+	s.res.Compared++
+	if w.wide {
+		s.res.Wide++
+	}
+	if pulled == (w.ns && !w.wide) {
+		s.res.Agree++
+	}
+	if pulled == (w.sy && !w.wide) {
+		s.res.AgreeSync++
+	}
+	if w.wide {
+		return
+	}
+	lo := min(max(int(math.Floor(w.margin*10))*10, -40), 30)
+	b := s.bands[lo]
+	if b == nil {
+		b = &WakeShadowBand{Low: lo}
+		s.bands[lo] = b
+	}
+	if pulled {
+		b.Pulled++
+	} else {
+		b.Kept++
+	}
+}
