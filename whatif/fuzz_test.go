@@ -84,6 +84,10 @@ func FuzzExtractReplay(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		evs := fuzzEvents(data)
+		// The wake shadow reads any timeline (it is given traces).
+		if _, err := WakeShadow(&noiseReader{evs: evs}, WakeShadowOptions{ImbalancePct: 117, LLCSize: 2, StartFlips: 4}); err != nil {
+			t.Fatalf("wake shadow: %v", err)
+		}
 		w, err := Extract(&noiseReader{evs: evs})
 		if err != nil {
 			if strings.Contains(err.Error(), "internal error") {

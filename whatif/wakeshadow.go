@@ -120,8 +120,11 @@ func WakeShadow(r timeline.EventReader, opt WakeShadowOptions) (*WakeShadowResul
 	if opt.LLCSize < 1 {
 		return nil, fmt.Errorf("wake shadow: LLC size %d, want at least 1", opt.LLCSize)
 	}
-	if opt.HZ == 0 {
+	switch {
+	case opt.HZ == 0:
 		opt.HZ = 250
+	case opt.HZ < 0:
+		return nil, fmt.Errorf("wake shadow: HZ %d", opt.HZ)
 	}
 	s := &wakeShadow{opt: opt, tasks: map[int32]*shadowTask{}, bands: map[int]*WakeShadowBand{}, jiffyN: 1e9 / int64(opt.HZ)}
 	for r.Next() {

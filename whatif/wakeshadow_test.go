@@ -53,7 +53,7 @@ func TestWakeShadowAgreesWithTheEngine(t *testing.T) {
 
 // Options the shadow cannot work with are refused.
 func TestWakeShadowOptions(t *testing.T) {
-	for _, o := range []WakeShadowOptions{{ImbalancePct: 99, LLCSize: 2}, {ImbalancePct: 117}} {
+	for _, o := range []WakeShadowOptions{{ImbalancePct: 99, LLCSize: 2}, {ImbalancePct: 117}, {ImbalancePct: 117, LLCSize: 2, HZ: -1}} {
 		if _, err := WakeShadow(&timeline.SliceReader{}, o); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
