@@ -363,7 +363,7 @@ func (s *wakeShadow) waking(e *timeline.Event, c int32, r *shadowRQ, now int64) 
 		waker.flips++
 	}
 	pr := s.rq(prev)
-	if prev == c || int(prev) >= len(s.rqs) || pr.curr <= 0 && pr.nr == 0 {
+	if prev == c || pr.curr <= 0 && pr.nr == 0 {
 		return // local, or prev idle (wake_affine_idle keeps it)
 	}
 	master, slave := waker.flips, pt.flips
