@@ -31,6 +31,7 @@ func main() {
 	llc := flag.Int("llc", 2, "sd_llc_size, wake_wide's factor")
 	flips := flag.Uint64("flips", 0, "wakee_flips of the tasks alive at the start")
 	hz := flag.Int("hz", 250, "the kernel's HZ")
+	fit := flag.Bool("fit", false, "instead of the table, how many choices the shadow calls right for each start wakee_flips of 0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32 (a start that makes the kernel's keeps wide fits them: FIDELITY.md round 89; `replay whatif --set wakee_flips=N` replays with one)")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: wakeshadow [-pct N] [-llc N] [-flips N] TRACE...")
@@ -38,7 +39,11 @@ func main() {
 	}
 	opt := whatif.WakeShadowOptions{ImbalancePct: *pct, LLCSize: *llc, StartFlips: *flips, HZ: *hz}
 	for _, path := range flag.Args() {
-		if err := run(os.Stdout, path, opt); err != nil {
+		f := run
+		if *fit {
+			f = fitFlips
+		}
+		if err := f(os.Stdout, path, opt); err != nil {
 			fmt.Fprintln(os.Stderr, "wakeshadow:", err)
 			os.Exit(1)
 		}
@@ -68,6 +73,28 @@ func run(w io.Writer, path string, opt whatif.WakeShadowOptions) error {
 			label = "+30 % and above"
 		}
 		fmt.Fprintf(w, "  %-50s %5d  %6d\n", label, b.Kept, b.Pulled)
+	}
+	return nil
+}
+
+// fitFlips prints, for each candidate start wakee_flips, how many of the
+// scored wakeups the shadow calls as the timeline chose them, the
+// formula plain and with WF_SYNC's adjustments.
+func fitFlips(w io.Writer, path string, opt whatif.WakeShadowOptions) error {
+	fmt.Fprintf(w, "%s: start wakee_flips, choices called right (plain, WF_SYNC) of those scored, wide\n", path)
+	for _, n := range []uint64{0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32} {
+		r, err := ingest.Open(path)
+		if err != nil {
+			return err
+		}
+		o := opt
+		o.StartFlips = n
+		res, err := whatif.WakeShadow(r, o)
+		r.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		fmt.Fprintf(w, "  %3d  %5d  %5d  of %5d  wide %5d\n", n, res.Agree, res.AgreeSync, res.Compared, res.Wide)
 	}
 	return nil
 }
