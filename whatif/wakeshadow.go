@@ -75,7 +75,7 @@ type shadowTask struct {
 	cpu   int32
 	onRQ  bool
 	seen  bool
-	flips uint64
+	flips uint32
 	last  int32
 	decay int64
 }
@@ -95,7 +95,6 @@ type shadowRQ struct {
 type shadowWake struct {
 	pid    int32
 	prev   int32
-	at     int64
 	scored bool
 	ns, sy bool
 	margin float64
@@ -134,7 +133,7 @@ func WakeShadow(r timeline.EventReader, opt WakeShadowOptions) (*WakeShadowResul
 		return nil, err
 	}
 	for c := range s.open {
-		s.settle(int32(c), -1, 0)
+		s.settle(int32(c), -1, 0) // no move: now is not read
 	}
 	for lo := -40; lo <= 30; lo += 10 {
 		if b := s.bands[lo]; b != nil {
@@ -147,7 +146,7 @@ func WakeShadow(r timeline.EventReader, opt WakeShadowOptions) (*WakeShadowResul
 func (s *wakeShadow) task(p int32, prio int64) *shadowTask {
 	t := s.tasks[p]
 	if t == nil {
-		t = &shadowTask{w: weightOfPrio(int32(prio)), cpu: -1, flips: s.opt.StartFlips}
+		t = &shadowTask{w: weightOfPrio(int32(prio)), cpu: -1, flips: uint32(min(s.opt.StartFlips, math.MaxUint32))}
 		s.tasks[p] = t
 	}
 	return t
@@ -347,37 +346,25 @@ func (s *wakeShadow) waking(e *timeline.Event, c int32, r *shadowRQ, now int64) 
 		}
 		return
 	}
-	w := &shadowWake{pid: p, prev: prev, at: now}
+	w := &shadowWake{pid: p, prev: prev}
 	s.open[c] = w
 	defer s.enqueue(pt, prev, now) // moved at settle if the choice moved it
 	if r.curr <= 0 {
 		return // an idle CPU's interrupt: no current task's flips
 	}
 	waker := s.task(r.curr, 120)
-	if j := now / s.jiffyN; j > waker.decay+int64(s.opt.HZ) {
-		waker.flips >>= 1
-		waker.decay = j
-	}
-	if waker.last != p {
-		waker.last = p
-		waker.flips++
-	}
+	recordWakeeFlip(&waker.flips, &waker.decay, &waker.last, p, now/s.jiffyN, int64(s.opt.HZ))
 	pr := s.rq(prev)
 	if prev == c || pr.curr <= 0 && pr.nr == 0 {
 		return // local, or prev idle (wake_affine_idle keeps it)
 	}
-	master, slave := waker.flips, pt.flips
-	if master < slave {
-		master, slave = slave, master
-	}
-	factor := uint64(s.opt.LLCSize)
-	w.wide = !(slave < factor || master < slave*factor)
+	w.wide = wideFlips(waker.flips, pt.flips, uint32(s.opt.LLCSize))
 	thisL, prevL := int64(r.avg.loadAvg), int64(pr.avg.loadAvg)
 	tl := int64(s.hload(prev, pt, now))
 	cur := int64(s.hload(c, waker, now))
+	w.ns = wakeAffineWeightPulls(thisL, prevL, tl, 0, s.opt.ImbalancePct, capacityScale, capacityScale, false)
+	w.sy = r.nr == 1 || wakeAffineWeightPulls(thisL, prevL, tl, cur, s.opt.ImbalancePct, capacityScale, capacityScale, true)
 	bias := int64(100 + (s.opt.ImbalancePct-100)/2)
-	w.ns = (thisL+tl)*100 < (prevL-tl)*bias
-	w.sy = r.nr == 1 || cur > thisL || (thisL-cur+tl)*100 < (prevL-tl)*bias+1
 	w.margin = float64((prevL-tl)*bias)/float64(max(1, (thisL+tl)*100)) - 1
 	w.scored = true
 }
@@ -398,11 +385,10 @@ func (s *wakeShadow) settle(c, dest int32, now int64) {
 		// Queued on its previous CPU at the waking; the move takes its
 		// load there as removed load and attaches it here.
 		src, dst := s.rq(w.prev), s.rq(dest)
-		at := max(now, w.at)
 		src.loadW -= t.w
 		src.nr--
 		s.remove(src, t)
-		s.updRQ(dst, at)
+		s.updRQ(dst, now)
 		dst.avg.attach(&t.avg, t.w)
 		dst.loadW += t.w
 		dst.nr++

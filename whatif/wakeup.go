@@ -76,21 +76,32 @@ func inSpan(span []int, c int) bool {
 // recordWakee is record_wakee() on the waker (wakee_flips, decayed each
 // second).
 func (s *Sim) recordWakee(w, p *simTask) {
-	j := s.jiffies()
-	if j > w.wakeeFlipTS+int64(s.cfg.HZ) {
-		w.wakeeFlips >>= 1
-		w.wakeeFlipTS = j
+	recordWakeeFlip(&w.wakeeFlips, &w.wakeeFlipTS, &w.lastWakee, p.id, s.jiffies(), int64(s.cfg.HZ))
+}
+
+// recordWakeeFlip is record_wakee()'s bookkeeping of a waker's flips,
+// decay stamp and last wakee, at jiffy j: halved once when more than hz
+// jiffies passed since the stamp, one more when the wakee changed. The
+// engine's and the wake shadow's (wakeshadow.go).
+func recordWakeeFlip(flips *uint32, decayTS *int64, last *int32, wakee int32, j, hz int64) {
+	if j > *decayTS+hz {
+		*flips >>= 1
+		*decayTS = j
 	}
-	if w.lastWakee != p.id {
-		w.lastWakee = p.id
-		w.wakeeFlips++
+	if *last != wakee {
+		*last = wakee
+		*flips++
 	}
 }
 
 // wakeWide is wake_wide(): a one-to-many waker whose wakees also flip.
 func (s *Sim) wakeWide(waker, p *simTask, wakerCPU int) bool {
-	master, slave := waker.wakeeFlips, p.wakeeFlips
-	factor := uint32(s.dom.CPUs[wakerCPU].LLCSize)
+	return wideFlips(waker.wakeeFlips, p.wakeeFlips, uint32(s.dom.CPUs[wakerCPU].LLCSize))
+}
+
+// wideFlips is wake_wide()'s test on the waker's and the wakee's flips,
+// the LLC's size the factor.
+func wideFlips(master, slave, factor uint32) bool {
 	if master < slave {
 		master, slave = slave, master
 	}
@@ -170,18 +181,32 @@ func (s *Sim) wakeAffine(sd *model.SchedDomain, p *simTask, this, prev int, wake
 // that too (ttwu_move_affine).
 func (s *Sim) wakeAffineWeight(sd *model.SchedDomain, p *simTask, this, prev int, waker *simTask, sync bool) bool {
 	thisLoad := int64(s.cpuLoad(this))
+	var cur int64
 	if sync {
-		cur := int64(s.taskHLoad(waker))
+		// Read before the wakee's: wake_affine_weight returns at once
+		// when the waker outweighs its CPU (task_h_load caches h_load).
+		cur = int64(s.taskHLoad(waker))
 		if cur > thisLoad {
 			return true
 		}
-		thisLoad -= cur
 	}
-	taskLoad := s.taskHLoad(p)
-	thisEff := thisLoad + int64(taskLoad)
-	thisEff *= 100 * int64(s.cpus[prev].cpuCapacity)
-	prevEff := int64(s.cpuLoad(prev)) - int64(taskLoad) // s64: may go below 0
-	prevEff *= (100 + int64(sd.ImbalancePct-100)/2) * int64(s.cpus[this].cpuCapacity)
+	return wakeAffineWeightPulls(thisLoad, int64(s.cpuLoad(prev)), int64(s.taskHLoad(p)), cur, sd.ImbalancePct,
+		s.cpus[this].cpuCapacity, s.cpus[prev].cpuCapacity, sync)
+}
+
+// wakeAffineWeightPulls is wake_affine_weight()'s arithmetic on the loads
+// it reads: this CPU's and prev's cpu_load, the wakee's and (on WF_SYNC)
+// the waker's task_h_load, the domain's imbalance_pct and the CPUs'
+// capacity_of. The engine's and the wake shadow's (wakeshadow.go).
+func wakeAffineWeightPulls(thisLoad, prevLoad, taskLoad, curLoad int64, imbalancePct int, capThis, capPrev uint64, sync bool) bool {
+	if sync {
+		if curLoad > thisLoad {
+			return true
+		}
+		thisLoad -= curLoad
+	}
+	thisEff := (thisLoad + taskLoad) * 100 * int64(capPrev)
+	prevEff := (prevLoad - taskLoad) * (100 + int64(imbalancePct-100)/2) * int64(capThis) // s64: may go below 0
 	if sync {
 		// Equal loads: let select_idle_sibling consider stacking the
 		// wakee on the waker.
