@@ -874,7 +874,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	if cfg.WakeeFlips >= 0 {
 		s.stats.WakeeFlipsStart = uint32(cfg.WakeeFlips)
 	}
-	if w.Flips.Placements > 0 {
+	if w.Flips.Placements > 0 || w.Flips.WeightPlacements > 0 {
 		fl := w.Flips
 		s.stats.WakeeFlipsFit = &fl
 	}

@@ -566,7 +566,8 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	if st := f.Stats; st != nil && (st.WakeeFlipsStart > 0 || st.WakeeFlipsFit != nil) {
 		fmt.Fprintf(&b, "wakee_flips: the tasks alive at the trace start began with %d", st.WakeeFlipsStart)
 		if fl := st.WakeeFlipsFit; fl != nil {
-			fmt.Fprintf(&b, " (the trace's placements: %d telling, %d explained by %d, %d by 0)", fl.Placements, fl.Explained, fl.WakeeFlips, fl.ExplainedAt0)
+			fmt.Fprintf(&b, " (the trace's placements: %d by a waker alone, %d explained by %d, %d by 0; %d wake_affine_weight pulls, %d explained by %d, %d by 0)",
+				fl.Placements, fl.Explained, fl.WakeeFlips, fl.ExplainedAt0, fl.WeightPlacements, fl.WeightExplained, fl.WakeeFlips, fl.WeightExplainedAt0)
 		}
 		b.WriteString("\n")
 	}

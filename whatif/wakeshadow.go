@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -29,7 +30,9 @@ import (
 // formula, it calls 94–97 % of the engine's own choices as the engine
 // made them (TestWakeShadowAgreesWithTheEngine). What it cannot know is left out:
 // WF_SYNC (both variants are scored) and tasks' wakee_flips before the
-// timeline began (WakeShadowOptions.StartFlips).
+// timeline began (WakeShadowOptions.StartFlips; the telling wakeups are
+// scored for every start in FlipCandidates, which is how the extraction
+// fits it, wakeeflips.go).
 type WakeShadowOptions struct {
 	// ImbalancePct is the imbalance_pct of the domain both CPUs first
 	// share (117 for MC, 110 for SMT): prev's side is weighed with
@@ -43,6 +46,11 @@ type WakeShadowOptions struct {
 	// HZ sets the jiffy task_h_load caches h_load for, and wakee_flips'
 	// once-a-second decay (default 250).
 	HZ int
+	// dom, when set (the extraction's fit, wakeeflips.go), gives each
+	// pair of CPUs its own SD_WAKE_AFFINE domain's imbalance_pct and the
+	// waking CPU's LLC size, in place of ImbalancePct and LLCSize; pairs
+	// with no such domain are not scored.
+	dom *model.Domains
 }
 
 // WakeShadowBand counts the wakeups whose formula margin fell in one
@@ -67,7 +75,29 @@ type WakeShadowResult struct {
 	Compared, Agree, AgreeSync int
 	// Wide: the scored wakeups the shadow's wake_wide called wide.
 	Wide int
+	// Telling: the scored wakeups the formula pulls by at least
+	// tellingMargin without WF_SYNC (and so with it), kept or pulled;
+	// there the choice is wake_wide's: kept when wide, pulled when not.
+	// Called[k]: how many of them wake_wide with every task alive at the
+	// start at FlipCandidates[k] flips calls as the timeline chose them
+	// (the loads do not depend on the flips: one pass scores them all).
+	// TellingCalled: of the telling wakeups, how many the shadow's own
+	// flips (from StartFlips) call as chosen: Called's entry for a start
+	// of StartFlips, the way the engine counts (TestWakeShadowCandidates).
+	Telling       int
+	Called        [nFlipCandidates]int
+	TellingCalled int
 }
+
+// FlipCandidates are the start wakee_flips the shadow and the
+// extraction's fit try (WakeShadowResult.Called).
+func FlipCandidates() []uint32 { return flipCandidates[:] }
+
+// tellingMargin: a wakeup is telling when the formula pulls by this much
+// (prev's biased effective load over this CPU's, less 1). On replays the
+// shadow's margins are off by less than a tenth for most wakeups
+// (FIDELITY.md round 89's bands).
+const tellingMargin = 0.1
 
 type shadowTask struct {
 	avg   avg
@@ -78,6 +108,9 @@ type shadowTask struct {
 	flips uint32
 	last  int32
 	decay int64
+	// cand: flips from each of FlipCandidates (decay stamp and last
+	// wakee are the same for all).
+	cand [nFlipCandidates]uint32
 }
 
 type shadowRQ struct {
@@ -99,6 +132,10 @@ type shadowWake struct {
 	ns, sy bool
 	margin float64
 	wide   bool
+	// telling: the formula pulls by tellingMargin; wideK bit k: wide
+	// from FlipCandidates[k].
+	telling bool
+	wideK   uint32
 }
 
 type wakeShadow struct {
@@ -125,28 +162,38 @@ func WakeShadow(r timeline.EventReader, opt WakeShadowOptions) (*WakeShadowResul
 	case opt.HZ < 0:
 		return nil, fmt.Errorf("wake shadow: HZ %d", opt.HZ)
 	}
-	s := &wakeShadow{opt: opt, tasks: map[int32]*shadowTask{}, bands: map[int]*WakeShadowBand{}, jiffyN: 1e9 / int64(opt.HZ)}
+	s := newWakeShadow(opt)
 	for r.Next() {
 		s.event(r.Event())
 	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
+	s.finish()
+	return &s.res, nil
+}
+
+func newWakeShadow(opt WakeShadowOptions) *wakeShadow {
+	return &wakeShadow{opt: opt, tasks: map[int32]*shadowTask{}, bands: map[int]*WakeShadowBand{}, jiffyN: 1e9 / int64(opt.HZ)}
+}
+
+// finish settles the wakeups still open (no move) and lists the bands.
+func (s *wakeShadow) finish() {
 	for c := range s.open {
 		s.settle(int32(c), -1, 0) // no move: now is not read
 	}
+	s.res.Bands = s.res.Bands[:0]
 	for lo := -40; lo <= 30; lo += 10 {
 		if b := s.bands[lo]; b != nil {
 			s.res.Bands = append(s.res.Bands, *b)
 		}
 	}
-	return &s.res, nil
 }
 
 func (s *wakeShadow) task(p int32, prio int64) *shadowTask {
 	t := s.tasks[p]
 	if t == nil {
-		t = &shadowTask{w: weightOfPrio(int32(prio)), cpu: -1, flips: uint32(min(s.opt.StartFlips, math.MaxUint32))}
+		t = &shadowTask{w: weightOfPrio(int32(prio)), cpu: -1, flips: uint32(min(s.opt.StartFlips, math.MaxUint32)), cand: flipCandidates}
 		s.tasks[p] = t
 	}
 	return t
@@ -301,7 +348,7 @@ func (s *wakeShadow) event(e *timeline.Event) {
 		if e.IsSet(timeline.ParentPID) && e.IsSet(timeline.ChildPID) {
 			parent := s.task(e.Int32(timeline.ParentPID), 120)
 			child := s.task(e.Int32(timeline.ChildPID), 120)
-			child.flips, child.last, child.decay = parent.flips, parent.last, parent.decay
+			child.flips, child.last, child.decay, child.cand = parent.flips, parent.last, parent.decay, parent.cand
 		}
 	case timeline.SchedWakeupNew:
 		nt := s.task(e.Int32(timeline.PID), prioOr(e, timeline.Prio))
@@ -352,21 +399,69 @@ func (s *wakeShadow) waking(e *timeline.Event, c int32, r *shadowRQ, now int64) 
 	if r.curr <= 0 {
 		return // an idle CPU's interrupt: no current task's flips
 	}
+	if prioOr(e, timeline.Prio) < 100 || PinnedCPUOf(e.Str(timeline.Comm)) >= 0 {
+		return // select_task_rq_fair is not called: no record_wakee
+	}
 	waker := s.task(r.curr, 120)
-	recordWakeeFlip(&waker.flips, &waker.decay, &waker.last, p, now/s.jiffyN, int64(s.opt.HZ))
+	j := now / s.jiffyN
+	halve, flip := j > waker.decay+int64(s.opt.HZ), waker.last != p
+	recordWakeeFlip(&waker.flips, &waker.decay, &waker.last, p, j, int64(s.opt.HZ))
+	for k := range waker.cand {
+		if halve {
+			waker.cand[k] >>= 1
+		}
+		if flip {
+			waker.cand[k]++
+		}
+	}
 	pr := s.rq(prev)
 	if prev == c || pr.curr <= 0 && pr.nr == 0 {
 		return // local, or prev idle (wake_affine_idle keeps it)
 	}
-	w.wide = wideFlips(waker.flips, pt.flips, uint32(s.opt.LLCSize))
+	pct, llc := s.opt.ImbalancePct, s.opt.LLCSize
+	if d := s.opt.dom; d != nil {
+		if pct = affinePct(d, c, prev); pct == 0 {
+			return // no SD_WAKE_AFFINE domain spans both
+		}
+		llc = max(d.CPUs[c].LLCSize, 1)
+	}
+	w.wide = wideFlips(waker.flips, pt.flips, uint32(llc))
 	thisL, prevL := int64(r.avg.loadAvg), int64(pr.avg.loadAvg)
 	tl := int64(s.hload(prev, pt, now))
 	cur := int64(s.hload(c, waker, now))
-	w.ns = wakeAffineWeightPulls(thisL, prevL, tl, 0, s.opt.ImbalancePct, capacityScale, capacityScale, false)
-	w.sy = r.nr == 1 || wakeAffineWeightPulls(thisL, prevL, tl, cur, s.opt.ImbalancePct, capacityScale, capacityScale, true)
-	bias := int64(100 + (s.opt.ImbalancePct-100)/2)
+	w.ns = wakeAffineWeightPulls(thisL, prevL, tl, 0, pct, capacityScale, capacityScale, false)
+	w.sy = r.nr == 1 || wakeAffineWeightPulls(thisL, prevL, tl, cur, pct, capacityScale, capacityScale, true)
+	bias := int64(100 + (pct-100)/2)
 	w.margin = float64((prevL-tl)*bias)/float64(max(1, (thisL+tl)*100)) - 1
 	w.scored = true
+	if w.ns && w.margin >= tellingMargin {
+		w.telling = true
+		for k := range waker.cand {
+			if wideFlips(waker.cand[k], pt.cand[k], uint32(llc)) {
+				w.wideK |= 1 << k
+			}
+		}
+	}
+}
+
+// affinePct is the imbalance_pct of the lowest SD_WAKE_AFFINE domain of
+// CPU c that spans prev (select_task_rq_fair's wake_affine domain); 0
+// when none does or a CPU is out of range.
+func affinePct(d *model.Domains, c, prev int32) int {
+	if c < 0 || int(c) >= len(d.CPUs) {
+		return 0
+	}
+	for _, sd := range d.CPUs[c].Domains {
+		if sd.Flags&model.SDWakeAffine == 0 {
+			continue
+		}
+		for _, o := range sd.Span {
+			if int32(o) == prev {
+				return sd.ImbalancePct
+			}
+		}
+	}
+	return 0
 }
 
 // settle books CPU c's open wakeup: dest the CPU its move names, -1 none;
@@ -398,6 +493,17 @@ func (s *wakeShadow) settle(c, dest int32, now int64) {
 		return
 	}
 	pulled := dest == c
+	if w.telling {
+		s.res.Telling++
+		if pulled != w.wide {
+			s.res.TellingCalled++
+		}
+		for k := range s.res.Called {
+			if pulled == (w.wideK>>k&1 == 0) {
+				s.res.Called[k]++
+			}
+		}
+	}
 	s.res.Compared++
 	if w.wide {
 		s.res.Wide++

@@ -2100,10 +2100,21 @@ func (w *Workload) validateMeasures() error {
 			}
 		}
 	}
-	if fl := w.Flips; fl.WakeeFlips > maxWakeeFlips || fl.Placements < 0 || fl.Explained < 0 || fl.ExplainedAt0 < 0 || fl.Explained > fl.Placements || fl.ExplainedAt0 > fl.Placements {
-		return fmt.Errorf("workload wakee_flips %d explaining %d (at 0: %d) of %d placements: out of range", fl.WakeeFlips, fl.Explained, fl.ExplainedAt0, fl.Placements)
+	if fl := w.Flips; fl.WakeeFlips > maxWakeeFlips || !countsIn(fl.Placements, fl.Explained, fl.ExplainedAt0) || !countsIn(fl.WeightPlacements, fl.WeightExplained, fl.WeightExplainedAt0) {
+		return fmt.Errorf("workload wakee_flips %d explaining %d (at 0: %d) of %d placements and %d (at 0: %d) of %d weight pulls: out of range",
+			fl.WakeeFlips, fl.Explained, fl.ExplainedAt0, fl.Placements, fl.WeightExplained, fl.WeightExplainedAt0, fl.WeightPlacements)
 	}
 	return nil
+}
+
+// countsIn: parts of n, none below 0 or above n.
+func countsIn(n int, parts ...int) bool {
+	for _, p := range parts {
+		if p < 0 || p > n {
+			return false
+		}
+	}
+	return n >= 0
 }
 
 // Validate checks the workload's internal references (a file read back may

@@ -104,7 +104,9 @@ func wlMetadata(w *Workload) (arrow.Metadata, error) {
 	if w.TickPhaseNS > 0 {
 		md["tick_phase_ns"] = strconv.FormatInt(w.TickPhaseNS, 10)
 	}
-	if fl := w.Flips; fl.Placements > 0 || fl.WakeeFlips > 0 {
+	if fl := w.Flips; fl.WeightPlacements > 0 {
+		md["wakee_flips"] = fmt.Sprintf("%d %d %d %d %d %d %d", fl.WakeeFlips, fl.Placements, fl.Explained, fl.ExplainedAt0, fl.WeightPlacements, fl.WeightExplained, fl.WeightExplainedAt0)
+	} else if fl.Placements > 0 || fl.WakeeFlips > 0 {
 		md["wakee_flips"] = fmt.Sprintf("%d %d %d %d", fl.WakeeFlips, fl.Placements, fl.Explained, fl.ExplainedAt0)
 	}
 	if len(w.Cmdline) > 0 {
@@ -358,9 +360,14 @@ func LoadWorkload(path string) (w *Workload, err error) {
 		w.TickPhaseNS = v
 	}
 	if s := get("wakee_flips"); s != "" {
+		// Four integers in files written before the weight evidence.
 		fl := &w.Flips
-		if n, err := fmt.Sscanf(s, "%d %d %d %d", &fl.WakeeFlips, &fl.Placements, &fl.Explained, &fl.ExplainedAt0); err != nil || n != 4 {
-			return nil, fmt.Errorf("%s: wakee_flips metadata %q: want four integers (count, placements, explained, explained at 0)", path, s)
+		v := []any{&fl.WakeeFlips, &fl.Placements, &fl.Explained, &fl.ExplainedAt0, &fl.WeightPlacements, &fl.WeightExplained, &fl.WeightExplainedAt0}
+		if f := strings.Fields(s); len(f) == 4 {
+			v = v[:4]
+		}
+		if n, err := fmt.Sscanf(s, strings.Repeat("%d ", len(v)), v...); err != nil || n != len(v) {
+			return nil, fmt.Errorf("%s: wakee_flips metadata %q: want seven integers (count; placements, explained, explained at 0; the same of wake_affine_weight's) or four", path, s)
 		}
 	}
 	if s := get("cmdline"); s != "" {
