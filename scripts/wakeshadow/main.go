@@ -50,16 +50,25 @@ func main() {
 	}
 }
 
-// run prints the shadow's table for one file.
-func run(w io.Writer, path string, opt whatif.WakeShadowOptions) error {
+// shadow runs the wake shadow over one file.
+func shadow(path string, opt whatif.WakeShadowOptions) (*whatif.WakeShadowResult, error) {
 	r, err := ingest.Open(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer r.Close()
 	res, err := whatif.WakeShadow(r, opt)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return res, nil
+}
+
+// run prints the shadow's table for one file.
+func run(w io.Writer, path string, opt whatif.WakeShadowOptions) error {
+	res, err := shadow(path, opt)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "%s: %d wakeups scored; the formula called %d as the timeline chose them (%d with WF_SYNC's adjustments); %d wide by the shadow's flips\n",
 		path, res.Compared, res.Agree, res.AgreeSync, res.Wide)
@@ -82,14 +91,9 @@ func run(w io.Writer, path string, opt whatif.WakeShadowOptions) error {
 // wake_wide's) the shadow calls as the timeline chose them: one pass
 // scores every start, as the extraction's fit does.
 func fitFlips(w io.Writer, path string, opt whatif.WakeShadowOptions) error {
-	r, err := ingest.Open(path)
+	res, err := shadow(path, opt)
 	if err != nil {
 		return err
-	}
-	defer r.Close()
-	res, err := whatif.WakeShadow(r, opt)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	fmt.Fprintf(w, "%s: %d telling wakeups (the formula pulls by at least 10 %%); called right for each start wakee_flips\n", path, res.Telling)
 	for k, n := range whatif.FlipCandidates() {

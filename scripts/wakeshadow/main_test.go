@@ -10,8 +10,8 @@ import (
 )
 
 // Guest-P's committed hackbench: the kernel keeps more of the wakees the
-// formula would pull (margins above 0) than it pulls — 65 against 34 when
-// measured, r2 865 against 22 (FIDELITY.md round 89: wake_wide decided
+// formula would pull (margins above 0) than it pulls — 70 against 33 when
+// measured, r2 1,010 against 22 (FIDELITY.md round 89: wake_wide decided
 // them; the engine, scored the same way on its own output, pulls nearly
 // all of those, whatif's TestWakeShadowAgreesWithTheEngine). The table
 // prints it.
