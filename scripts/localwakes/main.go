@@ -26,7 +26,13 @@
 // takes the local wakeups of a task that blocked at the switch to the
 // task now running, by a waker of the wakee's group, and ranks the
 // running task among the runnable tasks of that group on the CPU by when
-// each last ran (0: the one that waited longest).
+// each last ran (0: the one that waited longest). -gap G splits the local
+// wakeups whose waker and wakee both last recorded a vruntime
+// (sched_stat_runtime) on that CPU by the waker's less the wakee's, below
+// G or at and above it: under CFS a wakee at least the wakeup granularity
+// behind its waker preempts it (2 ms on two CPUs), so the split shows
+// whether a replay preempts more because its rule differs or because its
+// gaps do (FIDELITY.md round 91).
 package main
 
 import (
@@ -67,6 +73,21 @@ type pending struct {
 	cpu   int32
 	waker string
 	rank  int // -rank: the running task's rank (-2: not a blocked-then-woken wakeup)
+	// gap: -gap's band (-1: not known): 0 the waker's vruntime less the
+	// wakee's under the granularity, 1 at or above it.
+	gap int
+}
+
+// vrec is a task's vruntime at its last sched_stat_runtime, and where.
+type vrec struct {
+	v   int64
+	cpu int32
+}
+
+// gapKey is a -gap row: the band and the switched-out state.
+type gapKey struct {
+	band int
+	prev string
 }
 
 // counter reads one timeline into the tallies of column col.
@@ -83,6 +104,12 @@ type counter struct {
 	blocked  map[int32]int32  // CPU -> pid that blocked at its last switch (-1 none)
 	currRank map[int32]int    // CPU -> rank of its running task among its group
 	wake     map[int32]pending
+
+	// -gap: the granularity (0: off), each task's last vruntime, and
+	// the local wakeups by band and switched-out state.
+	gran  int64
+	lastV map[int32]vrec
+	gaps  map[gapKey]*tally
 }
 
 // fileRow is one file's count of -per's class.
@@ -100,7 +127,7 @@ func group(comm string) string {
 }
 
 func newCounter() *counter {
-	return &counter{classes: map[class]*tally{}, ranks: map[int]*tally{}}
+	return &counter{classes: map[class]*tally{}, ranks: map[int]*tally{}, gaps: map[gapKey]*tally{}}
 }
 
 func (c *counter) reset(col int) {
@@ -108,6 +135,7 @@ func (c *counter) reset(col int) {
 	c.curr, c.comm, c.lastOut = map[int32]int32{}, map[int32]string{}, map[int32]int64{}
 	c.runnable, c.blocked, c.currRank = map[int32]int32{}, map[int32]int32{}, map[int32]int{}
 	c.wake = map[int32]pending{}
+	c.lastV = map[int32]vrec{}
 }
 
 // rankOf is next's rank among the runnable tasks of its group on cpu,
@@ -136,6 +164,10 @@ func (c *counter) rankOf(next int32, cpu int32) int {
 
 func (c *counter) event(e *timeline.Event, per class, fr *fileRow) {
 	switch e.Kind {
+	case timeline.SchedStatRuntime:
+		if e.IsSet(timeline.Vruntime) && e.IsSet(timeline.CPU) {
+			c.lastV[e.Int32(timeline.PID)] = vrec{e.Int(timeline.Vruntime), e.Int32(timeline.CPU)}
+		}
 	case timeline.SchedWaking:
 		pid, cpu := e.Int32(timeline.PID), e.Int32(timeline.CPU)
 		c.comm[pid] = e.Str(timeline.Comm)
@@ -151,7 +183,16 @@ func (c *counter) event(e *timeline.Event, per class, fr *fileRow) {
 		if c.blocked[cpu] == pid && group(c.comm[run]) == group(c.comm[pid]) {
 			rk = c.currRank[cpu]
 		}
-		c.wake[pid] = pending{at: e.Time, cpu: cpu, waker: group(c.comm[run]), rank: rk}
+		gap := -1
+		if wv, ok := c.lastV[run]; ok && c.gran > 0 && wv.cpu == cpu {
+			if pv, ok := c.lastV[pid]; ok && pv.cpu == cpu {
+				gap = 0
+				if wv.v-pv.v >= c.gran {
+					gap = 1
+				}
+			}
+		}
+		c.wake[pid] = pending{at: e.Time, cpu: cpu, waker: group(c.comm[run]), rank: rk, gap: gap}
 	case timeline.SchedSwitch:
 		cpu := e.Int32(timeline.CPU)
 		prev, next := e.Int32(timeline.PrevPID), e.Int32(timeline.NextPID)
@@ -198,6 +239,14 @@ func (c *counter) event(e *timeline.Event, per class, fr *fileRow) {
 			if lat < fastNS[0] {
 				fr.fast++
 			}
+		}
+		if p.gap >= 0 {
+			g := c.gaps[gapKey{p.gap, st}]
+			if g == nil {
+				g = &tally{}
+				c.gaps[gapKey{p.gap, st}] = g
+			}
+			g.add(c.col, lat)
 		}
 		if p.rank >= -1 {
 			r := c.ranks[p.rank]
@@ -276,6 +325,30 @@ func (c *counter) print(w io.Writer, cols int, rank, per bool) {
 			fmt.Fprintln(w)
 		}
 	}
+	if c.gran > 0 {
+		fmt.Fprintf(w, "by the waker's vruntime less the wakee's (their last sched_stat_runtime on that CPU), against %d ns:\n", c.gran)
+		var gs []gapKey
+		for k := range c.gaps {
+			gs = append(gs, k)
+		}
+		sort.Slice(gs, func(i, j int) bool {
+			if gs[i].band != gs[j].band {
+				return gs[i].band < gs[j].band
+			}
+			return gs[i].prev < gs[j].prev
+		})
+		for _, k := range gs {
+			band := "below"
+			if k.band == 1 {
+				band = "at or above"
+			}
+			fmt.Fprintf(w, "  %-11s switched out %-4s %s", band, k.prev, cell(c.gaps[k], 0))
+			if cols > 1 {
+				fmt.Fprintf(w, " | %s", cell(c.gaps[k], 1))
+			}
+			fmt.Fprintln(w)
+		}
+	}
 	if per {
 		for _, f := range c.perFile {
 			fmt.Fprintf(w, "%d %s: %d of %d under 0.2 ms\n", f.col, f.path, f.fast, f.n)
@@ -286,8 +359,9 @@ func (c *counter) print(w io.Writer, cols int, rank, per bool) {
 func main() {
 	rank := flag.Bool("rank", false, "also rank the running task at a blocked task's local wakeup")
 	per := flag.String("per", "", "also print each file's count of this class, as WAKER>WAKEE:STATE (e.g. schbench-worker>schbench-worker:R)")
+	gran := flag.Duration("gap", 0, "also split the local wakeups whose waker and wakee both last recorded a vruntime (sched_stat_runtime) on that CPU by the waker's less the wakee's, below or at and above this (CFS's wakeup granularity: 2ms on two CPUs; FIDELITY.md round 91)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: localwakes [-rank] [-per WAKER>WAKEE:STATE] FILE... [vs FILE...]")
+		fmt.Fprintln(os.Stderr, "usage: localwakes [-rank] [-per WAKER>WAKEE:STATE] [-gap DURATION] FILE... [vs FILE...]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -306,6 +380,7 @@ func main() {
 		pc = class{a, b, st}
 	}
 	c := newCounter()
+	c.gran = int64(*gran)
 	col, cols := 0, 1
 	for _, p := range flag.Args() {
 		if p == "vs" {

@@ -97,3 +97,55 @@ func TestAgainstPerfScript(t *testing.T) {
 		}
 	}
 }
+
+func runtime(t int64, cpu, pid int32, vruntime int64) *timeline.Event {
+	e := &timeline.Event{Time: t, Kind: timeline.SchedStatRuntime}
+	e.SetInt(timeline.CPU, int64(cpu))
+	e.SetInt(timeline.PID, int64(pid))
+	e.SetInt(timeline.Vruntime, vruntime)
+	return e
+}
+
+// -gap by hand, granularity 2 ms, on CPU 0: W (1) last recorded at
+// vruntime 10 ms. C (2), last at 7 ms there, is woken (gap 3 ms: at or
+// above) and preempts W; D (3), last at 9 ms there, is woken (gap 1 ms:
+// below) and runs when W blocks; E (4), last recorded on CPU 1, is woken
+// on CPU 0 and runs there: no gap (its vruntime is another queue's).
+func TestGapByHand(t *testing.T) {
+	const ms = 1000000
+	evs := []*timeline.Event{
+		sw(0, 0, 0, "swapper/0", "R", 1, "w"),
+		runtime(10, 0, 2, 7*ms),
+		runtime(20, 0, 3, 9*ms),
+		runtime(30, 1, 4, 1*ms),
+		runtime(40, 0, 1, 10*ms),
+		waking(50, 0, 2, "c"),
+		sw(60, 0, 1, "w", "R", 2, "c"),
+		sw(70, 0, 2, "c", "S", 1, "w"),
+		runtime(80, 0, 1, 10*ms+40),
+		waking(90, 0, 3, "d"),
+		waking(95, 0, 4, "e"),
+		sw(100, 0, 1, "w", "S", 3, "d"),
+		sw(500000, 0, 3, "d", "S", 4, "e"),
+	}
+	c := newCounter()
+	c.reset(0)
+	c.gran = 2 * ms
+	var fr fileRow
+	for _, e := range evs {
+		c.event(e, class{}, &fr)
+	}
+	want := map[gapKey]int{{1, "R"}: 1, {0, "S"}: 1}
+	if len(c.gaps) != len(want) {
+		t.Fatalf("gap rows %v, want %v", c.gaps, want)
+	}
+	for k, n := range want {
+		if g := c.gaps[k]; g == nil || g.n[0] != n || g.fast[0][0] != n {
+			t.Errorf("%+v: %+v, want %d, all under 0.2 ms", k, g, n)
+		}
+	}
+	// E is a local wakeup all the same, switched in when D blocked.
+	if n := c.classes[class{"w", "e", "S"}]; n == nil || n.n[0] != 1 {
+		t.Errorf("w > e, S: %+v, want 1", n)
+	}
+}
