@@ -1324,6 +1324,10 @@ func TestOwnPreemptionAtNextSyscall(t *testing.T) {
 		if res.Stats.EdgesPending != c.pending {
 			t.Errorf("NoPreemptNS %d: %d wakeups found the reader not yet blocked, want %d", c.noPreempt, res.Stats.EdgesPending, c.pending)
 		}
+		// The pending one finds R queued behind W on their one CPU.
+		if by := res.Stats.EdgesPendingBy; c.pending == 0 && by != nil || c.pending == 1 && (by == nil || *by != PendingEdges{QueuedHere: 1}) {
+			t.Errorf("NoPreemptNS %d: pending by where %+v", c.noPreempt, by)
+		}
 	}
 }
 

@@ -709,13 +709,16 @@ type Stats struct {
 	// WakesAfterStall: wakeups whose enqueue waited for their waker's
 	// host stall (wakestall.go); WakeAfterStallNS: from their wakings to
 	// their enqueues, summed.
-	WakesAfterStall       int64 `json:"wakes_after_stall,omitempty"`
-	WakeAfterStallNS      int64 `json:"wake_after_stall_ns,omitempty"`
-	EdgesFired            int64 `json:"edges_fired"`
-	EdgesRedundant        int64 `json:"edges_redundant"`
-	EdgesPending          int64 `json:"edges_pending"`
-	Arrivals              int64 `json:"arrivals"`
-	ContinuedWithoutSleep int64 `json:"continued_without_sleep"`
+	WakesAfterStall  int64 `json:"wakes_after_stall,omitempty"`
+	WakeAfterStallNS int64 `json:"wake_after_stall_ns,omitempty"`
+	EdgesFired       int64 `json:"edges_fired"`
+	EdgesRedundant   int64 `json:"edges_redundant"`
+	EdgesPending     int64 `json:"edges_pending"`
+	// EdgesPendingBy splits EdgesPending by where the wakee was when its
+	// edge fired (nil: none pending).
+	EdgesPendingBy        *PendingEdges `json:"edges_pending_by,omitempty"`
+	Arrivals              int64         `json:"arrivals"`
+	ContinuedWithoutSleep int64         `json:"continued_without_sleep"`
 	// WakeOverheadSkips: continued activations started past their task's
 	// wake overhead; WakeOverheadNS: the demand that skipped, summed
 	// (wakeoverhead.go).
@@ -1679,6 +1682,42 @@ func (s *Sim) startActivation(t *simTask, k int32) {
 	t.noPreemptEnd = 0
 }
 
+// PendingEdges: where the wakees of pending edges were (Stats): still
+// running their previous activation on the waker's CPU (an interrupt's
+// CPU for an arrival) or another, queued there or on another, or
+// anything else (asleep with an earlier activation still to come, not
+// started, waiting for a reply). The replay runs the waker ahead of its
+// wakee in all of them; where says how (FIDELITY.md round 92).
+type PendingEdges struct {
+	RunningHere int64 `json:"running_on_waker_cpu"`
+	Running     int64 `json:"running_elsewhere"`
+	QueuedHere  int64 `json:"queued_on_waker_cpu"`
+	Queued      int64 `json:"queued_elsewhere"`
+	Other       int64 `json:"other"`
+}
+
+// countPending books a pending edge of t's, fired on wakerCPU.
+func (s *Sim) countPending(t *simTask, wakerCPU int) {
+	p := s.stats.EdgesPendingBy
+	if p == nil {
+		p = &PendingEdges{}
+		s.stats.EdgesPendingBy = p
+	}
+	here := int(t.cpu) == wakerCPU
+	switch {
+	case t.state == tsRunning && here:
+		p.RunningHere++
+	case t.state == tsRunning:
+		p.Running++
+	case t.state == tsQueued && here:
+		p.QueuedHere++
+	case t.state == tsQueued:
+		p.Queued++
+	default:
+		p.Other++
+	}
+}
+
 // wake is try_to_wake_up() for activation k of t, from waker (nil: an
 // interrupt, timer or idle-context arrival) running on wakerCPU; a task's
 // wakeup is first moved to t's next activation still waiting for one
@@ -1716,6 +1755,7 @@ func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) int32 {
 			}
 		}
 		s.stats.EdgesPending++
+		s.countPending(t, wakerCPU)
 		return k
 	}
 	// Held for its waker's host stall (wakestall.go); not a wakeup that

@@ -605,7 +605,11 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		// A wakeup that finds its wakee still running or queued from its
 		// previous activation is not a wakeup in the replay: the replay's
 		// order departed from the trace's (docs/whatif.md, "Wake edges").
-		fmt.Fprintf(&b, "replay order: %d of the %d wake edges fired found their wakee not yet blocked, where the trace's woke a sleeper: the replay ran wakers ahead of their wakees, and has fewer wakeups than the trace\n", st.EdgesPending, st.EdgesFired)
+		fmt.Fprintf(&b, "replay order: %d of the %d wake edges fired found their wakee not yet blocked, where the trace's woke a sleeper: the replay ran wakers ahead of their wakees, and has fewer wakeups than the trace", st.EdgesPending, st.EdgesFired)
+		if p := st.EdgesPendingBy; p != nil {
+			fmt.Fprintf(&b, " (the wakee running on the waker's CPU %d, on another %d; queued on the waker's %d, on another %d; otherwise %d)", p.RunningHere, p.Running, p.QueuedHere, p.Queued, p.Other)
+		}
+		b.WriteString("\n")
 	}
 	if note := f.remotePreemptNote(); note != "" {
 		fmt.Fprintln(&b, note)
