@@ -178,18 +178,8 @@ func (f *flipFit) task(pid int32) *fitTask {
 // candidate at once.
 func (f *flipFit) record(w, p int32, j int64) {
 	t := f.task(w)
-	if j > t.ts+fitHZ {
-		for k := range t.flips {
-			t.flips[k] >>= 1
-		}
-		t.ts = j
-	}
-	if t.last != p {
-		t.last = p
-		for k := range t.flips {
-			t.flips[k]++
-		}
-	}
+	halved, flipped := recordWakeeFlip(&t.flips[0], &t.ts, &t.last, p, j, fitHZ)
+	flipAll(t.flips[1:], halved, flipped)
 }
 
 func (f *flipFit) enqueue(pid, c int32) {

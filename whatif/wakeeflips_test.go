@@ -167,7 +167,8 @@ func TestFlipFitFixtures(t *testing.T) {
 // BenchmarkFlipFit measures the start wakee_flips fit alone (the
 // placements' record_wakee replay and the wake shadow's PELT beside it),
 // in trace events per second on one core, over the largest real
-// fixture's events held in memory, on its own machine's domains.
+// fixture's events held in memory, on its own machine's domains;
+// "placements" leaves the shadow out, to show what it costs.
 func BenchmarkFlipFit(b *testing.B) {
 	path := largestFixture(b)
 	r, err := ingest.Open(path)
@@ -180,16 +181,25 @@ func BenchmarkFlipFit(b *testing.B) {
 		b.Skip(path, ": no topology")
 	}
 	evs := largestFixtureEvents(b)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		f := flipFitOn(dom)
-		for j := range evs {
-			f.observe(&evs[j])
-		}
-		f.result()
+	for _, c := range []struct {
+		name   string
+		shadow bool
+	}{{"placements+shadow", true}, {"placements", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				f := flipFitOn(dom)
+				if !c.shadow {
+					f.shadow = nil
+				}
+				for j := range evs {
+					f.observe(&evs[j])
+				}
+				f.result()
+			}
+			b.ReportMetric(float64(b.N)*float64(len(evs))/b.Elapsed().Seconds(), "events/s")
+		})
 	}
-	b.ReportMetric(float64(b.N)*float64(len(evs))/b.Elapsed().Seconds(), "events/s")
 }
 
 // The fit gives the replay the kernel's choices. Guest-P's second

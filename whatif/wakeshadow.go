@@ -404,16 +404,8 @@ func (s *wakeShadow) waking(e *timeline.Event, c int32, r *shadowRQ, now int64) 
 	}
 	waker := s.task(r.curr, 120)
 	j := now / s.jiffyN
-	halve, flip := j > waker.decay+int64(s.opt.HZ), waker.last != p
-	recordWakeeFlip(&waker.flips, &waker.decay, &waker.last, p, j, int64(s.opt.HZ))
-	for k := range waker.cand {
-		if halve {
-			waker.cand[k] >>= 1
-		}
-		if flip {
-			waker.cand[k]++
-		}
-	}
+	halved, flipped := recordWakeeFlip(&waker.flips, &waker.decay, &waker.last, p, j, int64(s.opt.HZ))
+	flipAll(waker.cand[:], halved, flipped)
 	pr := s.rq(prev)
 	if prev == c || pr.curr <= 0 && pr.nr == 0 {
 		return // local, or prev idle (wake_affine_idle keeps it)

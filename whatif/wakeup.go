@@ -82,15 +82,33 @@ func (s *Sim) recordWakee(w, p *simTask) {
 // recordWakeeFlip is record_wakee()'s bookkeeping of a waker's flips,
 // decay stamp and last wakee, at jiffy j: halved once when more than hz
 // jiffies passed since the stamp, one more when the wakee changed. The
-// engine's and the wake shadow's (wakeshadow.go).
-func recordWakeeFlip(flips *uint32, decayTS *int64, last *int32, wakee int32, j, hz int64) {
+// engine's and the wake shadow's (wakeshadow.go). halved and flipped say
+// what it did, for counts that share the stamp and last wakee (flipAll).
+func recordWakeeFlip(flips *uint32, decayTS *int64, last *int32, wakee int32, j, hz int64) (halved, flipped bool) {
 	if j > *decayTS+hz {
 		*flips >>= 1
 		*decayTS = j
+		halved = true
 	}
 	if *last != wakee {
 		*last = wakee
 		*flips++
+		flipped = true
+	}
+	return halved, flipped
+}
+
+// flipAll does to each count in c what a recordWakeeFlip on a count
+// sharing their stamp and last wakee did: the extraction's fit and the
+// wake shadow keep one count per candidate start (flipCandidates).
+func flipAll(c []uint32, halved, flipped bool) {
+	for k := range c {
+		if halved {
+			c[k] >>= 1
+		}
+		if flipped {
+			c[k]++
+		}
 	}
 }
 
