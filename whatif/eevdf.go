@@ -138,11 +138,15 @@ func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 	r.nrCFS++
 	// No enqueue: the wakeup check's own update_curr, t counted, in the
 	// waking's context (ttwu_runnable uses no wakelist).
+	s.enqCPU = r.cpu
 	if waker == nil {
-		s.enqFlags, s.enqCPU = int64(s.arrivalIRQ(t)), r.cpu
+		s.enqFlags = int64(s.arrivalIRQ(t))
+	}
+	if src != r.cpu {
+		s.enqOn = src
 	}
 	s.updateCurr(r)
-	s.enqFlags = 0
+	s.enqFlags, s.enqOn = 0, -1
 	r.enqResched = s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed)
 	t.state = tsQueued
 	t.utilEstEnq = t.utilEstOwn()

@@ -131,6 +131,13 @@ func (s *Sim) emitSwitch(r *rq, prev, next *simTask, prevState string) {
 // its last one (or its switch-in), as the kernel's update_curr does;
 // flags is its common_flags (the tick's hard-IRQ context), 0 for none.
 func (s *Sim) emitStatRuntime(r *rq, t *simTask, flags int64) {
+	s.emitStatRuntimeOn(r, t, flags, -1)
+}
+
+// emitStatRuntimeOn is emitStatRuntime written on CPU on, as the task
+// running there (a remote wakeup's enqueue, Sim.enqOn); on < 0: on r's
+// CPU, as t.
+func (s *Sim) emitStatRuntimeOn(r *rq, t *simTask, flags int64, on int) {
 	if t.rt && !s.knobs.StatRuntimeAllClasses && (!s.knobs.StatRuntimeRT || isStopper(t.w.Comm)) {
 		return
 	}
@@ -139,11 +146,15 @@ func (s *Sim) emitStatRuntime(r *rq, t *simTask, flags int64) {
 		return
 	}
 	t.statExec = t.sumExec
-	e := s.newEvent(timeline.SchedStatRuntime, r.cpu, t)
+	cpu, cur := r.cpu, t
+	if on >= 0 && on != r.cpu {
+		cpu, cur = on, s.cpus[on].curr
+	}
+	e := s.newEvent(timeline.SchedStatRuntime, cpu, cur)
 	if flags != 0 {
 		e.SetInt(timeline.CommonFlags, flags)
 	}
-	e.SetStr(timeline.CommonComm, t.w.Comm)
+	e.SetStr(timeline.CommonComm, s.commOf(cur, cpu))
 	e.SetStr(timeline.Comm, t.w.Comm)
 	e.SetInt(timeline.PID, int64(t.w.TID))
 	e.SetInt(timeline.Runtime, d)

@@ -187,17 +187,23 @@ func TestWakingContextByHand(t *testing.T) {
 
 // A task's wakeup onto a busy CPU across caches is enqueued by the
 // wakelist IPI there (ttwu_queue_cond), in hard IRQ; within a cache the
-// waker enqueues it itself, in its own context. By hand: a hog runs on
-// CPU 1 from t0; a task on CPU 0 wakes a kworker pinned to CPU 1 1 ms into
-// its run. Its waking is the waker's, no flags, either way; the enqueue's
-// update_curr of the hog at 1 ms is hard IRQ on two sockets, not on one.
+// waker enqueues it itself, in its own context, on its own CPU, where the
+// trace buffers record that enqueue's update_curr of the remote CPU's
+// running task (as this machine's eight-vCPU traces show: the hog's
+// sched_stat_runtime written on the waker's CPU as the waker). By hand: a
+// hog runs on CPU 1 from t0; a task on CPU 0 wakes a kworker pinned to
+// CPU 1 1 ms into its run. Its waking is the waker's, no flags, either
+// way; the enqueue's update_curr of the hog at 1 ms is written on CPU 1 as
+// the hog in hard IRQ on two sockets, on CPU 0 as the waker with no flags
+// on one.
 func TestWakelistEnqueueContextByHand(t *testing.T) {
 	for _, c := range []struct {
-		topo  string
-		flags int64
-	}{{"sockets=2,cores=1,threads=1", flagHardIRQ}, {"sockets=1,cores=2,threads=1", 0}} {
+		topo    string
+		flags   int64
+		onWaker bool
+	}{{"sockets=2,cores=1,threads=1", flagHardIRQ, false}, {"sockets=1,cores=2,threads=1", 0, true}} {
 		b := newBuilder(t, c.topo)
-		b.task("hog", 120, 1, true, CauseStart, 10*ms)
+		hog := b.task("hog", 120, 1, true, CauseStart, 10*ms)
 		waker := b.task("waker", 120, 0, true, CauseStart, 3*ms)
 		kw := b.task("kworker/1:1", 120, 1, false, CauseWake, ms)
 		b.edge(waker, 0, ms, kw, 0)
@@ -205,6 +211,7 @@ func TestWakelistEnqueueContextByHand(t *testing.T) {
 		if _, err := Replay(b.done(t), policyConfig(t, "v6.1"), Tee{newChecker(t), got}); err != nil {
 			t.Fatal(err)
 		}
+		hogTID, wakerTID := int64(b.w.Tasks[hog].TID), int64(b.w.Tasks[waker].TID)
 		var waking, enq *timeline.Event
 		for i := range got.ev {
 			e := &got.ev[i]
@@ -212,18 +219,26 @@ func TestWakelistEnqueueContextByHand(t *testing.T) {
 			case e.Time != t0+ms:
 			case e.Kind == timeline.SchedWaking:
 				waking = e
-			case e.Kind == timeline.SchedStatRuntime && e.Int(timeline.CPU) == 1:
+			case e.Kind == timeline.SchedStatRuntime && e.Int(timeline.PID) == hogTID:
 				enq = e
 			}
 		}
 		if waking == nil || enq == nil {
-			t.Fatalf("%s: no waking or no update of CPU 1 at 1 ms: %v, %v", c.topo, waking, enq)
+			t.Fatalf("%s: no waking or no update of the hog at 1 ms: %v, %v", c.topo, waking, enq)
 		}
-		if waking.Int(timeline.CommonPID) != int64(b.w.Tasks[waker].TID) || waking.Int(timeline.CommonFlags) != 0 {
-			t.Errorf("%s: waking by %d with flags %#x, want the waker's (%d), none", c.topo, waking.Int(timeline.CommonPID), waking.Int(timeline.CommonFlags), b.w.Tasks[waker].TID)
+		if waking.Int(timeline.CommonPID) != wakerTID || waking.Int(timeline.CommonFlags) != 0 {
+			t.Errorf("%s: waking by %d with flags %#x, want the waker's (%d), none", c.topo, waking.Int(timeline.CommonPID), waking.Int(timeline.CommonFlags), wakerTID)
 		}
-		if enq.Int(timeline.CommonFlags) != c.flags {
-			t.Errorf("%s: the enqueue's update of the hog: flags %#x, want %#x", c.topo, enq.Int(timeline.CommonFlags), c.flags)
+		wantCPU, wantAs, wantComm := int64(1), hogTID, "hog"
+		if c.onWaker {
+			wantCPU, wantAs, wantComm = 0, wakerTID, "waker"
+		}
+		if enq.Int(timeline.CPU) != wantCPU || enq.Int(timeline.CommonPID) != wantAs || enq.Str(timeline.CommonComm) != wantComm || enq.Int(timeline.CommonFlags) != c.flags {
+			t.Errorf("%s: the enqueue's update of the hog written on CPU %d as %d (%s) with flags %#x, want CPU %d as %d (%s), %#x", c.topo,
+				enq.Int(timeline.CPU), enq.Int(timeline.CommonPID), enq.Str(timeline.CommonComm), enq.Int(timeline.CommonFlags), wantCPU, wantAs, wantComm, c.flags)
+		}
+		if enq.Int(timeline.Runtime) != ms {
+			t.Errorf("%s: the enqueue's update charged the hog %d ns, want its 1 ms", c.topo, enq.Int(timeline.Runtime))
 		}
 	}
 }
@@ -453,5 +468,42 @@ func TestMigrateContextByHand(t *testing.T) {
 		if r != c.want {
 			t.Errorf("%s: first sched_migrate_task %+v, want %+v", c.name, r, c.want)
 		}
+	}
+}
+
+// A delayed task's wakeup from another CPU (ttwu_runnable, v6.12+) takes
+// the wakee's queue lock from the waker's CPU, with no wakelist: the
+// wakeup check's update_curr of the task running on the wakee's CPU is
+// written on the waker's CPU, as the waker. By hand (latest, HZ 1000, two
+// CPUs in one LLC; vruntimes in ms): D runs on CPU 1 from t0 with A queued
+// there (both at 0) and blocks at t0+0.9 ms, not eligible (V = 0.45):
+// delayed. A runs; the tick at t0+1 ms charges it 0.1 ms. W, running alone
+// on CPU 0, wakes D at t0+1.95 ms: the record of A's update then (0.95 ms
+// since the tick) is on CPU 0 as W.
+func TestRemoteRequeueDelayedRecordByHand(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	dt := b.task("d", 120, 1, true, CauseStart, 900000, 10*ms)
+	at := b.task("a", 120, 1, false, CauseStart, 20*ms)
+	wt := b.task("w", 120, 0, true, CauseStart, 20*ms)
+	b.edge(wt, 0, 1950000, dt, 1)
+	cfg := policyConfig(t, "latest")
+	cfg.HZ = 1000
+	got := collectKinds(timeline.SchedWaking, timeline.SchedStatRuntime)
+	if _, err := Replay(b.done(t), cfg, Tee{newChecker(t), got}); err != nil {
+		t.Fatal(err)
+	}
+	aTID, wTID := int64(b.w.Tasks[at].TID), int64(b.w.Tasks[wt].TID)
+	var rec *timeline.Event
+	for i := range got.ev {
+		if e := &got.ev[i]; e.Kind == timeline.SchedStatRuntime && e.Time == t0+1950000 && e.Int(timeline.PID) == aTID {
+			rec = e
+		}
+	}
+	if rec == nil {
+		t.Fatal("no update of A at the wakeup")
+	}
+	if rec.Int(timeline.CPU) != 0 || rec.Int(timeline.CommonPID) != wTID || rec.Str(timeline.CommonComm) != "w" || rec.Int(timeline.Runtime) != 950000 {
+		t.Errorf("A's update at the wakeup: CPU %d as %d (%s), %d ns; want CPU 0 as %d (w), 950000 ns",
+			rec.Int(timeline.CPU), rec.Int(timeline.CommonPID), rec.Str(timeline.CommonComm), rec.Int(timeline.Runtime), wTID)
 	}
 }

@@ -163,11 +163,11 @@ func (s *Sim) updateCurr(r *rq) {
 	// The real-time class's update_curr_rt runs at its own tick and
 	// switch-out, not at CFS's enqueues and wakeup checks.
 	if t := r.curr; t != nil && !t.rt {
-		var flags int64
 		if r.cpu == s.enqCPU {
-			flags = s.enqFlags
+			s.emitStatRuntimeOn(r, t, s.enqFlags, s.enqOn)
+			return
 		}
-		s.emitStatRuntime(r, t, flags)
+		s.emitStatRuntime(r, t, 0)
 	}
 }
 

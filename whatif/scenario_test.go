@@ -124,6 +124,18 @@ func (c *checker) Emit(e *timeline.Event) error {
 		c.since[cpu] = e.Time
 	case timeline.SchedStatRuntime:
 		cpu := e.Int(timeline.CPU)
+		if pid := e.Int(timeline.PID); c.cur[cpu] != pid {
+			if other, ok := c.on[pid]; ok && other != cpu {
+				// A wakeup's enqueue onto a busy CPU of the same cache
+				// runs on the waker's CPU (Sim.enqOn): the update of
+				// the task running there is written here, as the task
+				// running here.
+				if e.Int(timeline.CommonPID) != c.cur[cpu] {
+					c.failf("cpu %d: sched_stat_runtime of %d (running on cpu %d) at %d written as %d while running %d", cpu, pid, other, e.Time, e.Int(timeline.CommonPID), c.cur[cpu])
+				}
+				cpu = other
+			}
+		}
 		from, seen := c.since[cpu]
 		if st, ok := c.stat[cpu]; ok {
 			from = st.Time

@@ -587,8 +587,16 @@ type Sim struct {
 	// (enqueueContext); 0 otherwise.
 	enqFlags int64
 	enqCPU   int
-	smtOn    bool
-	smtSib   [][]int
+	// enqOn: while a wakeup's enqueue onto CPU enqCPU runs on another CPU
+	// (try_to_wake_up takes the remote queue's lock and activates the
+	// wakee itself when the two share a cache and the target is busy:
+	// ttwu_queue_cond; ttwu_runnable always), that CPU: the record of its
+	// update_curr of enqCPU's running task is written there, as the task
+	// running there (the waker, or the task an arrival's interrupt
+	// found), as the kernel's trace buffers have it. -1: enqCPU runs it.
+	enqOn  int
+	smtOn  bool
+	smtSib [][]int
 
 	// During a task wakeup: its inferred WF_SYNC, and the waker's CPU + 1
 	// (a resched there is local: no IPI, no stall).
@@ -806,7 +814,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 			return nil, err
 		}
 	}
-	s := &Sim{cfg: cfg, pol: cfg.Policy, knobs: cfg.Policy.Knobs(), w: w, dom: d, ncpu: d.NrCPUs, out: out, sgcImb: map[sgcKey]bool{}, deferEnq: -1}
+	s := &Sim{cfg: cfg, pol: cfg.Policy, knobs: cfg.Policy.Knobs(), w: w, dom: d, ncpu: d.NrCPUs, out: out, sgcImb: map[sgcKey]bool{}, deferEnq: -1, enqOn: -1}
 	s.hook, _ = cfg.Policy.(GroupStatsHook)
 	if rp, ok := asRules(cfg.Policy); ok {
 		s.reducedCapMisfit = rp.r.MisfitLoadSym
@@ -1871,8 +1879,11 @@ func (s *Sim) queueWoken(t, waker *simTask, wakerCPU, src, prev, cpu int) {
 		s.migrateSleeping(t, s.cpus[prev], r)
 	}
 	s.enqFlags, s.enqCPU = s.enqueueContext(t, waker, src, cpu), cpu
+	if cpu != src && s.cpusShareCache(src, cpu) {
+		s.enqOn = src
+	}
 	s.enqueue(r, t, enqWakeup)
-	s.enqFlags = 0
+	s.enqFlags, s.enqOn = 0, -1
 	s.noteWakeOnIdle(r)
 	s.wakeupPreemptFrom(r, t, waker, wakerCPU, src)
 }
