@@ -1,0 +1,347 @@
+// Command stallwakes sets a timeline's wakeups onto another, busy CPU
+// against that CPU's host stalls: how many land while the target vCPU is
+// stalled, how much of those wakees' waits the stalls take, and how many
+// vCPUs are stalled at once while all are busy. It reads any timelines, a
+// trace and a replay's output alike, so the replay's stalls (which travel
+// with each task's demand, hoststall.go) can be set against the host's
+// (FIDELITY.md round 93):
+//
+//	replay whatif -i fixtures/kernels/repeats/guest-D-1s8c1t/r2/hackbench.perf.data.gz --seed 0 -o /tmp/d2.arrow
+//	go run ./scripts/stallwakes fixtures/kernels/repeats/guest-D-1s8c1t/r2/hackbench.perf.data.gz vs /tmp/d2.arrow
+//
+// Files before "vs" add up in the first column, those after it in the
+// second.
+//
+// A stall is an event-free stretch longer than -gap on a CPU running a
+// task: a busy CPU records its tick's update_curr every tick period, so a
+// longer silence is the host not running that vCPU (the lower bound
+// hoststall.go keeps is the same stretch less the time to its first
+// missed tick). A wakeup is remote when its sched_waking ran on another
+// CPU than the one the wakee is placed on (target_cpu, or the
+// sched_migrate_task select_task_rq wrote right after it) and that CPU
+// was running a task; it lands in a stall when the stretch of the
+// target's silence around the waking is one. Its wait runs to the
+// wakee's next switch-in there.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/timeline"
+)
+
+// migrateWindowNS bounds how long after its waking a sched_migrate_task is
+// select_task_rq's placement of that wakeup (the kernel writes it within
+// microseconds, on the waking's CPU).
+const migrateWindowNS = 100000
+
+// tally is one column's sums.
+type tally struct {
+	remote, inStall int64 // remote wakeups onto busy CPUs; landed in a stall
+	waited          int64 // those wakeups whose wakee ran next there
+	waitNS, stallNS int64 // their waits, and the part inside the target's stalls
+	busyNS, busyIn  int64 // busy CPU time, and the part inside stalls
+	// stalledAt[k]: time with every CPU busy and k of them stalled.
+	stalledAt []int64
+}
+
+func (t *tally) add(o *tally) {
+	t.remote += o.remote
+	t.inStall += o.inStall
+	t.waited += o.waited
+	t.waitNS += o.waitNS
+	t.stallNS += o.stallNS
+	t.busyNS += o.busyNS
+	t.busyIn += o.busyIn
+	for len(t.stalledAt) < len(o.stalledAt) {
+		t.stalledAt = append(t.stalledAt, 0)
+	}
+	for k, v := range o.stalledAt {
+		t.stalledAt[k] += v
+	}
+}
+
+// ev is the part of an event the measure reads.
+type ev struct {
+	t         int64
+	cpu       int32
+	kind      timeline.Kind
+	pid       int32 // waking, migrate: the task; switch: next
+	prev      int32 // switch: prev
+	target    int32 // waking: target_cpu; migrate: dest_cpu
+	prevState string
+}
+
+// span is a stretch [a, b) of a CPU.
+type span struct{ a, b int64 }
+
+// timelineOf reads the events the measure needs, in time order.
+func timelineOf(path string) ([]ev, error) {
+	r, err := ingest.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []ev
+	for r.Next() {
+		e := r.Event()
+		if !e.IsSet(timeline.CPU) {
+			continue
+		}
+		x := ev{t: e.Time, cpu: e.Int32(timeline.CPU), kind: e.Kind}
+		switch e.Kind {
+		case timeline.SchedWaking:
+			x.pid, x.target = e.Int32(timeline.PID), e.Int32(timeline.TargetCPU)
+		case timeline.SchedMigrateTask:
+			x.pid, x.target = e.Int32(timeline.PID), e.Int32(timeline.DestCPU)
+		case timeline.SchedSwitch:
+			x.pid, x.prev, x.prevState = e.Int32(timeline.NextPID), e.Int32(timeline.PrevPID), e.Str(timeline.PrevState)
+		}
+		out = append(out, x)
+	}
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// measure is one timeline's tally under stall threshold gap.
+func measure(evs []ev, gap int64) *tally {
+	ncpu := int32(0)
+	for _, e := range evs {
+		ncpu = max(ncpu, e.cpu+1)
+	}
+	// Each CPU's stalls: silences longer than gap while it ran a task.
+	stalls := make([][]span, ncpu)
+	last := make([]int64, ncpu)
+	seen := make([]bool, ncpu)
+	running := make([]int32, ncpu)
+	busySince := make([]int64, ncpu)
+	tl := &tally{stalledAt: make([]int64, ncpu+1)}
+	for _, e := range evs {
+		c := e.cpu
+		if seen[c] && running[c] != 0 && e.t-last[c] > gap {
+			stalls[c] = append(stalls[c], span{last[c], e.t})
+			tl.busyIn += e.t - last[c]
+		}
+		if e.kind == timeline.SchedSwitch {
+			if seen[c] && running[c] != 0 {
+				tl.busyNS += e.t - busySince[c]
+			}
+			running[c] = e.pid
+			busySince[c] = e.t
+		}
+		last[c], seen[c] = e.t, true
+	}
+	stallAt := func(c int32, t int64) bool {
+		s := stalls[c]
+		i := sort.Search(len(s), func(i int) bool { return s[i].b > t })
+		return i < len(s) && s[i].a <= t
+	}
+	stallOverlap := func(c int32, a, b int64) int64 {
+		s := stalls[c]
+		var n int64
+		for i := sort.Search(len(s), func(i int) bool { return s[i].b > a }); i < len(s) && s[i].a < b; i++ {
+			n += min(b, s[i].b) - max(a, s[i].a)
+		}
+		return n
+	}
+
+	// The remote wakeups onto busy CPUs, counted at the waking on the
+	// state then, and their waits.
+	type pend struct {
+		at int64
+		on int32
+	}
+	clear(running)
+	waits := map[int32]pend{}
+	for i, e := range evs {
+		switch e.kind {
+		case timeline.SchedSwitch:
+			running[e.cpu] = e.pid
+			p, ok := waits[e.pid]
+			if !ok {
+				break
+			}
+			delete(waits, e.pid)
+			if p.on != e.cpu {
+				break
+			}
+			tl.waited++
+			tl.waitNS += e.t - p.at
+			tl.stallNS += stallOverlap(e.cpu, p.at, e.t)
+		case timeline.SchedWaking:
+			if _, ok := waits[e.pid]; ok {
+				break
+			}
+			on := placement(evs, i)
+			if on < 0 || on >= ncpu || on == e.cpu || running[on] == 0 {
+				break
+			}
+			tl.remote++
+			if stallAt(on, e.t) {
+				tl.inStall++
+			}
+			waits[e.pid] = pend{e.t, on}
+		case timeline.SchedMigrateTask:
+			// Moved before it ran (a balancer's pull): its wait is not
+			// the target's.
+			if _, ok := waits[e.pid]; ok {
+				if !placedBy(evs, i) {
+					delete(waits, e.pid)
+				}
+			}
+		}
+	}
+
+	// Time with every CPU busy, by how many are stalled: a sweep over
+	// the switches and the stalls' edges.
+	type edge struct {
+		t         int64
+		busy, stl int
+	}
+	var edges []edge
+	clear(running)
+	clear(seen)
+	for _, e := range evs {
+		if e.kind != timeline.SchedSwitch {
+			continue
+		}
+		was := seen[e.cpu] && running[e.cpu] != 0
+		now := e.pid != 0
+		seen[e.cpu] = true
+		running[e.cpu] = e.pid
+		switch {
+		case was && !now:
+			edges = append(edges, edge{e.t, -1, 0})
+		case !was && now:
+			edges = append(edges, edge{e.t, 1, 0})
+		}
+	}
+	for _, s := range stalls {
+		for _, x := range s {
+			edges = append(edges, edge{x.a, 0, 1}, edge{x.b, 0, -1})
+		}
+	}
+	sort.SliceStable(edges, func(i, j int) bool { return edges[i].t < edges[j].t })
+	busy, stl := 0, 0
+	for i, x := range edges {
+		if i > 0 && busy == int(ncpu) && stl >= 0 && stl <= int(ncpu) {
+			tl.stalledAt[stl] += x.t - edges[i-1].t
+		}
+		busy += x.busy
+		stl += x.stl
+	}
+	return tl
+}
+
+// placement is where the waking evs[i] puts its wakee: its target_cpu,
+// or the sched_migrate_task select_task_rq writes right after it on the
+// same CPU.
+func placement(evs []ev, i int) int32 {
+	e := evs[i]
+	for _, f := range evs[i+1:] {
+		if f.t-e.t > migrateWindowNS {
+			break
+		}
+		if f.pid != e.pid {
+			continue
+		}
+		if f.kind == timeline.SchedMigrateTask && f.cpu == e.cpu {
+			return f.target
+		}
+		if f.kind == timeline.SchedSwitch || f.kind == timeline.SchedWaking {
+			break
+		}
+	}
+	return e.target
+}
+
+// placedBy: the migrate evs[i] is the placement of its task's last
+// waking (placement's own rule, looked at from the migrate).
+func placedBy(evs []ev, i int) bool {
+	m := evs[i]
+	for j := i - 1; j >= 0 && m.t-evs[j].t <= migrateWindowNS; j-- {
+		f := evs[j]
+		if f.pid != m.pid {
+			continue
+		}
+		return f.kind == timeline.SchedWaking && f.cpu == m.cpu
+	}
+	return false
+}
+
+func pct(a, b int64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*float64(a)/float64(b))
+}
+
+func print(w io.Writer, cols []*tally, gap time.Duration) {
+	row := func(name string, f func(t *tally) string) {
+		fmt.Fprintf(w, "%-62s", name)
+		for _, t := range cols {
+			fmt.Fprintf(w, " %16s", f(t))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "stalls: a busy CPU's event-free stretches over %v\n", gap)
+	row("busy CPU time in stalls", func(t *tally) string { return pct(t.busyIn, t.busyNS) })
+	row("wakeups onto another busy CPU", func(t *tally) string { return fmt.Sprint(t.remote) })
+	row("  landing while it was stalled", func(t *tally) string { return fmt.Sprintf("%d (%s)", t.inStall, pct(t.inStall, t.remote)) })
+	row("  run next there: their waits (ms)", func(t *tally) string { return fmt.Sprintf("%d: %.0f", t.waited, float64(t.waitNS)/1e6) })
+	row("  of which in the target's stalls", func(t *tally) string {
+		return fmt.Sprintf("%.0f (%s)", float64(t.stallNS)/1e6, pct(t.stallNS, t.waitNS))
+	})
+	n := 0
+	for _, t := range cols {
+		n = max(n, len(t.stalledAt))
+	}
+	fmt.Fprintln(w, "every CPU busy: share of that time with k CPUs stalled")
+	for k := range n {
+		row(fmt.Sprintf("  k = %d", k), func(t *tally) string {
+			var all int64
+			for _, v := range t.stalledAt {
+				all += v
+			}
+			if k >= len(t.stalledAt) {
+				return "-"
+			}
+			return pct(t.stalledAt[k], all)
+		})
+	}
+}
+
+func main() {
+	gap := flag.Duration("gap", 5*time.Millisecond, "a busy CPU's event-free stretch longer than this is a host stall (over one tick period: 4 ms at HZ 250)")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: stallwakes [-gap DURATION] FILE... [vs FILE...]")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() == 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	cols := []*tally{{}}
+	for _, p := range flag.Args() {
+		if p == "vs" {
+			cols = append(cols, &tally{})
+			continue
+		}
+		evs, err := timelineOf(p)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "stallwakes:", err)
+			os.Exit(1)
+		}
+		cols[len(cols)-1].add(measure(evs, int64(*gap)))
+	}
+	print(os.Stdout, cols, *gap)
+}

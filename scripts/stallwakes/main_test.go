@@ -1,0 +1,64 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/schedreplay/replay/timeline"
+)
+
+const ms = 1000000
+
+// A hand-worked schedule on two CPUs, 0 to 30 ms, both busy throughout:
+// W runs on CPU 0 and ticks every 4 ms; X runs on CPU 1, ticks at 4 ms,
+// then nothing until 20 ms (a 16 ms stall), ticks at 20, 24 and 28. W
+// wakes D onto CPU 1 at 2 ms (before the stall; a balancer moves it at
+// 3 ms, before it runs), A onto CPU 1 at 10 ms (inside the stall), C at
+// 12 ms (placed on W's own CPU by select_task_rq's migrate: not remote)
+// and B onto CPU 1 at 22 ms (the 20–24 ms stretch is no stall). A
+// preempts X at 24 ms (waited 14 ms, 10 of them in the stall), B runs at
+// 28 ms (6 ms, none), C never runs. So: 3 remote wakeups onto a busy CPU,
+// 1 landing in a stall; waits 20 ms, 10 in stalls; busy time 60 ms, 16 in
+// stalls; with both CPUs busy, 14 ms with none stalled and 16 with one.
+func TestHandWorked(t *testing.T) {
+	var evs []ev
+	sw := func(at int64, cpu, prev, next int32, state string) {
+		evs = append(evs, ev{t: at, cpu: cpu, kind: timeline.SchedSwitch, pid: next, prev: prev, prevState: state})
+	}
+	tick := func(at int64, cpu int32) {
+		evs = append(evs, ev{t: at, cpu: cpu, kind: timeline.SchedStatRuntime})
+	}
+	wake := func(at int64, cpu, pid, target int32) {
+		evs = append(evs, ev{t: at, cpu: cpu, kind: timeline.SchedWaking, pid: pid, target: target})
+	}
+	const w, x, a, b, c, d = 10, 11, 12, 13, 14, 15
+	sw(0, 0, 0, w, "R")
+	sw(0, 1, 0, x, "R")
+	wake(2*ms, 0, d, 1)
+	evs = append(evs, ev{t: 3 * ms, cpu: 1, kind: timeline.SchedMigrateTask, pid: d, target: 0})
+	tick(4*ms, 0)
+	tick(4*ms, 1)
+	tick(8*ms, 0)
+	wake(10*ms, 0, a, 1)
+	wake(12*ms, 0, c, 1)
+	evs = append(evs, ev{t: 12*ms + 1000, cpu: 0, kind: timeline.SchedMigrateTask, pid: c, target: 0})
+	tick(16*ms, 0)
+	tick(20*ms, 0)
+	tick(20*ms, 1)
+	wake(22*ms, 0, b, 1)
+	tick(24*ms, 0)
+	sw(24*ms, 1, x, a, "R")
+	tick(28*ms, 0)
+	sw(28*ms, 1, a, b, "S")
+	sw(30*ms, 0, w, 0, "S")
+	sw(30*ms, 1, b, 0, "S")
+
+	got := measure(evs, 5*ms)
+	want := tally{remote: 3, inStall: 1, waited: 2, waitNS: 20 * ms, stallNS: 10 * ms, busyNS: 60 * ms, busyIn: 16 * ms}
+	if got.remote != want.remote || got.inStall != want.inStall || got.waited != want.waited || got.waitNS != want.waitNS ||
+		got.stallNS != want.stallNS || got.busyNS != want.busyNS || got.busyIn != want.busyIn {
+		t.Errorf("got %+v\nwant %+v", *got, want)
+	}
+	if len(got.stalledAt) != 3 || got.stalledAt[0] != 14*ms || got.stalledAt[1] != 16*ms || got.stalledAt[2] != 0 {
+		t.Errorf("time with both CPUs busy by CPUs stalled %v, want [14 ms, 16 ms, 0]", got.stalledAt)
+	}
+}
