@@ -146,7 +146,7 @@ func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 		s.enqOn = src
 	}
 	s.updateCurr(r)
-	s.enqFlags, s.enqOn = 0, -1
+	s.enqFlags, s.enqCPU, s.enqOn = 0, -1, -1
 	r.enqResched = s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed)
 	t.state = tsQueued
 	t.utilEstEnq = t.utilEstOwn()

@@ -131,13 +131,15 @@ func (s *Sim) emitSwitch(r *rq, prev, next *simTask, prevState string) {
 // its last one (or its switch-in), as the kernel's update_curr does;
 // flags is its common_flags (the tick's hard-IRQ context), 0 for none.
 func (s *Sim) emitStatRuntime(r *rq, t *simTask, flags int64) {
-	s.emitStatRuntimeOn(r, t, flags, -1)
+	s.emitStatRuntimeOn(r, t, flags, -1, nil)
 }
 
 // emitStatRuntimeOn is emitStatRuntime written on CPU on, as the task
-// running there (a remote wakeup's enqueue, Sim.enqOn); on < 0: on r's
-// CPU, as t.
-func (s *Sim) emitStatRuntimeOn(r *rq, t *simTask, flags int64, on int) {
+// running there (as, or, when nil, the task running on `on` in the
+// replay): an update of r's task that another CPU runs (a remote
+// wakeup's or fork's enqueue, Sim.enqOn; a balance, Sim.lb). on < 0: on
+// r's CPU, as t.
+func (s *Sim) emitStatRuntimeOn(r *rq, t *simTask, flags int64, on int, as *simTask) {
 	if t.rt && !s.knobs.StatRuntimeAllClasses && (!s.knobs.StatRuntimeRT || isStopper(t.w.Comm)) {
 		return
 	}
@@ -148,7 +150,10 @@ func (s *Sim) emitStatRuntimeOn(r *rq, t *simTask, flags int64, on int) {
 	t.statExec = t.sumExec
 	cpu, cur := r.cpu, t
 	if on >= 0 && on != r.cpu {
-		cpu, cur = on, s.cpus[on].curr
+		cpu, cur = on, as
+		if as == nil {
+			cur = s.cpus[on].curr
+		}
 	}
 	e := s.newEvent(timeline.SchedStatRuntime, cpu, cur)
 	if flags != 0 {

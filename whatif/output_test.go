@@ -507,3 +507,48 @@ func TestRemoteRequeueDelayedRecordByHand(t *testing.T) {
 			rec.Int(timeline.CPU), rec.Int(timeline.CommonPID), rec.Str(timeline.CommonComm), rec.Int(timeline.Runtime), wTID)
 	}
 }
+
+// A fork whose child goes to another CPU: wake_up_new_task enqueues it
+// from the parent's CPU under the child's queue lock, so that enqueue's
+// update_curr of the task running there is written on the parent's CPU,
+// as the parent. By hand (v6.1, two CPUs in one LLC, no noise): CPU 0
+// runs P with two hogs queued behind it, CPU 1 runs H alone; at 1 ms P
+// forks C. sched_balance_fork's find_idlest_group sees CPU 0's group
+// overloaded (3 tasks on 1 CPU) and CPU 1's fully busy: C goes to CPU 1,
+// and H's update of its 1 ms there is written on CPU 0 as P.
+func TestRemoteForkEnqueueRecordByHand(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	pt := b.task("p", 120, 0, true, CauseStart, 10*ms)
+	b.task("hog0", 120, 0, false, CauseStart, 10*ms)
+	b.task("hog1", 120, 0, false, CauseStart, 10*ms)
+	ht := b.task("h", 120, 1, true, CauseStart, 10*ms)
+	ct := b.task("c", 120, 0, false, CauseFork, ms)
+	b.w.Tasks[ct].Forked = true
+	b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: pt, OffsetNS: ms, Wakee: ct})
+	got := collectKinds(timeline.SchedWakeupNew, timeline.SchedStatRuntime)
+	if _, err := Replay(b.done(t), testConfig(), Tee{newChecker(t), got}); err != nil {
+		t.Fatal(err)
+	}
+	pTID, hTID, cTID := int64(b.w.Tasks[pt].TID), int64(b.w.Tasks[ht].TID), int64(b.w.Tasks[ct].TID)
+	var wnew, rec *timeline.Event
+	for i := range got.ev {
+		e := &got.ev[i]
+		switch {
+		case e.Time != t0+ms:
+		case e.Kind == timeline.SchedWakeupNew && e.Int(timeline.PID) == cTID:
+			wnew = e
+		case e.Kind == timeline.SchedStatRuntime && e.Int(timeline.PID) == hTID:
+			rec = e
+		}
+	}
+	if wnew == nil || wnew.Int(timeline.TargetCPU) != 1 {
+		t.Fatalf("C's sched_wakeup_new %v, want at 1 ms onto CPU 1", wnew)
+	}
+	if rec == nil {
+		t.Fatal("no update of H at the fork")
+	}
+	if rec.Int(timeline.CPU) != 0 || rec.Int(timeline.CommonPID) != pTID || rec.Str(timeline.CommonComm) != "p" || rec.Int(timeline.Runtime) != ms {
+		t.Errorf("H's update at the fork: CPU %d as %d (%s), %d ns; want CPU 0 as %d (p), 1 ms",
+			rec.Int(timeline.CPU), rec.Int(timeline.CommonPID), rec.Str(timeline.CommonComm), rec.Int(timeline.Runtime), pTID)
+	}
+}

@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/schedreplay/replay/ingest"
@@ -135,10 +136,12 @@ func (l *eventLog) Emit(e *timeline.Event) error { *l = append(*l, *e); return n
 // (prev CPU 1; no CPU idle, so it stays there), which does not preempt b:
 // a task that has not run starts at the queue's min_vruntime, b has run
 // nothing yet, so neither is ahead. At t0 + 1 ms c is queued behind b,
-// never run (not cache hot): CPU 0 writes a's runtime, pulls c
-// (sched_migrate_task 1 → 0) and switches a → c. The migration follows c's
-// sched_waking on no CPU of its own (b woke it on CPU 1), and a's runtime
-// precedes it: one chance, one pull.
+// never run (not cache hot): CPU 0 writes a's runtime, then the detach's
+// update of b, running on CPU 1 (as a, inside a's schedule(): the kernel's
+// traces show such a record before a balancer's sched_migrate_task on the
+// pulling CPU), pulls c (sched_migrate_task 1 → 0) and switches a → c.
+// The migration follows c's sched_waking on no CPU of its own (b woke it
+// on CPU 1), and a's runtime precedes it: one chance, one pull.
 func TestReplayWritesNewidlePullAfterRuntime(t *testing.T) {
 	b := newBuilder(t, "sockets=1,cores=2,threads=1")
 	b.task("a", 120, 0, true, CauseStart, ms)
@@ -152,7 +155,7 @@ func TestReplayWritesNewidlePullAfterRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	var pulled int64 = -1
+	var pulled, updated int64 = -1, -1
 	m := NewMeasurer(nil, 2)
 	for i := range log {
 		e := &log[i]
@@ -164,11 +167,17 @@ func TestReplayWritesNewidlePullAfterRuntime(t *testing.T) {
 			if e.Kind == timeline.SchedMigrateTask {
 				pulled = e.Int(timeline.PID)
 			}
+			if e.Kind == timeline.SchedStatRuntime && len(got) == 2 && e.Int(timeline.CommonPID) == int64(b.w.Tasks[0].TID) {
+				updated = e.Int(timeline.PID)
+			}
 		}
 	}
-	want := []string{"sched_stat_runtime", "sched_migrate_task", "sched_switch"}
-	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+	want := []string{"sched_stat_runtime", "sched_stat_runtime", "sched_migrate_task", "sched_switch"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("CPU 0 at t0+1ms wrote %v, want %v", got, want)
+	}
+	if want := int64(b.w.Tasks[tb].TID); updated != want {
+		t.Errorf("the detach's update on CPU 0 (as a) was of %d, want b (%d)", updated, want)
 	}
 	if want := int64(b.w.Tasks[tc].TID); pulled != want {
 		t.Errorf("pulled task %d, want c (%d)", pulled, want)

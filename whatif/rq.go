@@ -163,11 +163,18 @@ func (s *Sim) updateCurr(r *rq) {
 	// The real-time class's update_curr_rt runs at its own tick and
 	// switch-out, not at CFS's enqueues and wakeup checks.
 	if t := r.curr; t != nil && !t.rt {
-		if r.cpu == s.enqCPU {
-			s.emitStatRuntimeOn(r, t, s.enqFlags, s.enqOn)
-			return
+		switch {
+		case r.cpu == s.enqCPU:
+			s.emitStatRuntimeOn(r, t, s.enqFlags, s.enqOn, nil)
+		case s.lb.cpu >= 0 && s.lb.cpu != r.cpu:
+			// A balance run on another CPU updates this one's task
+			// (detach_tasks from the busiest queue; an active balance's
+			// attach from the stopper on the source): written where
+			// the balance runs, as its sched_migrate_task is.
+			s.emitStatRuntimeOn(r, t, 0, s.lb.cpu, s.lb.cur)
+		default:
+			s.emitStatRuntime(r, t, 0)
 		}
-		s.emitStatRuntime(r, t, 0)
 	}
 }
 

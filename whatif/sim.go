@@ -584,7 +584,8 @@ type Sim struct {
 	// enqFlags: while a wakeup's enqueue runs in interrupt context (an
 	// arrival's own, or the wakelist IPI's), the common_flags of the
 	// sched_stat_runtime its update_curr writes on CPU enqCPU
-	// (enqueueContext); 0 otherwise.
+	// (enqueueContext); 0 otherwise. enqCPU: the CPU a wakeup's or a
+	// fork's enqueue is updating, -1 outside one.
 	enqFlags int64
 	enqCPU   int
 	// enqOn: while a wakeup's enqueue onto CPU enqCPU runs on another CPU
@@ -814,7 +815,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 			return nil, err
 		}
 	}
-	s := &Sim{cfg: cfg, pol: cfg.Policy, knobs: cfg.Policy.Knobs(), w: w, dom: d, ncpu: d.NrCPUs, out: out, sgcImb: map[sgcKey]bool{}, deferEnq: -1, enqOn: -1}
+	s := &Sim{cfg: cfg, pol: cfg.Policy, knobs: cfg.Policy.Knobs(), w: w, dom: d, ncpu: d.NrCPUs, out: out, sgcImb: map[sgcKey]bool{}, deferEnq: -1, enqCPU: -1, enqOn: -1}
 	s.hook, _ = cfg.Policy.(GroupStatsHook)
 	if rp, ok := asRules(cfg.Policy); ok {
 		s.reducedCapMisfit = rp.r.MisfitLoadSym
@@ -1883,7 +1884,7 @@ func (s *Sim) queueWoken(t, waker *simTask, wakerCPU, src, prev, cpu int) {
 		s.enqOn = src
 	}
 	s.enqueue(r, t, enqWakeup)
-	s.enqFlags, s.enqOn = 0, -1
+	s.enqFlags, s.enqCPU, s.enqOn = 0, -1, -1
 	s.noteWakeOnIdle(r)
 	s.wakeupPreemptFrom(r, t, waker, wakerCPU, src)
 }
@@ -2020,7 +2021,13 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 		s.stats.MigrationsFork++
 	}
 	dst := s.cpus[cpu]
+	if cpu != r.cpu {
+		// wake_up_new_task takes the child's queue lock from the
+		// parent's CPU: the enqueue's update there is written here.
+		s.enqCPU, s.enqOn = cpu, r.cpu
+	}
 	s.enqueue(dst, child, enqNew)
+	s.enqCPU, s.enqOn = -1, -1
 	s.emitWakeupNew(r, parent, child, cpu)
 	if forkResched && r.curr == parent {
 		// A reschedule whose pick is the parent again switches nothing;
