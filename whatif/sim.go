@@ -588,13 +588,15 @@ type Sim struct {
 	// fork's enqueue is updating, -1 outside one.
 	enqFlags int64
 	enqCPU   int
-	// enqOn: while a wakeup's enqueue onto CPU enqCPU runs on another CPU
-	// (try_to_wake_up takes the remote queue's lock and activates the
-	// wakee itself when the two share a cache and the target is busy:
-	// ttwu_queue_cond; ttwu_runnable always), that CPU: the record of its
-	// update_curr of enqCPU's running task is written there, as the task
-	// running there (the waker, or the task an arrival's interrupt
-	// found), as the kernel's trace buffers have it. -1: enqCPU runs it.
+	// enqOn: while a wakeup's or a fork's enqueue onto CPU enqCPU runs
+	// on another CPU (try_to_wake_up takes the remote queue's lock and
+	// activates the wakee itself when the two share a cache and the
+	// target is busy: ttwu_queue_cond; ttwu_runnable always;
+	// wake_up_new_task from the parent's CPU), that CPU: the record of
+	// its update_curr of enqCPU's running task is written there, as the
+	// task running there (the waker, the parent, or the task an arrival's
+	// interrupt found), as the kernel's trace buffers have it. -1: enqCPU
+	// runs it.
 	enqOn  int
 	smtOn  bool
 	smtSib [][]int
