@@ -41,6 +41,10 @@ import (
 // microseconds, on the waking's CPU).
 const migrateWindowNS = 100000
 
+// maxCPUs bounds the CPU numbers read (ingest's own bound is higher than
+// any machine here; a record past it is skipped, not allocated for).
+const maxCPUs = 1 << 12
+
 // tally is one column's sums.
 type tally struct {
 	remote, inStall int64 // remote wakeups onto busy CPUs; landed in a stall
@@ -91,7 +95,7 @@ func timelineOf(path string) ([]ev, error) {
 	var out []ev
 	for r.Next() {
 		e := r.Event()
-		if !e.IsSet(timeline.CPU) {
+		if !e.IsSet(timeline.CPU) || e.Int(timeline.CPU) < 0 || e.Int(timeline.CPU) >= maxCPUs {
 			continue
 		}
 		x := ev{t: e.Time, cpu: e.Int32(timeline.CPU), kind: e.Kind}
