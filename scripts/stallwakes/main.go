@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -41,9 +42,9 @@ import (
 // microseconds, on the waking's CPU).
 const migrateWindowNS = 100000
 
-// maxCPUs bounds the CPU numbers read (ingest's own bound is higher than
-// any machine here; a record past it is skipped, not allocated for).
-const maxCPUs = 1 << 12
+// maxCPUs bounds the CPU numbers read, as the model's does: a record
+// past it is skipped, not allocated for.
+const maxCPUs = model.MaxCPUs
 
 // tally is one column's sums.
 type tally struct {
