@@ -74,13 +74,11 @@ func (t *tally) add(o *tally) {
 
 // ev is the part of an event the measure reads.
 type ev struct {
-	t         int64
-	cpu       int32
-	kind      timeline.Kind
-	pid       int32 // waking, migrate: the task; switch: next
-	prev      int32 // switch: prev
-	target    int32 // waking: target_cpu; migrate: dest_cpu
-	prevState string
+	t      int64
+	cpu    int32
+	kind   timeline.Kind
+	pid    int32 // waking, migrate: the task; switch: next
+	target int32 // waking: target_cpu; migrate: dest_cpu
 }
 
 // span is a stretch [a, b) of a CPU.
@@ -106,7 +104,7 @@ func timelineOf(path string) ([]ev, error) {
 		case timeline.SchedMigrateTask:
 			x.pid, x.target = e.Int32(timeline.PID), e.Int32(timeline.DestCPU)
 		case timeline.SchedSwitch:
-			x.pid, x.prev, x.prevState = e.Int32(timeline.NextPID), e.Int32(timeline.PrevPID), e.Str(timeline.PrevState)
+			x.pid = e.Int32(timeline.NextPID)
 		}
 		out = append(out, x)
 	}

@@ -21,8 +21,8 @@ const ms = 1000000
 // stalls; with both CPUs busy, 14 ms with none stalled and 16 with one.
 func TestHandWorked(t *testing.T) {
 	var evs []ev
-	sw := func(at int64, cpu, prev, next int32, state string) {
-		evs = append(evs, ev{t: at, cpu: cpu, kind: timeline.SchedSwitch, pid: next, prev: prev, prevState: state})
+	sw := func(at int64, cpu, next int32) {
+		evs = append(evs, ev{t: at, cpu: cpu, kind: timeline.SchedSwitch, pid: next})
 	}
 	tick := func(at int64, cpu int32) {
 		evs = append(evs, ev{t: at, cpu: cpu, kind: timeline.SchedStatRuntime})
@@ -31,8 +31,8 @@ func TestHandWorked(t *testing.T) {
 		evs = append(evs, ev{t: at, cpu: cpu, kind: timeline.SchedWaking, pid: pid, target: target})
 	}
 	const w, x, a, b, c, d = 10, 11, 12, 13, 14, 15
-	sw(0, 0, 0, w, "R")
-	sw(0, 1, 0, x, "R")
+	sw(0, 0, w)
+	sw(0, 1, x)
 	wake(2*ms, 0, d, 1)
 	evs = append(evs, ev{t: 3 * ms, cpu: 1, kind: timeline.SchedMigrateTask, pid: d, target: 0})
 	tick(4*ms, 0)
@@ -46,11 +46,11 @@ func TestHandWorked(t *testing.T) {
 	tick(20*ms, 1)
 	wake(22*ms, 0, b, 1)
 	tick(24*ms, 0)
-	sw(24*ms, 1, x, a, "R")
+	sw(24*ms, 1, a)
 	tick(28*ms, 0)
-	sw(28*ms, 1, a, b, "S")
-	sw(30*ms, 0, w, 0, "S")
-	sw(30*ms, 1, b, 0, "S")
+	sw(28*ms, 1, b)
+	sw(30*ms, 0, 0)
+	sw(30*ms, 1, 0)
 
 	got := measure(evs, 5*ms)
 	want := tally{remote: 3, inStall: 1, waited: 2, waitNS: 20 * ms, stallNS: 10 * ms, busyNS: 60 * ms, busyIn: 16 * ms}
