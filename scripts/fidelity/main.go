@@ -642,9 +642,7 @@ func choiceRows(runs []*run) (families, recordings []choiceRow) {
 			row.sim[i] = median(per[i])
 		}
 		recordings = append(recordings, row)
-		wl := n[strings.LastIndex(n, "/")+1:]
-		wl, _, _ = strings.Cut(wl, "@")
-		fam := rs[0].group + " " + wl
+		fam := rs[0].group + " " + filepath.Base(family(n))
 		j, seen := famIdx[fam]
 		if !seen {
 			j = len(families)

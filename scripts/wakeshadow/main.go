@@ -34,7 +34,7 @@ func main() {
 	fit := flag.Bool("fit", false, "instead of the table, how many of the telling wakeups (the formula pulls by 10 %% or more) the shadow calls right for each start wakee_flips of 0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32 (a start that makes the kernel's keeps wide fits them: FIDELITY.md rounds 89 and 90; the extraction fits it the same way, `replay whatif --set wakee_flips=N` overrides)")
 	flag.Parse()
 	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: wakeshadow [-pct N] [-llc N] [-flips N] TRACE...")
+		fmt.Fprintln(os.Stderr, "usage: wakeshadow [-pct N] [-llc N] [-flips N] [-hz N] [-fit] TRACE...")
 		os.Exit(2)
 	}
 	opt := whatif.WakeShadowOptions{ImbalancePct: *pct, LLCSize: *llc, StartFlips: *flips, HZ: *hz}
