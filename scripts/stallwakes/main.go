@@ -18,7 +18,8 @@
 // hoststall.go keeps is the same stretch less the time to its first
 // missed tick). A wakeup is remote when its sched_waking ran on another
 // CPU than the one the wakee is placed on (target_cpu, or the
-// sched_migrate_task select_task_rq wrote right after it) and that CPU
+// sched_migrate_task of it that is the waking CPU's next record, the rule
+// analysis/wakechoice.go reads choices by) and that CPU
 // was running a task; it lands in a stall when the stretch of the
 // target's silence around the waking is one. Its wait runs to the
 // wakee's next switch-in there.
@@ -36,11 +37,6 @@ import (
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 )
-
-// migrateWindowNS bounds how long after its waking a sched_migrate_task is
-// select_task_rq's placement of that wakeup (the kernel writes it within
-// microseconds, on the waking's CPU).
-const migrateWindowNS = 100000
 
 // maxCPUs bounds the CPU numbers read, as the model's does: a record
 // past it is skipped, not allocated for.
@@ -163,6 +159,7 @@ func measure(evs []ev, gap int64) *tally {
 		on int32
 	}
 	clear(running)
+	prevOn, nextOn := neighbours(evs, ncpu)
 	waits := map[int32]pend{}
 	for i, e := range evs {
 		switch e.kind {
@@ -183,7 +180,7 @@ func measure(evs []ev, gap int64) *tally {
 			if _, ok := waits[e.pid]; ok {
 				break
 			}
-			on := placement(evs, i)
+			on := placement(evs, nextOn, i)
 			if on < 0 || on >= ncpu || on == e.cpu || running[on] == 0 {
 				break
 			}
@@ -196,7 +193,7 @@ func measure(evs []ev, gap int64) *tally {
 			// Moved before it ran (a balancer's pull): its wait is not
 			// the target's.
 			if _, ok := waits[e.pid]; ok {
-				if !placedBy(evs, i) {
+				if !placedBy(evs, prevOn, i) {
 					delete(waits, e.pid)
 				}
 			}
@@ -245,39 +242,42 @@ func measure(evs []ev, gap int64) *tally {
 }
 
 // placement is where the waking evs[i] puts its wakee: its target_cpu,
-// or the sched_migrate_task select_task_rq writes right after it on the
-// same CPU.
-func placement(evs []ev, i int) int32 {
+// or the dest_cpu of a sched_migrate_task of the wakee that is the waking
+// CPU's next record (select_task_rq's move; try_to_wake_up writes nothing
+// on that CPU between the two, however long a host stall parts them).
+// next[i] is the index of CPU evs[i].cpu's next event, -1 none.
+func placement(evs []ev, next []int, i int) int32 {
 	e := evs[i]
-	for _, f := range evs[i+1:] {
-		if f.t-e.t > migrateWindowNS {
-			break
-		}
-		if f.pid != e.pid {
-			continue
-		}
-		if f.kind == timeline.SchedMigrateTask && f.cpu == e.cpu {
-			return f.target
-		}
-		if f.kind == timeline.SchedSwitch || f.kind == timeline.SchedWaking {
-			break
-		}
+	if j := next[i]; j >= 0 && evs[j].kind == timeline.SchedMigrateTask && evs[j].pid == e.pid {
+		return evs[j].target
 	}
 	return e.target
 }
 
-// placedBy: the migrate evs[i] is the placement of its task's last
-// waking (placement's own rule, looked at from the migrate).
-func placedBy(evs []ev, i int) bool {
-	m := evs[i]
-	for j := i - 1; j >= 0 && m.t-evs[j].t <= migrateWindowNS; j-- {
-		f := evs[j]
-		if f.pid != m.pid {
-			continue
-		}
-		return f.kind == timeline.SchedWaking && f.cpu == m.cpu
+// placedBy: the migrate evs[i] is the placement of its task's waking
+// (placement's rule, looked at from the migrate). prev[i] is the index
+// of CPU evs[i].cpu's previous event, -1 none.
+func placedBy(evs []ev, prev []int, i int) bool {
+	j := prev[i]
+	return j >= 0 && evs[j].kind == timeline.SchedWaking && evs[j].pid == evs[i].pid
+}
+
+// neighbours returns, for each event, the index of its CPU's previous and
+// next events (-1 none).
+func neighbours(evs []ev, ncpu int32) (prev, next []int) {
+	prev, next = make([]int, len(evs)), make([]int, len(evs))
+	last := make([]int, ncpu)
+	for c := range last {
+		last[c] = -1
 	}
-	return false
+	for i, e := range evs {
+		prev[i], next[i] = last[e.cpu], -1
+		if j := last[e.cpu]; j >= 0 {
+			next[j] = i
+		}
+		last[e.cpu] = i
+	}
+	return prev, next
 }
 
 func pct(a, b int64) string {

@@ -13,10 +13,12 @@ const ms = 1000000
 // then nothing until 20 ms (a 16 ms stall), ticks at 20, 24 and 28. W
 // wakes D onto CPU 1 at 2 ms (before the stall; a balancer moves it at
 // 3 ms, before it runs), A onto CPU 1 at 10 ms (inside the stall), C at
-// 12 ms (placed on W's own CPU by select_task_rq's migrate: not remote)
-// and B onto CPU 1 at 22 ms (the 20–24 ms stretch is no stall). A
+// 12 ms (placed on W's own CPU by select_task_rq's migrate: not remote),
+// E at 14 ms (placed on CPU 0 too, its migrate written 1 ms later, after a
+// host stall of the waker inside try_to_wake_up: still CPU 0's next
+// record, so not remote either) and B onto CPU 1 at 22 ms (the 20–24 ms stretch is no stall). A
 // preempts X at 24 ms (waited 14 ms, 10 of them in the stall), B runs at
-// 28 ms (6 ms, none), C never runs. So: 3 remote wakeups onto a busy CPU,
+// 28 ms (6 ms, none), C and E never run there. So: 3 remote wakeups onto a busy CPU,
 // 1 landing in a stall; waits 20 ms, 10 in stalls; busy time 60 ms, 16 in
 // stalls; with both CPUs busy, 14 ms with none stalled and 16 with one.
 func TestHandWorked(t *testing.T) {
@@ -30,7 +32,7 @@ func TestHandWorked(t *testing.T) {
 	wake := func(at int64, cpu, pid, target int32) {
 		evs = append(evs, ev{t: at, cpu: cpu, kind: timeline.SchedWaking, pid: pid, target: target})
 	}
-	const w, x, a, b, c, d = 10, 11, 12, 13, 14, 15
+	const w, x, a, b, c, d, e = 10, 11, 12, 13, 14, 15, 16
 	sw(0, 0, w)
 	sw(0, 1, x)
 	wake(2*ms, 0, d, 1)
@@ -41,6 +43,8 @@ func TestHandWorked(t *testing.T) {
 	wake(10*ms, 0, a, 1)
 	wake(12*ms, 0, c, 1)
 	evs = append(evs, ev{t: 12*ms + 1000, cpu: 0, kind: timeline.SchedMigrateTask, pid: c, target: 0})
+	wake(14*ms, 0, e, 1)
+	evs = append(evs, ev{t: 15 * ms, cpu: 0, kind: timeline.SchedMigrateTask, pid: e, target: 0})
 	tick(16*ms, 0)
 	tick(20*ms, 0)
 	tick(20*ms, 1)
