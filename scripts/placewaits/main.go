@@ -24,13 +24,16 @@
 // credited; otherwise it kept its own. A wakee whose CPU changed while it
 // slept (its vruntime renormalized) or whose updates the trace lacks is
 // left out of the split (counted as unknown); one that first ran on
-// another CPU than it was placed on (a balancer moved it) is left out. Its CPU is the waking's target_cpu, or the sched_migrate_task
-// of it that is the waking CPU's next record (select_task_rq's move, the
-// rule analysis/wakechoice.go reads choices by); its wait runs from the
-// waking to its switch-in there. The waker's CPU counts as busy (the
-// split's "another busy CPU") when a task other than idle ran there at
-// the waking. Only a task's first waking while asleep counts; a lost
-// record forgets every task's state.
+// another CPU than it was placed on (a balancer moved it) is left out.
+// Its CPU is the waking's target_cpu, or the sched_migrate_task of it
+// that is the waking CPU's next record (select_task_rq's move, the rule
+// analysis/wakechoice.go reads choices by); its wait runs from the waking
+// to its switch-in there. That CPU is busy (the split's "another busy
+// CPU") when a task other than idle ran there at the waking; wakeups onto
+// an idle CPU are not counted. Only a task's first waking while asleep
+// counts; a lost record forgets every task's state. The split is CFS's
+// (kernels up to 6.5): EEVDF places a wakee by its lag, which the records
+// do not show.
 package main
 
 import (
