@@ -46,6 +46,7 @@ import (
 
 	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -420,18 +421,18 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	cols := []*column{{}}
-	for _, p := range flag.Args() {
-		if p == "vs" {
-			cols = append(cols, &column{})
-			continue
+	var cols []*column
+	for _, files := range scriptutil.VsColumns(flag.Args()) {
+		col := &column{}
+		for _, p := range files {
+			evs, err := timelineOf(p, *comm)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "placewaits:", err)
+				os.Exit(1)
+			}
+			col.add(measure(evs))
 		}
-		evs, err := timelineOf(p, *comm)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "placewaits:", err)
-			os.Exit(1)
-		}
-		cols[len(cols)-1].add(measure(evs))
+		cols = append(cols, col)
 	}
 	print(os.Stdout, cols)
 }

@@ -35,6 +35,7 @@ import (
 
 	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -333,18 +334,18 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	cols := []*tally{{}}
-	for _, p := range flag.Args() {
-		if p == "vs" {
-			cols = append(cols, &tally{})
-			continue
+	var cols []*tally
+	for _, files := range scriptutil.VsColumns(flag.Args()) {
+		col := &tally{}
+		for _, p := range files {
+			evs, err := timelineOf(p)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "stallwakes:", err)
+				os.Exit(1)
+			}
+			col.add(measure(evs, int64(*gap)))
 		}
-		evs, err := timelineOf(p)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "stallwakes:", err)
-			os.Exit(1)
-		}
-		cols[len(cols)-1].add(measure(evs, int64(*gap)))
+		cols = append(cols, col)
 	}
 	print(os.Stdout, cols, *gap)
 }

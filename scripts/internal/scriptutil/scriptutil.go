@@ -1,6 +1,6 @@
 // Package scriptutil holds what the analysis scripts under scripts/ share:
-// their -seeds syntax and the grouping of a workload's writers with the
-// readers they woke.
+// their -seeds syntax, their "FILE... vs FILE..." columns and the
+// grouping of a workload's writers with the readers they woke.
 package scriptutil
 
 import (
@@ -52,3 +52,18 @@ func (g Groups) Find(x int32) int32 {
 
 // Join puts a and b in one group.
 func (g Groups) Join(a, b int32) { g[g.Find(a)] = g.Find(b) }
+
+// VsColumns splits a script's file arguments into its columns at each
+// "vs": the files before the first go into the first column, those after
+// each "vs" into the next (a trace against a replay's output).
+func VsColumns(args []string) [][]string {
+	cols := [][]string{nil}
+	for _, a := range args {
+		if a == "vs" {
+			cols = append(cols, nil)
+			continue
+		}
+		cols[len(cols)-1] = append(cols[len(cols)-1], a)
+	}
+	return cols
+}

@@ -1,6 +1,7 @@
 package scriptutil
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -30,5 +31,21 @@ func TestGroups(t *testing.T) {
 	g.Join(4, 5)
 	if g.Find(1) != g.Find(3) || g.Find(1) == g.Find(4) || g.Find(6) != 6 {
 		t.Errorf("groups %v: want {1,2,3} {4,5} {6}", g)
+	}
+}
+
+func TestVsColumns(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want [][]string
+	}{
+		{[]string{"a", "b"}, [][]string{{"a", "b"}}},
+		{[]string{"a", "vs", "b", "c"}, [][]string{{"a"}, {"b", "c"}}},
+		{[]string{"vs", "b"}, [][]string{nil, {"b"}}},
+		{[]string{"a", "vs", "b", "vs", "c"}, [][]string{{"a"}, {"b"}, {"c"}}},
+	} {
+		if got := VsColumns(c.args); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("VsColumns(%q) = %q, want %q", c.args, got, c.want)
+		}
 	}
 }
