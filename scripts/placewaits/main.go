@@ -16,17 +16,17 @@
 //
 // A trace shows the placement through the vruntimes sched_stat_runtime
 // records: the wakee's first update on its CPU after its switch-in, less
-// that update's runtime, is the vruntime it was placed at (a nice-0
-// task's vruntime runs at its runtime's pace; the task ran nowhere
-// since), and its last update before it slept, on the same CPU, the
-// vruntime it slept with (an update belongs to the CPU its task last
-// switched in on, whichever CPU wrote it). Above that by more than a microsecond, it was
+// that update's runtime, is the vruntime it was placed at (a nice-0 task's
+// vruntime runs at its runtime's pace; the task ran nowhere since), and
+// its last update before it slept, on the same CPU, the vruntime it slept
+// with (an update belongs to the CPU its task last switched in on,
+// whichever CPU wrote it). Above that by more than a microsecond, it was
 // credited; otherwise it kept its own. A wakee whose CPU changed while it
 // slept (its vruntime renormalized) or whose updates the trace lacks is
 // left out of the split (counted as unknown); one that first ran on
-// another CPU than it was placed on (a balancer moved it) is left out.
-// Its CPU is the waking's target_cpu, or the sched_migrate_task of it
-// that is the waking CPU's next record (select_task_rq's move, the rule
+// another CPU than it was placed on (a balancer moved it) is left out. Its
+// CPU is the waking's target_cpu, or the sched_migrate_task of it that is
+// the waking CPU's next record (select_task_rq's move, the rule
 // analysis/wakechoice.go reads choices by); its wait runs from the waking
 // to its switch-in there. That CPU is busy (the split's "another busy
 // CPU") when a task other than idle ran there at the waking; wakeups onto
@@ -91,19 +91,20 @@ type wakeup struct {
 	match     bool
 	sleptVR   int64 // the wakee's last vruntime on on before the sleep
 	hasVR     bool
-	in        int64 // switch-in time there (0: not yet)
+	in        int64 // switch-in time there, when ran
+	ran       bool
 	placed    int64 // vruntime placed at, when hasPlaced
 	hasPlaced bool
 	class     int
-	moved     bool // ran elsewhere, or a balancer moved it first
+	moved     bool // ran first on another CPU (a balancer moved it)
 }
 
 // column is one column's sums.
 type column struct {
 	waits [numClasses][2][]int64 // per class, per local (1) or remote (0)
 	// Remote wakeups onto a busy CPU with their placement known: the
-	// woken tasks waiting there at the waking, placed below (0) and
-	// above (1) the wakee, and of those, the ones that ran first.
+	// woken tasks waiting there at the waking, placed at or below (0)
+	// and above (1) the wakee, and of those, the ones that ran first.
 	remote          int64
 	ahead, ranFirst [2]int64
 	aheadEach       [2][]int64 // per wakeup
@@ -229,20 +230,20 @@ func wakeups(evs []ev) []*wakeup {
 			}
 			running[e.cpu] = e.pid
 			ranOn[e.pid] = e.cpu
-			if w := open[e.pid]; w != nil && w.in == 0 {
+			if w := open[e.pid]; w != nil && !w.ran {
 				if e.cpu != w.on {
 					w.moved = true
 					delete(open, e.pid)
 					break
 				}
-				w.in = e.t
+				w.in, w.ran = e.t, true
 			}
 		case timeline.SchedStatRuntime:
 			cpu, ok := ranOn[e.pid]
 			if !ok {
 				cpu = e.cpu
 			}
-			if w := open[e.pid]; w != nil && w.in != 0 && cpu == w.on {
+			if w := open[e.pid]; w != nil && w.ran && cpu == w.on {
 				w.placed, w.hasPlaced = e.vr-e.rt, true
 				switch {
 				case !w.hasVR:
@@ -266,7 +267,7 @@ func measure(evs []ev) *column {
 	byIndex := map[int]*wakeup{}
 	for _, w := range ws {
 		byIndex[w.i] = w
-		if w.moved || w.in == 0 || !w.match {
+		if w.moved || !w.ran || !w.match {
 			continue
 		}
 		cls := w.class
@@ -298,7 +299,7 @@ func measure(evs []ev) *column {
 			watching = watching[:0]
 		case timeline.SchedWaking:
 			w := byIndex[i]
-			if w == nil || w.moved || w.in == 0 {
+			if w == nil || w.moved || !w.ran {
 				break
 			}
 			if waiting[w.on] == nil {
