@@ -15,14 +15,13 @@
 // A stall is an event-free stretch longer than -gap on a CPU running a
 // task: a busy CPU records its tick's update_curr every tick period, so a
 // longer silence is the host not running that vCPU (the lower bound
-// hoststall.go keeps is the same stretch less the time to its first
-// missed tick). A wakeup is remote when its sched_waking ran on another
-// CPU than the one the wakee is placed on (target_cpu, or the
-// sched_migrate_task of it that is the waking CPU's next record, the rule
-// analysis/wakechoice.go reads choices by) and that CPU
-// was running a task; it lands in a stall when the stretch of the
-// target's silence around the waking is one. Its wait runs to the
-// wakee's next switch-in there.
+// hoststall.go keeps is the same stretch less the time to its first missed
+// tick). A wakeup is remote when its sched_waking ran on another CPU than
+// the one the wakee is placed on (target_cpu, or the sched_migrate_task of
+// it that is the waking CPU's next record, the rule analysis/wakechoice.go
+// reads choices by) and that CPU was running a task; it lands in a stall
+// when the stretch of the target's silence around the waking is one. Its
+// wait runs to the wakee's next switch-in there.
 package main
 
 import (
