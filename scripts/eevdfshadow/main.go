@@ -50,6 +50,7 @@ import (
 
 	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/timeline"
 	"github.com/schedreplay/replay/whatif"
 )
@@ -1062,16 +1063,18 @@ func main() {
 		}
 		s.trace.from, s.trace.to = int64(from*1e9), int64(to*1e9)
 	}
-	col, cols := 0, 1
-	for _, a := range flag.Args() {
-		if a == "vs" {
-			col, cols = 1, 2
-			continue
-		}
-		if err := s.file(a, col); err != nil {
-			fmt.Fprintln(os.Stderr, "eevdfshadow:", err)
-			os.Exit(1)
+	cols := scriptutil.VsColumns(flag.Args())
+	if len(cols) > 2 {
+		fmt.Fprintln(os.Stderr, "eevdfshadow: at most one vs")
+		os.Exit(2)
+	}
+	for col, files := range cols {
+		for _, a := range files {
+			if err := s.file(a, col); err != nil {
+				fmt.Fprintln(os.Stderr, "eevdfshadow:", err)
+				os.Exit(1)
+			}
 		}
 	}
-	s.res.print(os.Stdout, cols)
+	s.res.print(os.Stdout, len(cols))
 }

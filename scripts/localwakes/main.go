@@ -44,6 +44,7 @@ import (
 	"strings"
 
 	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -381,16 +382,18 @@ func main() {
 	}
 	c := newCounter()
 	c.gran = int64(*gran)
-	col, cols := 0, 1
-	for _, p := range flag.Args() {
-		if p == "vs" {
-			col, cols = 1, 2
-			continue
-		}
-		if err := c.file(p, col, pc); err != nil {
-			fmt.Fprintln(os.Stderr, "localwakes:", err)
-			os.Exit(1)
+	cols := scriptutil.VsColumns(flag.Args())
+	if len(cols) > 2 {
+		fmt.Fprintln(os.Stderr, "localwakes: at most one vs")
+		os.Exit(2)
+	}
+	for col, files := range cols {
+		for _, p := range files {
+			if err := c.file(p, col, pc); err != nil {
+				fmt.Fprintln(os.Stderr, "localwakes:", err)
+				os.Exit(1)
+			}
 		}
 	}
-	c.print(os.Stdout, cols, *rank, *per != "")
+	c.print(os.Stdout, len(cols), *rank, *per != "")
 }
