@@ -1063,18 +1063,10 @@ func main() {
 		}
 		s.trace.from, s.trace.to = int64(from*1e9), int64(to*1e9)
 	}
-	cols := scriptutil.VsColumns(flag.Args())
-	if len(cols) > 2 {
-		fmt.Fprintln(os.Stderr, "eevdfshadow: at most one vs")
-		os.Exit(2)
+	cols, err := scriptutil.ForEachFile(flag.Args(), 2, func(col int, p string) error { return s.file(p, col) })
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "eevdfshadow:", err)
+		os.Exit(1)
 	}
-	for col, files := range cols {
-		for _, a := range files {
-			if err := s.file(a, col); err != nil {
-				fmt.Fprintln(os.Stderr, "eevdfshadow:", err)
-				os.Exit(1)
-			}
-		}
-	}
-	s.res.print(os.Stdout, len(cols))
+	s.res.print(os.Stdout, cols)
 }

@@ -382,18 +382,10 @@ func main() {
 	}
 	c := newCounter()
 	c.gran = int64(*gran)
-	cols := scriptutil.VsColumns(flag.Args())
-	if len(cols) > 2 {
-		fmt.Fprintln(os.Stderr, "localwakes: at most one vs")
-		os.Exit(2)
+	cols, err := scriptutil.ForEachFile(flag.Args(), 2, func(col int, p string) error { return c.file(p, col, pc) })
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "localwakes:", err)
+		os.Exit(1)
 	}
-	for col, files := range cols {
-		for _, p := range files {
-			if err := c.file(p, col, pc); err != nil {
-				fmt.Fprintln(os.Stderr, "localwakes:", err)
-				os.Exit(1)
-			}
-		}
-	}
-	c.print(os.Stdout, len(cols), *rank, *per != "")
+	c.print(os.Stdout, cols, *rank, *per != "")
 }

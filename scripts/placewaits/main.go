@@ -423,17 +423,20 @@ func main() {
 		os.Exit(2)
 	}
 	var cols []*column
-	for _, files := range scriptutil.VsColumns(flag.Args()) {
-		col := &column{}
-		for _, p := range files {
-			evs, err := timelineOf(p, *comm)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "placewaits:", err)
-				os.Exit(1)
-			}
-			col.add(measure(evs))
+	_, err := scriptutil.ForEachFile(flag.Args(), 0, func(col int, p string) error {
+		for len(cols) <= col {
+			cols = append(cols, &column{})
 		}
-		cols = append(cols, col)
+		evs, err := timelineOf(p, *comm)
+		if err != nil {
+			return err
+		}
+		cols[col].add(measure(evs))
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "placewaits:", err)
+		os.Exit(1)
 	}
 	print(os.Stdout, cols)
 }

@@ -334,17 +334,20 @@ func main() {
 		os.Exit(2)
 	}
 	var cols []*tally
-	for _, files := range scriptutil.VsColumns(flag.Args()) {
-		col := &tally{}
-		for _, p := range files {
-			evs, err := timelineOf(p)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "stallwakes:", err)
-				os.Exit(1)
-			}
-			col.add(measure(evs, int64(*gap)))
+	_, err := scriptutil.ForEachFile(flag.Args(), 0, func(col int, p string) error {
+		for len(cols) <= col {
+			cols = append(cols, &tally{})
 		}
-		cols = append(cols, col)
+		evs, err := timelineOf(p)
+		if err != nil {
+			return err
+		}
+		cols[col].add(measure(evs, int64(*gap)))
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stallwakes:", err)
+		os.Exit(1)
 	}
 	print(os.Stdout, cols, *gap)
 }

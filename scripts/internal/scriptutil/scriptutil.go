@@ -67,3 +67,22 @@ func VsColumns(args []string) [][]string {
 	}
 	return cols
 }
+
+// ForEachFile calls file for each file argument, in order, with the index
+// of its column (VsColumns), and returns the number of columns. More than
+// maxCols columns (0: no limit) or an error from file ends it with that
+// error.
+func ForEachFile(args []string, maxCols int, file func(col int, path string) error) (int, error) {
+	cols := VsColumns(args)
+	if maxCols > 0 && len(cols) > maxCols {
+		return 0, fmt.Errorf("at most %d columns (%d vs)", maxCols, maxCols-1)
+	}
+	for col, files := range cols {
+		for _, p := range files {
+			if err := file(col, p); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return len(cols), nil
+}

@@ -1,6 +1,8 @@
 package scriptutil
 
 import (
+	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -47,5 +49,23 @@ func TestVsColumns(t *testing.T) {
 		if got := VsColumns(c.args); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("VsColumns(%q) = %q, want %q", c.args, got, c.want)
 		}
+	}
+}
+
+func TestForEachFile(t *testing.T) {
+	var got []string
+	n, err := ForEachFile([]string{"a", "b", "vs", "c"}, 2, func(col int, p string) error {
+		got = append(got, fmt.Sprint(col, p))
+		return nil
+	})
+	if err != nil || n != 2 || !slices.Equal(got, []string{"0a", "0b", "1c"}) {
+		t.Errorf("ForEachFile: %d, %v, %q; want 2, nil, [0a 0b 1c]", n, err, got)
+	}
+	if _, err := ForEachFile([]string{"a", "vs", "b", "vs", "c"}, 2, func(int, string) error { return nil }); err == nil {
+		t.Error("ForEachFile with three columns of at most two: no error")
+	}
+	want := errors.New("unreadable")
+	if _, err := ForEachFile([]string{"a"}, 0, func(int, string) error { return want }); err != want {
+		t.Errorf("ForEachFile's file error: %v, want %v", err, want)
 	}
 }
