@@ -422,16 +422,12 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	var cols []*column
-	_, err := scriptutil.ForEachFile(flag.Args(), 0, func(col int, p string) error {
-		for len(cols) <= col {
-			cols = append(cols, &column{})
-		}
+	cols, err := scriptutil.Columns(flag.Args(), func() *column { return &column{} }, func(c *column, p string) error {
 		evs, err := timelineOf(p, *comm)
 		if err != nil {
 			return err
 		}
-		cols[col].add(measure(evs))
+		c.add(measure(evs))
 		return nil
 	})
 	if err != nil {

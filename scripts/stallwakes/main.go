@@ -333,16 +333,12 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	var cols []*tally
-	_, err := scriptutil.ForEachFile(flag.Args(), 0, func(col int, p string) error {
-		for len(cols) <= col {
-			cols = append(cols, &tally{})
-		}
+	cols, err := scriptutil.Columns(flag.Args(), func() *tally { return &tally{} }, func(c *tally, p string) error {
 		evs, err := timelineOf(p)
 		if err != nil {
 			return err
 		}
-		cols[col].add(measure(evs, int64(*gap)))
+		c.add(measure(evs, int64(*gap)))
 		return nil
 	})
 	if err != nil {

@@ -86,3 +86,17 @@ func ForEachFile(args []string, maxCols int, file func(col int, path string) err
 	}
 	return len(cols), nil
 }
+
+// Columns reads the file arguments into one sum per column (ForEachFile,
+// no limit): newCol makes a column's sum when its first file comes, read
+// adds a file to it.
+func Columns[C any](args []string, newCol func() C, read func(col C, path string) error) ([]C, error) {
+	var out []C
+	_, err := ForEachFile(args, 0, func(i int, p string) error {
+		for len(out) <= i {
+			out = append(out, newCol())
+		}
+		return read(out[i], p)
+	})
+	return out, err
+}

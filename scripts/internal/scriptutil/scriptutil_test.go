@@ -69,3 +69,13 @@ func TestForEachFile(t *testing.T) {
 		t.Errorf("ForEachFile's file error: %v, want %v", err, want)
 	}
 }
+
+func TestColumns(t *testing.T) {
+	got, err := Columns([]string{"a", "b", "vs", "c"}, func() *[]string { return new([]string) }, func(c *[]string, p string) error {
+		*c = append(*c, p)
+		return nil
+	})
+	if err != nil || len(got) != 2 || !slices.Equal(*got[0], []string{"a", "b"}) || !slices.Equal(*got[1], []string{"c"}) {
+		t.Errorf("Columns: %v, %v; want [a b] [c]", got, err)
+	}
+}
