@@ -237,19 +237,13 @@ type flow struct {
 // readFlow reads the messages, the reads and each task's runs (from its
 // switches) out of the trace.
 func readFlow(path string, size int64) (*flow, error) {
-	r, err := ingest.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
 	fl := &flow{reads: map[int32][]int64{}, runs: map[int32][][2]int64{}, comm: map[int32]string{}, calls: map[int32][][2]int64{}}
 	open := map[int32]*message{}
 	enter := map[int32]int64{} // per task: the write it is in (-1: none)
 	since := map[int32]int64{} // per CPU: when its running task switched in
 	first := int64(-1)
 	seenWrite, seenRead := false, false
-	for r.Next() {
-		e := r.Event()
+	err := scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
 		if first < 0 && e.Time > 0 {
 			first = e.Time
 		}
@@ -302,8 +296,9 @@ func readFlow(path string, size int64) (*flow, error) {
 				fl.reads[tid] = append(fl.reads[tid], e.Time)
 			}
 		}
-	}
-	if err := r.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if !seenWrite || !seenRead {

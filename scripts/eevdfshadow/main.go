@@ -48,7 +48,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/timeline"
@@ -999,47 +998,40 @@ func newShadow(p params, verbose bool) *shadow {
 }
 
 func (s *shadow) file(path string, col int) error {
-	rd, err := ingest.Open(path)
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
-	// The rules are v6.12's: say so when the timeline's kernel is not
-	// one they describe (CFS before v6.6; EEVDF without delayed dequeue
-	// before v6.12: -no-delay).
-	if rel := rd.Meta().Source.OSRelease; rel != "" {
-		if kv, err := model.ParseKernelVersion(rel); err == nil && !kv.AtLeast(6, 12) {
-			fmt.Fprintf(os.Stderr, "eevdfshadow: %s: kernel %s: the shadow's rules are v6.12's (EEVDF from v6.6, delayed dequeue from v6.12)\n", path, rel)
-		}
-	}
 	stat, err := hasStatSleep(path)
 	if err != nil {
 		return err
 	}
+	// The rules are v6.12's: say so when the timeline's kernel is not
+	// one they describe (CFS before v6.6; EEVDF without delayed dequeue
+	// before v6.12: -no-delay).
+	warn := func(m *timeline.Meta) error {
+		if rel := m.Source.OSRelease; rel != "" {
+			if kv, err := model.ParseKernelVersion(rel); err == nil && !kv.AtLeast(6, 12) {
+				fmt.Fprintf(os.Stderr, "eevdfshadow: %s: kernel %s: the shadow's rules are v6.12's (EEVDF from v6.6, delayed dequeue from v6.12)\n", path, rel)
+			}
+		}
+		return nil
+	}
 	s.begin(path, col, stat)
-	for rd.Next() {
-		s.event(rd.Event())
-	}
-	if err := rd.Err(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	return scriptutil.ReadEvents(path, warn, func(e *timeline.Event) error {
+		s.event(e)
+		return nil
+	})
 }
 
 // hasStatSleep says whether the timeline has schedstats' sched_stat_sleep
 // (a kernel trace recorded by perf sched record; a replay has none).
 func hasStatSleep(path string) (bool, error) {
-	rd, err := ingest.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer rd.Close()
-	for rd.Next() {
-		if rd.Event().Kind == timeline.SchedStatSleep {
-			return true, nil
+	found := false
+	err := scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
+		if e.Kind == timeline.SchedStatSleep {
+			found = true
+			return scriptutil.ErrStop
 		}
-	}
-	return false, rd.Err()
+		return nil
+	})
+	return found, err
 }
 
 func main() {

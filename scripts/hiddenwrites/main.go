@@ -29,7 +29,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/timeline"
 )
@@ -95,11 +94,6 @@ func (c *counts) print(w io.Writer) {
 }
 
 func measure(path, prefix string) (*counts, error) {
-	r, err := ingest.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
 	open := map[int32]*write{} // per writer tid: the write it is in
 	var writes []write
 	reads := map[int32]int{}    // per reader tid: reads that returned data
@@ -109,8 +103,7 @@ func measure(path, prefix string) (*counts, error) {
 	// next sched_waking of it (end -1 while open), in time order.
 	sleeps := map[int32][][2]int64{}
 	seenEnter, seenRead := false, false
-	for r.Next() {
-		e := r.Event()
+	err := scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
 		tid := e.Int32(timeline.CommonPID)
 		if e.IsSet(timeline.CommonComm) {
 			comms[tid] = e.Str(timeline.CommonComm)
@@ -134,7 +127,7 @@ func measure(path, prefix string) (*counts, error) {
 			seenEnter = true
 			fd, ok := e.IntField("fd")
 			if !ok {
-				return nil, fmt.Errorf("%s: sys_enter_write at %d ns without its fd field", path, e.Time)
+				return fmt.Errorf("%s: sys_enter_write at %d ns without its fd field", path, e.Time)
 			}
 			open[tid] = &write{writer: tid, fd: fd, at: e.Time}
 		case e.Name == "syscalls:sys_exit_write":
@@ -148,8 +141,9 @@ func measure(path, prefix string) (*counts, error) {
 				reads[tid]++
 			}
 		}
-	}
-	if err := r.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if !seenEnter {

@@ -43,7 +43,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/timeline"
 )
@@ -261,18 +260,13 @@ func (c *counter) event(e *timeline.Event, per class, fr *fileRow) {
 }
 
 func (c *counter) file(path string, col int, per class) error {
-	r, err := ingest.Open(path)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	c.reset(col)
 	fr := fileRow{path: path, col: col}
-	for r.Next() {
-		c.event(r.Event(), per, &fr)
-	}
-	if err := r.Err(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	if err := scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
+		c.event(e, per, &fr)
+		return nil
+	}); err != nil {
+		return err
 	}
 	c.perFile = append(c.perFile, fr)
 	return nil

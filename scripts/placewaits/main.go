@@ -44,8 +44,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/schedreplay/replay/ingest"
-	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/timeline"
 )
@@ -54,9 +52,6 @@ import (
 // credit (the kernel's arithmetic is exact; the margin absorbs a
 // format's microsecond timestamps).
 const creditNS = 1000
-
-// maxCPUs bounds the CPU numbers read, as the model's does.
-const maxCPUs = model.MaxCPUs
 
 // ev is the part of an event the measure reads.
 type ev struct {
@@ -124,24 +119,20 @@ func (c *column) add(o *column) {
 	}
 }
 
-// timelineOf reads the events the measure needs, in time order.
+// timelineOf reads the events the measure needs, in time order; a record
+// without a CPU the model can hold is skipped, not allocated for.
 func timelineOf(path, comm string) ([]ev, error) {
-	r, err := ingest.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
 	var out []ev
-	for r.Next() {
-		e := r.Event()
+	err := scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
 		if e.Kind == timeline.Lost {
 			out = append(out, ev{t: e.Time, cpu: -1, kind: timeline.Lost})
-			continue
+			return nil
 		}
-		if !e.IsSet(timeline.CPU) || e.Int(timeline.CPU) < 0 || e.Int(timeline.CPU) >= maxCPUs {
-			continue
+		cpu, ok := scriptutil.CPUOf(e)
+		if !ok {
+			return nil
 		}
-		x := ev{t: e.Time, cpu: e.Int32(timeline.CPU), kind: e.Kind}
+		x := ev{t: e.Time, cpu: cpu, kind: e.Kind}
 		switch e.Kind {
 		case timeline.SchedWaking:
 			x.pid, x.target = e.Int32(timeline.PID), e.Int32(timeline.TargetCPU)
@@ -154,16 +145,14 @@ func timelineOf(path, comm string) ([]ev, error) {
 			x.asleep = st != "" && st[0] != 'R'
 		case timeline.SchedStatRuntime:
 			if !e.IsSet(timeline.Vruntime) {
-				continue
+				return nil
 			}
 			x.pid, x.rt, x.vr = e.Int32(timeline.PID), e.Int(timeline.Runtime), e.Int(timeline.Vruntime)
 		}
 		out = append(out, x)
-	}
-	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // nextOnCPU returns, for each event, the index of its CPU's next event

@@ -32,15 +32,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/schedreplay/replay/ingest"
-	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/timeline"
 )
-
-// maxCPUs bounds the CPU numbers read, as the model's does: a record
-// past it is skipped, not allocated for.
-const maxCPUs = model.MaxCPUs
 
 // tally is one column's sums.
 type tally struct {
@@ -80,20 +74,16 @@ type ev struct {
 // span is a stretch [a, b) of a CPU.
 type span struct{ a, b int64 }
 
-// timelineOf reads the events the measure needs, in time order.
+// timelineOf reads the events the measure needs, in time order; a record
+// without a CPU the model can hold is skipped, not allocated for.
 func timelineOf(path string) ([]ev, error) {
-	r, err := ingest.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
 	var out []ev
-	for r.Next() {
-		e := r.Event()
-		if !e.IsSet(timeline.CPU) || e.Int(timeline.CPU) < 0 || e.Int(timeline.CPU) >= maxCPUs {
-			continue
+	err := scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
+		cpu, ok := scriptutil.CPUOf(e)
+		if !ok {
+			return nil
 		}
-		x := ev{t: e.Time, cpu: e.Int32(timeline.CPU), kind: e.Kind}
+		x := ev{t: e.Time, cpu: cpu, kind: e.Kind}
 		switch e.Kind {
 		case timeline.SchedWaking:
 			x.pid, x.target = e.Int32(timeline.PID), e.Int32(timeline.TargetCPU)
@@ -103,11 +93,9 @@ func timelineOf(path string) ([]ev, error) {
 			x.pid = e.Int32(timeline.NextPID)
 		}
 		out = append(out, x)
-	}
-	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // measure is one timeline's tally under stall threshold gap.

@@ -1,12 +1,18 @@
 // Package scriptutil holds what the analysis scripts under scripts/ share:
-// their -seeds syntax, their "FILE... vs FILE..." columns and the
-// grouping of a workload's writers with the readers they woke.
+// their -seeds syntax, their "FILE... vs FILE..." columns, the read of a
+// trace or timeline's events and the grouping of a workload's writers
+// with the readers they woke.
 package scriptutil
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/timeline"
 )
 
 // ParseSeeds reads a seed list: numbers and ranges a-b, comma-separated
@@ -99,4 +105,50 @@ func Columns[C any](args []string, newCol func() C, read func(col C, path string
 		return read(out[i], p)
 	})
 	return out, err
+}
+
+// ErrStop, returned by a ReadEvents callback, ends the read early; ReadEvents
+// then returns nil.
+var ErrStop = errors.New("scriptutil: stop reading")
+
+// ReadEvents opens the trace or timeline file at path (ingest.Open: every
+// format the CLI reads) and calls event with each of its events in time
+// order; the event is reused once event returns. start, when not nil, is
+// called first with the source's description. An error from a callback
+// ends the read and is returned as it is (ErrStop as nil); the reader's own
+// errors already name the file.
+func ReadEvents(path string, start func(*timeline.Meta) error, event func(*timeline.Event) error) error {
+	r, err := ingest.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if start != nil {
+		if err := start(r.Meta()); err != nil {
+			return err
+		}
+	}
+	for r.Next() {
+		if err := event(r.Event()); err != nil {
+			if errors.Is(err, ErrStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	return r.Err()
+}
+
+// CPUOf returns the CPU e was recorded on when it names one the model can
+// hold ([0, model.MaxCPUs)): a record without one, or with a number no
+// machine model has, is one a per-CPU table cannot index.
+func CPUOf(e *timeline.Event) (int32, bool) {
+	if !e.IsSet(timeline.CPU) {
+		return 0, false
+	}
+	c := e.Int(timeline.CPU)
+	if c < 0 || c >= model.MaxCPUs {
+		return 0, false
+	}
+	return int32(c), true
 }

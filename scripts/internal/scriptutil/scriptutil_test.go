@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/timeline"
 )
 
 func TestParseSeeds(t *testing.T) {
@@ -77,5 +80,79 @@ func TestColumns(t *testing.T) {
 	})
 	if err != nil || len(got) != 2 || !slices.Equal(*got[0], []string{"a", "b"}) || !slices.Equal(*got[1], []string{"c"}) {
 		t.Errorf("Columns: %v, %v; want [a b] [c]", got, err)
+	}
+}
+
+// TestReadEvents counts a perf.data's sched_switch records against perf's
+// own `perf script` of the same file (fixtures/perf, 136 lines naming
+// sched:sched_switch), and checks the early stop and a callback's error.
+func TestReadEvents(t *testing.T) {
+	const path = "../../../fixtures/perf/perf_sched_record.data"
+	var release string
+	switches, all := 0, 0
+	err := ReadEvents(path, func(m *timeline.Meta) error {
+		release = m.Source.OSRelease
+		return nil
+	}, func(e *timeline.Event) error {
+		all++
+		if e.Kind == timeline.SchedSwitch {
+			switches++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if switches != 136 {
+		t.Errorf("sched_switch: %d events, perf script shows 136", switches)
+	}
+	if release == "" {
+		t.Error("start was not given the source's description")
+	}
+	n := 0
+	if err := ReadEvents(path, nil, func(*timeline.Event) error {
+		if n++; n == 3 {
+			return ErrStop
+		}
+		return nil
+	}); err != nil || n != 3 {
+		t.Errorf("ErrStop at the third event: read %d, err %v", n, err)
+	}
+	boom := errors.New("boom")
+	if err := ReadEvents(path, nil, func(*timeline.Event) error { return boom }); err != boom {
+		t.Errorf("a callback's error: got %v", err)
+	}
+	if err := ReadEvents(path+".missing", nil, func(*timeline.Event) error { return nil }); err == nil {
+		t.Error("a missing file read without error")
+	}
+	if all < switches {
+		t.Errorf("all %d < switches %d", all, switches)
+	}
+}
+
+func TestCPUOf(t *testing.T) {
+	mk := func(cpu int64, set bool) *timeline.Event {
+		var e timeline.Event
+		if set {
+			e.SetInt(timeline.CPU, cpu)
+		}
+		return &e
+	}
+	for _, tc := range []struct {
+		e    *timeline.Event
+		want int32
+		ok   bool
+	}{
+		{mk(0, false), 0, false},
+		{mk(0, true), 0, true},
+		{mk(3, true), 3, true},
+		{mk(-1, true), 0, false},
+		{mk(model.MaxCPUs-1, true), model.MaxCPUs - 1, true},
+		{mk(model.MaxCPUs, true), 0, false},
+	} {
+		got, ok := CPUOf(tc.e)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("CPUOf(%d set=%v) = %d, %v; want %d, %v", tc.e.Int(timeline.CPU), tc.e.IsSet(timeline.CPU), got, ok, tc.want, tc.ok)
+		}
 	}
 }
