@@ -1,0 +1,223 @@
+// Command balanceshadow checks the model's load-balancer arithmetic against
+// the kernel's own counters. It reads a kernel trace with the PELT shadow
+// (whatif.BalanceShadow: loads redone from the trace's switches, wakeups
+// and updates), scores every balance pass the trace shows moving tasks
+// with the policy's group classification and calculate_imbalance, and sets
+// the sums per CPU and idle type beside the kernel's /proc/schedstat
+// difference over the same run (lb_imbalance, lb_gained: the recipe's
+// info/schedstat.WORKLOAD.{before,after}.txt beside the trace). Where the
+// kernel failed no pass (every pass that found an imbalance moved tasks,
+// so the trace shows them all) and the counts agree, the two imbalance
+// sums should agree too: FIDELITY.md round 95.
+//
+//	go run ./scripts/balanceshadow fixtures/kernels/repeats/guest-N-2s1c1t-2numa/r5/hackbench.perf.data.gz
+//	go run ./scripts/balanceshadow -v fixtures/kernels/guest-N-2s1c1t-2numa/hackbench.perf.data
+//
+// -v lists the passes; -policy scores them under another policy than the
+// one matching the trace's kernel. Kernel traces only: a replay's output
+// has no common_flags to tell a pass's idle type by.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/whatif"
+)
+
+func main() {
+	verbose := flag.Bool("v", false, "list the passes")
+	policy := flag.String("policy", "", "policy to score the passes under (default: the one matching the trace's kernel)")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: balanceshadow [-v] [-policy NAME] TRACE...")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() == 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	for _, path := range flag.Args() {
+		if err := run(os.Stdout, path, *policy, *verbose); err != nil {
+			fmt.Fprintln(os.Stderr, "balanceshadow:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// idleNames are the kernel's idle types in schedstat's order.
+var idleNames = [3]string{"idle", "busy", "newly idle"}
+
+// schedstatIndex maps a pass's idle type to schedstat's column.
+func schedstatIndex(t whatif.IdleType) int {
+	switch t {
+	case whatif.CPUIdle:
+		return 0
+	case whatif.CPUNotIdle:
+		return 1
+	}
+	return 2
+}
+
+func run(w io.Writer, path, policy string, verbose bool) error {
+	passes, err := shadow(path, policy)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: %d balance passes moved tasks\n", path, len(passes))
+	if verbose {
+		for _, p := range passes {
+			fmt.Fprintln(w, "  "+passLine(p))
+		}
+	}
+	diff, where, err := schedstatBeside(path)
+	if err != nil {
+		return err
+	}
+	if diff == nil {
+		fmt.Fprintln(w, "  no info/schedstat.*.before.txt and after.txt beside it: nothing to compare with")
+		return nil
+	}
+	fmt.Fprintf(w, "  kernel: %s\n", where)
+	printComparison(w, passes, diff)
+	return nil
+}
+
+// shadow runs whatif.BalanceShadow over the trace at path.
+func shadow(path, policy string) ([]whatif.BalancePass, error) {
+	r, err := ingest.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	meta := r.Meta()
+	if meta.Topology == nil {
+		return nil, fmt.Errorf("%s: no CPU topology in the trace (perf.data's header or a trace.dat's options)", path)
+	}
+	d, err := model.BuildDomains(meta.Topology, meta.Source.OSRelease)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var pol whatif.Policy
+	if policy != "" {
+		pol, err = whatif.LookupPolicy(policy)
+	} else {
+		pol, err = whatif.PolicyForKernel(meta.Source.OSRelease)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return whatif.BalanceShadow(r, d, pol)
+}
+
+func passLine(p whatif.BalancePass) string {
+	imb := fmt.Sprintf("imbalance %d (%s)", p.Imbalance, p.MigrationType)
+	if p.Balanced {
+		imb = "balanced"
+	}
+	return fmt.Sprintf("%.6f %-10s cpu%d <- cpu%d %s: local %s nr %d load %d, busiest %s nr %d load %d; %s; moved %d, load %d",
+		float64(p.TimeNS)/1e9, idleNames[schedstatIndex(p.Idle)], p.DstCPU, p.SrcCPU, p.Level,
+		p.Local.GroupType, p.Local.SumNrRunning, p.Local.GroupLoad, p.Busiest.GroupType, p.Busiest.SumNrRunning, p.Busiest.GroupLoad,
+		imb, p.Moved, p.MovedLoad)
+}
+
+// schedstatBeside reads the recipe's snapshots around the trace's run:
+// DIR/info/schedstat.WORKLOAD.{before,after}.txt for DIR/WORKLOAD.perf.data
+// (nil when absent).
+func schedstatBeside(path string) (*model.Schedstat, string, error) {
+	dir, base := filepath.Split(path)
+	wl, _, ok := strings.Cut(base, ".perf.data")
+	if !ok {
+		return nil, "", nil
+	}
+	before := filepath.Join(dir, "info", "schedstat."+wl+".before.txt")
+	after := filepath.Join(dir, "info", "schedstat."+wl+".after.txt")
+	a, err := readSchedstat(after)
+	if err != nil || a == nil {
+		return nil, "", err
+	}
+	b, err := readSchedstat(before)
+	if err != nil || b == nil {
+		return nil, "", err
+	}
+	d, err := a.Sub(b)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s less %s: %w", after, before, err)
+	}
+	return d, after + " less " + filepath.Base(before), nil
+}
+
+func readSchedstat(path string) (*model.Schedstat, error) {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return model.ParseSchedstat(f, path)
+}
+
+// sums are one CPU and idle type's shadow totals.
+type sums struct {
+	passes, moved int
+	imbalance     int64
+	mixed         bool // a pass not in load units (util or tasks)
+}
+
+// printComparison sets the shadow's sums beside the kernel's, per CPU and
+// idle type, for the lowest domain (the two-CPU guests' only one).
+func printComparison(w io.Writer, passes []whatif.BalancePass, diff *model.Schedstat) {
+	sh := map[[2]int]*sums{}
+	for _, p := range passes {
+		k := [2]int{int(p.DstCPU), schedstatIndex(p.Idle)}
+		s := sh[k]
+		if s == nil {
+			s = &sums{}
+			sh[k] = s
+		}
+		s.passes++
+		s.moved += p.Moved
+		if !p.Balanced {
+			s.imbalance += p.Imbalance
+			if p.MigrationType != whatif.MigrateLoad {
+				s.mixed = true
+			}
+		}
+	}
+	fmt.Fprintln(w, "  cpu  type        kernel: passes imbalance gained failed | shadow: passes imbalance moved | ratio")
+	for _, c := range diff.CPUs {
+		if len(c.Domains) == 0 {
+			continue
+		}
+		if len(c.Domains) > 1 {
+			fmt.Fprintf(w, "  cpu%d has %d domains: only domain0 is compared\n", c.CPU, len(c.Domains))
+		}
+		for t, k := range c.Domains[0].LB {
+			s := sh[[2]int{c.CPU, t}]
+			if s == nil {
+				s = &sums{}
+			}
+			ratio := "-"
+			switch {
+			case k.Failed != 0:
+				ratio = "(failed passes unseen)"
+			case k.Passes() != int64(s.passes) || k.Gained != int64(s.moved):
+				ratio = "(counts differ)"
+			case s.mixed:
+				ratio = "(mixed units)"
+			case k.Imbalance > 0:
+				ratio = fmt.Sprintf("%.2f", float64(s.imbalance)/float64(k.Imbalance))
+			}
+			fmt.Fprintf(w, "  %3d  %-10s  %14d %9d %6d %6d | %14d %9d %5d | %s\n",
+				c.CPU, idleNames[t], k.Passes(), k.Imbalance, k.Gained, k.Failed, s.passes, s.imbalance, s.moved, ratio)
+		}
+	}
+}

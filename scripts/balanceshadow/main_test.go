@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/whatif"
+)
+
+// TestComparison: the ratio is printed only where the kernel failed no
+// pass, the counts agree and every pass is in load units.
+func TestComparison(t *testing.T) {
+	busy := func(cpu int32, imb int64, moved int, mt whatif.MigrationType) whatif.BalancePass {
+		return whatif.BalancePass{Idle: whatif.CPUNotIdle, DstCPU: cpu, SrcCPU: 1 - cpu, Imbalance: imb, Moved: moved, MigrationType: mt}
+	}
+	passes := []whatif.BalancePass{busy(0, 900, 3, whatif.MigrateLoad), busy(0, 200, 1, whatif.MigrateLoad), busy(1, 50, 1, whatif.MigrateUtil)}
+	lb := func(busy model.LBCounters) [3]model.LBCounters { return [3]model.LBCounters{{}, busy, {}} }
+	diff := &model.Schedstat{CPUs: []model.SchedstatCPU{
+		{CPU: 0, Domains: []model.SchedstatDomain{{Name: "domain0", LB: lb(model.LBCounters{Count: 5, Balanced: 3, Imbalance: 1000, Gained: 4})}}},
+		{CPU: 1, Domains: []model.SchedstatDomain{{Name: "domain0", LB: lb(model.LBCounters{Count: 2, Balanced: 1, Imbalance: 50, Gained: 1})}}},
+	}}
+	var b bytes.Buffer
+	printComparison(&b, passes, diff)
+	out := b.String()
+	for _, want := range []string{
+		"    0  busy                     2      1000      4      0 |              2      1100     4 | 1.10",
+		"    1  busy                     1        50      1      0 |              1        50     1 | (mixed units)",
+		"    0  idle                     0         0      0      0 |              0         0     0 | -",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	diff.CPUs[0].Domains[0].LB[1].Failed = 1
+	b.Reset()
+	printComparison(&b, passes, diff)
+	if !strings.Contains(b.String(), "(failed passes unseen)") {
+		t.Errorf("a failed pass not flagged:\n%s", b.String())
+	}
+	diff.CPUs[0].Domains[0].LB[1].Failed = 0
+	diff.CPUs[0].Domains[0].LB[1].Gained = 5
+	b.Reset()
+	printComparison(&b, passes, diff)
+	if !strings.Contains(b.String(), "(counts differ)") {
+		t.Errorf("differing counts not flagged:\n%s", b.String())
+	}
+}
+
+// TestSchedstatBeside finds the recipe's snapshots for a trace named
+// WORKLOAD.perf.data[.gz] and none for other names.
+func TestSchedstatBeside(t *testing.T) {
+	d, where, err := schedstatBeside("../../fixtures/kernels/repeats/guest-N-2s1c1t-2numa/r5/hackbench.perf.data.gz")
+	if err != nil || d == nil || !strings.Contains(where, "schedstat.hackbench.after.txt") {
+		t.Fatalf("%v %q %v", d, where, err)
+	}
+	// guest-N r5's cpu1: two busy passes, 15199 summed, 21 pulled (the
+	// snapshots' own difference).
+	if k := d.CPUs[1].Domains[0].LB[1]; k.Passes() != 2 || k.Imbalance != 15199 || k.Gained != 21 {
+		t.Errorf("cpu1 busy %+v", k)
+	}
+	if d, _, err := schedstatBeside("/tmp/no/such.arrow"); d != nil || err != nil {
+		t.Errorf("%v %v", d, err)
+	}
+}

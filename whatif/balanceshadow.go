@@ -1,0 +1,199 @@
+package whatif
+
+import (
+	"fmt"
+
+	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/timeline"
+)
+
+// BalancePass is one load_balance() pass a kernel trace shows moving
+// tasks, with what the model's rules make of the loads at that moment.
+//
+// A pass is the run of sched_migrate_task records onto one CPU, in one
+// context, less than a millisecond apart, that are not a wakeup's
+// placement. Its idle type comes from the records' common_flags: written
+// in softirq context (the tick's SCHED_SOFTIRQ) beside a running task it
+// is CPU_NOT_IDLE, beside the idle task CPU_IDLE (the CPU's own tick or
+// the nohz idle balancer's); outside interrupts it is newidle_balance(),
+// run from the switch-out of the task that blocked, which on a
+// preemptible kernel (CONFIG_PREEMPTION, as Debian's PREEMPT_DYNAMIC
+// builds) stops at the first task it detaches: each such move is a pass.
+type BalancePass struct {
+	TimeNS         int64
+	Idle           IdleType
+	DstCPU, SrcCPU int32
+	// Level names the lowest domain of DstCPU spanning SrcCPU.
+	Level string
+	// Local and Busiest are the groups of that domain holding DstCPU and
+	// SrcCPU, as the shadow reads them just before the first move
+	// (update_sg_lb_stats, classified by the policy).
+	Local, Busiest SGStats
+	// Balanced: the policy's find_busiest_group would have found no
+	// imbalance; MigrationType and Imbalance are calculate_imbalance's
+	// otherwise.
+	Balanced      bool
+	MigrationType MigrationType
+	Imbalance     int64
+	// Moved is the number of tasks the pass moved and MovedLoad the sum
+	// of their load_avg as detach_tasks reads them: as of each task's
+	// last update, not decayed to now.
+	Moved     int
+	MovedLoad uint64
+}
+
+// balancePassGapNS: moves of one pass come microseconds apart.
+const balancePassGapNS = 1000000
+
+// BalanceShadow reads a kernel trace with the PELT shadow of WakeShadow
+// (loads redone from the trace's own switches, wakeups and updates) and
+// returns each balance pass it shows moving tasks, scored by pol's
+// classification and calculate_imbalance on d's domains. The kernel sums
+// each pass's imbalance in /proc/schedstat (lb_imbalance), so where a
+// trace shows every pass that found an imbalance (lb_failed zero), the
+// sum over the passes is a check of the model's load arithmetic against
+// the kernel's own (FIDELITY.md round 95). Records without common_flags
+// (a replay's output) cannot be classified: such a trace gives no passes.
+func BalanceShadow(r timeline.EventReader, d *model.Domains, pol Policy) ([]BalancePass, error) {
+	if d == nil || pol == nil {
+		return nil, fmt.Errorf("balance shadow: domains and a policy are needed")
+	}
+	// The jiffy only paces task_h_load's cache, which the passes do not
+	// read.
+	s := newWakeShadow(WakeShadowOptions{ImbalancePct: 100, LLCSize: 1, HZ: 250})
+	var out []BalancePass
+	var last int64
+	for r.Next() {
+		e := r.Event()
+		if e.Kind == timeline.SchedMigrateTask {
+			if p, ok := s.balanceMove(e, d, pol, out, last); ok {
+				if p != nil {
+					out = append(out, *p)
+				}
+				cur := &out[len(out)-1]
+				cur.Moved++
+				cur.MovedLoad += s.tasks[e.Int32(timeline.PID)].avg.loadAvg
+				last = e.Time
+			}
+		}
+		s.event(e)
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// balanceMove says whether e, a sched_migrate_task, is a balance pass's
+// move of a queued task onto the CPU writing it, and returns a new pass
+// when it starts one (nil when it continues the last of passes, which
+// ended at last).
+func (s *wakeShadow) balanceMove(e *timeline.Event, d *model.Domains, pol Policy, passes []BalancePass, last int64) (*BalancePass, bool) {
+	if !e.IsSet(timeline.CPU) || !e.IsSet(timeline.DestCPU) || !e.IsSet(timeline.CommonFlags) || timeline.CheckCPUs(e) != nil {
+		return nil, false
+	}
+	c, pid := e.Int32(timeline.CPU), e.Int32(timeline.PID)
+	if e.Int32(timeline.DestCPU) != c || int(c) >= len(d.CPUs) {
+		return nil, false
+	}
+	if int(c) < len(s.open) && s.open[c] != nil && s.open[c].pid == pid {
+		return nil, false // a wakeup's placement
+	}
+	t := s.tasks[pid]
+	if t == nil || !t.onRQ || t.cpu < 0 || t.cpu == c || int(t.cpu) >= len(d.CPUs) {
+		return nil, false
+	}
+	var idle IdleType
+	switch fl := e.Int(timeline.CommonFlags) & (flagSoftIRQ | flagHardIRQ | flagNMI); {
+	case fl == flagSoftIRQ && e.Int32(timeline.CommonPID) != 0:
+		idle = CPUNotIdle
+	case fl == flagSoftIRQ:
+		idle = CPUIdle
+	case fl == 0:
+		idle = CPUNewlyIdle
+	default:
+		return nil, false
+	}
+	if n := len(passes); n > 0 {
+		p := &passes[n-1]
+		if idle != CPUNewlyIdle && p.DstCPU == c && p.SrcCPU == t.cpu && p.Idle == idle && e.Time-last < balancePassGapNS {
+			return nil, true
+		}
+	}
+	var sd *model.SchedDomain
+	for _, x := range d.CPUs[c].Domains {
+		if inSpan(x.Span, int(t.cpu)) {
+			sd = x
+			break
+		}
+	}
+	if sd == nil {
+		return nil, false
+	}
+	env := &LBEnv{SDFlags: sd.Flags, ImbalancePct: uint64(sd.ImbalancePct), SpanWeight: sd.SpanWeight,
+		ImbNUMANr: sd.ImbNUMANr, CacheNiceTries: sd.CacheNiceTries, HasParent: sd.Parent != nil, DstCPU: int(c), Idle: idle}
+	p := &BalancePass{TimeNS: e.Time, Idle: idle, DstCPU: c, SrcCPU: t.cpu, Level: sd.Name}
+	for _, g := range sd.Groups() {
+		var sgs *SGStats
+		switch {
+		case inSpan(g.Span, int(c)):
+			sgs = &p.Local
+		case inSpan(g.Span, int(t.cpu)):
+			sgs = &p.Busiest
+		default:
+			continue
+		}
+		s.groupStats(g, d, c, idle, e.Time, sgs)
+		sgs.GroupType = pol.Classify(env, sgs)
+		if sgs.GroupType == GroupOverloaded && sgs.GroupCapacity > 0 {
+			sgs.AvgLoad = sgs.GroupLoad * capacityScale / sgs.GroupCapacity
+		}
+	}
+	sds := &SDStats{Local: &p.Local, BusiestIdx: -1, TotalLoad: p.Local.GroupLoad + p.Busiest.GroupLoad,
+		TotalCapacity: p.Local.GroupCapacity + p.Busiest.GroupCapacity}
+	if pol.PickBusiest(env, sds, &p.Busiest) {
+		sds.Busiest, sds.BusiestIdx = &p.Busiest, 1
+	}
+	if sds.Busiest == nil || pol.Decide(env, sds) != ForceBalance {
+		p.Balanced = true
+	} else {
+		pol.CalculateImbalance(env, sds)
+		p.MigrationType, p.Imbalance = env.MigrationType, env.Imbalance
+	}
+	return p, true
+}
+
+// groupStats sums a group's CPUs as update_sg_lb_stats does, from the
+// shadow's run queues brought up to now (update_blocked_averages). On a
+// newly idle balance the pass's own CPU still holds the task whose
+// switch-out runs it (the trace writes that switch after the pass): it is
+// not counted as running there.
+func (s *wakeShadow) groupStats(g *model.SchedGroup, d *model.Domains, dst int32, idle IdleType, now int64, sgs *SGStats) {
+	for _, c := range g.Span {
+		r := s.rq(int32(c))
+		s.updRQ(r, now)
+		nr := r.nr
+		if idle == CPUNewlyIdle && int32(c) == dst && r.curr > 0 && nr > 0 {
+			nr--
+		}
+		capacity := uint64(capacityScale)
+		if c < len(d.Capacity) && d.Capacity[c] > 0 {
+			capacity = uint64(d.Capacity[c])
+		}
+		sgs.GroupLoad += r.avg.loadAvg
+		sgs.GroupUtil += min(r.avg.utilAvg, capacity)
+		sgs.GroupRunnable += r.avg.runnableAvg
+		sgs.SumNrRunning += uint32(nr)
+		sgs.SumHNrRunning += uint32(nr)
+		if nr > 1 {
+			sgs.Overload = true
+		}
+		if nr == 0 {
+			sgs.IdleCPUs++
+		}
+		sgs.GroupCapacity += capacity
+	}
+	sgs.GroupWeight = uint32(g.Weight)
+	sgs.Flags = g.Flags
+	sgs.Cores = uint32(g.Cores)
+}
