@@ -1,85 +1,60 @@
 package whatif
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/schedreplay/replay/model"
 )
 
-// Offsets of schedstat's per-domain load-balance counters (version 15,
-// v6.1: after a domain's name and CPU mask come eight counters per idle
-// type, in the order CPU_IDLE, CPU_NOT_IDLE, CPU_NEWLY_IDLE; lb_count
-// first, lb_gained fifth).
-const (
-	ssIdle, ssNewlyIdle = 0, 16
-	ssLBCount, ssGained = 0, 4
-	// After the 24: alb (3), sbe (3), sbf (3), ttwu_wake_remote,
-	// ttwu_move_affine, ttwu_move_balance.
-	ssWakeRemote, ssMoveAffine = 33, 34
-)
-
-// schedstat is one /proc/schedstat snapshot (version 15), summed over
-// CPUs: each per-domain field (dom, by offset after the name and CPU
-// mask) over every domain, ttwu_local from the cpu lines (their sixth
-// field), and ttwu_wake_remote per domain index (domain0, ...).
-type schedstat struct {
-	dom    []int64
-	local  int64
-	remote map[string]int64
+// schedstatTotals is a /proc/schedstat difference summed over CPUs: each
+// idle type's load-balance counters over every domain, ttwu_move_affine,
+// ttwu_local from the cpu lines and ttwu_wake_remote per domain name
+// (domain0, ...).
+type schedstatTotals struct {
+	lb         [3]model.LBCounters
+	moveAffine int64
+	local      int64
+	remote     map[string]int64
 }
 
-func readSchedstat(t *testing.T, path string) *schedstat {
+// schedstatDelta reads two snapshots and sums after − before.
+func schedstatDelta(t *testing.T, before, after string) schedstatTotals {
 	t.Helper()
-	f, err := os.Open(path)
+	read := func(path string) *model.Schedstat {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		ss, err := model.ParseSchedstat(f, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ss
+	}
+	d, err := read(after).Sub(read(before))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	ss := &schedstat{dom: make([]int64, ssMoveAffine+1), remote: map[string]int64{}}
-	num := func(s string) int64 {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		return v
-	}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		switch {
-		case len(fs) > 0 && fs[0] == "version" && (len(fs) < 2 || fs[1] != "15"):
-			t.Fatalf("%s: schedstat %q, want version 15", path, sc.Text())
-		case len(fs) > 6 && strings.HasPrefix(fs[0], "cpu"):
-			ss.local += num(fs[6])
-		case len(fs) >= 2+len(ss.dom) && strings.HasPrefix(fs[0], "domain"):
-			for i := range ss.dom {
-				ss.dom[i] += num(fs[2+i])
+	tot := schedstatTotals{remote: map[string]int64{}}
+	for _, c := range d.CPUs {
+		tot.local += c.RQ[5]
+		for _, dm := range c.Domains {
+			for i, k := range dm.LB {
+				x := &tot.lb[i]
+				x.Count += k.Count
+				x.Gained += k.Gained
 			}
-			ss.remote[fs[0]] += num(fs[2+ssWakeRemote])
+			tot.remote[dm.Name] += dm.Rest[9]
+			tot.moveAffine += dm.Rest[10]
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return ss
-}
-
-// delta is after − before.
-func (a *schedstat) delta(b *schedstat) *schedstat {
-	d := &schedstat{dom: make([]int64, len(a.dom)), local: a.local - b.local, remote: map[string]int64{}}
-	for i := range a.dom {
-		d.dom[i] = a.dom[i] - b.dom[i]
-	}
-	for k, v := range a.remote {
-		d.remote[k] = v - b.remote[k]
-	}
-	return d
+	return tot
 }
 
 // The replay's newidle balancing runs about as often as the guests'
@@ -141,8 +116,8 @@ func TestBalanceCountsMatchSchedstat(t *testing.T) {
 				continue
 			}
 			t.Run(filepath.Base(dir)+"/"+wl, func(t *testing.T) {
-				k := readSchedstat(t, after).delta(readSchedstat(t, before))
-				kernel := k.dom[ssNewlyIdle+ssLBCount]
+				k := schedstatDelta(t, before, after)
+				kernel := k.lb[2].Count
 				w, _ := extractFixture(t, trace)
 				// The replay's counts are the median over twenty seeds: one
 				// seed's idle pulls on guest-B's hackbench range 8–36
@@ -171,8 +146,8 @@ func TestBalanceCountsMatchSchedstat(t *testing.T) {
 				res := runs[0]
 				got := median(func(r *Result) int64 { return int64(r.Stats.LBNewidle) })
 				gained := median(func(r *Result) int64 { return int64(r.Stats.LBGainedIdle) })
-				idleGained := k.dom[ssIdle+ssGained]
-				t.Logf("newidle passes: replay %d, kernel %d; CPU_IDLE passes %d, %d; gained %d, %d; ttwu_move_affine %d, %d", got, kernel, res.Stats.LBIdle, k.dom[ssIdle+ssLBCount], gained, idleGained, res.Stats.TTWUMoveAffine, k.dom[ssMoveAffine])
+				idleGained := k.lb[0].Gained
+				t.Logf("newidle passes: replay %d, kernel %d; CPU_IDLE passes %d, %d; gained %d, %d; ttwu_move_affine %d, %d", got, kernel, res.Stats.LBIdle, k.lb[0].Count, gained, idleGained, res.Stats.TTWUMoveAffine, k.moveAffine)
 				if kernel <= 0 || 4*got < kernel || got > 2*kernel {
 					t.Errorf("newidle passes: replay %d, kernel %d (want within [1/4, 2] of it)", got, kernel)
 				}
