@@ -150,7 +150,8 @@ func (s *wakeShadow) balanceMove(e *timeline.Event, d *model.Domains, pol Policy
 		}
 	}
 	sds := &SDStats{Local: &p.Local, BusiestIdx: -1, TotalLoad: p.Local.GroupLoad + p.Busiest.GroupLoad,
-		TotalCapacity: p.Local.GroupCapacity + p.Busiest.GroupCapacity}
+		TotalCapacity: p.Local.GroupCapacity + p.Busiest.GroupCapacity,
+		PreferSibling: sd.Child != nil && sd.Child.Flags&model.SDPreferSibling != 0}
 	if pol.PickBusiest(env, sds, &p.Busiest) {
 		sds.Busiest, sds.BusiestIdx = &p.Busiest, 1
 	}
@@ -164,7 +165,11 @@ func (s *wakeShadow) balanceMove(e *timeline.Event, d *model.Domains, pol Policy
 }
 
 // groupStats sums a group's CPUs as update_sg_lb_stats does, from the
-// shadow's run queues brought up to now (update_blocked_averages). On a
+// shadow's run queues brought up to now (update_blocked_averages). What
+// the trace cannot show is left at its rest value: util_est (util is
+// util_avg alone), RT pressure on capacity, the group's sgc->imbalance
+// flag. Only the two groups holding the pass's CPUs are summed, so the
+// totals are those of a two-group domain. On a
 // newly idle balance the pass's own CPU still holds the task whose
 // switch-out runs it (the trace writes that switch after the pass): it is
 // not counted as running there.
