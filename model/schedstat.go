@@ -52,10 +52,11 @@ type LBCounters struct {
 	Count, Balanced, Failed, Imbalance, Gained, HotGained, NoBusyQ, NoBusyG int64
 }
 
-// Passes is the number of passes that found a busiest queue, those whose
-// imbalance was summed: lb_count less lb_balanced (a pass that found no
-// busiest group or queue counts as balanced). Failed of them moved
-// nothing.
+// Passes is the number of passes that found a busiest queue and were not
+// stopped by affinity: lb_count less lb_balanced (a pass that found no
+// busiest group or queue counts as balanced, and so does one whose every
+// task was pinned, although its imbalance was summed). Failed of them
+// moved nothing.
 func (c LBCounters) Passes() int64 { return c.Count - c.Balanced }
 
 // schedstatMaxDomains bounds the domain lines read per CPU (the kernel

@@ -23,12 +23,18 @@ type BalancePass struct {
 	TimeNS         int64
 	Idle           IdleType
 	DstCPU, SrcCPU int32
-	// Level names the lowest domain of DstCPU spanning SrcCPU.
-	Level string
+	// Level names the lowest domain of DstCPU spanning SrcCPU and Domain
+	// is its index among DstCPU's domains (schedstat's domainN).
+	Level  string
+	Domain int
 	// Local and Busiest are the groups of that domain holding DstCPU and
 	// SrcCPU, as the shadow reads them just before the first move
-	// (update_sg_lb_stats, classified by the policy).
-	Local, Busiest SGStats
+	// (update_sg_lb_stats, classified by the policy); SrcGroup is the
+	// latter's index in the domain's groups, BusiestGroup the one the
+	// policy's update_sd_pick_busiest chose (-1 none): where they differ
+	// the kernel's state was not the shadow's.
+	Local, Busiest         SGStats
+	SrcGroup, BusiestGroup int
 	// Balanced: the policy's find_busiest_group would have found no
 	// imbalance; MigrationType and Imbalance are calculate_imbalance's
 	// otherwise.
@@ -121,9 +127,10 @@ func (s *wakeShadow) balanceMove(e *timeline.Event, d *model.Domains, pol Policy
 		}
 	}
 	var sd *model.SchedDomain
-	for _, x := range d.CPUs[c].Domains {
+	level := 0
+	for i, x := range d.CPUs[c].Domains {
 		if inSpan(x.Span, int(t.cpu)) {
-			sd = x
+			sd, level = x, i
 			break
 		}
 	}
@@ -132,29 +139,37 @@ func (s *wakeShadow) balanceMove(e *timeline.Event, d *model.Domains, pol Policy
 	}
 	env := &LBEnv{SDFlags: sd.Flags, ImbalancePct: uint64(sd.ImbalancePct), SpanWeight: sd.SpanWeight,
 		ImbNUMANr: sd.ImbNUMANr, CacheNiceTries: sd.CacheNiceTries, HasParent: sd.Parent != nil, DstCPU: int(c), Idle: idle}
-	p := &BalancePass{TimeNS: e.Time, Idle: idle, DstCPU: c, SrcCPU: t.cpu, Level: sd.Name}
-	for _, g := range sd.Groups() {
-		var sgs *SGStats
-		switch {
-		case inSpan(g.Span, int(c)):
-			sgs = &p.Local
-		case inSpan(g.Span, int(t.cpu)):
-			sgs = &p.Busiest
-		default:
-			continue
-		}
+	p := &BalancePass{TimeNS: e.Time, Idle: idle, DstCPU: c, SrcCPU: t.cpu, Level: sd.Name, Domain: level}
+	// update_sd_lb_stats: every group, the local one first (Groups'
+	// order), the policy picking the busiest among the others.
+	sds := &SDStats{BusiestIdx: -1, PreferSibling: sd.Child != nil && sd.Child.Flags&model.SDPreferSibling != 0}
+	groups := sd.Groups()
+	stats := make([]SGStats, len(groups))
+	for i, g := range groups {
+		sgs := &stats[i]
 		s.groupStats(g, d, c, idle, e.Time, sgs)
 		sgs.GroupType = pol.Classify(env, sgs)
 		if sgs.GroupType == GroupOverloaded && sgs.GroupCapacity > 0 {
 			sgs.AvgLoad = sgs.GroupLoad * capacityScale / sgs.GroupCapacity
 		}
+		sds.TotalLoad += sgs.GroupLoad
+		sds.TotalCapacity += sgs.GroupCapacity
+		switch {
+		case i == 0:
+			sds.Local = sgs
+		case pol.PickBusiest(env, sds, sgs):
+			sds.Busiest, sds.BusiestIdx = sgs, i
+		}
+		if i > 0 && inSpan(g.Span, int(t.cpu)) {
+			p.Busiest = *sgs
+			p.SrcGroup = i
+		}
 	}
-	sds := &SDStats{Local: &p.Local, BusiestIdx: -1, TotalLoad: p.Local.GroupLoad + p.Busiest.GroupLoad,
-		TotalCapacity: p.Local.GroupCapacity + p.Busiest.GroupCapacity,
-		PreferSibling: sd.Child != nil && sd.Child.Flags&model.SDPreferSibling != 0}
-	if pol.PickBusiest(env, sds, &p.Busiest) {
-		sds.Busiest, sds.BusiestIdx = &p.Busiest, 1
+	if sds.Local == nil || !inSpan(groups[0].Span, int(c)) {
+		return nil, false
 	}
+	p.Local = *sds.Local
+	p.BusiestGroup = sds.BusiestIdx
 	if sds.Busiest == nil || pol.Decide(env, sds) != ForceBalance {
 		p.Balanced = true
 	} else {
@@ -168,9 +183,7 @@ func (s *wakeShadow) balanceMove(e *timeline.Event, d *model.Domains, pol Policy
 // shadow's run queues brought up to now (update_blocked_averages). What
 // the trace cannot show is left at its rest value: util_est (util is
 // util_avg alone), RT pressure on capacity, the group's sgc->imbalance
-// flag. Only the two groups holding the pass's CPUs are summed, so the
-// totals are those of a two-group domain. On a
-// newly idle balance the pass's own CPU still holds the task whose
+// flag. On a newly idle balance the pass's own CPU still holds the task whose
 // switch-out runs it (the trace writes that switch after the pass): it is
 // not counted as running there.
 func (s *wakeShadow) groupStats(g *model.SchedGroup, d *model.Domains, dst int32, idle IdleType, now int64, sgs *SGStats) {

@@ -121,7 +121,10 @@ func passLine(p whatif.BalancePass) string {
 	if p.Balanced {
 		imb = "balanced"
 	}
-	return fmt.Sprintf("%.6f %-10s cpu%d <- cpu%d %s: local %s nr %d load %d, busiest %s nr %d load %d; %s; moved %d, load %d",
+	if p.BusiestGroup != p.SrcGroup {
+		imb += fmt.Sprintf(" (the policy's busiest: group %d, not the source's %d)", p.BusiestGroup, p.SrcGroup)
+	}
+	return fmt.Sprintf("%.6f %-10s cpu%d <- cpu%d %s: local %s nr %d load %d, source group %s nr %d load %d; %s; moved %d, load %d",
 		float64(p.TimeNS)/1e9, idleNames[schedstatIndex(p.Idle)], p.DstCPU, p.SrcCPU, p.Level,
 		p.Local.GroupType, p.Local.SumNrRunning, p.Local.GroupLoad, p.Busiest.GroupType, p.Busiest.SumNrRunning, p.Busiest.GroupLoad,
 		imb, p.Moved, p.MovedLoad)
@@ -165,59 +168,56 @@ func readSchedstat(path string) (*model.Schedstat, error) {
 	return model.ParseSchedstat(f, path)
 }
 
-// sums are one CPU and idle type's shadow totals.
+// sums are one CPU, domain and idle type's shadow totals.
 type sums struct {
 	passes, moved int
 	imbalance     int64
-	mixed         bool // a pass not in load units (util or tasks)
+	types         map[whatif.MigrationType]bool // the passes' units
 }
 
-// printComparison sets the shadow's sums beside the kernel's, per CPU and
-// idle type, for the lowest domain (the two-CPU guests' only one).
+// printComparison sets the shadow's sums beside the kernel's, per CPU,
+// domain and idle type.
 func printComparison(w io.Writer, passes []whatif.BalancePass, diff *model.Schedstat) {
-	sh := map[[2]int]*sums{}
+	sh := map[[3]int]*sums{}
 	for _, p := range passes {
-		k := [2]int{int(p.DstCPU), schedstatIndex(p.Idle)}
+		k := [3]int{int(p.DstCPU), p.Domain, schedstatIndex(p.Idle)}
 		s := sh[k]
 		if s == nil {
-			s = &sums{}
+			s = &sums{types: map[whatif.MigrationType]bool{}}
 			sh[k] = s
 		}
 		s.passes++
 		s.moved += p.Moved
 		if !p.Balanced {
 			s.imbalance += p.Imbalance
-			if p.MigrationType != whatif.MigrateLoad {
-				s.mixed = true
-			}
+			s.types[p.MigrationType] = true
 		}
 	}
-	fmt.Fprintln(w, "  cpu  type        kernel: passes imbalance gained failed | shadow: passes imbalance moved | ratio")
+	fmt.Fprintln(w, "  cpu  domain   type        kernel: passes imbalance gained failed | shadow: passes imbalance moved | ratio")
 	for _, c := range diff.CPUs {
-		if len(c.Domains) == 0 {
-			continue
-		}
-		if len(c.Domains) > 1 {
-			fmt.Fprintf(w, "  cpu%d has %d domains: only domain0 is compared\n", c.CPU, len(c.Domains))
-		}
-		for t, k := range c.Domains[0].LB {
-			s := sh[[2]int{c.CPU, t}]
-			if s == nil {
-				s = &sums{}
+		for dom, dm := range c.Domains {
+			for t, k := range dm.LB {
+				s := sh[[3]int{c.CPU, dom, t}]
+				if s == nil {
+					s = &sums{}
+				}
+				if k.Count == 0 && s.passes == 0 {
+					continue
+				}
+				ratio := "-"
+				switch {
+				case k.Failed != 0:
+					ratio = "(failed passes unseen)"
+				case k.Passes() != int64(s.passes) || k.Gained != int64(s.moved):
+					ratio = "(counts differ)"
+				case len(s.types) > 1:
+					ratio = "(mixed units)"
+				case k.Imbalance > 0 && s.passes > 0:
+					ratio = fmt.Sprintf("%.2f", float64(s.imbalance)/float64(k.Imbalance))
+				}
+				fmt.Fprintf(w, "  %3d  %-7s  %-10s  %14d %9d %6d %6d | %14d %9d %5d | %s\n",
+					c.CPU, dm.Name, idleNames[t], k.Passes(), k.Imbalance, k.Gained, k.Failed, s.passes, s.imbalance, s.moved, ratio)
 			}
-			ratio := "-"
-			switch {
-			case k.Failed != 0:
-				ratio = "(failed passes unseen)"
-			case k.Passes() != int64(s.passes) || k.Gained != int64(s.moved):
-				ratio = "(counts differ)"
-			case s.mixed:
-				ratio = "(mixed units)"
-			case k.Imbalance > 0:
-				ratio = fmt.Sprintf("%.2f", float64(s.imbalance)/float64(k.Imbalance))
-			}
-			fmt.Fprintf(w, "  %3d  %-10s  %14d %9d %6d %6d | %14d %9d %5d | %s\n",
-				c.CPU, idleNames[t], k.Passes(), k.Imbalance, k.Gained, k.Failed, s.passes, s.imbalance, s.moved, ratio)
 		}
 	}
 }

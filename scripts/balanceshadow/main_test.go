@@ -10,24 +10,25 @@ import (
 )
 
 // TestComparison: the ratio is printed only where the kernel failed no
-// pass, the counts agree and every pass is in load units.
+// pass, the counts agree and every pass is in one unit (load, util or
+// tasks).
 func TestComparison(t *testing.T) {
 	busy := func(cpu int32, imb int64, moved int, mt whatif.MigrationType) whatif.BalancePass {
 		return whatif.BalancePass{Idle: whatif.CPUNotIdle, DstCPU: cpu, SrcCPU: 1 - cpu, Imbalance: imb, Moved: moved, MigrationType: mt}
 	}
-	passes := []whatif.BalancePass{busy(0, 900, 3, whatif.MigrateLoad), busy(0, 200, 1, whatif.MigrateLoad), busy(1, 50, 1, whatif.MigrateUtil)}
+	passes := []whatif.BalancePass{busy(0, 900, 3, whatif.MigrateLoad), busy(0, 200, 1, whatif.MigrateLoad), busy(1, 50, 1, whatif.MigrateUtil), busy(1, 2, 1, whatif.MigrateTask)}
+	// A domain and idle type neither side saw is left out.
 	lb := func(busy model.LBCounters) [3]model.LBCounters { return [3]model.LBCounters{{}, busy, {}} }
 	diff := &model.Schedstat{CPUs: []model.SchedstatCPU{
 		{CPU: 0, Domains: []model.SchedstatDomain{{Name: "domain0", LB: lb(model.LBCounters{Count: 5, Balanced: 3, Imbalance: 1000, Gained: 4})}}},
-		{CPU: 1, Domains: []model.SchedstatDomain{{Name: "domain0", LB: lb(model.LBCounters{Count: 2, Balanced: 1, Imbalance: 50, Gained: 1})}}},
+		{CPU: 1, Domains: []model.SchedstatDomain{{Name: "domain0", LB: lb(model.LBCounters{Count: 3, Balanced: 1, Imbalance: 52, Gained: 2})}}},
 	}}
 	var b bytes.Buffer
 	printComparison(&b, passes, diff)
 	out := b.String()
 	for _, want := range []string{
-		"    0  busy                     2      1000      4      0 |              2      1100     4 | 1.10",
-		"    1  busy                     1        50      1      0 |              1        50     1 | (mixed units)",
-		"    0  idle                     0         0      0      0 |              0         0     0 | -",
+		"    0  domain0  busy                     2      1000      4      0 |              2      1100     4 | 1.10",
+		"    1  domain0  busy                     2        52      2      0 |              2        52     2 | (mixed units)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
@@ -36,6 +37,9 @@ func TestComparison(t *testing.T) {
 	diff.CPUs[0].Domains[0].LB[1].Failed = 1
 	b.Reset()
 	printComparison(&b, passes, diff)
+	if strings.Contains(out, " idle ") {
+		t.Errorf("an idle row neither side saw:\n%s", out)
+	}
 	if !strings.Contains(b.String(), "(failed passes unseen)") {
 		t.Errorf("a failed pass not flagged:\n%s", b.String())
 	}
