@@ -107,6 +107,40 @@ func TestBalanceShadowMatchesSchedstat(t *testing.T) {
 	}
 }
 
+// TestBalanceShadowEightCPUs: on guest-D's second boot (eight CPUs, one
+// domain of eight one-CPU groups) the idle CPUs' passes (their own tick's
+// or the nohz balancer's, and newly idle ones) that the kernel's
+// schedstat counts, all of them moving tasks, are the trace's, and the
+// policy classifies them as the kernel did: each an imbalance of one
+// task (migrate_task), the sums equal to lb_imbalance.
+func TestBalanceShadowEightCPUs(t *testing.T) {
+	const dir = "../fixtures/kernels/repeats/guest-D-1s8c1t/r2"
+	ps := balancePassesOf(t, filepath.Join(dir, "hackbench.perf.data.gz"))
+	ss := schedstatDiff(t, dir, "hackbench")
+	for _, c := range []struct {
+		cpu  int
+		idle IdleType
+	}{{0, CPUIdle}, {1, CPUIdle}, {1, CPUNewlyIdle}, {2, CPUNewlyIdle}, {4, CPUIdle}, {5, CPUIdle}, {6, CPUNewlyIdle}} {
+		k := ss.CPUs[c.cpu].Domains[0].LB[map[IdleType]int{CPUIdle: 0, CPUNewlyIdle: 2}[c.idle]]
+		passes, moved := 0, 0
+		var imb int64
+		for _, p := range ps {
+			if int(p.DstCPU) != c.cpu || p.Idle != c.idle || p.Domain != 0 {
+				continue
+			}
+			passes++
+			moved += p.Moved
+			if p.Balanced || p.MigrationType != MigrateTask {
+				t.Errorf("cpu%d %v pass at %d: balanced %v, %s", c.cpu, c.idle, p.TimeNS, p.Balanced, p.MigrationType)
+			}
+			imb += p.Imbalance
+		}
+		if k.Failed != 0 || int64(passes) != k.Passes() || int64(moved) != k.Gained || imb != k.Imbalance {
+			t.Errorf("cpu%d %v: %d passes moved %d, imbalance %d; the kernel's %d moved %d, %d (%d failed)", c.cpu, c.idle, passes, moved, imb, k.Passes(), k.Gained, k.Imbalance, k.Failed)
+		}
+	}
+}
+
 // TestBalanceShadowPasses: the passes of a hand-made two-CPU trace. Four
 // tasks are put on CPU 1 (two forks, a wakeup of each after a block);
 // then CPU 0 pulls them: two moves in its busy tick (softirq, a task
