@@ -1,7 +1,6 @@
 package whatif
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,26 +35,12 @@ func balancePassesOf(t *testing.T, path string) []BalancePass {
 	return ps
 }
 
+// schedstatDiff is the recipe's snapshots' difference around workload wl
+// of recording dir.
 func schedstatDiff(t *testing.T, dir, wl string) *model.Schedstat {
 	t.Helper()
-	read := func(which string) *model.Schedstat {
-		p := filepath.Join(dir, "info", "schedstat."+wl+"."+which+".txt")
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		ss, err := model.ParseSchedstat(f, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ss
-	}
-	d, err := read("after").Sub(read("before"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	at := func(which string) string { return filepath.Join(dir, "info", "schedstat."+wl+"."+which+".txt") }
+	return readSchedstatDiff(t, at("before"), at("after"))
 }
 
 // TestBalanceShadowMatchesSchedstat: on the two-vCPU guests' hackbench

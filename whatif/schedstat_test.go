@@ -22,8 +22,9 @@ type schedstatTotals struct {
 	remote     map[string]int64
 }
 
-// schedstatDelta reads two snapshots and sums after − before.
-func schedstatDelta(t *testing.T, before, after string) schedstatTotals {
+// readSchedstatDiff reads two /proc/schedstat snapshots and returns
+// after − before.
+func readSchedstatDiff(t *testing.T, before, after string) *model.Schedstat {
 	t.Helper()
 	read := func(path string) *model.Schedstat {
 		f, err := os.Open(path)
@@ -41,6 +42,13 @@ func schedstatDelta(t *testing.T, before, after string) schedstatTotals {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d
+}
+
+// schedstatDelta reads two snapshots and sums after − before.
+func schedstatDelta(t *testing.T, before, after string) schedstatTotals {
+	t.Helper()
+	d := readSchedstatDiff(t, before, after)
 	tot := schedstatTotals{remote: map[string]int64{}}
 	for _, c := range d.CPUs {
 		tot.local += c.RQ[5]
