@@ -215,3 +215,74 @@ func TestBalanceShadowPasses(t *testing.T) {
 		t.Error("no domains accepted")
 	}
 }
+
+// FuzzBalanceShadow: whatever the events (forks, switches, wakings and
+// migrations in any order and context, CPUs beyond the machine), the
+// shadow returns passes that make sense or none, never a panic: each
+// pass moved a task from another CPU of a domain of its CPU, and a newly
+// idle pass moved one.
+func FuzzBalanceShadow(f *testing.F) {
+	f.Add([]byte{0, 1, 1, 0, 0, 0, 1, 2, 0, 0, 3, 0, 1, 0, 0x10, 3, 0, 2, 3, 0, 3, 2, 1, 1, 0})
+	f.Add([]byte{0, 1, 1, 0, 0, 1, 1, 1, 2, 1, 2, 0, 1, 3, 0, 3, 0, 1, 0, 0x10, 3, 0, 1, 1, 0x10})
+	var ds []*model.Domains
+	for _, spec := range []string{"sockets=1,cores=3,threads=1", "sockets=2,cores=1,threads=1,numa=2"} {
+		topo, err := model.ParseSpec(spec)
+		if err != nil {
+			f.Fatal(err)
+		}
+		d, err := model.BuildDomains(topo, "6.1")
+		if err != nil {
+			f.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	pol, _ := LookupPolicy("v6.1")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var evs []timeline.Event
+		now := int64(ms)
+		for i := 0; i+5 <= len(data) && len(evs) < 300; i += 5 {
+			b := data[i : i+5]
+			cpu, x, y := int32(b[1]%3), int32(b[2]%5), int32(b[3]%3)
+			if b[1] >= 254 {
+				cpu = [...]int32{-1, 9000}[b[1]-254]
+			}
+			now += int64(b[4]>>4)*100000 + 1000
+			switch b[0] % 4 {
+			case 0:
+				if x != 0 {
+					e := nWaking(now, cpu, 1, x, y)
+					e.Kind, e.Name = timeline.SchedWakeupNew, "sched:sched_wakeup_new"
+					evs = append(evs, e)
+				}
+			case 1:
+				evs = append(evs, nSwitch(now, cpu, x, [...]string{"R", "S", "D", "Z"}[b[4]&3], int32(b[3]%5)))
+			case 2:
+				if x != 0 {
+					evs = append(evs, nWaking(now, cpu, int32(b[3]%5), x, y))
+				}
+			case 3:
+				var e timeline.Event
+				e.Time, e.Kind, e.Name = now, timeline.SchedMigrateTask, "sched:sched_migrate_task"
+				e.SetInt(timeline.CPU, int64(cpu))
+				e.SetInt(timeline.CommonPID, int64(b[3]%5))
+				e.SetInt(timeline.CommonFlags, int64(b[4]&0x19))
+				e.SetInt(timeline.PID, int64(x))
+				e.SetInt(timeline.OrigCPU, int64(y))
+				e.SetInt(timeline.DestCPU, int64(cpu))
+				evs = append(evs, e)
+			}
+		}
+		for _, d := range ds {
+			ps, err := BalanceShadow(&timeline.SliceReader{Events: evs}, d, pol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range ps {
+				if p.Moved < 1 || p.DstCPU == p.SrcCPU || int(p.DstCPU) >= d.NrCPUs || p.Domain >= len(d.CPUs[p.DstCPU].Domains) ||
+					!inSpan(d.CPUs[p.DstCPU].Domains[p.Domain].Span, int(p.SrcCPU)) || p.Idle == CPUNewlyIdle && p.Moved != 1 {
+					t.Fatalf("pass %+v", p)
+				}
+			}
+		}
+	})
+}
