@@ -14,8 +14,10 @@ import (
 // context, less than a millisecond apart, that are not a wakeup's
 // placement. Its idle type comes from the records' common_flags: written
 // in softirq context (the tick's SCHED_SOFTIRQ) beside a running task it
-// is CPU_NOT_IDLE, beside the idle task CPU_IDLE (the CPU's own tick or
-// the nohz idle balancer's); outside interrupts it is newidle_balance(),
+// is CPU_NOT_IDLE, beside the idle task CPU_IDLE (the CPU's own tick, or
+// the nohz idle balancer balancing for itself: its passes for other idle
+// CPUs are written on its own CPU onto theirs, and are left out); outside
+// interrupts it is newidle_balance(),
 // run from the switch-out of the task that blocked, which on a
 // preemptible kernel (CONFIG_PREEMPTION, as Debian's PREEMPT_DYNAMIC
 // builds) stops at the first task it detaches: each such move is a pass.
