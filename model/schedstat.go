@@ -8,8 +8,10 @@ import (
 	"strings"
 )
 
-// Schedstat is one /proc/schedstat snapshot of version 15 (kernels 4.x to
-// 6.5; 6.6 changed the per-domain layout): per CPU, its run-queue counters
+// Schedstat is one /proc/schedstat snapshot of version 15 (kernels up to
+// 6.5) or 16 (6.6 to 6.12: the same fields, the idle types in their new
+// enum order, CPU_NOT_IDLE first; LB holds them in version 15's order
+// whichever was read): per CPU, its run-queue counters
 // and, per scheduler domain, the load balancer's counters. The kernel
 // counts every load_balance() pass, including those that move nothing and
 // leave no trace record, so the difference of two snapshots taken around
@@ -63,8 +65,8 @@ func (c LBCounters) Passes() int64 { return c.Count - c.Balanced }
 // builds a handful; NUMA machines a few more).
 const schedstatMaxDomains = 64
 
-// ParseSchedstat reads a version 15 /proc/schedstat. name is used in
-// errors.
+// ParseSchedstat reads a version 15 or 16 /proc/schedstat. name is used
+// in errors.
 func ParseSchedstat(r io.Reader, name string) (*Schedstat, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 1<<16)
@@ -85,10 +87,10 @@ func ParseSchedstat(r io.Reader, name string) (*Schedstat, error) {
 		}
 		switch {
 		case fs[0] == "version":
-			if len(fs) != 2 || fs[1] != "15" {
-				return nil, fmt.Errorf("%s:%d: %q: want schedstat version 15 (kernels before 6.6)", name, line, sc.Text())
+			if len(fs) != 2 || fs[1] != "15" && fs[1] != "16" {
+				return nil, fmt.Errorf("%s:%d: %q: want schedstat version 15 or 16 (kernels before 6.13)", name, line, sc.Text())
 			}
-			ss.Version = 15
+			ss.Version, _ = strconv.Atoi(fs[1])
 		case fs[0] == "timestamp":
 			if len(fs) != 2 {
 				return nil, fmt.Errorf("%s:%d: timestamp: want one field", name, line)
@@ -137,7 +139,12 @@ func ParseSchedstat(r io.Reader, name string) (*Schedstat, error) {
 			}
 			for t := range d.LB {
 				x := v[8*t:]
-				d.LB[t] = LBCounters{x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]}
+				to := t
+				if ss.Version == 16 {
+					// __CPU_NOT_IDLE, CPU_IDLE, CPU_NEWLY_IDLE.
+					to = [3]int{1, 0, 2}[t]
+				}
+				d.LB[to] = LBCounters{x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]}
 			}
 			copy(d.Rest[:], v[24:])
 			cpu.Domains = append(cpu.Domains, d)
@@ -158,6 +165,9 @@ func ParseSchedstat(r io.Reader, name string) (*Schedstat, error) {
 // two snapshots of the same machine. The CPUs and their domains must be
 // the same in both.
 func (after *Schedstat) Sub(before *Schedstat) (*Schedstat, error) {
+	if after.Version != before.Version {
+		return nil, fmt.Errorf("schedstat: version %d after, %d before", after.Version, before.Version)
+	}
 	if len(after.CPUs) != len(before.CPUs) {
 		return nil, fmt.Errorf("schedstat: %d CPUs after, %d before", len(after.CPUs), len(before.CPUs))
 	}

@@ -65,12 +65,38 @@ func TestSchedstatSub(t *testing.T) {
 	}
 }
 
+// TestSchedstatVersion16: Debian's 6.12 prints version 16, the idle
+// types in their new order (CPU_NOT_IDLE, CPU_IDLE, CPU_NEWLY_IDLE); LB
+// keeps version 15's. cpu0's domain0 line after guest-N's 6.12
+// hackbench: "3 13 9 0 31354 45 0 0 9 47 41 6 5890 0 0 0 41 43 28 7 12717
+// 8 0 0 26 ...": 13 busy passes gained 45 tasks.
+func TestSchedstatVersion16(t *testing.T) {
+	ss := readSchedstatFile(t, "../fixtures/kernels/v6.12/guest-N-2s1c1t-2numa/r1/info/schedstat.hackbench.after.txt")
+	if ss.Version != 16 {
+		t.Fatalf("version %d", ss.Version)
+	}
+	lb := ss.CPUs[0].Domains[0].LB
+	for i, want := range []LBCounters{
+		{47, 41, 6, 5890, 0, 0, 0, 41},
+		{13, 9, 0, 31354, 45, 0, 0, 9},
+		{43, 28, 7, 12717, 8, 0, 0, 26},
+	} {
+		if lb[i] != want {
+			t.Errorf("LB[%d] = %+v, want %+v", i, lb[i], want)
+		}
+	}
+	v15 := readSchedstatFile(t, "../fixtures/kernels/guest-N-2s1c1t-2numa/info/schedstat.hackbench.after.txt")
+	if _, err := ss.Sub(v15); err == nil {
+		t.Error("versions 16 and 15 subtracted")
+	}
+}
+
 func TestParseSchedstatErrors(t *testing.T) {
 	const good = "version 15\ntimestamp 1\ncpu0 0 0 0 0 0 0 0 0 0\n"
 	dom := "domain0 3" + strings.Repeat(" 0", 36) + "\n"
 	for _, tc := range []struct{ in, want string }{
 		{"", "no version line"},
-		{"version 16\n", "want schedstat version 15"},
+		{"version 17\n", "want schedstat version 15 or 16"},
 		{"cpu0 0 0 0 0 0 0 0 0 0\n", "before the version"},
 		{"version 15\n" + dom, "before any cpu"},
 		{"version 15\ncpu0 0 0\n", "want 9"},
