@@ -8,14 +8,13 @@ import (
 	"strings"
 )
 
-// Schedstat is one /proc/schedstat snapshot of version 15 (kernels up to
-// 6.5) or 16 (6.6 to 6.12: the same fields, the idle types in their new
-// enum order, CPU_NOT_IDLE first; LB holds them in version 15's order
-// whichever was read): per CPU, its run-queue counters
+// Schedstat is one /proc/schedstat snapshot of version 15 (the guests'
+// 6.1) or 16 (Debian's 6.12: the same fields, the idle types in their
+// reordered enum, CPU_NOT_IDLE first): per CPU, its run-queue counters
 // and, per scheduler domain, the load balancer's counters. The kernel
-// counts every load_balance() pass, including those that move nothing and
-// leave no trace record, so the difference of two snapshots taken around
-// a recording is an independent check on a model of the balancer.
+// counts every load_balance() pass, including those that move nothing
+// and leave no trace record, so the difference of two snapshots taken
+// around a recording is an independent check on a model of the balancer.
 type Schedstat struct {
 	Version   int
 	Timestamp int64 // jiffies
@@ -36,8 +35,8 @@ type SchedstatCPU struct {
 type SchedstatDomain struct {
 	Name string // "domain0", ...
 	Mask string // the span, as the kernel prints it (hex)
-	// LB holds the load_balance() counters per idle type, in the
-	// kernel's enum cpu_idle_type order: CPU_IDLE, CPU_NOT_IDLE,
+	// LB holds the load_balance() counters per idle type in version 15's
+	// order, whichever version was read: CPU_IDLE, CPU_NOT_IDLE,
 	// CPU_NEWLY_IDLE.
 	LB [3]LBCounters
 	// Rest are the twelve fields after them: alb_count, alb_failed,
@@ -88,7 +87,7 @@ func ParseSchedstat(r io.Reader, name string) (*Schedstat, error) {
 		switch {
 		case fs[0] == "version":
 			if len(fs) != 2 || fs[1] != "15" && fs[1] != "16" {
-				return nil, fmt.Errorf("%s:%d: %q: want schedstat version 15 or 16 (kernels before 6.13)", name, line, sc.Text())
+				return nil, fmt.Errorf("%s:%d: %q: want schedstat version 15 or 16", name, line, sc.Text())
 			}
 			ss.Version, _ = strconv.Atoi(fs[1])
 		case fs[0] == "timestamp":
