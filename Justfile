@@ -67,3 +67,7 @@ shadow:
 # The extractor's tick and enqueue classes against each CPU's tick grid over every 6.1 and 6.12 guest recording (FIDELITY.md round 66).
 tickgrid:
     go run ./scripts/tickgrid
+
+# The model's balance arithmetic against the kernel's /proc/schedstat over the guests' hackbench recordings that carry snapshots (FIDELITY.md round 95).
+balanceshadow:
+    go run ./scripts/balanceshadow fixtures/kernels/guest-*/hackbench.perf.data fixtures/kernels/repeats/*/r*/hackbench.perf.data.gz fixtures/kernels/v6.12/*/r*/hackbench.perf.data.gz
