@@ -155,24 +155,6 @@ func timelineOf(path, comm string) ([]ev, error) {
 	return out, err
 }
 
-// nextOnCPU returns, for each event, the index of its CPU's next event
-// (-1 none).
-func nextOnCPU(evs []ev) []int {
-	next := make([]int, len(evs))
-	last := map[int32]int{}
-	for i, e := range evs {
-		next[i] = -1
-		if e.cpu < 0 {
-			continue
-		}
-		if j, ok := last[e.cpu]; ok {
-			next[j] = i
-		}
-		last[e.cpu] = i
-	}
-	return next
-}
-
 type vrAt struct {
 	cpu int32
 	vr  int64
@@ -180,7 +162,10 @@ type vrAt struct {
 
 // wakeups finds the wakeups of sleeping tasks and their placements.
 func wakeups(evs []ev) []*wakeup {
-	next := nextOnCPU(evs)
+	_, next := scriptutil.Neighbours(len(evs), func(i int) int32 { return evs[i].cpu })
+	moveOf := func(j int) (int32, int32, bool) {
+		return evs[j].pid, evs[j].target, evs[j].kind == timeline.SchedMigrateTask
+	}
 	asleep := map[int32]bool{}
 	lastVR := map[int32]vrAt{}
 	running := map[int32]int32{}
@@ -203,10 +188,7 @@ func wakeups(evs []ev) []*wakeup {
 				break
 			}
 			asleep[e.pid] = false
-			on := e.target
-			if j := next[i]; j >= 0 && evs[j].kind == timeline.SchedMigrateTask && evs[j].pid == e.pid {
-				on = evs[j].target
-			}
+			on := scriptutil.Placement(i, next, e.pid, e.target, moveOf)
 			w := &wakeup{i: i, pid: e.pid, on: on, local: on == e.cpu, busy: running[on] != 0, match: e.match}
 			if v, ok := lastVR[e.pid]; ok && v.cpu == on {
 				w.sleptVR, w.hasVR = v.vr, true

@@ -147,7 +147,10 @@ func measure(evs []ev, gap int64) *tally {
 		on int32
 	}
 	clear(running)
-	prevOn, nextOn := neighbours(evs, ncpu)
+	prevOn, nextOn := scriptutil.Neighbours(len(evs), func(i int) int32 { return evs[i].cpu })
+	moveOf := func(j int) (int32, int32, bool) {
+		return evs[j].pid, evs[j].target, evs[j].kind == timeline.SchedMigrateTask
+	}
 	waits := map[int32]pend{}
 	for i, e := range evs {
 		switch e.kind {
@@ -168,7 +171,7 @@ func measure(evs []ev, gap int64) *tally {
 			if _, ok := waits[e.pid]; ok {
 				break
 			}
-			on := placement(evs, nextOn, i)
+			on := scriptutil.Placement(i, nextOn, e.pid, e.target, moveOf)
 			if on < 0 || on >= ncpu || on == e.cpu || running[on] == 0 {
 				break
 			}
@@ -229,43 +232,12 @@ func measure(evs []ev, gap int64) *tally {
 	return tl
 }
 
-// placement is where the waking evs[i] puts its wakee: its target_cpu,
-// or the dest_cpu of a sched_migrate_task of the wakee that is the waking
-// CPU's next record (select_task_rq's move; try_to_wake_up writes nothing
-// on that CPU between the two, however long a host stall parts them).
-// next[i] is the index of CPU evs[i].cpu's next event, -1 none.
-func placement(evs []ev, next []int, i int) int32 {
-	e := evs[i]
-	if j := next[i]; j >= 0 && evs[j].kind == timeline.SchedMigrateTask && evs[j].pid == e.pid {
-		return evs[j].target
-	}
-	return e.target
-}
-
 // placedBy: the migrate evs[i] is the placement of its task's waking
-// (placement's rule, looked at from the migrate). prev[i] is the index
+// (scriptutil.Placement's rule, looked at from the migrate). prev[i] is the index
 // of CPU evs[i].cpu's previous event, -1 none.
 func placedBy(evs []ev, prev []int, i int) bool {
 	j := prev[i]
 	return j >= 0 && evs[j].kind == timeline.SchedWaking && evs[j].pid == evs[i].pid
-}
-
-// neighbours returns, for each event, the index of its CPU's previous and
-// next events (-1 none).
-func neighbours(evs []ev, ncpu int32) (prev, next []int) {
-	prev, next = make([]int, len(evs)), make([]int, len(evs))
-	last := make([]int, ncpu)
-	for c := range last {
-		last[c] = -1
-	}
-	for i, e := range evs {
-		prev[i], next[i] = last[e.cpu], -1
-		if j := last[e.cpu]; j >= 0 {
-			next[j] = i
-		}
-		last[e.cpu] = i
-	}
-	return prev, next
 }
 
 func pct(a, b int64) string {

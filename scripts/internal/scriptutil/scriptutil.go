@@ -1,7 +1,8 @@
 // Package scriptutil holds what the analysis scripts under scripts/ share:
 // their -seeds syntax, their "FILE... vs FILE..." columns, the read of a
-// trace or timeline's events and the grouping of a workload's writers
-// with the readers they woke.
+// trace or timeline's events, each record's neighbours on its CPU and a
+// waking's placement, and the grouping of a workload's writers with the
+// readers they woke.
 package scriptutil
 
 import (
@@ -151,4 +152,40 @@ func CPUOf(e *timeline.Event) (int32, bool) {
 		return 0, false
 	}
 	return int32(c), true
+}
+
+// Neighbours returns, for each of n records in time order, the index of
+// the previous and the next record on its CPU (-1 none); cpu(i) < 0 is a
+// record on no CPU (a lost-records mark).
+func Neighbours(n int, cpu func(i int) int32) (prev, next []int) {
+	prev, next = make([]int, n), make([]int, n)
+	last := map[int32]int{}
+	for i := range n {
+		prev[i], next[i] = -1, -1
+		c := cpu(i)
+		if c < 0 {
+			continue
+		}
+		if j, ok := last[c]; ok {
+			prev[i], next[j] = j, i
+		}
+		last[c] = i
+	}
+	return prev, next
+}
+
+// Placement is where the sched_waking at index i of a timeline's records
+// put its wakee, by the rule analysis/wakechoice.go reads the kernel's by:
+// the dest_cpu of a sched_migrate_task of the wakee that is the waking
+// CPU's next record (select_task_rq's move; try_to_wake_up writes nothing
+// on that CPU between the two, however long a host stall parts them),
+// else the waking's target_cpu. next is Neighbours' next; moveOf(j) gives
+// record j's task and dest_cpu when it is a sched_migrate_task.
+func Placement(i int, next []int, wakee, target int32, moveOf func(j int) (pid, dest int32, ok bool)) int32 {
+	if j := next[i]; j >= 0 {
+		if pid, dest, ok := moveOf(j); ok && pid == wakee {
+			return dest
+		}
+	}
+	return target
 }

@@ -156,3 +156,28 @@ func TestCPUOf(t *testing.T) {
 		}
 	}
 }
+
+// TestNeighboursAndPlacement: records on CPUs 0, 1, 0, none, 1, 0; the
+// waking at 0 is followed on its CPU by a move of its wakee (record 2),
+// the one at 1 by a move of another task (record 4).
+func TestNeighboursAndPlacement(t *testing.T) {
+	cpus := []int32{0, 1, 0, -1, 1, 0}
+	prev, next := Neighbours(len(cpus), func(i int) int32 { return cpus[i] })
+	if want := []int{-1, -1, 0, -1, 1, 2}; !slices.Equal(prev, want) {
+		t.Errorf("prev %v, want %v", prev, want)
+	}
+	if want := []int{2, 4, 5, -1, -1, -1}; !slices.Equal(next, want) {
+		t.Errorf("next %v, want %v", next, want)
+	}
+	moves := map[int][2]int32{2: {7, 1}, 4: {8, 0}} // record: pid, dest
+	moveOf := func(j int) (int32, int32, bool) { m, ok := moves[j]; return m[0], m[1], ok }
+	if got := Placement(0, next, 7, 0, moveOf); got != 1 {
+		t.Errorf("waking of 7 on CPU 0: placed on %d, want 1 (its move)", got)
+	}
+	if got := Placement(1, next, 7, 1, moveOf); got != 1 {
+		t.Errorf("waking of 7 on CPU 1: placed on %d, want its target 1 (the next move is 8's)", got)
+	}
+	if got := Placement(5, next, 7, 2, moveOf); got != 2 {
+		t.Errorf("last record: placed on %d, want its target 2", got)
+	}
+}
