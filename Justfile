@@ -68,6 +68,6 @@ shadow:
 tickgrid:
     go run ./scripts/tickgrid
 
-# The model's balance arithmetic against the kernel's /proc/schedstat over the guests' hackbench recordings that carry snapshots (FIDELITY.md round 95).
+# The model's balance arithmetic against the kernel's /proc/schedstat over the guests' hackbench recordings and the two-vCPU holdouts' messaging, with their snapshots (FIDELITY.md round 95).
 balanceshadow:
-    go run ./scripts/balanceshadow fixtures/kernels/guest-*/hackbench.perf.data fixtures/kernels/repeats/*/r*/hackbench.perf.data.gz fixtures/kernels/v6.12/*/r*/hackbench.perf.data.gz
+    go run ./scripts/balanceshadow fixtures/kernels/guest-*/hackbench.perf.data fixtures/kernels/repeats/*/r*/hackbench.perf.data.gz fixtures/kernels/v6.12/*/r*/hackbench.perf.data.gz fixtures/kernels/holdout/guest-[MNP]*/r*/messaging.perf.data.gz
