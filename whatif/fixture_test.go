@@ -105,7 +105,7 @@ func TestFixturesReplayInvariants(t *testing.T) {
 					for _, dl := range []bool{false, true} {
 						for _, reap := range []bool{false, true} {
 							cfg.Arrivals, cfg.ExitDeadlines, cfg.ReapAnyChild = arr, dl, reap
-							ch := checkerFor(t, cfg)
+							ch := checkerFor(t, cfg, w)
 							if _, err := Replay(w, cfg, ch); err != nil {
 								t.Fatalf("seed %d arrivals %d exit deadlines %v reap any child %v: %v", seed, arr, dl, reap, err)
 							}

@@ -101,7 +101,7 @@ func FuzzExtractReplay(f *testing.F) {
 				cfg := DefaultConfig(p)
 				cfg.Topology, cfg.ExitDeadlines, cfg.PairedWakeups = topo, v.deadlines, v.paired
 				cfg.MaxEvents = 1 << 20
-				if _, err := Replay(w, cfg, checkerFor(t, cfg)); err != nil && isEngineFault(err) {
+				if _, err := Replay(w, cfg, checkerFor(t, cfg, w)); err != nil && isEngineFault(err) {
 					t.Fatalf("%s %+v: %v\nevents: %v", pol, v, err, describeEvents(evs))
 				}
 			}
@@ -125,7 +125,7 @@ func FuzzExtractReplay(f *testing.F) {
 			// (host_stall=cpu).
 			cfg.Topology, cfg.TickSoftIRQ, cfg.IRQCPU, cfg.HostStallCPU = topo, true, true, true
 			cfg.MaxEvents = 1 << 20
-			if _, err := Replay(&soft, cfg, checkerFor(t, cfg)); err != nil && isEngineFault(err) {
+			if _, err := Replay(&soft, cfg, checkerFor(t, cfg, &soft)); err != nil && isEngineFault(err) {
 				t.Fatalf("%s, tick softirq: %v\nevents: %v", pol, err, describeEvents(evs))
 			}
 		}
@@ -146,7 +146,7 @@ func FuzzExtractReplay(f *testing.F) {
 				cfg := DefaultConfig(p)
 				cfg.Topology, cfg.ReplyAwaits = topo, true
 				cfg.MaxEvents = 1 << 20
-				res, err := Replay(wl, cfg, checkerFor(t, cfg))
+				res, err := Replay(wl, cfg, checkerFor(t, cfg, wl))
 				if err != nil && isEngineFault(err) {
 					t.Fatalf("%s, reply awaits, %s: %v\nevents: %v", pol, name, err, describeEvents(evs))
 				}

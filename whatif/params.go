@@ -47,7 +47,7 @@ func ParamUsage() string {
 		"start_pelt=trace|heavy (a task running or runnable at the trace start begins with the PELT averages its shares of the trace's first 64 ms give, or with its whole weight as load and half the capacity as util, as the replay did before round 75; default trace), " +
 		"tick_softirq=on|off (a timer wakeup the tick's softirq made in the trace fires on the tick grid, that tick's switch waiting for it; default off), " +
 		"tick_switch=on|off (a tick that ends the running task's slice switches after a delay drawn from the trace's own tick-to-switch runs; default off), " +
-		"switch_charge=on|off (the run from a leaving task's last update to its switch-out, drawn from the trace's own, is charged to the task switched in, as the kernel's switch does; default on), " +
+		"switch_charge=on|pools|off (the run from a leaving task's last update to its switch-out, drawn from the trace's own, is charged to the task switched in, as the kernel's switch does, and at a block where the trace shows that gap a quarter tick or more (a host stall, a run on with the reschedule pending) that gap; pools: drawn from the trace's shorter ones at every switch; default on), " +
 		"trace_end_run_on=on|off (a task the trace's end cut short runs on, once its recorded demand is done, until the replay's recording window closes or the trace's end; default on), " +
 		"irq_cpu=trace|own (an interrupt's wakeup runs on the CPU the trace shows it on when that is not where its wakee slept, as RCU's softirq wakes its kthread from another CPU; own: always where the wakee slept; default own), " +
 		"wake_overhead=keep|skip (skip: an activation a task goes on into without blocking skips the block and wakeup its recorded demand includes; default keep), " +
@@ -208,7 +208,12 @@ func (s Setting) Apply(cfg *Config) error {
 	case "tick_switch":
 		return onOff(&cfg.TickSwitch)
 	case "switch_charge":
-		return onOff(&cfg.SwitchCharge)
+		switch s.Value {
+		case "on", "pools", "off":
+			cfg.SwitchCharge, cfg.SwitchChargePoolsOnly = s.Value != "off", s.Value == "pools"
+		default:
+			return bad("on, pools or off")
+		}
 	case "trace_end_run_on":
 		return onOff(&cfg.TraceEndRunOn)
 	case "irq_cpu":

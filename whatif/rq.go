@@ -771,7 +771,7 @@ func (s *Sim) schedule(r *rq, prevState string) {
 	if prev != nil {
 		if prev.state == tsRunning {
 			// A preemption: a block took its charge before its dequeue.
-			s.takeSwitchCharge(r, prev, false)
+			s.takeSwitchCharge(r, prev, false, 0)
 		}
 		s.updateCurr(r)
 		// A reschedule asked for here is cleared with this one.

@@ -41,6 +41,9 @@ type checker struct {
 	// every update is exact.
 	charged      bool
 	short, carry map[int64]int64
+	// maxCharge bounds what one switch may move (maxSwitchChargeNS, or
+	// more for a workload with long charges: checkerFor).
+	maxCharge int64
 }
 
 // maxSwitchChargeNS bounds what a switch may move from one task's charge
@@ -55,14 +58,21 @@ type run struct {
 
 func newChecker(t testing.TB) *checker {
 	return &checker{t: t, cur: map[int64]int64{}, on: map[int64]int64{}, since: map[int64]int64{}, stat: map[int64]timeline.Event{}, statSum: map[int64]int64{},
-		short: map[int64]int64{}, carry: map[int64]int64{}, last: -1 << 62}
+		short: map[int64]int64{}, carry: map[int64]int64{}, last: -1 << 62, maxCharge: maxSwitchChargeNS}
 }
 
-// checkerFor is a checker for a replay under cfg: the switch charge's
-// conservation rule where cfg moves charges between tasks.
-func checkerFor(t testing.TB, cfg Config) *checker {
+// checkerFor is a checker for a replay of w under cfg: the switch
+// charge's conservation rule where cfg moves charges between tasks, a
+// switch moving at most the pools' bound or w's longest long charge
+// (longcharge.go).
+func checkerFor(t testing.TB, cfg Config, w *Workload) *checker {
 	c := newChecker(t)
 	c.charged = cfg.SwitchCharge && cfg.IdleWake
+	if c.charged && !cfg.SwitchChargePoolsOnly && w != nil {
+		for _, l := range w.LongSwitchCharges {
+			c.maxCharge = max(c.maxCharge, l.NS)
+		}
+	}
 	return c
 }
 
@@ -104,7 +114,7 @@ func (c *checker) Emit(e *timeline.Event) error {
 			short += e.Time - since + c.carry[cpu]
 		}
 		delete(c.carry, cpu)
-		if short < 0 || short > maxSwitchChargeNS {
+		if short < 0 || short > c.maxCharge {
 			c.failf("cpu %d: the switch-out of %d at %d leaves %d ns of its run uncharged", cpu, prev, e.Time, short)
 		}
 		if next != 0 && e.Int(timeline.NextPrio) >= 100 && short > 0 && c.charged {
@@ -153,7 +163,7 @@ func (c *checker) Emit(e *timeline.Event) error {
 		if cur := c.cur[cpu]; seen && cur != e.Int(timeline.PID) {
 			c.failf("cpu %d: sched_stat_runtime of %d (%d ns at %d) while running %d, its last update at %d", cpu, e.Int(timeline.PID), e.Int(timeline.Runtime), e.Time, cur, from)
 		} else if got := e.Int(timeline.Runtime); seen && got != want {
-			if c.charged && got < want && want-got <= maxSwitchChargeNS {
+			if c.charged && got < want && want-got <= c.maxCharge {
 				c.short[cpu] = want - got
 			} else {
 				c.failf("cpu %d: sched_stat_runtime of %d (%d ns at %d, %d ns since its last update at %d, %d carried in)", cpu, e.Int(timeline.PID), got, e.Time, e.Time-from, from, c.carry[cpu])
@@ -580,7 +590,7 @@ func TestEEVDFFixtures(t *testing.T) {
 		w, _ := extractFixture(t, f)
 		cfg := DefaultConfig(newV61())
 		cfg.RunQueue = "eevdf"
-		if _, err := Replay(w, cfg, checkerFor(t, cfg)); err != nil {
+		if _, err := Replay(w, cfg, checkerFor(t, cfg, w)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
@@ -1433,7 +1443,7 @@ func TestStrandedByDeadlineCut(t *testing.T) {
 	wl := b.done(t)
 	cfg := testConfig()
 	cfg.ExitDeadlines = true
-	res, err := Replay(wl, cfg, checkerFor(t, cfg))
+	res, err := Replay(wl, cfg, checkerFor(t, cfg, wl))
 	if err != nil {
 		t.Fatal(err) // before strandCut: "edge 4 (wake ...) fired 0 times"
 	}

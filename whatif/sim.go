@@ -191,6 +191,10 @@ type Config struct {
 	// On by default, with the machine's noise (IdleWake): measured, it
 	// met more goals (FIDELITY.md round 63).
 	SwitchCharge bool
+	// SwitchChargePoolsOnly: with SwitchCharge, every block's charge is
+	// drawn from the pools, the long gaps the trace shows at some
+	// activations' ends left out (before FIDELITY.md round 96; longcharge.go).
+	SwitchChargePoolsOnly bool
 	// TraceEndRunOn: an activation the trace's end cut short (running or
 	// runnable when it stopped: EndTraceEnd) runs on once its recorded
 	// demand is done, until the replay's recording window closes (or the
@@ -525,6 +529,7 @@ type Sim struct {
 	chargeRng        uint64           // the switch charge's draws (switchcharge.go): its own stream too
 	nextPull         int              // the first Workload.BalancePulls not yet reached (balancePullsDue)
 	irqCurr          map[actKey]int32 // Workload.IRQCurrent by arrival: the task it interrupted (irqFlipOwner)
+	longCharge       map[actKey]int64 // Workload.LongSwitchCharges by activation (longChargeOf)
 	// remotePool, rtPool: the wakeup-preemption delay pools drawn from
 	// for a remote CFS and a real-time wakeup (initPreemptPools).
 	remotePool, rtPool []int64
@@ -717,6 +722,12 @@ type Stats struct {
 	// demand taken out of them, summed.
 	HostStallsShortened  int64 `json:"host_stalls_shortened,omitempty"`
 	HostStallShortenedNS int64 `json:"host_stall_shortened_ns,omitempty"`
+	// LongSwitchCharges: blocks whose charge to the next task was the
+	// trace's own long gap at that activation's end (longcharge.go);
+	// LongSwitchChargeNS: what they moved, summed (at most what the
+	// leaving task ran since its last update).
+	LongSwitchCharges  int64 `json:"long_switch_charges,omitempty"`
+	LongSwitchChargeNS int64 `json:"long_switch_charge_ns,omitempty"`
 	// WakesAfterStall: wakeups whose enqueue waited for their waker's
 	// host stall (wakestall.go); WakeAfterStallNS: from their wakings to
 	// their enqueues, summed.
@@ -883,6 +894,12 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 		s.irqCurr = make(map[actKey]int32, len(w.IRQCurrent))
 		for _, q := range w.IRQCurrent {
 			s.irqCurr[actKey{q.Task, q.Act}] = q.Curr
+		}
+	}
+	if cfg.SwitchCharge && !cfg.SwitchChargePoolsOnly && len(w.LongSwitchCharges) > 0 {
+		s.longCharge = make(map[actKey]int64, len(w.LongSwitchCharges))
+		for _, c := range w.LongSwitchCharges {
+			s.longCharge[actKey{c.Task, c.Act}] = c.NS
 		}
 	}
 	if cfg.WakeeFlips >= 0 {
@@ -1444,7 +1461,7 @@ func (s *Sim) fireDue(r *rq, t *simTask) bool {
 // wait() for a child's exit); whoever ends the wait wakes it back into
 // the same activation.
 func (s *Sim) sleepMidActivation(r *rq, t *simTask) {
-	s.takeSwitchCharge(r, t, true)
+	s.takeSwitchCharge(r, t, true, 0)
 	t.state = tsSleeping
 	s.dequeue(r, t, true)
 	s.schedule(r, "S")
@@ -1517,7 +1534,7 @@ func (s *Sim) endActivation(r *rq, t *simTask) {
 		s.armProgress(r)
 		return
 	}
-	s.takeSwitchCharge(r, t, true)
+	s.takeSwitchCharge(r, t, true, s.longChargeOf(t))
 	t.state = tsSleeping
 	s.dequeue(r, t, true)
 	if hasNext && t.w.Activations[next].Cause == CauseArrival {

@@ -29,8 +29,10 @@ import "github.com/schedreplay/replay/timeline"
 // blocked, and a block's by what its next waking is: from interrupt
 // context (hard or soft IRQ, NMI, or no task: the replay's arrivals) or
 // by a task; a block no waking follows is left out. Gaps of a quarter
-// tick or more are not the switch's (a lost record, an update with
-// nothing to charge) and are left out.
+// tick or more stay out of the pools: something long fell inside them (a
+// host stall, a run on with the reschedule pending), no typical switch's
+// charge to draw at another; a block's is kept at its own activation
+// (longcharge.go).
 type switchChargeTally struct {
 	tickNS   int64
 	pid      []int32 // per CPU: the task switched in, 0: none known
@@ -40,6 +42,22 @@ type switchChargeTally struct {
 	block    []int64
 	blockIRQ []int64
 	preempt  []int64
+	// gapPrev, gapTime, gapNS: the last switch-out measured (its task,
+	// time and gap, whatever its length), for the extractor's long
+	// charges (longcharge.go).
+	gapPrev int32
+	gapTime int64
+	gapNS   int64
+}
+
+// gapAt is the gap measured at prev's switch-out at time now, -1 if none
+// was (the task not updated since its switch-in, or what the CPU ran
+// unknown).
+func (t *switchChargeTally) gapAt(prev int32, now int64) int64 {
+	if t.gapPrev != prev || t.gapTime != now {
+		return -1
+	}
+	return t.gapNS
 }
 
 func newSwitchChargeTally(tickNS int64) *switchChargeTally {
@@ -58,6 +76,7 @@ func (t *switchChargeTally) lost() {
 	for i := range t.pid {
 		t.pid[i] = 0
 	}
+	t.gapPrev = 0
 	clear(t.last)
 	clear(t.pending)
 }
@@ -87,6 +106,7 @@ func (t *switchChargeTally) observe(e *timeline.Event, c int32) {
 		prev := e.Int32(timeline.PrevPID)
 		if prev > 0 && prev == t.pid[c] {
 			if at, ok := t.last[prev]; ok && at >= t.since[c] {
+				t.gapPrev, t.gapTime, t.gapNS = prev, e.Time, e.Time-at
 				if d := e.Time - at; d >= 0 && d < t.tickNS/4 {
 					switch e.Str(timeline.PrevState) {
 					case "R", "R+":
@@ -116,8 +136,11 @@ func exiting(state string) bool {
 // its next activation's cause; blocked until a task's wakeup) comes out
 // of what prev has run since its last kernel update (the kernel charged
 // it up to the clock reading that far back) and is kept on r for the
-// task switched in (switchTo).
-func (s *Sim) takeSwitchCharge(r *rq, prev *simTask, block bool) {
+// task switched in (switchTo). long, when positive, is the trace's own
+// gap at this block, a long one the pools leave out (longcharge.go): it
+// takes the draw's place (the draw is made all the same, so that every
+// other switch draws as it would without it).
+func (s *Sim) takeSwitchCharge(r *rq, prev *simTask, block bool, long int64) {
 	r.switchCarry = 0
 	if !s.cfg.SwitchCharge || !s.cfg.IdleWake || prev.rt || r.curr != prev {
 		return
@@ -129,18 +152,38 @@ func (s *Sim) takeSwitchCharge(r *rq, prev *simTask, block bool) {
 			pool = s.w.SwitchChargeBlockIRQNS
 		}
 	}
-	if len(pool) == 0 {
+	var g int64
+	if len(pool) > 0 {
+		g = pool[splitMix64(&s.chargeRng)%uint64(len(pool))]
+	}
+	if long > 0 {
+		g = long
+	}
+	if g <= 0 {
 		return
 	}
-	g := pool[splitMix64(&s.chargeRng)%uint64(len(pool))]
 	s.chargeCurr(r, false)
 	g = min(g, prev.vrunPending)
 	if g <= 0 {
 		return
 	}
+	if long > 0 {
+		s.stats.LongSwitchCharges++
+		s.stats.LongSwitchChargeNS += g
+	}
 	prev.vrunPending -= g
 	prev.sumExec -= g
 	r.switchCarry = g
+}
+
+// longChargeOf is the long switch charge of t's current activation's
+// block (Workload.LongSwitchCharges), 0 when it has none or the replay
+// draws every charge from the pools (Config.SwitchChargePoolsOnly).
+func (s *Sim) longChargeOf(t *simTask) int64 {
+	if s.longCharge == nil {
+		return 0
+	}
+	return s.longCharge[actKey{t.id, t.act}]
 }
 
 // SwitchChargeSummary is what --validate reports of the switch charge's
@@ -150,6 +193,10 @@ type SwitchChargeSummary struct {
 	PreemptP50NS  int64 `json:"preempt_p50_ns"`
 	BlockP50NS    int64 `json:"block_p50_ns"`
 	BlockIRQP50NS int64 `json:"block_irq_p50_ns"`
+	// LongBlocks, LongNS: the blocks whose gap was a quarter tick or more
+	// (Workload.LongSwitchCharges), and those gaps summed.
+	LongBlocks int   `json:"long_blocks,omitempty"`
+	LongNS     int64 `json:"long_ns,omitempty"`
 }
 
 // SwitchChargeSummary summarises the workload's switch-charge pools (nil
@@ -162,9 +209,11 @@ func (w *Workload) SwitchChargeSummary() *SwitchChargeSummary {
 		return xs[len(xs)/2] // the pools are sorted
 	}
 	n := len(w.SwitchChargePreemptNS) + len(w.SwitchChargeBlockNS) + len(w.SwitchChargeBlockIRQNS)
-	if n == 0 {
+	long, longNS := w.LongSwitchChargeTotal()
+	if n == 0 && long == 0 {
 		return nil
 	}
 	return &SwitchChargeSummary{Switches: n, PreemptP50NS: med(w.SwitchChargePreemptNS),
-		BlockP50NS: med(w.SwitchChargeBlockNS), BlockIRQP50NS: med(w.SwitchChargeBlockIRQNS)}
+		BlockP50NS: med(w.SwitchChargeBlockNS), BlockIRQP50NS: med(w.SwitchChargeBlockIRQNS),
+		LongBlocks: long, LongNS: longNS}
 }

@@ -1,6 +1,8 @@
 package whatif
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/schedreplay/replay/timeline"
@@ -12,8 +14,9 @@ import (
 // when task 11 wakes it from its own context at 1.9 ms (a task's
 // wakeup). Task 11, updated at 2 ms, is preempted (R) at 2.016 ms: 16 µs.
 // Task 10, updated at 2.9 ms, exits (X) at 3 ms: not counted (its charge
-// goes nowhere that matters). Task 12, updated at 4 ms, blocks at 6 ms: 2
-// ms is no switch's gap. Task 13, switched in at 6 ms, updated at 6.5 ms,
+// goes nowhere that matters). Task 12, updated at 4 ms, blocks at 6 ms:
+// not counted (the loss below, on CPU 1 at 3 ms, left what every CPU
+// runs unknown). Task 13, switched in at 6 ms, updated at 6.5 ms,
 // blocks at 6.57 ms: 70 µs, woken at 8 ms in hard-IRQ context (its
 // timer): an interrupt's wakeup. CPU 1: task 20, switched in at 1 ms, is
 // updated at 2 ms by a record written on CPU 0 (a remote enqueue's
@@ -52,6 +55,65 @@ func TestSwitchChargeByHand(t *testing.T) {
 		pool{"block, an interrupt's wakeup next", w.SwitchChargeBlockIRQNS, []int64{70000}},
 		pool{"preemption", w.SwitchChargePreemptNS, []int64{16000, 30000}},
 	)
+	if len(w.LongSwitchCharges) != 0 {
+		t.Errorf("long charges %+v, want none", w.LongSwitchCharges)
+	}
+}
+
+// Long charges through Extract, by hand (HZ 250: a quarter tick is 1 ms).
+// CPU 0: task 30, switched in at 1 ms and updated at 1.2 ms, blocks (S)
+// at 3.7 ms: a 2.5 ms gap, kept at its activation 0 (not in the pools).
+// Task 31 wakes it at 4 ms; task 30, switched in at 4.1 ms (task 31
+// preempted, not updated since its switch-in: not counted) and updated
+// at 4.5 ms, blocks at 4.54 ms: 40 µs, in the block pool once task 33
+// wakes it at 10 ms, and its activation 1 has no long charge. Task 31,
+// updated at 5 ms, is preempted (R) at 7 ms: a long gap after a
+// preemption, in neither (the replay's preemptions fall elsewhere). Task 32, switched in at 7 ms and
+// updated at 7.1 ms, blocks (S) at 9 ms and is woken by task 33 at 9.2
+// ms; task 34, switched in at 9 ms, updated at 9.3 ms, exits (X) at 11
+// ms: nothing kept (its charge goes nowhere that matters). CPU 1: task
+// 33, updated at 9.1 ms; task 35, switched in at 1 ms and updated at 1.5
+// ms, blocks in D at 2.8 ms (1.3 ms), woken by task 33 at 9.15 ms: kept.
+func TestLongSwitchChargeByHand(t *testing.T) {
+	r := &noiseReader{evs: []timeline.Event{
+		nSwitch(1*ms, 0, 0, "R", 30),
+		nSwitch(1*ms, 1, 0, "R", 35),
+		nRuntimeNS(1*ms+200000, 0, 30, 0, 200000),
+		nRuntimeNS(1*ms+500000, 1, 35, 0, 500000),
+		nSwitch(2*ms+800000, 1, 35, "D", 33),
+		nSwitch(3*ms+700000, 0, 30, "S", 31),
+		nWaking(4*ms, 0, 31, 30, 0),
+		nSwitch(4*ms+100000, 0, 31, "R", 30),
+		nRuntimeNS(4*ms+500000, 0, 30, 0, 400000),
+		nSwitch(4*ms+540000, 0, 30, "S", 31),
+		nRuntimeNS(5*ms, 0, 31, 0, 460000),
+		nSwitch(7*ms, 0, 31, "R", 32),
+		nRuntimeNS(7*ms+100000, 0, 32, 0, 100000),
+		nSwitch(9*ms, 0, 32, "S", 34),
+		nRuntimeNS(9*ms+100000, 1, 33, 0, 6300000),
+		nWaking(9*ms+150000, 1, 33, 35, 1),
+		nWaking(9*ms+200000, 1, 33, 32, 0),
+		nRuntimeNS(9*ms+300000, 0, 34, 0, 300000),
+		nWaking(10*ms, 1, 33, 30, 0),
+		nSwitch(11*ms, 0, 34, "X", 0),
+	}}
+	w := mustExtract(t, r)
+	var long []string
+	for _, l := range w.LongSwitchCharges {
+		long = append(long, fmt.Sprintf("%d/%d:%d", w.Tasks[l.Task].TID, l.Act, l.NS))
+	}
+	// In task order (first seen: 30, 35, 31, 32, ...).
+	if got, want := strings.Join(long, " "), "30/0:2500000 35/0:1300000 32/0:1900000"; got != want {
+		t.Errorf("long charges (tid/activation:ns) %q, want %q", got, want)
+	}
+	checkPools(t,
+		pool{"block, a task's wakeup next", w.SwitchChargeBlockNS, []int64{40000}},
+		pool{"block, an interrupt's wakeup next", w.SwitchChargeBlockIRQNS, nil},
+		pool{"preemption", w.SwitchChargePreemptNS, nil},
+	)
+	if got := w.SwitchChargeSummary(); got == nil || got.LongBlocks != 3 || got.LongNS != 5700000 {
+		t.Errorf("summary %+v, want 3 long blocks, 5700000 ns", got)
+	}
 }
 
 // A committed 6.12 recording (guest-M r3 schbench) against a throw-away
@@ -64,7 +126,10 @@ func TestSwitchChargeByHand(t *testing.T) {
 // task's wakeup and 131 summing to 9,127,736 ns before one from interrupt
 // context (hard or soft IRQ, NMI, or no task); after a preemption 1,518
 // summing to 60,911,875 ns. Their medians (the middle of each sorted
-// pool), which --validate reports: 43,984, 44,855 and 29,606 ns.
+// pool), which --validate reports: 43,984, 44,855 and 29,606 ns. One
+// block's gap is longer, kept at its activation (longcharge.go): task
+// 459's switch-out in S at 12.094317850, 1,117,068 ns after its last
+// update (perf script --ns of the same file, read the same way).
 func TestSwitchChargeFixture(t *testing.T) {
 	w, _ := extractFixture(t, "../fixtures/kernels/v6.12/guest-M-1s1c2t/r3/schbench.perf.data.gz")
 	for _, c := range []struct {
@@ -85,9 +150,20 @@ func TestSwitchChargeFixture(t *testing.T) {
 			t.Errorf("%s: %d gaps summing to %d ns, want %d and %d", c.name, len(c.pool), sum, c.n, c.sum)
 		}
 	}
-	want := SwitchChargeSummary{Switches: 1751, PreemptP50NS: 29606, BlockP50NS: 43984, BlockIRQP50NS: 44855}
+	want := SwitchChargeSummary{Switches: 1751, PreemptP50NS: 29606, BlockP50NS: 43984, BlockIRQP50NS: 44855, LongBlocks: 1, LongNS: 1117068}
 	if got := w.SwitchChargeSummary(); got == nil || *got != want {
 		t.Errorf("summary %+v, want %+v", got, want)
+	}
+	if len(w.LongSwitchCharges) != 1 {
+		t.Fatalf("long charges %+v, want one", w.LongSwitchCharges)
+	}
+	l := w.LongSwitchCharges[0]
+	if tid := w.Tasks[l.Task].TID; tid != 459 || l.NS != 1117068 {
+		t.Errorf("long charge of task %d, %d ns, want task 459's 1117068", tid, l.NS)
+	}
+	acts := w.Tasks[l.Task].Activations
+	if a := acts[l.Act]; a.End != EndSleep || a.EndState != "S" || int(l.Act)+1 >= len(acts) || acts[l.Act+1].ReleaseNS-acts[l.Act+1].SleepNS != 12094317850 {
+		t.Errorf("long charge's activation %d %+v: want the one that blocked (S) at 12.094317850", l.Act, a)
 	}
 }
 
@@ -119,7 +195,10 @@ func (r runtimes) at(pid, ts int64) int64 {
 // it 960 µs, and b's first update
 // (the tick's at t0 + 4 ms) adds those 40 µs to its own 3 ms since its
 // switch-in at t0 + 1 ms. If a's next activation is its timer's (an
-// arrival), the gap is the interrupt pool's 70 µs. Off,
+// arrival), the gap is the interrupt pool's 70 µs. With a long charge of
+// 300 µs at a's block (LongSwitchCharges), that charge takes the draw's
+// place: a is charged 700 µs and b carries 300 µs in (drawn from the
+// pools instead with switch_charge=pools). Off,
 // or without the machine's noise (Config.IdleWake), each update charges
 // the time since the last. When the runs happen is the same either way.
 //
@@ -132,15 +211,20 @@ func TestSwitchChargeInTheReplay(t *testing.T) {
 	for _, c := range []struct {
 		name                   string
 		on, noise, hogs, timer bool
+		long                   int64 // a's block's long charge (LongSwitchCharges)
+		pools                  bool  // Config.SwitchChargePoolsOnly
 		wantSwitch             int64 // a's update at b's switch-in
 		wantCarry              int64 // b's first update beyond its time since that switch-in
 	}{
-		{"block, on", true, true, false, false, 960000, 40000},
-		{"block before a timer's wakeup, on", true, true, false, true, 930000, 70000},
-		{"block, off", false, true, false, false, 1000000, 0},
-		{"block, on without noise", true, false, false, false, 1000000, 0},
-		{"preemption, on", true, true, true, false, 74000, 16000},
-		{"preemption, off", false, true, true, false, 90000, 0},
+		{"block, on", true, true, false, false, 0, false, 960000, 40000},
+		{"block with a long charge, on", true, true, false, false, 300000, false, 700000, 300000},
+		{"block with a long charge, pools", true, true, false, false, 300000, true, 960000, 40000},
+		{"block with a long charge, off", false, true, false, false, 300000, false, 1000000, 0},
+		{"block before a timer's wakeup, on", true, true, false, true, 0, false, 930000, 70000},
+		{"block, off", false, true, false, false, 0, false, 1000000, 0},
+		{"block, on without noise", true, false, false, false, 0, false, 1000000, 0},
+		{"preemption, on", true, true, true, false, 0, false, 74000, 16000},
+		{"preemption, off", false, true, true, false, 0, false, 90000, 0},
 	} {
 		b := newBuilder(t, "sockets=1,cores=1,threads=1")
 		if c.hogs {
@@ -160,10 +244,16 @@ func TestSwitchChargeInTheReplay(t *testing.T) {
 			w.Index()
 		}
 		w.TickSwitchNS = []int64{90000}
+		if c.long > 0 {
+			w.LongSwitchCharges = []LongSwitchCharge{{Task: 0, Act: 0, NS: c.long}}
+			if err := w.Validate(); err != nil {
+				t.Fatal(err)
+			}
+		}
 		cfg := policyConfig(t, "v6.12")
-		cfg.SwitchCharge, cfg.IdleWake, cfg.TickSwitch = c.on, c.noise, c.hogs
+		cfg.SwitchCharge, cfg.IdleWake, cfg.TickSwitch, cfg.SwitchChargePoolsOnly = c.on, c.noise, c.hogs, c.pools
 		rt := runtimes{}
-		ck := checkerFor(t, cfg)
+		ck := checkerFor(t, cfg, w)
 		if _, err := Replay(w, cfg, Tee{ck, rt}); err != nil {
 			t.Fatal(err)
 		}

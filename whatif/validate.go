@@ -518,6 +518,10 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "trace: at %d switches the kernel charged the next task the run from the leaving task's last update (median %.0f µs after a preemption, %.0f µs after a block a task's wakeup ends, %.0f µs after one an interrupt's does): replayed so (--set switch_charge=off: not)\n",
 			c.Switches, float64(c.PreemptP50NS)/1e3, float64(c.BlockP50NS)/1e3, float64(c.BlockIRQP50NS)/1e3)
 	}
+	if c := f.SwitchCharge; c != nil && c.LongBlocks > 0 {
+		fmt.Fprintf(&b, "trace: at %d blocks that run was a quarter tick or more (%.1f ms in all: a host stall, or a run on with the reschedule pending, between the task's last update and its switch), which the kernel charged to the task switched in: replayed so at those activations' ends (--set switch_charge=pools: drawn from the shorter ones)\n",
+			c.LongBlocks, float64(c.LongNS)/1e6)
+	}
 	fmt.Fprintf(&b, "%-24s %16s %16s %10s\n", "metric", "observed", "simulated", "rel_error")
 	for _, k := range metricKeys {
 		fmt.Fprintf(&b, "%-24s %16d %16d %+10.4f\n", k, f.Observed.value(k), f.Simulated.value(k), f.RelError[k])
@@ -592,6 +596,10 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	if st := f.Stats; st != nil && st.BusyHostWaits > 0 {
 		fmt.Fprintf(&b, "host waits: %d wakeup preemptions sent to another busy vCPU, outside its task's own host stalls, waited for a host core (%.1f ms in all; the task fired no wakeup meanwhile; --set busy_host_wait=off: not)\n",
 			st.BusyHostWaits, float64(st.BusyHostWaitNS)/1e6)
+	}
+	if st := f.Stats; st != nil && st.LongSwitchCharges > 0 {
+		fmt.Fprintf(&b, "long switch charges: %d of the replay's blocks came where the trace's had such a run, and charged the task switched in %.1f ms of it (at most what the leaving task ran since its last update)\n",
+			st.LongSwitchCharges, float64(st.LongSwitchChargeNS)/1e6)
 	}
 	if st := f.Stats; st != nil && st.HostStallsShortened > 0 {
 		fmt.Fprintf(&b, "host stalls shortened: %d of the trace's host stalls came where the replay ran fewer vCPUs busy than the trace had then, and kept only the share the host's contention leaves (1 - H/busy): %.1f ms of demand less (--set stall_contention=off: not)\n",

@@ -135,8 +135,8 @@ func TestFidelityTableRemotePreemptNote(t *testing.T) {
 }
 
 // --validate names the switch charge's pools when the replay used them
-// (the caller sets Fidelity.SwitchCharge only then), and says nothing
-// otherwise.
+// (the caller sets Fidelity.SwitchCharge only then), and the trace's long
+// block charges when it has some; nothing otherwise.
 func TestFidelityTableSwitchChargeNote(t *testing.T) {
 	f := Compare("v6.12", &Metrics{}, &Metrics{}, nil)
 	if got := tableLine(t, f, "trace: at "); got != "" {
@@ -145,6 +145,14 @@ func TestFidelityTableSwitchChargeNote(t *testing.T) {
 	f.SwitchCharge = &SwitchChargeSummary{Switches: 1751, PreemptP50NS: 29606, BlockP50NS: 43984, BlockIRQP50NS: 44855}
 	want := "trace: at 1751 switches the kernel charged the next task the run from the leaving task's last update (median 30 µs after a preemption, 44 µs after a block a task's wakeup ends, 45 µs after one an interrupt's does): replayed so (--set switch_charge=off: not)"
 	if got := tableLine(t, f, "trace: at "); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if got := tableLine(t, f, "trace: at 3 blocks"); got != "" {
+		t.Errorf("without long blocks: %q", got)
+	}
+	f.SwitchCharge.LongBlocks, f.SwitchCharge.LongNS = 3, 5700000
+	want = "trace: at 3 blocks that run was a quarter tick or more (5.7 ms in all: a host stall, or a run on with the reschedule pending, between the task's last update and its switch), which the kernel charged to the task switched in: replayed so at those activations' ends (--set switch_charge=pools: drawn from the shorter ones)"
+	if got := tableLine(t, f, "trace: at 3 blocks"); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
@@ -161,6 +169,8 @@ func TestFidelityTableHostNotes(t *testing.T) {
 			"host waits: 203 wakeup preemptions sent to another busy vCPU, outside its task's own host stalls, waited for a host core (512.3 ms in all; the task fired no wakeup meanwhile; --set busy_host_wait=off: not)"},
 		{"host stalls shortened:", func(f *Fidelity) { f.Stats.HostStallsShortened, f.Stats.HostStallShortenedNS = 23, 99612345 },
 			"host stalls shortened: 23 of the trace's host stalls came where the replay ran fewer vCPUs busy than the trace had then, and kept only the share the host's contention leaves (1 - H/busy): 99.6 ms of demand less (--set stall_contention=off: not)"},
+		{"long switch charges:", func(f *Fidelity) { f.Stats.LongSwitchCharges, f.Stats.LongSwitchChargeNS = 7, 61292599 },
+			"long switch charges: 7 of the replay's blocks came where the trace's had such a run, and charged the task switched in 61.3 ms of it (at most what the leaving task ran since its last update)"},
 		{"trace: 105 wakeups were queued", func(f *Fidelity) { f.EnqueueAfterStall = 105 },
 			"trace: 105 wakeups were queued only after a host stall of their waker inside try_to_wake_up (the stall between the waking and the enqueue's first record): queued after that stall in the replay too where it sends them to another CPU than the waker's, their latency counting from the waking (--set wake_stall=off: at once)"},
 	} {

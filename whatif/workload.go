@@ -421,6 +421,11 @@ type Workload struct {
 	// task's last update to its switch, which the kernel charges to the
 	// task switched in (switchcharge.go), sorted.
 	SwitchChargeBlockNS, SwitchChargeBlockIRQNS, SwitchChargePreemptNS []int64
+	// LongSwitchCharges: the activations whose block the kernel charged
+	// the next task a quarter tick or more of the leaving task's run, the
+	// gaps the pools above leave out (longcharge.go), in (Task, Act)
+	// order.
+	LongSwitchCharges []LongSwitchCharge
 	// HostStalls are the stretches of the activations' demand during which
 	// the trace shows the task's vCPU descheduled by the host
 	// (hoststall.go), sorted by (Task, Act, OffsetNS); none on bare metal.
@@ -633,6 +638,8 @@ type extractor struct {
 	newidle  *newidleTally
 	tickSw   *tickSwitchTally
 	swCharge *switchChargeTally
+	// longCharges: the long switch charges by activation (longcharge.go).
+	longCharges map[actKey]int64
 	// flips infers the starting wakee_flips from the placements.
 	flips *flipFit
 	// hostStalls finds the stretches a busy CPU's vCPU was descheduled
@@ -1015,6 +1022,7 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 	slices.Sort(w.SwitchChargeBlockNS)
 	slices.Sort(w.SwitchChargeBlockIRQNS)
 	slices.Sort(w.SwitchChargePreemptNS)
+	w.LongSwitchCharges = x.longChargesResult()
 	w.Flips = x.flips.result()
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("whatif: internal error extracting the workload: %w", err)
@@ -1279,6 +1287,7 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 			x.replied(t)
 		default:
 			a.End, a.EndState = EndSleep, st
+			x.longCharge(t, prev, now)
 			t.state, t.blockAt = stSleeping, now
 			x.replied(t)
 			t.raceBlocked = t.raceWake && now-t.raceAt <= raceWindowNS
@@ -2188,6 +2197,10 @@ func (w *Workload) Validate() error {
 			causes[e.Wakee][e.WakeeAct]++
 		}
 	}
+	long, err := w.longChargeKeys()
+	if err != nil {
+		return err
+	}
 	irq, err := w.irqCurrentKeys()
 	if err != nil {
 		return err
@@ -2203,6 +2216,12 @@ func (w *Workload) Validate() error {
 				}
 				delete(irq, actKey{int32(i), int32(j)})
 			}
+			if li, ok := long[actKey{int32(i), int32(j)}]; ok {
+				if err := checkLongChargeAct(li, w.LongSwitchCharges[li], &a); err != nil {
+					return err
+				}
+				delete(long, actKey{int32(i), int32(j)})
+			}
 			if a.DemandNS > MaxSpanNS || a.SleepNS > MaxSpanNS || -a.SleepNS > MaxSpanNS || a.ReleaseNS-w.StartNS > MaxSpanNS || w.StartNS-a.ReleaseNS > MaxSpanNS {
 				return fmt.Errorf("workload task %d activation %d: demand %d, sleep %d or release %d ns more than a week", i, j, a.DemandNS, a.SleepNS, a.ReleaseNS)
 			}
@@ -2215,7 +2234,10 @@ func (w *Workload) Validate() error {
 			}
 		}
 	}
-	return w.irqCurrentMissing(irq)
+	if err := w.irqCurrentMissing(irq); err != nil {
+		return err
+	}
+	return w.longChargeMissing(long)
 }
 
 // checkActivation checks what activation j of task i says of itself (not

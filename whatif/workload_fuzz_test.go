@@ -33,7 +33,7 @@ func FuzzLoadWorkload(f *testing.F) {
 		if w.Topology == nil {
 			return
 		}
-		if _, err := Replay(w, cfg, checkerFor(t, cfg)); err != nil {
+		if _, err := Replay(w, cfg, checkerFor(t, cfg, w)); err != nil {
 			t.Fatalf("replay of a loaded workload: %v", err)
 		}
 	})

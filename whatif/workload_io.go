@@ -54,11 +54,12 @@ var wlCols = []struct {
 	{"src_cpu", false},
 	{"busy", false},
 	{"enqueue_after_stall", false},
+	{"charge_ns", false},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true, "charged": true, "wall_ns": true, "src_cpu": true, "busy": true, "enqueue_after_stall": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true, "charged": true, "wall_ns": true, "src_cpu": true, "busy": true, "enqueue_after_stall": true, "charge_ns": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -245,6 +246,9 @@ func SaveWorkload(path string, w *Workload) (err error) {
 	}
 	for _, q := range w.IRQCurrent {
 		add(wlRow{"table": "irq_current", "task": q.Task, "activation": q.Act, "waker": q.Curr})
+	}
+	for _, c := range w.LongSwitchCharges {
+		add(wlRow{"table": "long_switch_charge", "task": c.Task, "activation": c.Act, "charge_ns": c.NS})
 	}
 	for _, p := range w.BalancePulls {
 		add(wlRow{"table": "balance_pull", "cpu": p.CPU, "src_cpu": p.Src, "time_ns": p.TimeNS})
@@ -493,6 +497,8 @@ func LoadWorkload(path string) (w *Workload, err error) {
 					EnqueueAfterStall: num(cEnqAfterStall, i) != 0})
 			case "irq_current":
 				w.IRQCurrent = append(w.IRQCurrent, IRQCurrent{Task: int32(num(cTask, i)), Act: int32(num(cActivation, i)), Curr: int32(num(cWaker, i))})
+			case "long_switch_charge":
+				w.LongSwitchCharges = append(w.LongSwitchCharges, LongSwitchCharge{Task: int32(num(cTask, i)), Act: int32(num(cActivation, i)), NS: num(cChargeNS, i)})
 			case "balance_pull":
 				w.BalancePulls = append(w.BalancePulls, BalancePull{CPU: int32(num(cCPU, i)), Src: int32(num(cSrcCPU, i)), TimeNS: num(cTime, i)})
 			case "host_stall":

@@ -300,6 +300,10 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 	if err != nil {
 		return err
 	}
+	long, err := hdr.longChargeKeys()
+	if err != nil {
+		return err
+	}
 	dir := w.dir
 	cols, err := newColWriters(dir)
 	if err != nil {
@@ -375,6 +379,12 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 				return err
 			}
 			delete(irq, k)
+		}
+		if li, ok := long[k]; ok {
+			if err := checkLongChargeAct(li, hdr.LongSwitchCharges[li], a); err != nil {
+				return err
+			}
+			delete(long, k)
 		}
 		want, got := 0, 0
 		if a.Cause == CauseWake || a.Cause == CauseFork {
@@ -470,6 +480,9 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 	if err := hdr.irqCurrentMissing(irq); err != nil {
 		return err
 	}
+	if err := hdr.longChargeMissing(long); err != nil {
+		return err
+	}
 
 	// Pass 2: the edge rows.
 	if ei, err = w.edges.iter(); err != nil {
@@ -527,6 +540,13 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		row.num(cTask, int64(q.Task))
 		row.num(cActivation, int64(q.Act))
 		row.num(cWaker, int64(q.Curr))
+		cols.add(&row)
+	}
+	for _, c := range hdr.LongSwitchCharges {
+		row.reset("long_switch_charge")
+		row.num(cTask, int64(c.Task))
+		row.num(cActivation, int64(c.Act))
+		row.num(cChargeNS, c.NS)
 		cols.add(&row)
 	}
 	for _, p := range hdr.BalancePulls {
@@ -620,6 +640,7 @@ var (
 	cSrcCPU        = wlColIndex("src_cpu")
 	cBusy          = wlColIndex("busy")
 	cEnqAfterStall = wlColIndex("enqueue_after_stall")
+	cChargeNS      = wlColIndex("charge_ns")
 )
 
 func wlColIndex(name string) int {

@@ -87,6 +87,7 @@ func tinyWorkload() *Workload {
 	w.HostStalls = []HostStall{{Task: 0, Act: 0, OffsetNS: 10, LenNS: 20}, {Task: 0, Act: 0, OffsetNS: 40, LenNS: 60}, {Task: 1, Act: 1, OffsetNS: 0, LenNS: 5}}
 	w.IRQCurrent = []IRQCurrent{{Task: 0, Act: 1, Curr: 1}}
 	w.BalancePulls = []BalancePull{{CPU: 0, Src: 1, TimeNS: 250}}
+	w.LongSwitchCharges = []LongSwitchCharge{{Task: 1, Act: 0, NS: 2500000}}
 	w.Index()
 	return w
 }
@@ -150,6 +151,11 @@ func TestWorkloadWriterValidates(t *testing.T) {
 		{"irq_current past the activations", func(w *Workload) { w.IRQCurrent[0].Act = 5 }, "irq_current 0: task 0 activation 5 out of range"},
 		{"irq_current of the wakee itself", func(w *Workload) { w.IRQCurrent[0].Curr = 0 }, "or the wakee"},
 		{"balance pull onto its source", func(w *Workload) { w.BalancePulls[0].Src = 0 }, "balance pull 0: CPU 0 from 0"},
+		{"long charge of an exit", func(w *Workload) { w.LongSwitchCharges[0] = LongSwitchCharge{Task: 0, Act: 1, NS: 5} }, "long_switch_charge 0: task 0 activation 1 ends in exit, not a block"},
+		{"long charge past the activations", func(w *Workload) { w.LongSwitchCharges[0].Act = 7 }, "long_switch_charge 0: task 1 activation 7 out of range"},
+		{"long charge of no task", func(w *Workload) { w.LongSwitchCharges[0].Task = 3 }, "long_switch_charge 0: task 3 activation 0 out of range"},
+		{"long charge of nothing", func(w *Workload) { w.LongSwitchCharges[0].NS = 0 }, "long_switch_charge 0: charge 0 ns"},
+		{"long charge twice", func(w *Workload) { w.LongSwitchCharges = append(w.LongSwitchCharges, w.LongSwitchCharges[0]) }, "long_switch_charge 1: task 1 activation 0 listed twice"},
 	}
 	for _, c := range cases {
 		w := tinyWorkload()
@@ -167,7 +173,7 @@ func TestWorkloadWriterValidates(t *testing.T) {
 			ww.AddEdge(e)
 		}
 		hdr := &Workload{Tasks: make([]Task, len(w.Tasks)), NewidleChances: w.NewidleChances, NewidlePulls: w.NewidlePulls, TickPhaseNS: w.TickPhaseNS,
-			IRQCurrent: w.IRQCurrent, BalancePulls: w.BalancePulls}
+			IRQCurrent: w.IRQCurrent, BalancePulls: w.BalancePulls, LongSwitchCharges: w.LongSwitchCharges}
 		err := ww.Finish(filepath.Join(t.TempDir(), "x.arrow"), hdr)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
