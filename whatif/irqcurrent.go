@@ -45,22 +45,15 @@ func (x *extractor) irqCurrent(t *extTask, act int, curr int32) {
 // (irqCurrentMissing).
 func (w *Workload) irqCurrentKeys() (map[actKey]int, error) {
 	n := int32(len(w.Tasks))
-	keys := make(map[actKey]int, len(w.IRQCurrent))
-	for i, q := range w.IRQCurrent {
-		if q.Task < 0 || q.Task >= n || q.Act < 0 {
-			return nil, fmt.Errorf("workload irq_current %d: task %d activation %d out of range", i, q.Task, q.Act)
-		}
+	return actRows("irq_current", w.IRQCurrent, n, irqCurrentKey, func(i int, q *IRQCurrent) error {
 		if q.Curr < 0 || q.Curr >= n || q.Curr == q.Task {
-			return nil, fmt.Errorf("workload irq_current %d: interrupted task %d out of range or the wakee", i, q.Curr)
+			return fmt.Errorf("workload irq_current %d: interrupted task %d out of range or the wakee", i, q.Curr)
 		}
-		k := actKey{q.Task, q.Act}
-		if _, dup := keys[k]; dup {
-			return nil, fmt.Errorf("workload irq_current %d: task %d activation %d listed twice", i, q.Task, q.Act)
-		}
-		keys[k] = i
-	}
-	return keys, nil
+		return nil
+	})
 }
+
+func irqCurrentKey(q *IRQCurrent) actKey { return actKey{q.Task, q.Act} }
 
 // checkIRQCurrentAct checks the activation row i of IRQCurrent names: an
 // arrival woken in interrupt context.
@@ -74,15 +67,44 @@ func checkIRQCurrentAct(i int, q IRQCurrent, a *Activation) error {
 // irqCurrentMissing reports the first IRQCurrent row left in keys: one
 // whose activation the workload does not have.
 func (w *Workload) irqCurrentMissing(keys map[actKey]int) error {
+	return actRowsMissing("irq_current", w.IRQCurrent, irqCurrentKey, keys)
+}
+
+// actRows checks a side table of the workload whose rows each name an
+// activation (irq_current, long_switch_charge): the task in range, the
+// activation not negative, check's own test of the row, each activation
+// once; and indexes the rows by activation.
+func actRows[T any](table string, rows []T, ntasks int32, key func(*T) actKey, check func(i int, r *T) error) (map[actKey]int, error) {
+	keys := make(map[actKey]int, len(rows))
+	for i := range rows {
+		k := key(&rows[i])
+		if k.task < 0 || k.task >= ntasks || k.act < 0 {
+			return nil, fmt.Errorf("workload %s %d: task %d activation %d out of range", table, i, k.task, k.act)
+		}
+		if err := check(i, &rows[i]); err != nil {
+			return nil, err
+		}
+		if _, dup := keys[k]; dup {
+			return nil, fmt.Errorf("workload %s %d: task %d activation %d listed twice", table, i, k.task, k.act)
+		}
+		keys[k] = i
+	}
+	return keys, nil
+}
+
+// actRowsMissing reports the first of a side table's rows left in keys
+// (actRows' index, less the rows found): one whose activation the
+// workload does not have.
+func actRowsMissing[T any](table string, rows []T, key func(*T) actKey, keys map[actKey]int) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	first := len(w.IRQCurrent)
+	first := len(rows)
 	for _, i := range keys {
 		first = min(first, i)
 	}
-	q := w.IRQCurrent[first]
-	return fmt.Errorf("workload irq_current %d: task %d activation %d out of range", first, q.Task, q.Act)
+	k := key(&rows[first])
+	return fmt.Errorf("workload %s %d: task %d activation %d out of range", table, first, k.task, k.act)
 }
 
 // irqFlipOwner is whose wakee_flips an interrupt's wakeup of t counts

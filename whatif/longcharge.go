@@ -76,23 +76,15 @@ func (x *extractor) longChargesResult() []LongSwitchCharge {
 // against its activation (checkLongChargeAct) and find any whose
 // activation does not exist (longChargeMissing).
 func (w *Workload) longChargeKeys() (map[actKey]int, error) {
-	n := int32(len(w.Tasks))
-	keys := make(map[actKey]int, len(w.LongSwitchCharges))
-	for i, c := range w.LongSwitchCharges {
-		if c.Task < 0 || c.Task >= n || c.Act < 0 {
-			return nil, fmt.Errorf("workload long_switch_charge %d: task %d activation %d out of range", i, c.Task, c.Act)
-		}
+	return actRows("long_switch_charge", w.LongSwitchCharges, int32(len(w.Tasks)), longChargeKey, func(i int, c *LongSwitchCharge) error {
 		if c.NS <= 0 || c.NS > MaxSpanNS {
-			return nil, fmt.Errorf("workload long_switch_charge %d: charge %d ns (positive, at most a week)", i, c.NS)
+			return fmt.Errorf("workload long_switch_charge %d: charge %d ns (positive, at most a week)", i, c.NS)
 		}
-		k := actKey{c.Task, c.Act}
-		if _, dup := keys[k]; dup {
-			return nil, fmt.Errorf("workload long_switch_charge %d: task %d activation %d listed twice", i, c.Task, c.Act)
-		}
-		keys[k] = i
-	}
-	return keys, nil
+		return nil
+	})
 }
+
+func longChargeKey(c *LongSwitchCharge) actKey { return actKey{c.Task, c.Act} }
 
 // checkLongChargeAct checks the activation row i of LongSwitchCharges
 // names: one that ends in a block.
@@ -106,15 +98,7 @@ func checkLongChargeAct(i int, c LongSwitchCharge, a *Activation) error {
 // longChargeMissing reports the first LongSwitchCharges row left in
 // keys: one whose activation the workload does not have.
 func (w *Workload) longChargeMissing(keys map[actKey]int) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	first := len(w.LongSwitchCharges)
-	for _, i := range keys {
-		first = min(first, i)
-	}
-	c := w.LongSwitchCharges[first]
-	return fmt.Errorf("workload long_switch_charge %d: task %d activation %d out of range", first, c.Task, c.Act)
+	return actRowsMissing("long_switch_charge", w.LongSwitchCharges, longChargeKey, keys)
 }
 
 // LongSwitchChargeTotal is the number of long switch charges and their
