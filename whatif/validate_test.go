@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -316,5 +317,52 @@ func TestCompareWorstEmpty(t *testing.T) {
 		case n > 0 && (f.Worst == nil || f.Worst.Observed == nil || len(f.Worst.Observed) != 0 || len(f.Worst.Simulated) != 0):
 			t.Errorf("asked for, no wakeups: worst %+v, want two empty lists", f.Worst)
 		}
+	}
+}
+
+// The replay's percentiles with its missing wakeups counted as waits of
+// 0, by hand: the trace has 10 wakeups, the replay 8 (1 to 8 ms) and 3
+// merged edges, so 2 are missing (the smaller): 10 latencies, 0, 0, 1 ..
+// 8 ms, whose nearest-rank p50 is the 5th (3 ms) and p95 and p99 the
+// 10th (8 ms). With 1 merged edge 1 is missing: the p50 is the 5th of 9
+// (4 ms, +1/3 against the trace's 3 ms), the p95 the 9th (8 ms). None
+// without a merged edge, or when the replay has as many wakeups. Half of
+// them missing, the p50 is the last of the zeros.
+func TestMergedAsFast(t *testing.T) {
+	obs := &Metrics{WakeupCount: 10, WakeupP50NS: 3 * ms, WakeupP95NS: 8 * ms, WakeupP99NS: 8 * ms}
+	sim := &Metrics{WakeupCount: 8}
+	for i := int64(1); i <= 8; i++ {
+		sim.latencies = append(sim.latencies, i*ms)
+	}
+	for _, c := range []struct {
+		pending, simCount int64
+		want              *MergedAsFast
+	}{
+		{3, 8, &MergedAsFast{Missing: 2, P50NS: 3 * ms, P95NS: 8 * ms, P99NS: 8 * ms,
+			RelError: map[string]float64{"wakeup_p50_ns": 0, "wakeup_p95_ns": 0, "wakeup_p99_ns": 0}}},
+		{1, 8, &MergedAsFast{Missing: 1, P50NS: 4 * ms, P95NS: 8 * ms, P99NS: 8 * ms,
+			RelError: map[string]float64{"wakeup_p50_ns": 0.3333, "wakeup_p95_ns": 0, "wakeup_p99_ns": 0}}},
+		{0, 8, nil},
+		{3, 10, nil},
+	} {
+		sim.WakeupCount = c.simCount
+		got := mergedAsFast(obs, sim, &Stats{EdgesPending: c.pending})
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%d merged, replay %d wakeups: %+v, want %+v", c.pending, c.simCount, got, c.want)
+		}
+	}
+	// Half missing (1 to 5 ms, 5 merged): the p50 is the 5th of 10, the
+	// last of the zeros.
+	half := &Metrics{WakeupCount: 5, latencies: sim.latencies[:5]}
+	want5 := &MergedAsFast{Missing: 5, P50NS: 0, P95NS: 5 * ms, P99NS: 5 * ms,
+		RelError: map[string]float64{"wakeup_p50_ns": -1, "wakeup_p95_ns": -0.375, "wakeup_p99_ns": -0.375}}
+	if got := mergedAsFast(obs, half, &Stats{EdgesPending: 5}); !reflect.DeepEqual(got, want5) {
+		t.Errorf("half missing: %+v, want %+v", got, want5)
+	}
+	sim.WakeupCount = 8
+	f := Compare("v6.1", obs, sim, &Stats{EdgesPending: 3})
+	want := "merged as fast: had the replay's 2 missing wakeups (the trace's count less its own, wake edges it merged into a run) each been the fastest, its p50, p95 and p99 would be 3.000, 8.000 and 8.000 ms (+0.0000, +0.0000, +0.0000): a bound on how much of a miss the merges make"
+	if got := tableLine(t, f, "merged as fast:"); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
