@@ -12,6 +12,7 @@
 //	go run ./scripts/fidelity -seeds 0-29 -against /tmp/fid -places # and where each place's p95 moved
 //	go run ./scripts/fidelity -seeds 0-29 -goals  # runs meeting each goal, per recording
 //	go run ./scripts/fidelity -seeds 0-29 -bias   # the median over the seeds against the runs: bias or noise
+//	go run ./scripts/fidelity -seeds 0-29 -merged # the latency misses the merged wake edges can explain
 //	go run ./scripts/fidelity -seeds 0-29 -repeats # also the repeat recordings, and the kernel against itself
 //	go run ./scripts/fidelity -seeds 0-29 -holdout # also the workloads no round fitted (FIDELITY.md round 50)
 //
@@ -63,6 +64,9 @@ type result struct {
 		KS        float64            `json:"ks"`
 		Goals     []goal             `json:"goals"`
 		GoalBands []whatif.GoalBand  `json:"goal_bands"`
+		// MergedAsFast: --validate's bound with the replay's missing
+		// wakeups counted as fastest (nil when it lacks none).
+		MergedAsFast *whatif.MergedAsFast `json:"merged_as_fast"`
 	} `json:"fidelity"`
 }
 
@@ -104,6 +108,7 @@ func main() {
 	holdout := flag.Bool("holdout", false, "also replay the holdout recordings (fixtures/kernels/holdout: workloads recorded after the model's rules were set, on the two-vCPU guests and guest-B, FIDELITY.md round 50) and print the kernel against itself for them")
 	status := flag.Bool("status", false, "also print FIDELITY.md's status tables (markdown): per recording (a recording made several times pooled per group) the runs that met each goal, the median signed error, and with -repeats or -holdout the kernel against itself")
 	bands := flag.Bool("bands", false, "also print, per recording, where each latency goal's band falls in the trace's wakeups and the replays' (--validate's goal bands: the share below the band and up to its top, the replay's median over the seeds; FIDELITY.md round 53)")
+	merged := flag.Bool("merged", false, "also print, per group, the runs that missed each latency goal and how many of those --validate's merged-as-fast bound (the replay's missing wakeups counted as the fastest) would meet: the misses the merged wake edges can explain (FIDELITY.md round 96)")
 	bias := flag.Bool("bias", false, "also print, per group and goal, how many recordings the replays' median signed error over the seeds meets, against the mean share of runs that meet it: a miss of the median is the model's bias, a miss the runs share by chance is noise (FIDELITY.md round 64)")
 	public := flag.Bool("public", false, "also replay the other real traces in ../shared with enough scheduling events (LISA's, trappy's and the format samples recorded on this machine; scriptutil.PublicRecordings), groups public and recorded")
 	choices := flag.Bool("choices", false, "also print what the wakeup path chose (--validate's wake: rows: sleeping wakees kept on their previous CPU, pulled to the waking CPU or sent elsewhere, and those already on the waking CPU that stayed or moved): the trace's counts summed per group and workload against the sums of the replays' medians over the seeds, then per recording (FIDELITY.md round 88)")
@@ -275,6 +280,12 @@ func main() {
 	if *bias {
 		printBias(runs)
 	}
+	if *merged {
+		fmt.Println("\nmerged as fast: per group, the runs that missed each latency goal, and of those the runs whose bound with the replay's missing wakeups counted as the fastest would meet it")
+		for _, row := range mergedRows(runs) {
+			fmt.Println("  " + row)
+		}
+	}
 	if *bands {
 		printBands(runs)
 	}
@@ -412,6 +423,49 @@ func printStatus(runs []*run) error {
 // meeting it (the sum over recordings of runs met / runs). Were the
 // misses noise around an unbiased model, the first count would exceed
 // the second; where the two agree, the misses are biases of the model.
+// mergedRows are -merged's lines, one per group in run order: for each
+// latency goal the runs that missed it and, of those, the runs whose
+// merged-as-fast percentile (whatif.MergedAsFast) is within the goal's
+// limit.
+func mergedRows(runs []*run) []string {
+	type acc struct{ missed, bound int }
+	var groups []string
+	tot := map[string]*[3]acc{}
+	for _, r := range runs {
+		if r.err != nil {
+			continue
+		}
+		if tot[r.group] == nil {
+			tot[r.group] = &[3]acc{}
+			groups = append(groups, r.group)
+		}
+		f := &r.res.Fidelity
+		for _, g := range f.Goals {
+			i := slices.IndexFunc(goalLabels[:3], func(l struct{ metric, label string }) bool { return l.metric == g.Metric })
+			if i < 0 || g.Met || r.vacuous(g) {
+				continue
+			}
+			a := &tot[r.group][i]
+			a.missed++
+			if mf := f.MergedAsFast; mf != nil {
+				if e, ok := mf.RelError[g.Metric]; ok && math.Abs(e) <= g.Limit {
+					a.bound++
+				}
+			}
+		}
+	}
+	var rows []string
+	for _, g := range groups {
+		var parts []string
+		for i, gl := range goalLabels[:3] {
+			a := tot[g][i]
+			parts = append(parts, fmt.Sprintf("%s %d missed, %d within the bound", gl.label, a.missed, a.bound))
+		}
+		rows = append(rows, fmt.Sprintf("%-20s %s", g, strings.Join(parts, ", ")))
+	}
+	return rows
+}
+
 func printBias(runs []*run) {
 	fmt.Println("\nbias: recordings whose median error over the seeds meets each goal (the runs' mean share meeting it)")
 	for _, row := range biasRows(runs) {

@@ -194,3 +194,35 @@ func TestChoiceRowsByHand(t *testing.T) {
 		t.Errorf("cell %q, want %q", got, want)
 	}
 }
+
+// mergedRows by hand: three runs of one group. The first misses p95
+// (+0.40) with a bound of +0.10 (within the goal's 0.15) and misses p50
+// with no bound in its JSON; the second misses p95 with a bound of +0.30
+// (not within); the third meets every goal. p95: 2 missed, 1 within the
+// bound; p50: 1 missed, 0; p99: none.
+func TestMergedRowsByHand(t *testing.T) {
+	mk := func(seed int, p50, p95 float64, bound map[string]float64) *run {
+		r := &run{group: "6.1 shared", name: "guest-D/stressng-mix", seed: seed}
+		f := &r.res.Fidelity
+		f.Observed = map[string]any{"wakeup_count": 100.0}
+		f.Goals = []goal{
+			{Metric: "wakeup_p50_ns", Limit: 0.15, Value: p50, Met: p50 <= 0.15},
+			{Metric: "wakeup_p95_ns", Limit: 0.15, Value: p95, Met: p95 <= 0.15},
+			{Metric: "wakeup_p99_ns", Limit: 0.25, Value: 0.1, Met: true},
+		}
+		if bound != nil {
+			f.MergedAsFast = &whatif.MergedAsFast{Missing: 5, RelError: bound}
+		}
+		return r
+	}
+	runs := []*run{
+		mk(0, 0.2, 0.4, map[string]float64{"wakeup_p95_ns": 0.1}),
+		mk(1, 0.1, 0.4, map[string]float64{"wakeup_p50_ns": 0.05, "wakeup_p95_ns": 0.3}),
+		mk(2, 0.1, 0.1, map[string]float64{"wakeup_p95_ns": 0.01}),
+	}
+	got := mergedRows(runs)
+	want := "6.1 shared           p50 1 missed, 0 within the bound, p95 2 missed, 1 within the bound, p99 0 missed, 0 within the bound"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
