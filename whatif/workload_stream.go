@@ -536,17 +536,11 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		cols.add(&row)
 	}
 	for _, q := range hdr.IRQCurrent {
-		row.reset("irq_current")
-		row.num(cTask, int64(q.Task))
-		row.num(cActivation, int64(q.Act))
-		row.num(cWaker, int64(q.Curr))
+		row.actRow("irq_current", q.Task, q.Act, cWaker, int64(q.Curr))
 		cols.add(&row)
 	}
 	for _, c := range hdr.LongSwitchCharges {
-		row.reset("long_switch_charge")
-		row.num(cTask, int64(c.Task))
-		row.num(cActivation, int64(c.Act))
-		row.num(cChargeNS, c.NS)
+		row.actRow("long_switch_charge", c.Task, c.Act, cChargeNS, c.NS)
 		cols.add(&row)
 	}
 	for _, p := range hdr.BalancePulls {
@@ -665,6 +659,15 @@ func (r *wlRowVals) reset(table string) {
 	}
 	clear(r.set)
 	r.str(cTable, table)
+}
+
+// actRow makes r a row of a side table naming an activation (task,
+// act) with one value in column c.
+func (r *wlRowVals) actRow(table string, task, act int32, c int, v int64) {
+	r.reset(table)
+	r.num(cTask, int64(task))
+	r.num(cActivation, int64(act))
+	r.num(c, v)
 }
 
 func (r *wlRowVals) num(c int, v int64)  { r.set[c], r.n[c] = true, v }
