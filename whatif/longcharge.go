@@ -17,16 +17,17 @@ import (
 // tens of microseconds, and the replay draws them from the trace's pools.
 // A gap of a quarter tick or more is that same charge where something
 // long fell inside it: a host stall of the vCPU between the waking and
-// the block (eight vCPUs on two host cores stall 70 % of their busy time),
-// or a run on with the reschedule pending. The kernel charged that too to
-// the task switched in, and it decides who preempts whom for a long
-// while: on guest-D's stress-ng (r2), a 16 ms stall between a switch
-// task's waking of its partner and its block went to the partner, whose
-// vruntime then stood 21 ms ahead of the task's, so the task preempted
-// it at each of the partner's next 16 wakings of it. Drawn into the pools such a gap would land at
-// arbitrary switches; the replay charges it at the activation end the
-// trace shows it at (LongSwitchCharge), where the replay blocks the task
-// too. FIDELITY.md round 96.
+// the block (eight vCPUs on two host cores are stalled 64–85 % of their
+// busy time), or a run on with the reschedule pending. The kernel
+// charged that too to the task switched in, and it decides who preempts
+// whom for a long while: on guest-D's stress-ng (r2), a 16 ms stall
+// between a switch task's waking of its partner and its block went to
+// the partner, whose vruntime then stood 21 ms ahead of the task's, so
+// the task preempted it at each of the partner's next 16 wakings of it.
+// Drawn into the pools such a gap would land at arbitrary switches; the
+// replay charges it at the activation end the trace shows it at
+// (LongSwitchCharge), where the replay blocks the task too. FIDELITY.md
+// round 96.
 
 // LongSwitchCharge is an activation whose block the kernel charged the
 // task switched in after it NS of the leaving task's run: the trace's gap
