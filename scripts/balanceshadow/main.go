@@ -28,22 +28,15 @@ import (
 
 	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/whatif"
 )
 
 func main() {
 	verbose := flag.Bool("v", false, "list the passes")
 	policy := flag.String("policy", "", "policy to score the passes under (default: the one matching the trace's kernel)")
-	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: balanceshadow [-v] [-policy NAME] TRACE...")
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	if flag.NArg() == 0 {
-		flag.Usage()
-		os.Exit(2)
-	}
-	for _, path := range flag.Args() {
+	args := scriptutil.ParseArgs("usage: balanceshadow [-v] [-policy NAME] TRACE...", false)
+	for _, path := range args {
 		if err := run(os.Stdout, path, *policy, *verbose); err != nil {
 			fmt.Fprintln(os.Stderr, "balanceshadow:", err)
 			os.Exit(1)

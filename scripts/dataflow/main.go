@@ -61,18 +61,10 @@ func main() {
 	paired := flag.Bool("paired", false, "pair each wakeup with the activation the trace started with it (--paired-wakeups)")
 	sysExit := flag.Bool("syscall-exit", false, "a wakeup inside a write call cannot preempt its waker before the call returns (voluntary preemption)")
 	cost := flag.Bool("cost", false, "print the readers' activation cost (demand against messages read, least squares) instead of replaying")
-	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: dataflow [-seeds 0-2] [-size 100] [-syscall-exit] [-flips N] [-paired] [-o SIM.arrow] [-cost] TRACE")
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	if flag.NArg() != 1 {
-		flag.Usage()
-		os.Exit(2)
-	}
+	args := scriptutil.ParseArgs("usage: dataflow [-seeds 0-2] [-size 100] [-syscall-exit] [-flips N] [-paired] [-o SIM.arrow] [-cost] TRACE", true)
 	ss, err := scriptutil.ParseSeeds(*seeds)
 	if err == nil {
-		err = run(os.Stdout, flag.Arg(0), *size, *flips, ss, *out, *sysExit, *paired, *cost)
+		err = run(os.Stdout, args[0], *size, *flips, ss, *out, *sysExit, *paired, *cost)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dataflow:", err)

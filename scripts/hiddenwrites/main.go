@@ -42,16 +42,8 @@ type write struct {
 
 func main() {
 	comm := flag.String("comm", "", "count the writes of tasks whose comm starts with this (default: all)")
-	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: hiddenwrites [-comm PREFIX] TRACE")
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	if flag.NArg() != 1 {
-		flag.Usage()
-		os.Exit(2)
-	}
-	c, err := measure(flag.Arg(0), *comm)
+	args := scriptutil.ParseArgs("usage: hiddenwrites [-comm PREFIX] TRACE", true)
+	c, err := measure(args[0], *comm)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hiddenwrites:", err)
 		os.Exit(1)

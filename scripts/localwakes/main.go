@@ -355,15 +355,7 @@ func main() {
 	rank := flag.Bool("rank", false, "also rank the running task at a blocked task's local wakeup")
 	per := flag.String("per", "", "also print each file's count of this class, as WAKER>WAKEE:STATE (e.g. schbench-worker>schbench-worker:R)")
 	gran := flag.Duration("gap", 0, "also split the local wakeups whose waker and wakee both last recorded a vruntime (sched_stat_runtime) on that CPU by the waker's less the wakee's, below or at and above this (CFS's wakeup granularity: 2ms on two CPUs; FIDELITY.md round 91)")
-	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: localwakes [-rank] [-per WAKER>WAKEE:STATE] [-gap DURATION] FILE... [vs FILE...]")
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	if flag.NArg() == 0 {
-		flag.Usage()
-		os.Exit(2)
-	}
+	args := scriptutil.ParseArgs("usage: localwakes [-rank] [-per WAKER>WAKEE:STATE] [-gap DURATION] FILE... [vs FILE...]", false)
 	var pc class
 	if *per != "" {
 		ws, st, ok1 := strings.Cut(*per, ":")
@@ -376,7 +368,7 @@ func main() {
 	}
 	c := newCounter()
 	c.gran = int64(*gran)
-	cols, err := scriptutil.ForEachFile(flag.Args(), 2, func(col int, p string) error { return c.file(p, col, pc) })
+	cols, err := scriptutil.ForEachFile(args, 2, func(col int, p string) error { return c.file(p, col, pc) })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "localwakes:", err)
 		os.Exit(1)

@@ -384,16 +384,8 @@ func print(w io.Writer, cols []*column) {
 
 func main() {
 	comm := flag.String("comm", "", "count only wakees whose comm starts with this (their waking's comm field)")
-	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: placewaits [-comm PREFIX] FILE... [vs FILE...]")
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	if flag.NArg() == 0 {
-		flag.Usage()
-		os.Exit(2)
-	}
-	cols, err := scriptutil.Columns(flag.Args(), func() *column { return &column{} }, func(c *column, p string) error {
+	args := scriptutil.ParseArgs("usage: placewaits [-comm PREFIX] FILE... [vs FILE...]", false)
+	cols, err := scriptutil.Columns(args, func() *column { return &column{} }, func(c *column, p string) error {
 		evs, err := timelineOf(p, *comm)
 		if err != nil {
 			return err

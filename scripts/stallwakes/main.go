@@ -284,16 +284,8 @@ func print(w io.Writer, cols []*tally, gap time.Duration) {
 
 func main() {
 	gap := flag.Duration("gap", 5*time.Millisecond, "a busy CPU's event-free stretch longer than this is a host stall (over one tick period: 4 ms at HZ 250)")
-	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: stallwakes [-gap DURATION] FILE... [vs FILE...]")
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	if flag.NArg() == 0 {
-		flag.Usage()
-		os.Exit(2)
-	}
-	cols, err := scriptutil.Columns(flag.Args(), func() *tally { return &tally{} }, func(c *tally, p string) error {
+	args := scriptutil.ParseArgs("usage: stallwakes [-gap DURATION] FILE... [vs FILE...]", false)
+	cols, err := scriptutil.Columns(args, func() *tally { return &tally{} }, func(c *tally, p string) error {
 		evs, err := timelineOf(p)
 		if err != nil {
 			return err

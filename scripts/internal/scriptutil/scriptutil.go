@@ -1,5 +1,5 @@
 // Package scriptutil holds what the analysis scripts under scripts/ share:
-// their -seeds syntax, their "FILE... vs FILE..." columns, the read of a
+// their command line's usage and argument count, their -seeds syntax, their "FILE... vs FILE..." columns, the read of a
 // trace or timeline's events, each record's neighbours on its CPU and a
 // waking's placement, and the grouping of a workload's writers with the
 // readers they woke.
@@ -7,7 +7,10 @@ package scriptutil
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -15,6 +18,37 @@ import (
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 )
+
+// ParseArgs parses a script's command line (flag.CommandLine) and
+// returns its arguments: one or more, or exactly one when one is set. A
+// wrong count prints usage (the script's usage line) and the flags'
+// defaults to stderr and exits 2, as -h prints them.
+func ParseArgs(usage string, one bool) []string {
+	if parseArgs(flag.CommandLine, os.Args[1:], os.Stderr, usage, one) != nil {
+		os.Exit(2)
+	}
+	return flag.Args()
+}
+
+// errArgCount is parseArgs' wrong argument count.
+var errArgCount = errors.New("wrong argument count")
+
+// parseArgs is ParseArgs on fs, writing to w.
+func parseArgs(fs *flag.FlagSet, args []string, w io.Writer, usage string, one bool) error {
+	fs.SetOutput(w)
+	fs.Usage = func() {
+		fmt.Fprintln(w, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if n := fs.NArg(); n == 0 || one && n != 1 {
+		fs.Usage()
+		return errArgCount
+	}
+	return nil
+}
 
 // ParseSeeds reads a seed list: numbers and ranges a-b, comma-separated
 // ("0-29", "1,3-4").

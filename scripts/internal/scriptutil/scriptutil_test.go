@@ -1,15 +1,54 @@
 package scriptutil
 
 import (
+	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 )
+
+// parseArgs: a script's arguments, one or more or exactly one; a wrong
+// count prints the usage line and the flags' defaults and fails.
+func TestParseArgs(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		one    bool
+		ok     bool
+		wantFS []string
+	}{
+		{nil, false, false, nil},
+		{[]string{"-x", "3", "a"}, false, true, []string{"a"}},
+		{[]string{"a", "vs", "b"}, false, true, []string{"a", "vs", "b"}},
+		{[]string{"a"}, true, true, []string{"a"}},
+		{[]string{"a", "b"}, true, false, nil},
+		{nil, true, false, nil},
+	} {
+		fs := flag.NewFlagSet("s", flag.ContinueOnError)
+		fs.Int("x", 1, "the x")
+		var out bytes.Buffer
+		err := parseArgs(fs, c.args, &out, "usage: s [-x N] FILE...", c.one)
+		if (err == nil) != c.ok {
+			t.Errorf("%q one %v: error %v, want ok %v", c.args, c.one, err, c.ok)
+			continue
+		}
+		if !c.ok {
+			if got := out.String(); !strings.HasPrefix(got, "usage: s [-x N] FILE...\n") || !strings.Contains(got, "the x (default 1)") {
+				t.Errorf("%q one %v: printed %q", c.args, c.one, got)
+			}
+			continue
+		}
+		if !slices.Equal(fs.Args(), c.wantFS) || out.Len() != 0 {
+			t.Errorf("%q one %v: args %q, printed %q", c.args, c.one, fs.Args(), out.String())
+		}
+	}
+}
 
 func TestParseSeeds(t *testing.T) {
 	for _, tc := range []struct {
