@@ -153,6 +153,14 @@ func (n *newidleTally) observe(e *timeline.Event) {
 		if t := n.tasks[p]; t != nil && t.queued && e.IsSet(timeline.DestCPU) {
 			n.enqueue(t, e.Int32(timeline.DestCPU), lw != p)
 		}
+	case timeline.SchedProcessExit:
+		// A kernel's task exits running, but a replay stops a task queued
+		// at its recorded exit deadline where it stands (Config's exit
+		// deadlines): it leaves the queue there, or every later chance
+		// would count it.
+		if t := n.tasks[e.Int32(timeline.PID)]; t != nil {
+			n.dequeue(t)
+		}
 	}
 }
 

@@ -42,6 +42,7 @@ func TestNewidleTallyByHand(t *testing.T) {
 		{"a per-CPU kthread waits", []timeline.Event{withComm(wake30, "kworker/1:2", 120), nSwitch(3*ms, 0, 10, "S", 0)}, 0, 0},
 		{"a real-time task waits", []timeline.Event{withComm(wake30, "t", 49), nSwitch(3*ms, 0, 10, "S", 0)}, 0, 0},
 		{"woken while still running", []timeline.Event{nWaking(2*ms, 1, 20, 10, 0), nSwitch(3*ms, 1, 20, "S", 0)}, 0, 0},
+		{"30 stopped queued at its exit deadline (a replay's)", []timeline.Event{wake30, nExit(2500000, 1, 30), nSwitch(3*ms, 0, 10, "S", 0)}, 0, 0},
 		{"lost records forget the queue", []timeline.Event{wake30, {Kind: timeline.Lost}, nSwitch(3*ms, 0, 10, "S", 0)}, 0, 0},
 		{"a CPU out of range is ignored", []timeline.Event{wake30, nWaking(2*ms, 1<<30, 20, 31, 1), nMigrate(2*ms, 1, 30, 1, 1<<30), nSwitch(3*ms, 0, 10, "S", 0)}, 1, 0},
 	} {
@@ -53,6 +54,17 @@ func TestNewidleTallyByHand(t *testing.T) {
 			t.Errorf("%s: %d chances, %d pulls; want %d, %d", c.name, n.Chances, n.Pulls, c.chances, c.pulls)
 		}
 	}
+}
+
+// nExit is the sched_process_exit a replay writes for a task it stops
+// where it stands at its exit deadline.
+func nExit(t int64, cpu, pid int32) timeline.Event {
+	var e timeline.Event
+	e.Time, e.Kind, e.Name = t, timeline.SchedProcessExit, "sched:sched_process_exit"
+	e.SetInt(timeline.CPU, int64(cpu))
+	e.SetInt(timeline.PID, int64(pid))
+	e.SetStr(timeline.Comm, "t")
+	return e
 }
 
 func TestNiRatioFrom(t *testing.T) {
