@@ -20,7 +20,7 @@ import (
 // policy: the question is how the policies differ under those parameters.
 
 // ParamKeys are the keys --set and --sweep accept, for usage messages.
-var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "wake_overhead", "wakee_flips", "trace_end_run_on", "host_stall", "nohz_kick", "busy_host_wait", "stall_contention", "wake_stall", "balance_phase", "irq_flip"}
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "wake_overhead", "wakee_flips", "trace_end_run_on", "host_stall", "nohz_kick", "busy_host_wait", "stall_contention", "wake_stall", "balance_phase", "irq_stall", "irq_flip"}
 
 // ParamLevels are the domain level names imbalance_pct/busy_factor accept
 // (as model.BuildDomains names them; the package level is PKG from v6.9,
@@ -57,6 +57,7 @@ func ParamUsage() string {
 		"wake_stall=on|off (a wakeup the trace shows queued only after a host stall of its waker inside try_to_wake_up is queued after that stall in the replay too when it goes to another CPU than the waker's, its latency counting from the waking; default on), " +
 		"host_stall=task|cpu (a host stall the trace shows travels with the task it fell on, at that point of its demand, or stays on its vCPU's wall clock, stopping whatever task the replay runs there; default task), " +
 		"balance_phase=trace|own (a periodic balance the trace shows moving tasks between the two CPUs of a domain falls due at that tick on the less loaded of them, the balancer's phase being hidden state; own: the model's phase alone; default trace), " +
+		"irq_stall=own|all (the host stall an interrupt's wakeup preemption meets before its switch, at the rate the trace's real-time interrupt wakeups met one, is one of the stalls those wakeups waited through; all: one of every stall the trace measured; default own), " +
 		"irq_flip=trace|own (an interrupt's wakeup counts in record_wakee as a wakee flip of the task the trace shows it interrupted, none for the idle task; own: of the task the replay runs where it fires; default trace), " +
 		"wakee_flips=trace|N (wake_wide's wakee_flips of the tasks alive at the trace start; default trace: the count the trace's placements imply, else 0); " +
 		"LEVEL: " + strings.Join(ParamLevels, ", ")
@@ -228,6 +229,8 @@ func (s Setting) Apply(cfg *Config) error {
 		return onOff(&cfg.WakeStall)
 	case "balance_phase":
 		return either(&cfg.BalancePhase, "trace", "own")
+	case "irq_stall":
+		return either(&cfg.IRQStallAll, "all", "own")
 	case "irq_flip":
 		return either(&cfg.IRQFlip, "trace", "own")
 	case "wake_overhead":

@@ -1271,7 +1271,7 @@ func TestIRQWakeupNoStallOnOwnCPU(t *testing.T) {
 // by its timer at t0+5 ms, with a resched delay of 100 µs, the given
 // stall model and the CPU's stall process stalled over [t0+4, t0+9] ms.
 // It returns how long after its wakeup W switched in.
-func timerWakeeOnHog(t *testing.T, stalls *StallModel) int64 {
+func timerWakeeOnHog(t *testing.T, stalls *StallModel, set ...func(*Config)) int64 {
 	t.Helper()
 	b := newBuilder(t, "sockets=1,cores=1,threads=1")
 	b.task("hog", 120, 0, true, CauseStart, 20*ms)
@@ -1282,6 +1282,9 @@ func timerWakeeOnHog(t *testing.T, stalls *StallModel) int64 {
 	w.Stalls = stalls
 	cfg := testConfig()
 	cfg.IdleWake = true
+	for _, f := range set {
+		f(&cfg)
+	}
 	s, ch := newSim(t, w, cfg)
 	s.stall = []stallProc{{start: t0 + 4*ms, end: t0 + 9*ms}}
 	if _, err := s.Run(); err != nil {
@@ -1305,6 +1308,23 @@ func TestIRQWakeupStallBeforeSwitch(t *testing.T) {
 	got := timerWakeeOnHog(t, &StallModel{TickNS: 4 * ms, Fraction: 0.5, FractionByBusy: []float64{0.5, 0.5}, StallsNS: []int64{2 * ms}, MeanStallNS: 2 * ms, IRQWakeStall: 1})
 	if want := int64(100000 + 2*ms); got != want {
 		t.Errorf("W switched in %d ns after its timer wakeup, want %d (resched delay + stall)", got, want)
+	}
+}
+
+// The stall an interrupt wakeup meets is one of those the trace's own
+// interrupt wakeups waited through when it measured any
+// (IRQWakeStallsNS, here 1.5 ms), else, or with irq_stall=all, one of
+// every stall it measured (StallsNS, 2 ms): W switches in 100 µs + 1.5 ms,
+// or 100 µs + 2 ms, after its timer wakeup (both before the hog's 8 ms
+// tick).
+func TestIRQWakeupStallOwnPool(t *testing.T) {
+	m := &StallModel{TickNS: 4 * ms, Fraction: 0.5, FractionByBusy: []float64{0.5, 0.5}, StallsNS: []int64{2 * ms}, MeanStallNS: 2 * ms, IRQWakeStall: 1, IRQWakeStallsNS: []int64{1500000}}
+	if got, want := timerWakeeOnHog(t, m), int64(100000+1500000); got != want {
+		t.Errorf("W switched in %d ns after its timer wakeup, want %d (resched delay + its own kind of stall)", got, want)
+	}
+	all := func(c *Config) { c.IRQStallAll = true }
+	if got, want := timerWakeeOnHog(t, m, all), int64(100000+2*ms); got != want {
+		t.Errorf("irq_stall=all: W switched in %d ns after its timer wakeup, want %d (resched delay + a measured stall)", got, want)
 	}
 }
 

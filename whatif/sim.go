@@ -32,6 +32,12 @@ type Config struct {
 	// balancepull.go). On by default: measured, it met more goals
 	// (FIDELITY.md round 82); `--set balance_phase=own` turns it off.
 	BalancePhase bool
+	// IRQStallAll: the stall an interrupt wakeup's preemption meets
+	// (irqWakeStallEnd) is drawn from every stall the trace measured, not
+	// from those its own interrupt wakeups waited through
+	// (StallModel.IRQWakeStallsNS; FIDELITY.md round 97); `--set
+	// irq_stall=all`.
+	IRQStallAll bool
 	// IRQFlip: an interrupt's wakeup counts as a wakee flip
 	// (record_wakee) of the task the trace shows it interrupted
 	// (Workload.IRQCurrent; none for the idle task), not of whichever
@@ -731,6 +737,11 @@ type Stats struct {
 	// WakesAfterStall: wakeups whose enqueue waited for their waker's
 	// host stall (wakestall.go); WakeAfterStallNS: from their wakings to
 	// their enqueues, summed.
+	// IRQWakeStalls: interrupt wakeups' preemptions that met a stall
+	// before their switch (irqWakeStallEnd); IRQWakeStallNS: the stalls
+	// drawn, summed.
+	IRQWakeStalls    int64 `json:"irq_wake_stalls,omitempty"`
+	IRQWakeStallNS   int64 `json:"irq_wake_stall_ns,omitempty"`
 	WakesAfterStall  int64 `json:"wakes_after_stall,omitempty"`
 	WakeAfterStallNS int64 `json:"wake_after_stall_ns,omitempty"`
 	EdgesFired       int64 `json:"edges_fired"`

@@ -318,6 +318,10 @@ type Fidelity struct {
 	// vCPUs descheduled by its host, which the replay keeps in the work.
 	HostStalls  int   `json:"host_stalls,omitempty"`
 	HostStallNS int64 `json:"host_stall_ns,omitempty"`
+	// IRQWakeStall: the stalls the trace's real-time interrupt wakeups met
+	// before their switch-in (StallModel.IRQWakeStall, IRQWakeStallsNS),
+	// which the replay's interrupt wakeup preemptions meet too.
+	IRQWakeStall *IRQWakeStallSummary `json:"irq_wake_stall,omitempty"`
 	// SwitchCharge: the medians of the gaps the kernel charged to the next
 	// task at a switch (Workload.SwitchCharge*), when the replay moves
 	// them (Config.SwitchCharge with the machine's noise).
@@ -551,6 +555,15 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "trace: %d host stalls of busy vCPUs, %.1f ms, %.0f%% of the tasks' demand (kept where they were in each task's work)\n",
 			f.HostStalls, float64(f.HostStallNS)/1e6, 100*float64(f.HostStallNS)/float64(f.DemandNS))
 	}
+	if q := f.IRQWakeStall; q != nil {
+		if q.Stalls > 0 {
+			fmt.Fprintf(&b, "trace: %.1f%% of the real-time wakeups an interrupt raised on the busy CPU they woke met a stall before their switch-in (%d stalls, median %.3f ms; all the trace's stalls: median %.3f ms): the replay's interrupt wakeup preemptions meet one as often, one of those %d (--set irq_stall=all: one of all)\n",
+				100*q.Share, q.Stalls, float64(q.P50NS)/1e6, float64(q.AllP50NS)/1e6, q.Stalls)
+		} else {
+			fmt.Fprintf(&b, "trace: %.1f%% of the real-time wakeups an interrupt raised on the busy CPU they woke met a stall before their switch-in (fewer than %d: too few to draw from): the replay's interrupt wakeup preemptions meet one as often, one of all the trace's stalls (median %.3f ms)\n",
+				100*q.Share, minIRQStalls, float64(q.AllP50NS)/1e6)
+		}
+	}
 	for _, s := range []struct {
 		name string
 		m    *Metrics
@@ -649,6 +662,10 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	if st := f.Stats; st != nil && st.BusyHostWaits > 0 {
 		fmt.Fprintf(&b, "host waits: %d wakeup preemptions sent to another busy vCPU, outside its task's own host stalls, waited for a host core (%.1f ms in all; the task fired no wakeup meanwhile; --set busy_host_wait=off: not)\n",
 			st.BusyHostWaits, float64(st.BusyHostWaitNS)/1e6)
+	}
+	if st := f.Stats; st != nil && st.IRQWakeStalls > 0 {
+		fmt.Fprintf(&b, "interrupt wakeup stalls: %d of the replay's wakeup preemptions raised by an interrupt on their own CPU met a stall before the switch, %.1f ms in all\n",
+			st.IRQWakeStalls, float64(st.IRQWakeStallNS)/1e6)
 	}
 	if st := f.Stats; st != nil && st.LongSwitchCharges > 0 {
 		fmt.Fprintf(&b, "long switch charges: %d of the replay's blocks came where the trace's had such a run, and charged the task switched in %.1f ms of it (at most what the leaving task ran since its last update)\n",

@@ -2109,6 +2109,19 @@ func (w *Workload) validateMeasures() error {
 			}
 		}
 	}
+	if m := w.Stalls; m != nil {
+		// Drawn and added to times as they stand (noise.go).
+		for _, pool := range [][]int64{m.StallsNS, m.IRQWakeStallsNS} {
+			for _, d := range pool {
+				if d < 0 || d > MaxSpanNS {
+					return fmt.Errorf("workload stall model: a stall of %d ns", d)
+				}
+			}
+		}
+		if !(m.IRQWakeStall >= 0 && m.IRQWakeStall <= 1) {
+			return fmt.Errorf("workload stall model: interrupt wakeup stall share %v: want [0, 1]", m.IRQWakeStall)
+		}
+	}
 	if fl := w.Flips; fl.WakeeFlips > maxWakeeFlips || !countsIn(fl.Placements, fl.Explained, fl.ExplainedAt0) || !countsIn(fl.WeightPlacements, fl.WeightExplained, fl.WeightExplainedAt0) {
 		return fmt.Errorf("workload wakee_flips %d explaining %d (at 0: %d) of %d placements and %d (at 0: %d) of %d weight pulls: out of range",
 			fl.WakeeFlips, fl.Explained, fl.ExplainedAt0, fl.Placements, fl.WeightExplained, fl.WeightExplainedAt0, fl.WeightPlacements)

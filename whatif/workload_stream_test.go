@@ -145,6 +145,13 @@ func TestWorkloadWriterValidates(t *testing.T) {
 		{"newidle pulls over chances", func(w *Workload) { w.NewidlePulls = 41 }, "newidle pulls 41 of 40 chances"},
 		{"tick phase past HZ 100's period", func(w *Workload) { w.TickPhaseNS = 10000000 }, "tick phase 10000000 ns"},
 		{"negative tick phase", func(w *Workload) { w.TickPhaseNS = -1 }, "tick phase -1 ns"},
+		{"negative stall", func(w *Workload) { w.Stalls = &StallModel{TickNS: 4 * ms, StallsNS: []int64{-1, 600000}} }, "workload stall model: a stall of -1 ns"},
+		{"interrupt wakeup stall past a week", func(w *Workload) {
+			w.Stalls = &StallModel{TickNS: 4 * ms, StallsNS: []int64{600000}, IRQWakeStall: 0.5, IRQWakeStallsNS: []int64{MaxSpanNS + 1}}
+		}, "a stall of 604800000000001 ns"},
+		{"interrupt wakeup stall share over one", func(w *Workload) {
+			w.Stalls = &StallModel{TickNS: 4 * ms, StallsNS: []int64{600000}, IRQWakeStall: 1.5}
+		}, "interrupt wakeup stall share 1.5"},
 		{"interrupt context of a task's wakeup", func(w *Workload) { w.Tasks[1].Activations[1].IRQ = IRQHard }, "interrupt context hardirq"},
 		{"interrupt context no bit", func(w *Workload) { w.Tasks[0].Activations[1].IRQ = 3 }, "interrupt context IRQContext(0x3)"},
 		{"irq_current of a start", func(w *Workload) { w.IRQCurrent[0].Act = 0 }, "not an interrupt's arrival"},
@@ -173,7 +180,7 @@ func TestWorkloadWriterValidates(t *testing.T) {
 			ww.AddEdge(e)
 		}
 		hdr := &Workload{Tasks: make([]Task, len(w.Tasks)), NewidleChances: w.NewidleChances, NewidlePulls: w.NewidlePulls, TickPhaseNS: w.TickPhaseNS,
-			IRQCurrent: w.IRQCurrent, BalancePulls: w.BalancePulls, LongSwitchCharges: w.LongSwitchCharges}
+			IRQCurrent: w.IRQCurrent, BalancePulls: w.BalancePulls, LongSwitchCharges: w.LongSwitchCharges, Stalls: w.Stalls}
 		err := ww.Finish(filepath.Join(t.TempDir(), "x.arrow"), hdr)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)

@@ -425,6 +425,7 @@ func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string, charged
 	f.BalancePulls = len(w.BalancePulls)
 	f.IRQCurrent = len(w.IRQCurrent)
 	f.HostStalls, f.HostStallNS = w.HostStallTotal()
+	f.IRQWakeStall = w.IRQWakeStallSummary()
 	if charged {
 		f.SwitchCharge = w.SwitchChargeSummary()
 	}
