@@ -105,7 +105,7 @@ func TestForkNumaIdleDiff(t *testing.T) {
 			r.curr, r.nrCFS = s.tasks[ids[i]], 1
 			r.avg.utilAvg, r.avg.runnableAvg, r.avg.loadAvg = 1024, 1024, 1024
 		}
-		g := s.findIdlestGroup(sd, s.tasks[ids[c.k]], 0)
+		g := findIdlestGroup(simFork{s, s.tasks[ids[c.k]]}, sd, 0)
 		if got := g != nil && !inSpan(g.Span, 0); got != c.remote {
 			t.Errorf("%s, %d busy on node 0 (imb_numa_nr %d): remote %v, want %v", c.policy, c.k, sd.ImbNUMANr, got, c.remote)
 		}

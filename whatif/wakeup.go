@@ -157,7 +157,7 @@ func (s *Sim) selectTaskRqFair(p *simTask, prev, cpu int, waker *simTask, fork b
 		}
 	}
 	if slow != nil {
-		return s.findIdlestCPU(slow, p, cpu, prev, flag)
+		return findIdlestCPU(simFork{s, p}, slow, cpu, flag)
 	}
 	if fork {
 		return newCPU
@@ -342,20 +342,56 @@ type wakeupStats struct {
 	avgLoad                                uint64
 }
 
+// forkMachine is what find_idlest_cpu reads of the machine it places a
+// new task on: the engine's run queues (simFork), or the run queues the
+// fork shadow redoes from a kernel trace (forkshadow.go), which so scores
+// the kernel's own placements by the engine's rules.
+type forkMachine interface {
+	// groupStats is update_sg_wakeup_stats for g, classified.
+	groupStats(g *model.SchedGroup, pct uint64) wakeupStats
+	// allowed: the new task may run on c; idle: c is available_idle_cpu
+	// (since idleStamp); load its cpu_load.
+	allowed(c int) bool
+	idle(c int) (idle bool, idleStamp int64)
+	load(c int) uint64
+	domainsOf(c int) []*model.SchedDomain
+	groupsOf(sd *model.SchedDomain) []*model.SchedGroup
+	// numaIdleDiff is the policy's ForkNumaIdleDiff knob.
+	numaIdleDiff() bool
+}
+
+// simFork is the engine as a forkMachine, for task p.
+type simFork struct {
+	s *Sim
+	p *simTask
+}
+
+func (f simFork) groupStats(g *model.SchedGroup, pct uint64) wakeupStats {
+	return f.s.groupWakeupStats(g, pct)
+}
+func (f simFork) allowed(c int) bool { return f.p.allowed(c) }
+func (f simFork) idle(c int) (bool, int64) {
+	return f.s.availableIdle(c), f.s.cpus[c].idleStamp
+}
+func (f simFork) load(c int) uint64                                  { return f.s.cpuLoad(c) }
+func (f simFork) domainsOf(c int) []*model.SchedDomain               { return f.s.domains(c) }
+func (f simFork) groupsOf(sd *model.SchedDomain) []*model.SchedGroup { return f.s.groupsOf(sd) }
+func (f simFork) numaIdleDiff() bool                                 { return f.s.knobs.ForkNumaIdleDiff }
+
 // findIdlestCPU is find_idlest_cpu() (§5.5): descend from sd picking the
 // idlest group and its idlest CPU at each level with the flag.
-func (s *Sim) findIdlestCPU(sd *model.SchedDomain, p *simTask, cpu, prev int, flag model.SDFlags) int {
+func findIdlestCPU(m forkMachine, sd *model.SchedDomain, cpu int, flag model.SDFlags) int {
 	for sd != nil {
 		if sd.Flags&flag == 0 {
 			sd = sd.Child
 			continue
 		}
-		g := s.findIdlestGroup(sd, p, cpu)
+		g := findIdlestGroup(m, sd, cpu)
 		if g == nil {
 			sd = sd.Child
 			continue
 		}
-		nc := s.findIdlestGroupCPU(g, p, cpu)
+		nc := findIdlestGroupCPU(m, g, cpu)
 		if nc == cpu {
 			sd = sd.Child
 			continue
@@ -363,7 +399,7 @@ func (s *Sim) findIdlestCPU(sd *model.SchedDomain, p *simTask, cpu, prev int, fl
 		cpu = nc
 		w := sd.SpanWeight
 		sd = nil
-		for _, x := range s.domains(cpu) {
+		for _, x := range m.domainsOf(cpu) {
 			if x.SpanWeight >= w {
 				break
 			}
@@ -394,22 +430,28 @@ func (s *Sim) groupWakeupStats(g *model.SchedGroup, pct uint64) wakeupStats {
 	*sgs = SGStats{GroupCapacity: ws.capacity, GroupUtil: ws.util, GroupRunnable: runnable,
 		SumNrRunning: uint32(ws.nr), GroupWeight: uint32(ws.weight)}
 	*env = LBEnv{ImbalancePct: pct}
-	ws.typ = s.pol.Classify(env, sgs)
-	if ws.typ == GroupFullyBusy || ws.typ == GroupOverloaded {
-		ws.avgLoad = ws.load * capacityScale / ws.capacity
-	}
+	ws.classify(s.pol, env, sgs)
 	return ws
 }
 
+// classify sets the group type from sgs (update_sg_wakeup_stats'
+// group_classify) and, for a busy group, avg_load.
+func (ws *wakeupStats) classify(pol Policy, env *LBEnv, sgs *SGStats) {
+	ws.typ = pol.Classify(env, sgs)
+	if ws.typ == GroupFullyBusy || ws.typ == GroupOverloaded {
+		ws.avgLoad = ws.load * capacityScale / ws.capacity
+	}
+}
+
 // findIdlestGroup is find_idlest_group() for symmetric machines.
-func (s *Sim) findIdlestGroup(sd *model.SchedDomain, p *simTask, cpu int) *model.SchedGroup {
+func findIdlestGroup(m forkMachine, sd *model.SchedDomain, cpu int) *model.SchedGroup {
 	pct := uint64(sd.ImbalancePct)
 	var idlest, local *model.SchedGroup
 	var is, ls wakeupStats
-	for _, g := range s.groupsOf(sd) {
+	for _, g := range m.groupsOf(sd) {
 		allowed := false
 		for _, c := range g.Span {
-			if p.allowed(c) {
+			if m.allowed(c) {
 				allowed = true
 				break
 			}
@@ -417,12 +459,12 @@ func (s *Sim) findIdlestGroup(sd *model.SchedDomain, p *simTask, cpu int) *model
 		if !allowed {
 			continue
 		}
-		ws := s.groupWakeupStats(g, pct)
+		ws := m.groupStats(g, pct)
 		if inSpan(g.Span, cpu) {
 			local, ls = g, ws
 			continue
 		}
-		if idlest == nil || s.updatePickIdlest(&is, &ws) {
+		if idlest == nil || updatePickIdlest(&is, &ws) {
 			idlest, is = g, ws
 		}
 	}
@@ -463,7 +505,7 @@ func (s *Sim) findIdlestGroup(sd *model.SchedDomain, p *simTask, cpu int) *model
 				if d < 0 {
 					d = -d
 				}
-				if !s.knobs.ForkNumaIdleDiff || d <= numaImbalanceMin {
+				if !m.numaIdleDiff() || d <= numaImbalanceMin {
 					return nil
 				}
 			}
@@ -475,7 +517,7 @@ func (s *Sim) findIdlestGroup(sd *model.SchedDomain, p *simTask, cpu int) *model
 	return idlest
 }
 
-func (s *Sim) updatePickIdlest(idlest, ws *wakeupStats) bool {
+func updatePickIdlest(idlest, ws *wakeupStats) bool {
 	if ws.typ < idlest.typ {
 		return true
 	}
@@ -496,22 +538,22 @@ func (s *Sim) updatePickIdlest(idlest, ws *wakeupStats) bool {
 
 // findIdlestGroupCPU is find_idlest_group_cpu(): without cpuidle states
 // (the traced VMs), the most recently idled CPU; else the least loaded.
-func (s *Sim) findIdlestGroupCPU(g *model.SchedGroup, p *simTask, cpu int) int {
+func findIdlestGroupCPU(m forkMachine, g *model.SchedGroup, cpu int) int {
 	if len(g.Span) == 1 {
 		return g.Span[0]
 	}
 	best, latest := -1, int64(-1)
 	least, leastLoad := cpu, ^uint64(0)
 	for _, c := range g.Span {
-		if !p.allowed(c) {
+		if !m.allowed(c) {
 			continue
 		}
-		if s.availableIdle(c) {
-			if st := s.cpus[c].idleStamp; st > latest || best < 0 {
+		if idle, st := m.idle(c); idle {
+			if st > latest || best < 0 {
 				best, latest = c, st
 			}
 		} else if best < 0 {
-			if l := s.cpuLoad(c); l < leastLoad {
+			if l := m.load(c); l < leastLoad {
 				least, leastLoad = c, l
 			}
 		}
