@@ -71,3 +71,7 @@ tickgrid:
 # The model's balance arithmetic against the kernel's /proc/schedstat over the guests' hackbench recordings and the two-vCPU holdouts' messaging, with their snapshots (FIDELITY.md round 95).
 balanceshadow:
     go run ./scripts/balanceshadow fixtures/kernels/guest-*/hackbench.perf.data fixtures/kernels/repeats/*/r*/hackbench.perf.data.gz fixtures/kernels/v6.12/*/r*/hackbench.perf.data.gz fixtures/kernels/holdout/guest-[MNP]*/r*/messaging.perf.data.gz
+
+# The model's fork balancing against the kernel's own fork placements, on the loads a PELT shadow redoes from each guest recording (FIDELITY.md round 97).
+forkshadow:
+    go run ./scripts/forkshadow fixtures/kernels/guest-*/*.perf.data fixtures/kernels/repeats/*/r*/*.perf.data.gz fixtures/kernels/v6.12/*/r*/*.perf.data.gz

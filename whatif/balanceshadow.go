@@ -68,7 +68,7 @@ func BalanceShadow(r timeline.EventReader, d *model.Domains, pol Policy) ([]Bala
 	}
 	// The jiffy only paces task_h_load's cache, which the passes do not
 	// read.
-	s := newWakeShadow(WakeShadowOptions{ImbalancePct: 100, LLCSize: 1, HZ: 250})
+	s := newWakeShadow(WakeShadowOptions{ImbalancePct: 100, LLCSize: 1, HZ: 250, InitUtilTrueWeight: pol.Knobs().InitUtilTrueWeight})
 	var out []BalancePass
 	var last int64
 	for r.Next() {

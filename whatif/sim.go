@@ -2152,26 +2152,29 @@ func (s *Sim) startShares(t *simTask) (runnable, running uint64) {
 func (s *Sim) initTaskPELT(t *simTask, r *rq) {
 	t.avg = avg{lastUpdate: s.now}
 	t.avg.loadAvg = t.weight
-	u := r.avg.utilAvg
-	capc := uint64(capacityScale)
-	var ua uint64
-	if u < capc {
-		half := (capc - u) / 2
-		if u != 0 {
-			w := t.weight
-			if !s.knobs.InitUtilTrueWeight {
-				w <<= 10 // se->load.weight: scale_load() on 64-bit
-			}
-			ua = u * w / (r.avg.loadAvg + 1)
-			if ua > half {
-				ua = half
-			}
-		} else {
-			ua = half
-		}
-	}
+	ua := initUtil(r.avg.utilAvg, r.avg.loadAvg, t.weight, s.knobs.InitUtilTrueWeight)
 	t.avg.utilAvg = ua
 	t.avg.runnableAvg = ua
+}
+
+// initUtil is post_init_entity_util_avg's util_avg (and runnable_avg) of
+// a task of weight w starting on a CFS run queue with util_avg u and
+// load_avg load: half the spare capacity, or less by the task's share of
+// the queue's load (trueWeight: weighed as v6.10 does; before, with the
+// scaled weight). The engine's and the fork shadow's.
+func initUtil(u, load, w uint64, trueWeight bool) uint64 {
+	capc := uint64(capacityScale)
+	if u >= capc {
+		return 0
+	}
+	half := (capc - u) / 2
+	if u == 0 {
+		return half
+	}
+	if !trueWeight {
+		w <<= 10 // se->load.weight: scale_load() on 64-bit
+	}
+	return min(u*w/(load+1), half)
 }
 
 // deadline stops t at its recorded exit time (Config.ExitDeadlines) if

@@ -46,6 +46,10 @@ type WakeShadowOptions struct {
 	// HZ sets the jiffy task_h_load caches h_load for, and wakee_flips'
 	// once-a-second decay (default 250).
 	HZ int
+	// InitUtilTrueWeight is the traced kernel's Knobs().InitUtilTrueWeight:
+	// how post_init_entity_util_avg weighs a new task's share of its run
+	// queue's load when it sets the task's first util_avg.
+	InitUtilTrueWeight bool
 	// dom, when set (the extraction's fit, wakeeflips.go), gives each
 	// pair of CPUs its own SD_WAKE_AFFINE domain's imbalance_pct and the
 	// waking CPU's LLC size, in place of ImbalancePct and LLCSize; pairs
@@ -351,8 +355,14 @@ func (s *wakeShadow) event(e *timeline.Event) {
 			child.flips, child.last, child.decay, child.cand = parent.flips, parent.last, parent.decay, parent.cand
 		}
 	case timeline.SchedWakeupNew:
+		// init_entity_runnable_average and post_init_entity_util_avg on
+		// the CPU fork balancing chose: full load, util (and runnable)
+		// from that CPU's spare capacity, as the engine's.
 		nt := s.task(e.Int32(timeline.PID), prioOr(e, timeline.Prio))
-		nt.avg = avg{loadAvg: nt.w, runnableAvg: capacityScale, utilAvg: capacityScale / 2}
+		tr := s.rq(e.Int32(timeline.TargetCPU))
+		s.updRQ(tr, now)
+		u := initUtil(tr.avg.utilAvg, tr.avg.loadAvg, nt.w, s.opt.InitUtilTrueWeight)
+		nt.avg = avg{loadAvg: nt.w, runnableAvg: u, utilAvg: u}
 		nt.seen = false
 		s.enqueue(nt, e.Int32(timeline.TargetCPU), now)
 	case timeline.SchedMigrateTask:

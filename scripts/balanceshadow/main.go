@@ -26,7 +26,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/whatif"
@@ -84,28 +83,11 @@ func run(w io.Writer, path, policy string, verbose bool) error {
 
 // shadow runs whatif.BalanceShadow over the trace at path.
 func shadow(path, policy string) ([]whatif.BalancePass, error) {
-	r, err := ingest.Open(path)
+	r, d, pol, err := scriptutil.KernelTrace(path, policy)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	meta := r.Meta()
-	if meta.Topology == nil {
-		return nil, fmt.Errorf("%s: no CPU topology in the trace (perf.data's header or a trace.dat's options)", path)
-	}
-	d, err := model.BuildDomains(meta.Topology, meta.Source.OSRelease)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	var pol whatif.Policy
-	if policy != "" {
-		pol, err = whatif.LookupPolicy(policy)
-	} else {
-		pol, err = whatif.PolicyForKernel(meta.Source.OSRelease)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	return whatif.BalanceShadow(r, d, pol)
 }
 

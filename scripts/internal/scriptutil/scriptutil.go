@@ -17,6 +17,7 @@ import (
 	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
+	"github.com/schedreplay/replay/whatif"
 )
 
 // ParseArgs parses a script's command line (flag.CommandLine) and
@@ -222,4 +223,36 @@ func Placement(i int, next []int, wakee, target int32, moveOf func(j int) (pid, 
 		}
 	}
 	return target
+}
+
+// KernelTrace opens the trace at path with the machine its header
+// describes: its scheduler domains and the policy of its kernel (or the
+// named one), for the scripts that score a kernel's own decisions by the
+// model's rules (balanceshadow, forkshadow). The caller closes r.
+func KernelTrace(path, policy string) (r timeline.EventReader, d *model.Domains, pol whatif.Policy, err error) {
+	r, err = ingest.Open(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	meta := r.Meta()
+	if meta.Topology == nil {
+		return nil, nil, nil, fmt.Errorf("%s: no CPU topology in the trace (perf.data's header or a trace.dat's options)", path)
+	}
+	if d, err = model.BuildDomains(meta.Topology, meta.Source.OSRelease); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if policy != "" {
+		pol, err = whatif.LookupPolicy(policy)
+	} else {
+		pol, err = whatif.PolicyForKernel(meta.Source.OSRelease)
+	}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, d, pol, nil
 }
