@@ -734,14 +734,14 @@ type Stats struct {
 	// leaving task ran since its last update).
 	LongSwitchCharges  int64 `json:"long_switch_charges,omitempty"`
 	LongSwitchChargeNS int64 `json:"long_switch_charge_ns,omitempty"`
-	// WakesAfterStall: wakeups whose enqueue waited for their waker's
-	// host stall (wakestall.go); WakeAfterStallNS: from their wakings to
-	// their enqueues, summed.
 	// IRQWakeStalls: interrupt wakeups' preemptions that met a stall
 	// before their switch (irqWakeStallEnd); IRQWakeStallNS: the stalls
 	// drawn, summed.
-	IRQWakeStalls    int64 `json:"irq_wake_stalls,omitempty"`
-	IRQWakeStallNS   int64 `json:"irq_wake_stall_ns,omitempty"`
+	IRQWakeStalls  int64 `json:"irq_wake_stalls,omitempty"`
+	IRQWakeStallNS int64 `json:"irq_wake_stall_ns,omitempty"`
+	// WakesAfterStall: wakeups whose enqueue waited for their waker's
+	// host stall (wakestall.go); WakeAfterStallNS: from their wakings to
+	// their enqueues, summed.
 	WakesAfterStall  int64 `json:"wakes_after_stall,omitempty"`
 	WakeAfterStallNS int64 `json:"wake_after_stall_ns,omitempty"`
 	EdgesFired       int64 `json:"edges_fired"`

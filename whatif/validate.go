@@ -557,7 +557,7 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	}
 	if q := f.IRQWakeStall; q != nil {
 		if q.Stalls > 0 {
-			fmt.Fprintf(&b, "trace: %.1f%% of the real-time wakeups an interrupt raised on the busy CPU they woke met a stall before their switch-in (%d stalls, median %.3f ms; all the trace's stalls: median %.3f ms): the replay's interrupt wakeup preemptions meet one as often, one of those %d (--set irq_stall=all: one of all)\n",
+			fmt.Fprintf(&b, "trace: %.1f%% of the real-time wakeups an interrupt raised on the busy CPU they woke met a stall before their switch-in (%d stalls, median %.3f ms; all the trace's stalls: median %.3f ms): the replay's interrupt wakeup preemptions meet one as often, by default one of those %d (--set irq_stall=all: one of all)\n",
 				100*q.Share, q.Stalls, float64(q.P50NS)/1e6, float64(q.AllP50NS)/1e6, q.Stalls)
 		} else {
 			fmt.Fprintf(&b, "trace: %.1f%% of the real-time wakeups an interrupt raised on the busy CPU they woke met a stall before their switch-in (fewer than %d: too few to draw from): the replay's interrupt wakeup preemptions meet one as often, one of all the trace's stalls (median %.3f ms)\n",
