@@ -10,15 +10,15 @@ import (
 	"github.com/schedreplay/replay/timeline"
 )
 
-// balancePassesOf runs BalanceShadow over a recording under the policy
-// of its kernel.
-func balancePassesOf(t *testing.T, path string) []BalancePass {
+// kernelTraceOf opens a recording with its machine's domains and its
+// kernel's policy, for the shadows; the test closes the reader.
+func kernelTraceOf(t *testing.T, path string) (timeline.EventReader, *model.Domains, Policy) {
 	t.Helper()
 	r, err := ingest.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	t.Cleanup(func() { r.Close() })
 	meta := r.Meta()
 	d, err := model.BuildDomains(meta.Topology, meta.Source.OSRelease)
 	if err != nil {
@@ -28,7 +28,28 @@ func balancePassesOf(t *testing.T, path string) []BalancePass {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := BalanceShadow(r, d, pol)
+	return r, d, pol
+}
+
+// specDomains is the domains of a topology spec under release.
+func specDomains(t testing.TB, spec, release string) *model.Domains {
+	t.Helper()
+	topo, err := model.ParseSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := model.BuildDomains(topo, release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// balancePassesOf runs BalanceShadow over a recording under the policy
+// of its kernel.
+func balancePassesOf(t *testing.T, path string) []BalancePass {
+	t.Helper()
+	ps, err := BalanceShadow(kernelTraceOf(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,14 +155,7 @@ func TestBalanceShadowEightCPUs(t *testing.T) {
 // there (a second newly idle pass: each such pass moves one task); a
 // hard-IRQ record and a wakeup's placement are no passes.
 func TestBalanceShadowPasses(t *testing.T) {
-	topo, err := model.ParseSpec("sockets=1,cores=2,threads=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := model.BuildDomains(topo, "6.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := specDomains(t, "sockets=1,cores=2,threads=1", "6.1")
 	pol, _ := LookupPolicy("v6.1")
 	const ms = int64(1000000)
 	var evs []timeline.Event
@@ -220,21 +234,14 @@ func TestBalanceShadowPasses(t *testing.T) {
 // migrations in any order and context, CPUs beyond the machine), the
 // shadow returns passes that make sense or none, never a panic: each
 // pass moved a task from another CPU of a domain of its CPU, and a newly
-// idle pass moved one.
+// idle pass moved one. The fork shadow reads the same events: each
+// placement is one of the trace's forks, on CPUs the machine has.
 func FuzzBalanceShadow(f *testing.F) {
 	f.Add([]byte{0, 1, 1, 0, 0, 0, 1, 2, 0, 0, 3, 0, 1, 0, 0x10, 3, 0, 2, 3, 0, 3, 2, 1, 1, 0})
 	f.Add([]byte{0, 1, 1, 0, 0, 1, 1, 1, 2, 1, 2, 0, 1, 3, 0, 3, 0, 1, 0, 0x10, 3, 0, 1, 1, 0x10})
 	var ds []*model.Domains
 	for _, spec := range []string{"sockets=1,cores=3,threads=1", "sockets=2,cores=1,threads=1,numa=2"} {
-		topo, err := model.ParseSpec(spec)
-		if err != nil {
-			f.Fatal(err)
-		}
-		d, err := model.BuildDomains(topo, "6.1")
-		if err != nil {
-			f.Fatal(err)
-		}
-		ds = append(ds, d)
+		ds = append(ds, specDomains(f, spec, "6.1"))
 	}
 	pol, _ := LookupPolicy("v6.1")
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -281,6 +288,15 @@ func FuzzBalanceShadow(f *testing.F) {
 				if p.Moved < 1 || p.DstCPU == p.SrcCPU || int(p.DstCPU) >= d.NrCPUs || p.Domain >= len(d.CPUs[p.DstCPU].Domains) ||
 					!inSpan(d.CPUs[p.DstCPU].Domains[p.Domain].Span, int(p.SrcCPU)) || p.Idle == CPUNewlyIdle && p.Moved != 1 {
 					t.Fatalf("pass %+v", p)
+				}
+			}
+			fs, err := ForkShadow(&timeline.SliceReader{Events: evs}, d, pol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range fs {
+				if p.CPU < 0 || int(p.CPU) >= d.NrCPUs || p.Kernel < 0 || int(p.Kernel) >= d.NrCPUs || p.Model < 0 || int(p.Model) >= d.NrCPUs {
+					t.Fatalf("fork placement %+v on a machine of %d CPUs", p, d.NrCPUs)
 				}
 			}
 		}

@@ -45,7 +45,8 @@ func ForkShadow(r timeline.EventReader, d *model.Domains, pol Policy) ([]ForkPla
 			switch {
 			case e.Kind == timeline.SchedSwitch && e.Int32(timeline.NextPID) == 0:
 				f.idleSince(c, e.Time)
-			case e.Kind == timeline.SchedWakeupNew && e.IsSet(timeline.TargetCPU) && int(c) < len(d.CPUs) && int(e.Int32(timeline.TargetCPU)) < len(d.CPUs):
+			case e.Kind == timeline.SchedWakeupNew && e.IsSet(timeline.TargetCPU) && int(c) < len(d.CPUs) &&
+				e.Int32(timeline.TargetCPU) >= 0 && int(e.Int32(timeline.TargetCPU)) < len(d.CPUs):
 				if p, ok := f.place(e, c); ok {
 					out = append(out, p)
 				}

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/schedreplay/replay/ingest"
-	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -19,14 +17,7 @@ import (
 // idle again, sends it away. A fork onto a CPU the machine has not is
 // left out.
 func TestForkShadowByHand(t *testing.T) {
-	topo, err := model.ParseSpec("sockets=1,cores=2,threads=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := model.BuildDomains(topo, "6.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := specDomains(t, "sockets=1,cores=2,threads=1", "6.1")
 	pol, _ := LookupPolicy("v6.1")
 	const ms = int64(1000000)
 	fork := func(at int64, child, target int32) timeline.Event {
@@ -88,21 +79,7 @@ func TestForkShadowOnFixture(t *testing.T) {
 // forkShadowOf runs ForkShadow over a recording under its kernel's policy.
 func forkShadowOf(t *testing.T, path string) []ForkPlacement {
 	t.Helper()
-	r, err := ingest.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	meta := r.Meta()
-	d, err := model.BuildDomains(meta.Topology, meta.Source.OSRelease)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := PolicyForKernel(meta.Source.OSRelease)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, err := ForkShadow(r, d, pol)
+	ps, err := ForkShadow(kernelTraceOf(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}

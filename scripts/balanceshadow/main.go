@@ -19,7 +19,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,17 +30,7 @@ import (
 	"github.com/schedreplay/replay/whatif"
 )
 
-func main() {
-	verbose := flag.Bool("v", false, "list the passes")
-	policy := flag.String("policy", "", "policy to score the passes under (default: the one matching the trace's kernel)")
-	args := scriptutil.ParseArgs("usage: balanceshadow [-v] [-policy NAME] TRACE...", false)
-	for _, path := range args {
-		if err := run(os.Stdout, path, *policy, *verbose); err != nil {
-			fmt.Fprintln(os.Stderr, "balanceshadow:", err)
-			os.Exit(1)
-		}
-	}
-}
+func main() { scriptutil.ShadowMain("balanceshadow", "passes", run) }
 
 // idleNames are the kernel's idle types in schedstat's order.
 var idleNames = [3]string{"idle", "busy", "newly idle"}

@@ -18,26 +18,14 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/whatif"
 )
 
-func main() {
-	verbose := flag.Bool("v", false, "list the forks")
-	policy := flag.String("policy", "", "policy to score the forks under (default: the one matching the trace's kernel)")
-	args := scriptutil.ParseArgs("usage: forkshadow [-v] [-policy NAME] TRACE...", false)
-	for _, path := range args {
-		if err := run(os.Stdout, path, *policy, *verbose); err != nil {
-			fmt.Fprintln(os.Stderr, "forkshadow:", err)
-			os.Exit(1)
-		}
-	}
-}
+func main() { scriptutil.ShadowMain("forkshadow", "forks", run) }
 
 // Tally counts a trace's forks by agreement.
 type Tally struct {

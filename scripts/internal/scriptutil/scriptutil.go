@@ -256,3 +256,20 @@ func KernelTrace(path, policy string) (r timeline.EventReader, d *model.Domains,
 	}
 	return r, d, pol, nil
 }
+
+// ShadowMain is the command line of a script that scores a kernel
+// trace's own decisions by the model's rules (balanceshadow, forkshadow):
+// name [-v] [-policy NAME] TRACE..., run called for each trace with
+// standard output, the policy named (empty: the trace kernel's) and -v
+// (listing what it scores, described by what); the first error is
+// printed after the name and exits 1.
+func ShadowMain(name, what string, run func(w io.Writer, path, policy string, verbose bool) error) {
+	verbose := flag.Bool("v", false, "list the "+what)
+	policy := flag.String("policy", "", "policy to score the "+what+" under (default: the one matching the trace's kernel)")
+	for _, path := range ParseArgs("usage: "+name+" [-v] [-policy NAME] TRACE...", false) {
+		if err := run(os.Stdout, path, *policy, *verbose); err != nil {
+			fmt.Fprintln(os.Stderr, name+":", err)
+			os.Exit(1)
+		}
+	}
+}
