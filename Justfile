@@ -72,6 +72,6 @@ tickgrid:
 balanceshadow:
     go run ./scripts/balanceshadow fixtures/kernels/guest-*/hackbench.perf.data fixtures/kernels/repeats/*/r*/hackbench.perf.data.gz fixtures/kernels/v6.12/*/r*/hackbench.perf.data.gz fixtures/kernels/holdout/guest-[MNP]*/r*/messaging.perf.data.gz
 
-# The model's fork balancing against the kernel's own fork placements, on the loads a PELT shadow redoes from each guest recording (FIDELITY.md round 97).
+# The model's fork balancing against the kernel's own fork placements, on the loads a PELT shadow redoes from each 6.1 guest recording (the shadow has no EEVDF delayed dequeue; FIDELITY.md round 97).
 forkshadow:
-    go run ./scripts/forkshadow fixtures/kernels/guest-*/*.perf.data fixtures/kernels/repeats/*/r*/*.perf.data.gz fixtures/kernels/v6.12/*/r*/*.perf.data.gz
+    go run ./scripts/forkshadow fixtures/kernels/guest-*/*.perf.data fixtures/kernels/guest-*/*.perf.data.gz fixtures/kernels/repeats/*/r*/*.perf.data.gz
