@@ -35,8 +35,9 @@ func ForkShadow(r timeline.EventReader, d *model.Domains, pol Policy) ([]ForkPla
 	if d == nil || pol == nil {
 		return nil, fmt.Errorf("fork shadow: domains and a policy are needed")
 	}
-	f := &shadowFork{s: newWakeShadow(WakeShadowOptions{ImbalancePct: 100, LLCSize: 1, HZ: 250, InitUtilTrueWeight: pol.Knobs().InitUtilTrueWeight}),
-		d: d, pol: pol, knobs: pol.Knobs()}
+	k := pol.Knobs()
+	f := &shadowFork{s: newWakeShadow(WakeShadowOptions{ImbalancePct: 100, LLCSize: 1, HZ: 250, InitUtilTrueWeight: k.InitUtilTrueWeight}),
+		d: d, pol: pol, numaDiff: k.ForkNumaIdleDiff}
 	var out []ForkPlacement
 	for r.Next() {
 		e := r.Event()
@@ -79,12 +80,12 @@ func (f *shadowFork) place(e *timeline.Event, c int32) (ForkPlacement, bool) {
 
 // shadowFork is the fork shadow's run queues as a forkMachine.
 type shadowFork struct {
-	s     *wakeShadow
-	d     *model.Domains
-	pol   Policy
-	knobs Knobs
-	now   int64
-	idle0 []int64 // per CPU: when it last switched to idle
+	s        *wakeShadow
+	d        *model.Domains
+	pol      Policy
+	numaDiff bool // the policy's ForkNumaIdleDiff
+	now      int64
+	idle0    []int64 // per CPU: when it last switched to idle
 }
 
 func (f *shadowFork) idleSince(c int32, t int64) {
@@ -148,4 +149,4 @@ func (f *shadowFork) idle(c int) (bool, int64) {
 func (f *shadowFork) load(c int) uint64                                  { return f.rq(c).avg.loadAvg }
 func (f *shadowFork) domainsOf(c int) []*model.SchedDomain               { return f.d.CPUs[c].Domains }
 func (f *shadowFork) groupsOf(sd *model.SchedDomain) []*model.SchedGroup { return sd.Groups() }
-func (f *shadowFork) numaIdleDiff() bool                                 { return f.knobs.ForkNumaIdleDiff }
+func (f *shadowFork) numaIdleDiff() bool                                 { return f.numaDiff }

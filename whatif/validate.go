@@ -651,29 +651,24 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "exit deadlines: %d tasks stopped at their recorded exit (%.1f ms of demand cut), %d spinners ran on to it (%.1f ms past their demand)\n",
 			st.DeadlineCuts+st.StrandedCuts, float64(st.DeadlineCutNS)/1e6, st.RunOnTasks, float64(st.RunOnNS)/1e6)
 	}
-	if st := f.Stats; st != nil && st.TraceEndRunOnTasks > 0 {
-		fmt.Fprintf(&b, "trace end: %d tasks the trace's end cut short were done with their recorded demand before it and ran on to it (%.1f ms past their demand)\n",
-			st.TraceEndRunOnTasks, float64(st.TraceEndRunOnNS)/1e6)
-	}
-	if st := f.Stats; st != nil && st.WakeOverheadSkips > 0 {
-		fmt.Fprintf(&b, "wake overhead: %d activations went on without blocking (their wakeup came first) and skipped the block and wakeup their demand includes, %.1f ms (each task's median activation demand: --set wake_overhead=skip)\n",
-			st.WakeOverheadSkips, float64(st.WakeOverheadNS)/1e6)
-	}
-	if st := f.Stats; st != nil && st.BusyHostWaits > 0 {
-		fmt.Fprintf(&b, "host waits: %d wakeup preemptions sent to another busy vCPU, outside its task's own host stalls, waited for a host core (%.1f ms in all; the task fired no wakeup meanwhile; --set busy_host_wait=off: not)\n",
-			st.BusyHostWaits, float64(st.BusyHostWaitNS)/1e6)
-	}
-	if st := f.Stats; st != nil && st.IRQWakeStalls > 0 {
-		fmt.Fprintf(&b, "interrupt wakeup stalls: %d of the replay's wakeup preemptions raised by an interrupt on their own CPU met a stall before the switch, %.1f ms in all\n",
-			st.IRQWakeStalls, float64(st.IRQWakeStallNS)/1e6)
-	}
-	if st := f.Stats; st != nil && st.LongSwitchCharges > 0 {
-		fmt.Fprintf(&b, "long switch charges: %d of the replay's blocks came where the trace's had such a run, and charged the task switched in %.1f ms of it (at most what the leaving task ran since its last update)\n",
-			st.LongSwitchCharges, float64(st.LongSwitchChargeNS)/1e6)
-	}
-	if st := f.Stats; st != nil && st.HostStallsShortened > 0 {
-		fmt.Fprintf(&b, "host stalls shortened: %d of the trace's host stalls came where the replay ran fewer vCPUs busy than the trace had then, and kept only the share the host's contention leaves (1 - H/busy): %.1f ms of demand less (--set stall_contention=off: not)\n",
-			st.HostStallsShortened, float64(st.HostStallShortenedNS)/1e6)
+	if st := f.Stats; st != nil {
+		// The replay's counted rules: how often each applied, and the
+		// milliseconds it moved (format: the count's %d, then the ms' %.1f).
+		for _, l := range []struct {
+			n, ns  int64
+			format string
+		}{
+			{st.TraceEndRunOnTasks, st.TraceEndRunOnNS, "trace end: %d tasks the trace's end cut short were done with their recorded demand before it and ran on to it (%.1f ms past their demand)\n"},
+			{st.WakeOverheadSkips, st.WakeOverheadNS, "wake overhead: %d activations went on without blocking (their wakeup came first) and skipped the block and wakeup their demand includes, %.1f ms (each task's median activation demand: --set wake_overhead=skip)\n"},
+			{st.BusyHostWaits, st.BusyHostWaitNS, "host waits: %d wakeup preemptions sent to another busy vCPU, outside its task's own host stalls, waited for a host core (%.1f ms in all; the task fired no wakeup meanwhile; --set busy_host_wait=off: not)\n"},
+			{st.IRQWakeStalls, st.IRQWakeStallNS, "interrupt wakeup stalls: %d of the replay's wakeup preemptions raised by an interrupt on their own CPU met a stall before the switch, %.1f ms in all\n"},
+			{st.LongSwitchCharges, st.LongSwitchChargeNS, "long switch charges: %d of the replay's blocks came where the trace's had such a run, and charged the task switched in %.1f ms of it (at most what the leaving task ran since its last update)\n"},
+			{st.HostStallsShortened, st.HostStallShortenedNS, "host stalls shortened: %d of the trace's host stalls came where the replay ran fewer vCPUs busy than the trace had then, and kept only the share the host's contention leaves (1 - H/busy): %.1f ms of demand less (--set stall_contention=off: not)\n"},
+		} {
+			if l.n > 0 {
+				fmt.Fprintf(&b, l.format, l.n, float64(l.ns)/1e6)
+			}
+		}
 	}
 	if st := f.Stats; st != nil && st.StartPELTTasks > 0 && !st.StartPELTHeavy {
 		fmt.Fprintf(&b, "start PELT: %d tasks running or runnable at the trace start began with the averages of their running and runnable shares of its first %d ms, loads summing %d (their weights: %d; --set start_pelt=heavy starts them there)\n",

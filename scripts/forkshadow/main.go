@@ -25,7 +25,20 @@ import (
 	"github.com/schedreplay/replay/whatif"
 )
 
-func main() { scriptutil.ShadowMain("forkshadow", "forks", run) }
+func main() {
+	var all Tally
+	traces := 0
+	scriptutil.ShadowMain("forkshadow", "forks", func(w io.Writer, path, policy string, verbose bool) error {
+		t, err := score(w, path, policy, verbose)
+		all.add(t)
+		traces++
+		return err
+	})
+	if traces > 1 {
+		fmt.Printf("all %d traces: %d forks; the model placed %d on the kernel's CPU, and kept %d on the forking CPU or sent them away as the kernel did (the kernel kept %d)\n",
+			traces, all.Forks, all.Same, all.Side, all.KernelLocal)
+	}
+}
 
 // Tally counts a trace's forks by agreement.
 type Tally struct {
@@ -56,15 +69,28 @@ func tally(ps []whatif.ForkPlacement) Tally {
 	return t
 }
 
+func (t *Tally) add(u Tally) {
+	t.Forks += u.Forks
+	t.Same += u.Same
+	t.Side += u.Side
+	t.KernelLocal += u.KernelLocal
+}
+
 func run(w io.Writer, path, policy string, verbose bool) error {
+	_, err := score(w, path, policy, verbose)
+	return err
+}
+
+// score prints the trace's forks and returns their tally.
+func score(w io.Writer, path, policy string, verbose bool) (Tally, error) {
 	r, d, pol, err := scriptutil.KernelTrace(path, policy)
 	if err != nil {
-		return err
+		return Tally{}, err
 	}
 	defer r.Close()
 	ps, err := whatif.ForkShadow(r, d, pol)
 	if err != nil {
-		return err
+		return Tally{}, err
 	}
 	t := tally(ps)
 	fmt.Fprintf(w, "%s: %d forks; the model placed %d on the kernel's CPU, and kept %d on the forking CPU or sent them away as the kernel did (the kernel kept %d)\n",
@@ -78,5 +104,5 @@ func run(w io.Writer, path, policy string, verbose bool) error {
 			fmt.Fprintf(w, "  %.6f child %d forked on cpu%d: kernel cpu%d, model cpu%d%s\n", float64(p.TimeNS)/1e9, p.Child, p.CPU, p.Kernel, p.Model, mark)
 		}
 	}
-	return nil
+	return t, nil
 }
