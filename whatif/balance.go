@@ -43,6 +43,9 @@ type lbRun struct {
 	loop    int
 	loopMax int
 	loopBrk int
+	// newDstCPU: with lbfDstPinned, the CPU of the local group a task
+	// dst may not run on may go to (can_migrate_task's new_dst_cpu).
+	newDstCPU int
 	// scratch holds the pass's group statistics (newLBRun).
 	scratch *lbScratch
 	sumUtil uint64 // update_sd_lb_stats' sum_util, for update_idle_cpu_scan
@@ -243,15 +246,15 @@ func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source 
 	for {
 		if !s.shouldWeBalance(e) {
 			*cont = false
-			return s.outBalanced(st, idle, e.flags&lbfAllPinned != 0)
+			return s.lbOutBalanced(e, r.cpu, idle)
 		}
 		sds, bi := s.findBusiestGroup(e)
 		if sds == nil {
-			return s.outBalanced(st, idle, e.flags&lbfAllPinned != 0)
+			return s.lbOutBalanced(e, r.cpu, idle)
 		}
 		busiest = s.findBusiestQueue(e, st.groups[bi])
 		if busiest < 0 {
-			return s.outBalanced(st, idle, e.flags&lbfAllPinned != 0)
+			return s.lbOutBalanced(e, r.cpu, idle)
 		}
 		e.src = busiest
 		src = s.cpus[busiest]
@@ -274,7 +277,23 @@ func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source 
 				e.flags &^= lbfNeedBreak
 				continue
 			}
+			// Tasks dst may not run on that another CPU of the local
+			// group may: go on from the same source to that CPU
+			// (more_balance, not redo), dst left out of the pass.
+			if e.flags&lbfDstPinned != 0 && e.Imbalance > 0 {
+				e.cpus[e.DstCPU] = false
+				e.DstCPU = e.newDstCPU
+				e.flags &^= lbfDstPinned
+				e.loop, e.loopBrk = 0, 32
+				continue
+			}
 			break
+		}
+		// We failed to reach balance because of affinity: the parent
+		// domain's group gets the imbalance flag, which classifies it
+		// group_imbalanced there.
+		if k, ok := s.parentGroupKey(st, r.cpu); ok && e.flags&lbfSomePinned != 0 && e.Imbalance > 0 {
+			s.sgcImb[k] = true
 		}
 		if e.flags&lbfAllPinned == 0 {
 			break
@@ -326,6 +345,33 @@ func (s *Sim) reducedCapacitySource(e *lbRun, src *rq) bool {
 	dst := s.cpus[e.DstCPU]
 	return e.Idle != CPUNotIdle && src.nrCFS == 1 && checkCPUCapacity(src, e.ImbalancePct) &&
 		src.cpuCapacity*e.ImbalancePct < dst.cpuCapacity*100
+}
+
+// lbOutBalanced is load_balance()'s out_balanced label for e's pass on
+// cpu: balanced although affinity may have stood in the way, so the
+// parent's group loses its imbalance flag unless every task was pinned
+// (the flag stays set across a redo), then outBalanced.
+func (s *Sim) lbOutBalanced(e *lbRun, cpu int, idle IdleType) int {
+	allPinned := e.flags&lbfAllPinned != 0
+	if k, ok := s.parentGroupKey(e.st, cpu); ok && !allPinned {
+		delete(s.sgcImb, k)
+	}
+	return s.outBalanced(e.st, idle, allPinned)
+}
+
+// parentGroupKey is sd->parent->groups->sgc for cpu's domain st: the
+// parent domain's group holding cpu; ok false at the top domain.
+func (s *Sim) parentGroupKey(st *sdState, cpu int) (sgcKey, bool) {
+	p := st.sd.Parent
+	if p == nil {
+		return sgcKey{}, false
+	}
+	for _, x := range s.cpus[cpu].sd {
+		if x.sd == p {
+			return sgcKey{p.Level, x.groups[0].ID}, true
+		}
+	}
+	return sgcKey{}, false
 }
 
 // outBalanced is the out_balanced/out_one_pinned exit: reset the failure
@@ -568,6 +614,19 @@ func (s *Sim) canMigrateTask(e *lbRun, p *simTask, src *rq) bool {
 	}
 	if !p.allowed(e.DstCPU) {
 		e.flags |= lbfSomePinned
+		// Remember a CPU of the local group p may run on, to revisit p
+		// if the other tasks cannot meet the imbalance; not for a
+		// newly idle pass, once per iteration, nor in active balance.
+		if e.Idle == CPUNewlyIdle || e.flags&(lbfDstPinned|lbfActiveLB) != 0 {
+			return false
+		}
+		for _, c := range e.st.groups[0].BalanceMask {
+			if e.cpus[c] && p.allowed(c) {
+				e.flags |= lbfDstPinned
+				e.newDstCPU = c
+				break
+			}
+		}
 		return false
 	}
 	e.flags &^= lbfAllPinned

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,6 +181,11 @@ func TestExtractDemandMatchesRunTime(t *testing.T) {
 func TestWorkloadRoundTrip(t *testing.T) {
 	f := fixtures(t)[0]
 	w, _ := extractFixture(t, f)
+	// A mask, as --affinity would set, and the command's tree carried.
+	w.Tasks[len(w.Tasks)-1].Allowed = []int{0, 1}
+	if !slices.ContainsFunc(w.Tasks, func(t Task) bool { return t.Command }) {
+		t.Errorf("%s: no task of the recorded command to carry through save/load", f)
+	}
 	dir := t.TempDir()
 	p1, p2 := filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow")
 	if err := SaveWorkload(p1, w); err != nil {

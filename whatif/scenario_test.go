@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/schedreplay/replay/model"
@@ -44,6 +45,11 @@ type checker struct {
 	// maxCharge bounds what one switch may move (maxSwitchChargeNS, or
 	// more for a workload with long charges: checkerFor).
 	maxCharge int64
+	// allowed: tid -> the CPUs its affinity allows (Task.Allowed, from
+	// checkerFor); once a task has run on one of them it never runs
+	// elsewhere (inside: it has).
+	allowed map[int64][]int
+	inside  map[int64]bool
 }
 
 // maxSwitchChargeNS bounds what a switch may move from one task's charge
@@ -58,7 +64,8 @@ type run struct {
 
 func newChecker(t testing.TB) *checker {
 	return &checker{t: t, cur: map[int64]int64{}, on: map[int64]int64{}, since: map[int64]int64{}, stat: map[int64]timeline.Event{}, statSum: map[int64]int64{},
-		short: map[int64]int64{}, carry: map[int64]int64{}, last: -1 << 62, maxCharge: maxSwitchChargeNS}
+		short: map[int64]int64{}, carry: map[int64]int64{}, last: -1 << 62, maxCharge: maxSwitchChargeNS,
+		allowed: map[int64][]int{}, inside: map[int64]bool{}}
 }
 
 // checkerFor is a checker for a replay of w under cfg: the switch
@@ -68,6 +75,13 @@ func newChecker(t testing.TB) *checker {
 func checkerFor(t testing.TB, cfg Config, w *Workload) *checker {
 	c := newChecker(t)
 	c.charged = cfg.SwitchCharge && cfg.IdleWake
+	if w != nil {
+		for _, tk := range w.Tasks {
+			if tk.Allowed != nil {
+				c.allowed[int64(tk.TID)] = tk.Allowed
+			}
+		}
+	}
 	if c.charged && !cfg.SwitchChargePoolsOnly && w != nil {
 		for _, l := range w.LongSwitchCharges {
 			c.maxCharge = max(c.maxCharge, l.NS)
@@ -129,6 +143,13 @@ func (c *checker) Emit(e *timeline.Event) error {
 				c.failf("task %d switched in on cpu %d at %d while running on cpu %d", next, cpu, e.Time, other)
 			}
 			c.on[next] = cpu
+			if al, ok := c.allowed[next]; ok {
+				if slices.Contains(al, int(cpu)) {
+					c.inside[next] = true
+				} else if c.inside[next] {
+					c.failf("task %d switched in on cpu %d at %d, outside its allowed CPUs %v", next, cpu, e.Time, al)
+				}
+			}
 		}
 		c.cur[cpu] = next
 		c.since[cpu] = e.Time

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/schedreplay/replay/model"
@@ -388,6 +389,11 @@ type simTask struct {
 	// it as RT, but its time is not the RT class's (rq->avg_rt).
 	stop   bool
 	pinned int32
+	// mask: the CPUs a task with an affinity (Task.Allowed) may run on, a
+	// bit per CPU; nil: any (or only pinned, a per-CPU kthread's).
+	// nrAllowed is its weight (p->nr_cpus_allowed), 0 without one.
+	mask      []uint64
+	nrAllowed int32
 
 	state    tstate
 	act      int32  // current (or last) activation
@@ -506,7 +512,64 @@ type simTask struct {
 	waiters   []*simTask
 }
 
-func (t *simTask) allowed(cpu int) bool { return t.pinned < 0 || int(t.pinned) == cpu }
+// selectFallbackRQ is select_fallback_rq() for a task whose chosen CPU it
+// may not run on: the first CPU it may use on cpu's node, else the first
+// it may use.
+func (s *Sim) selectFallbackRQ(t *simTask, cpu int) int {
+	for c := 0; c < s.ncpu; c++ {
+		if s.cpuNode[c] == s.cpuNode[cpu] && t.allowed(c) {
+			return c
+		}
+	}
+	for c := 0; c < s.ncpu; c++ {
+		if t.allowed(c) {
+			return c
+		}
+	}
+	return cpu
+}
+
+// allowed is cpumask_test_cpu(cpu, p->cpus_ptr).
+func (t *simTask) allowed(cpu int) bool {
+	if t.pinned >= 0 {
+		return int(t.pinned) == cpu
+	}
+	return t.mask == nil || (cpu>>6 < len(t.mask) && t.mask[cpu>>6]&(1<<(cpu&63)) != 0)
+}
+
+// setMask sets t's affinity to cpus (those below ncpu); a mask holding
+// every CPU is none.
+func (t *simTask) setMask(cpus []int, ncpu int) {
+	t.mask, t.nrAllowed = nil, 0
+	if cpus == nil {
+		return
+	}
+	m := make([]uint64, (ncpu+63)/64)
+	n := int32(0)
+	for _, c := range cpus {
+		if c < ncpu && m[c>>6]&(1<<(c&63)) == 0 {
+			m[c>>6] |= 1 << (c & 63)
+			n++
+		}
+	}
+	if int(n) < ncpu {
+		t.mask, t.nrAllowed = m, n
+	}
+}
+
+// onlyCPU is the one CPU a task whose mask holds one may run on
+// (cpumask_any of its mask), else -1.
+func (t *simTask) onlyCPU() int {
+	if t.nrAllowed != 1 {
+		return -1
+	}
+	for i, b := range t.mask {
+		if b != 0 {
+			return i*64 + bits.TrailingZeros64(b)
+		}
+	}
+	return -1
+}
 
 // Sim is one replay of a workload under a policy.
 type Sim struct {
@@ -552,6 +615,8 @@ type Sim struct {
 	niStart int64
 	nohz    nohzState
 	sgcImb  map[sgcKey]bool
+	// cpuNode: each CPU's NUMA node (select_fallback_rq's first choice).
+	cpuNode []int
 	llc     []*llcShared
 
 	out      Sink
@@ -841,6 +906,14 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	}
 	s := &Sim{cfg: cfg, pol: cfg.Policy, knobs: cfg.Policy.Knobs(), w: w, dom: d, ncpu: d.NrCPUs, out: out, sgcImb: map[sgcKey]bool{}, deferEnq: -1, enqCPU: -1, enqOn: -1}
 	s.hook, _ = cfg.Policy.(GroupStatsHook)
+	s.cpuNode = make([]int, d.NrCPUs)
+	for _, n := range topo.Nodes {
+		for _, c := range n.CPUs {
+			if c >= 0 && c < d.NrCPUs {
+				s.cpuNode[c] = n.ID
+			}
+		}
+	}
 	if rp, ok := asRules(cfg.Policy); ok {
 		s.reducedCapMisfit = rp.r.MisfitLoadSym
 	}
@@ -878,6 +951,14 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 		}
 		if t.StartCPU >= int32(s.ncpu) || t.Pinned >= int32(s.ncpu) {
 			return nil, fmt.Errorf("whatif: task %d (%s) uses a CPU beyond the topology's %d", t.TID, t.Comm, s.ncpu)
+		}
+		for _, c := range t.Allowed {
+			if c < 0 || c >= s.ncpu {
+				return nil, fmt.Errorf("whatif: task %d (%s) is allowed CPU %d, beyond the topology's %d", t.TID, t.Comm, c, s.ncpu)
+			}
+		}
+		if t.Allowed != nil && len(t.Allowed) == 0 {
+			return nil, fmt.Errorf("whatif: task %d (%s) is allowed no CPU", t.TID, t.Comm)
 		}
 	}
 	s.tickNS = 1000000000 / int64(cfg.HZ)
@@ -960,6 +1041,8 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 		st.weight = weightOfPrio(t.Prio)
 		if st.pinned >= 0 {
 			st.cpu = st.pinned
+		} else {
+			st.setMask(t.Allowed, s.ncpu)
 		}
 		s.tasks[i] = st
 		s.actBase[i+1] = s.actBase[i] + int32(len(t.Activations))
@@ -1862,6 +1945,10 @@ func (s *Sim) selectWoken(t *simTask, waker *simTask, wakerCPU int) (src, prev, 
 	switch {
 	case t.pinned >= 0:
 		cpu = int(t.pinned)
+	case t.nrAllowed == 1:
+		// select_task_rq: a task allowed one CPU goes there, without
+		// select_task_rq_fair (no record_wakee).
+		cpu = t.onlyCPU()
 	case t.rt:
 		cpu = prev
 	case s.wakingShown && (!s.cpusShareCache(src, prev) || prev != src && s.cpus[prev].nrRunning() == 0):
@@ -1890,6 +1977,9 @@ func (s *Sim) selectWoken(t *simTask, waker *simTask, wakerCPU int) (src, prev, 
 			s.recordWakee(cur, t)
 		}
 		cpu = s.selectTaskRqFair(t, prev, src, waker, false)
+	}
+	if !t.allowed(cpu) {
+		cpu = s.selectFallbackRQ(t, prev)
 	}
 	if !s.wakingShown {
 		s.emitWaking(t, waker, src, prev)
@@ -2024,11 +2114,17 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 	s.chargeCurr(r, !s.knobs.ForkHalfDeadline)
 	forkResched := s.eevdf && !s.knobs.ForkHalfDeadline && s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed)
 	cpu := r.cpu
-	if child.pinned >= 0 {
+	switch {
+	case child.pinned >= 0:
 		cpu = int(child.pinned)
-	} else if !child.rt {
+	case child.nrAllowed == 1:
+		cpu = child.onlyCPU()
+	case !child.rt:
 		child.cpu = int32(r.cpu)
 		cpu = s.selectTaskRqFair(child, r.cpu, r.cpu, parent, true)
+	}
+	if !child.allowed(cpu) {
+		cpu = s.selectFallbackRQ(child, r.cpu)
 	}
 	child.cpu = int32(cpu)
 	// task_fork_fair: the child starts from the parent's vruntime,

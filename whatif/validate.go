@@ -331,6 +331,10 @@ type Fidelity struct {
 	Spread *Spread `json:"spread,omitempty"`
 	// DemandNS is the workload's total demand, for HostStallNS's share.
 	DemandNS int64 `json:"demand_ns,omitempty"`
+	// Affinity: where the tasks' CPU masks came from (the recorded
+	// command line, --affinity) and the activations the trace ran outside
+	// them (Workload.AffinityNotes).
+	Affinity []AffinityNote `json:"affinity,omitempty"`
 	// GoalBands place each latency goal's band in both distributions
 	// (goalband.go).
 	GoalBands []GoalBand `json:"goal_bands,omitempty"`
@@ -510,6 +514,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "fidelity of policy %s (simulated vs observed)\n", f.Policy)
 	if f.Work != "" {
 		fmt.Fprintf(&b, "work: %s\n", f.Work)
+	}
+	for _, n := range f.Affinity {
+		fmt.Fprintf(&b, "trace: %s\n", n)
 	}
 	if f.LostSwitchIns > 0 {
 		timed := int64(0)

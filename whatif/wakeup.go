@@ -497,10 +497,18 @@ func findIdlestGroup(m forkMachine, sd *model.SchedDomain, cpu int) *model.Sched
 			// NUMA allowance: stay while the local node has room
 			// (allow_numa_imbalance, v5.18); from v6.0 only while the
 			// nodes' idle CPUs differ by at most NUMA_IMBALANCE_MIN too
-			// (adjust_numa_imbalance). The kernel bounds imb_numa_nr by
-			// the local node's CPUs the task may use; a task here may
-			// use one CPU (then no other node is allowed) or all.
-			if int(ls.nr)+1 <= sd.ImbNUMANr {
+			// (adjust_numa_imbalance). imb_numa_nr is bounded by the
+			// local group's CPUs the task may use (every task's
+			// nr_cpus_allowed is below NR_CPUS).
+			imbNr := sd.ImbNUMANr
+			n := 0
+			for _, c := range local.Span {
+				if m.allowed(c) {
+					n++
+				}
+			}
+			imbNr = min(imbNr, n)
+			if int(ls.nr)+1 <= imbNr {
 				d := int(ls.idle) - int(is.idle)
 				if d < 0 {
 					d = -d

@@ -159,6 +159,17 @@ type Task struct {
 	// Pinned is the CPU a per-CPU kernel thread is bound to, -1 if the
 	// task may run anywhere. Inferred from the name (see PinnedCPUOf).
 	Pinned int32
+	// Allowed is the task's CPU affinity (p->cpus_ptr), sorted; nil: every
+	// CPU. A trace does not record affinity: it comes from the recorded
+	// command line (taskset, numactl) or the user (affinity.go). Unlike a
+	// per-CPU kthread's Pinned, a task restricted so is balanced by the
+	// kernel's affinity rules (LBF_SOME_PINNED, LBF_DST_PINNED, the
+	// group's imbalance flag).
+	Allowed []int
+	// Command: the task belongs to the recorded command's process tree
+	// (perf's workload child, named perf-exec until it execs, and every
+	// task the trace shows it and its descendants forking).
+	Command bool
 	// StartCPU is where the task was first seen: the CPU it ran or was
 	// queued on at the start of the trace, the target_cpu of its first
 	// wakeup (its previous CPU is not in the trace), or for a forked task
@@ -463,6 +474,10 @@ type Workload struct {
 	// Cmdline is the recorded command line (perf.data CMDLINE), when the
 	// trace has one: TimeBounded reads the workload's nature from it.
 	Cmdline []string
+	// AffinityNotes say where the tasks' masks (Task.Allowed) came from,
+	// as ApplyAffinity set them; not kept in a workload file (the masks
+	// are).
+	AffinityNotes []AffinityNote
 	// LostSwitchIns counts the switches to a task that the trace did not
 	// record and extraction inferred: the task switched out, or woke
 	// another, on a CPU whose switches the trace had shown it did not
@@ -685,6 +700,9 @@ type extractor struct {
 	// wfsync.go); -1 when it did not so.
 	syncGap []int64
 	comms   map[int32]string
+	// perfExec: threads seen named perf-exec, perf's workload child
+	// before its exec (the recorded command's root: markCommand).
+	perfExec map[int32]bool
 	// Per CPU, since its last switch: the tick records (hard-IRQ
 	// sched_stat_runtime) and the first event showing the running
 	// task's TIF_NEED_RESCHED set since an event last showed it clear
@@ -767,7 +785,7 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 		w.Cmdline = m.Source.Cmdline
 	}
 	dom := tracedDomains(w.Topology, w.Kernel)
-	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{},
+	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{}, perfExec: map[int32]bool{},
 		lastWake: map[int32]pendWake{}, runnable: map[int32]*extTask{}, notSync: map[int32]int{}, pulled: map[int32]int{}, pulledAlone: map[int32]int{},
 		newidle:     newNewidleTally(),
 		tickSw:      newTickSwitchTally(4000000),
@@ -804,6 +822,9 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 		if e.Time == 0 && (e.Kind == timeline.PerfComm || e.Kind == timeline.PerfFork || e.Kind == timeline.KindOther) {
 			if e.Kind == timeline.PerfComm {
 				x.comms[e.Int32(timeline.CommonPID)] = e.Str(timeline.Comm)
+				if e.Str(timeline.Comm) == perfExecComm {
+					x.perfExec[e.Int32(timeline.CommonPID)] = true
+				}
 			}
 			continue
 		}
@@ -1062,6 +1083,9 @@ func (x *extractor) task(tid int32, comm string, prio int32, cpu int32) *extTask
 	wt := &x.w.Tasks[t.idx]
 	if comm != "" {
 		wt.Comm = comm
+		if comm == perfExecComm {
+			x.perfExec[tid] = true
+		}
 	}
 	if !t.seenPrio && prio > 0 {
 		wt.Prio, t.seenPrio = prio, true
@@ -2010,6 +2034,7 @@ func (x *extractor) finish() {
 		edges = append(edges, e)
 	}
 	w.Edges = edges
+	x.markCommand()
 	// A stall past its activation's final demand (a run whose end the
 	// extraction dated earlier: an inferred displacement) is cut there, and
 	// one overlapping the one before (the same) starts at its end.
@@ -2219,6 +2244,16 @@ func (w *Workload) Validate() error {
 		return err
 	}
 	for i := range w.Tasks {
+		if al := w.Tasks[i].Allowed; al != nil {
+			if len(al) == 0 {
+				return fmt.Errorf("workload task %d: allowed no CPU", i)
+			}
+			for k, c := range al {
+				if c < 0 || c >= model.MaxCPUs || (k > 0 && c <= al[k-1]) {
+					return fmt.Errorf("workload task %d: allowed CPUs %v: want ascending CPU numbers below %d", i, al, model.MaxCPUs)
+				}
+			}
+		}
 		for j, a := range w.Tasks[i].Activations {
 			if err := checkActivation(i, j, &a); err != nil {
 				return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,11 +56,13 @@ var wlCols = []struct {
 	{"busy", false},
 	{"enqueue_after_stall", false},
 	{"charge_ns", false},
+	{"allowed_cpus", true},
+	{"command", false},
 }
 
 // wlOptional are columns a file may lack (added after version 1's first
 // files): read as null.
-var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true, "charged": true, "wall_ns": true, "src_cpu": true, "busy": true, "enqueue_after_stall": true, "charge_ns": true}
+var wlOptional = map[string]bool{"sync": true, "no_preempt_ns": true, "exit_ns": true, "stall_ns": true, "awaits": true, "raced": true, "tick_softirq": true, "irq_cpu": true, "irq_context": true, "untraced": true, "charged": true, "wall_ns": true, "src_cpu": true, "busy": true, "enqueue_after_stall": true, "charge_ns": true, "allowed_cpus": true, "command": true}
 
 func wlSchema(md *arrow.Metadata) *arrow.Schema {
 	fs := make([]arrow.Field, len(wlCols))
@@ -207,8 +210,12 @@ func SaveWorkload(path string, w *Workload) (err error) {
 		}
 	}
 	for i, t := range w.Tasks {
-		add(wlRow{"table": "task", "task": i, "tid": t.TID, "pid": t.PID, "comm": t.Comm, "prio": t.Prio,
-			"pinned_cpu": t.Pinned, "start_cpu": t.StartCPU, "forked": t.Forked, "start_running": t.StartRunning, "exit_ns": t.ExitNS})
+		r := wlRow{"table": "task", "task": i, "tid": t.TID, "pid": t.PID, "comm": t.Comm, "prio": t.Prio,
+			"pinned_cpu": t.Pinned, "start_cpu": t.StartCPU, "forked": t.Forked, "start_running": t.StartRunning, "exit_ns": t.ExitNS, "command": t.Command}
+		if t.Allowed != nil {
+			r["allowed_cpus"] = model.FormatCPUList(t.Allowed)
+		}
+		add(r)
 		for j, a := range t.Activations {
 			r := wlRow{"table": "activation", "task": i, "activation": j, "demand_ns": a.DemandNS, "cause": a.Cause.String(),
 				"release_ns": a.ReleaseNS, "sleep_ns": a.SleepNS, "end": a.End.String(), "end_state": a.EndState, "cpu": a.CPU}
@@ -455,9 +462,16 @@ func LoadWorkload(path string) (w *Workload, err error) {
 				if int(num(cTask, i)) != len(w.Tasks) {
 					return nil, fmt.Errorf("%s: task rows out of order at row %d", path, i)
 				}
+				var allowed []int
+				if l := str(cAllowed, i); l != "" {
+					if allowed, err = model.ParseCPUList(l); err != nil {
+						return nil, fmt.Errorf("%s: row %d: allowed_cpus: %w", path, i, err)
+					}
+					slices.Sort(allowed)
+				}
 				w.Tasks = append(w.Tasks, Task{TID: int32(num(cTID, i)), PID: int32(num(cPID, i)), Comm: str(cComm, i),
 					Prio: int32(num(cPrio, i)), Pinned: int32(num(cPinned, i)), StartCPU: int32(num(cStartCPU, i)), Forked: num(cForked, i) != 0,
-					StartRunning: num(cStartRunning, i) != 0, ExitNS: num(cExitNS, i)})
+					StartRunning: num(cStartRunning, i) != 0, ExitNS: num(cExitNS, i), Allowed: allowed, Command: num(cCommand, i) != 0})
 			case "activation":
 				ti := int(num(cTask, i))
 				if ti < 0 || ti >= len(w.Tasks) || int(num(cActivation, i)) != len(w.Tasks[ti].Activations) {

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/schedreplay/replay/model"
 )
 
 // DefaultStreamBatch is how many activations (and, separately, edges) a
@@ -328,6 +330,10 @@ func (w *WorkloadWriter) Finish(path string, hdr *Workload) (err error) {
 		row.flag(cForked, t.Forked)
 		row.flag(cStartRunning, t.StartRunning)
 		row.num(cExitNS, t.ExitNS)
+		if t.Allowed != nil {
+			row.str(cAllowed, model.FormatCPUList(t.Allowed))
+		}
+		row.flag(cCommand, t.Command)
 		cols.add(&row)
 	}
 
@@ -635,6 +641,8 @@ var (
 	cBusy          = wlColIndex("busy")
 	cEnqAfterStall = wlColIndex("enqueue_after_stall")
 	cChargeNS      = wlColIndex("charge_ns")
+	cAllowed       = wlColIndex("allowed_cpus")
+	cCommand       = wlColIndex("command")
 )
 
 func wlColIndex(name string) int {
