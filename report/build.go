@@ -181,6 +181,15 @@ func Build(in Input) (*Data, error) {
 		return nil, err
 	}
 	d.Observed.Metrics = obsMetrics
+	// CPU affinity as replay whatif takes it by default: the recorded
+	// command line's taskset or numactl.
+	topo := in.Topology
+	if topo == nil {
+		topo = meta.Topology
+	}
+	if _, err := whatif.ApplyAffinity(w, topo, nil, true); err != nil {
+		return nil, err
+	}
 
 	config := func(p whatif.Policy) whatif.Config {
 		cfg := whatif.DefaultConfig(p)
@@ -207,6 +216,7 @@ func Build(in Input) (*Data, error) {
 			r.Name = "baseline " + pol.Name()
 			d.Baseline = &r
 			d.Fidelity = whatif.Compare(pol.Name(), obsMetrics, res.Metrics, res.Stats)
+			d.Fidelity.Affinity = w.AffinityNotes
 		} else {
 			d.Policies = append(d.Policies, r)
 		}

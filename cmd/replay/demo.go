@@ -102,6 +102,9 @@ func demoValidate(w io.Writer, path string, meta *timeline.Meta) (*whatif.Worklo
 	if err != nil {
 		return nil, whatif.Config{}, err
 	}
+	if _, err := whatif.ApplyAffinity(wl, meta.Topology, nil, true); err != nil {
+		return nil, whatif.Config{}, err
+	}
 	pol, err := whatif.PolicyForKernel(kernel)
 	if err != nil {
 		return nil, whatif.Config{}, err

@@ -60,6 +60,7 @@ func whatifCommand() *cli.Command {
 			&cli.StringFlag{Name: "arrivals", Value: "relative", Usage: "interrupt/timer wakeups: relative (recorded sleep after the task blocks) or absolute (recorded time)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table, json or csv (a comparison: one row per policy and metric)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the wakeup-latency CDFs (simulated; observed with --validate; baseline and each policy, first seed, in a comparison) to this .svg or .png file"},
+			&cli.GenericFlag{Name: "affinity", Value: &repeated{}, Usage: "CPU affinity, which traces do not record (repeatable): WHO=CPUS restricts the tasks WHO names (command: the recorded command's process tree; a thread id; or a command name) to CPUS (e.g. 0-3,8), as taskset would; by default a command recorded under taskset or numactl (perf's command line) gives its process tree that mask; off: not (a workload file keeps the masks it was saved with unless --affinity is given)"},
 			&cli.GenericFlag{Name: "set", Value: &repeated{}, Usage: "set a scheduler parameter (repeatable), for the baseline and every policy alike: " + whatif.ParamUsage()},
 			&cli.GenericFlag{Name: "sweep", Value: &repeated{}, Usage: "run the comparison at each value (repeat for a grid): key=v1,v2,... with the --set keys; one row per point and policy; implies a comparison"},
 			&cli.IntFlag{Name: "windows", Value: whatif.DefaultWindows, Usage: "comparison: also a bootstrap over this many time windows of the trace for the wakeup p95/p99 deltas (ci95_windows; 0: off)"},
@@ -180,6 +181,9 @@ func runWhatif(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+	}
+	if err := applyAffinity(c, w, topo, whatif.IsWorkloadFile(in)); err != nil {
+		return err
 	}
 	numaRule := -1
 	if r := c.String("numa-rule"); r != "" {
@@ -398,7 +402,33 @@ func writeMetricsCSV(w io.Writer, policy string, m *whatif.Metrics) error {
 // demand.
 // charged: the replay moved the switch charge (Config.SwitchCharge with
 // the machine's noise), so its pools are reported.
+// applyAffinity sets the tasks' CPU masks from the recorded command line
+// and --affinity (whatif.ApplyAffinity). A workload file keeps the masks
+// it was saved with unless --affinity is given.
+func applyAffinity(c *cli.Context, w *whatif.Workload, topo *model.Topology, workloadFile bool) error {
+	specs := repeatedValues(c, "affinity")
+	if workloadFile && len(specs) == 0 {
+		return nil
+	}
+	infer := true
+	var rules []whatif.AffinityRule
+	for _, s := range specs {
+		if s == "off" {
+			infer = false
+			continue
+		}
+		r, err := whatif.ParseAffinityRule(s)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		rules = append(rules, r)
+	}
+	_, err := whatif.ApplyAffinity(w, topo, rules, infer)
+	return err
+}
+
 func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string, charged bool) {
+	f.Affinity = w.AffinityNotes
 	f.Work, f.LostSwitchIns, f.LostSwitchOuts, f.DisplacedWoken = workNote, w.LostSwitchIns, w.LostSwitchOuts, w.DisplacedWoken
 	for i := range w.Edges {
 		e := &w.Edges[i]
