@@ -386,6 +386,37 @@ func TestAffinitySomePinnedFlagsParentGroup(t *testing.T) {
 	}
 }
 
+// find_idlest_group reads the group's imbalance flag too (group_classify
+// in update_sg_wakeup_stats), by hand on two cores of two SMT threads:
+// the parent forks on CPU 0 while X runs on CPU 2; at the MC level both
+// groups have one idle CPU and spare capacity, so the child stays in the
+// local group {0,1}; with that group flagged imbalanced (affinity left
+// an imbalance under it) it is the busier type and the child goes to
+// {2,3}.
+func TestAffinityImbalancedGroupAtFork(t *testing.T) {
+	for _, flagged := range []bool{false, true} {
+		s := handSim(t, "sockets=1,cores=2,threads=2", "v6.1", "parent", "x", "child")
+		handSet(s, s.cpus[0], s.tasks[0], 0, 0, tsRunning)
+		handSet(s, s.cpus[2], s.tasks[1], 0, 0, tsRunning)
+		var mc *sdState
+		for _, st := range s.cpus[0].sd {
+			if st.sd.SpanWeight == 4 {
+				mc = st
+			}
+		}
+		if flagged {
+			s.sgcImb[sgcKey{mc.sd.Level, mc.groups[0].ID}] = true
+		}
+		g := findIdlestGroup(simFork{s, s.tasks[2]}, mc.sd, 0)
+		switch {
+		case !flagged && g != nil:
+			t.Errorf("unflagged: the child leaves for group %v, want the local group", g.Span)
+		case flagged && (g == nil || g.Span[0] != 2):
+			t.Errorf("flagged: group %v, want {2,3}", g)
+		}
+	}
+}
+
 // The recorded taskset workload (this machine's 6.18, fixtures/local-6.18/
 // workloads/taskset-c1-cpu2*): two stress-ng CPU hogs under taskset -c 1
 // on two CPUs, alone and beside an unrestricted hog started before perf.

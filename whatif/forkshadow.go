@@ -114,7 +114,7 @@ func (f *shadowFork) capacity(c int) uint64 {
 	return capacityScale
 }
 
-func (f *shadowFork) groupStats(g *model.SchedGroup, pct uint64) wakeupStats {
+func (f *shadowFork) groupStats(g *model.SchedGroup, pct uint64, _ int) wakeupStats {
 	ws := wakeupStats{weight: uint64(g.Weight)}
 	var runnable uint64
 	for _, c := range g.Span {

@@ -347,8 +347,10 @@ type wakeupStats struct {
 // fork shadow redoes from a kernel trace (forkshadow.go), which so scores
 // the kernel's own placements by the engine's rules.
 type forkMachine interface {
-	// groupStats is update_sg_wakeup_stats for g, classified.
-	groupStats(g *model.SchedGroup, pct uint64) wakeupStats
+	// groupStats is update_sg_wakeup_stats for g, a group of a domain
+	// at level, classified (group_classify reads the group's
+	// sgc->imbalance there too).
+	groupStats(g *model.SchedGroup, pct uint64, level int) wakeupStats
 	// allowed: the new task may run on c; idle: c is available_idle_cpu
 	// (since idleStamp); load its cpu_load.
 	allowed(c int) bool
@@ -366,8 +368,8 @@ type simFork struct {
 	p *simTask
 }
 
-func (f simFork) groupStats(g *model.SchedGroup, pct uint64) wakeupStats {
-	return f.s.groupWakeupStats(g, pct)
+func (f simFork) groupStats(g *model.SchedGroup, pct uint64, level int) wakeupStats {
+	return f.s.groupWakeupStats(g, pct, f.s.sgcImb[sgcKey{level, g.ID}])
 }
 func (f simFork) allowed(c int) bool { return f.p.allowed(c) }
 func (f simFork) idle(c int) (bool, int64) {
@@ -411,7 +413,7 @@ func findIdlestCPU(m forkMachine, sd *model.SchedDomain, cpu int, flag model.SDF
 	return cpu
 }
 
-func (s *Sim) groupWakeupStats(g *model.SchedGroup, pct uint64) wakeupStats {
+func (s *Sim) groupWakeupStats(g *model.SchedGroup, pct uint64, imbalanced bool) wakeupStats {
 	ws := wakeupStats{weight: uint64(g.Weight)}
 	var runnable uint64
 	for _, c := range g.Span {
@@ -428,7 +430,7 @@ func (s *Sim) groupWakeupStats(g *model.SchedGroup, pct uint64) wakeupStats {
 	// they would be allocated at every fork's group search.
 	sgs, env := &s.wakeSGS, &s.wakeEnv
 	*sgs = SGStats{GroupCapacity: ws.capacity, GroupUtil: ws.util, GroupRunnable: runnable,
-		SumNrRunning: uint32(ws.nr), GroupWeight: uint32(ws.weight)}
+		SumNrRunning: uint32(ws.nr), GroupWeight: uint32(ws.weight), Imbalanced: imbalanced}
 	*env = LBEnv{ImbalancePct: pct}
 	ws.classify(s.pol, env, sgs)
 	return ws
@@ -459,7 +461,7 @@ func findIdlestGroup(m forkMachine, sd *model.SchedDomain, cpu int) *model.Sched
 		if !allowed {
 			continue
 		}
-		ws := m.groupStats(g, pct)
+		ws := m.groupStats(g, pct, sd.Level)
 		if inSpan(g.Span, cpu) {
 			local, ls = g, ws
 			continue
@@ -521,6 +523,10 @@ func findIdlestGroup(m forkMachine, sd *model.SchedDomain, cpu int) *model.Sched
 		if ls.idle >= is.idle {
 			return nil
 		}
+	case GroupImbalanced, GroupAsymPacking, GroupSMTBalance, GroupMisfitTask:
+		// Equal types the slow path does not weigh (a group flagged
+		// imbalanced by affinity on both sides): stay local.
+		return nil
 	}
 	return idlest
 }
