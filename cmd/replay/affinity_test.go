@@ -72,6 +72,9 @@ func TestWhatifAffinity(t *testing.T) {
 	}
 	a := run(t, dir, "whatif", "-i", wl, "-f", "json")
 	b := run(t, dir, "whatif", "-i", trace, "-f", "json")
+	if !strings.Contains(b.stderr, "replay: affinity: 3 tasks (command) may run on CPUs 1 only") {
+		t.Errorf("no affinity line on stderr: %q", b.stderr)
+	}
 	c := run(t, dir, "whatif", "-i", wl, "-f", "json", "--affinity", "off")
 	if a.code != 0 || a.stdout != b.stdout || c.stdout == a.stdout {
 		t.Errorf("the saved workload's masks: replayed as the trace's %v, and off differs %v", a.stdout == b.stdout, c.stdout != a.stdout)

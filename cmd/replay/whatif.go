@@ -403,8 +403,8 @@ func writeMetricsCSV(w io.Writer, policy string, m *whatif.Metrics) error {
 // charged: the replay moved the switch charge (Config.SwitchCharge with
 // the machine's noise), so its pools are reported.
 // applyAffinity sets the tasks' CPU masks from the recorded command line
-// and --affinity (whatif.ApplyAffinity). A workload file keeps the masks
-// it was saved with unless --affinity is given.
+// and --affinity (whatif.ApplyAffinity) and says so on stderr. A workload
+// file keeps the masks it was saved with unless --affinity is given.
 func applyAffinity(c *cli.Context, w *whatif.Workload, topo *model.Topology, workloadFile bool) error {
 	specs := repeatedValues(c, "affinity")
 	if workloadFile && len(specs) == 0 {
@@ -423,8 +423,16 @@ func applyAffinity(c *cli.Context, w *whatif.Workload, topo *model.Topology, wor
 		}
 		rules = append(rules, r)
 	}
-	_, err := whatif.ApplyAffinity(w, topo, rules, infer)
-	return err
+	notes, err := whatif.ApplyAffinity(w, topo, rules, infer)
+	if err != nil {
+		return err
+	}
+	// Said on stderr whatever the report: a comparison's table has no
+	// trace notes, and a mask changes every replay.
+	for _, n := range notes {
+		fmt.Fprintf(c.App.ErrWriter, "replay: %s\n", n)
+	}
+	return nil
 }
 
 func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string, charged bool) {
