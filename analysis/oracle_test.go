@@ -230,13 +230,14 @@ func oracleCases(t *testing.T) []oracleCase {
 			cases = addCase(cases, seen, guest+"/"+base, tr, dirs, false)
 		}
 	}
-	// The repeat, holdout, system-call and Debian 6.12 recordings
-	// (fixtures/kernels/{repeats,holdout,syscalls,v6.12}/GUEST/rN/) carry
-	// perf sched latency's output only (their guest ran no full timehist).
-	// They are 134 more traces: -short (the race run) leaves them out.
+	// The repeat, holdout, system-call, Debian 6.12 and affinity
+	// recordings (fixtures/kernels/{repeats,holdout,syscalls,v6.12,
+	// affinity}/GUEST/rN/) carry perf sched latency's output only (their
+	// guest ran no full timehist). They are 136 more traces: -short (the
+	// race run) leaves them out.
 	var repeats []string
 	if !testing.Short() {
-		for _, set := range []string{"repeats", "holdout", "syscalls", "v6.12"} {
+		for _, set := range []string{"repeats", "holdout", "syscalls", "v6.12", "affinity"} {
 			fs, _ := filepath.Glob(filepath.Join(repoRoot(), "fixtures", "kernels", set, "*", "*", "*.perf.data.gz"))
 			repeats = append(repeats, fs...)
 		}

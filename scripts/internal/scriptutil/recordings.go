@@ -20,7 +20,8 @@ type Recording struct {
 // absent, and sharedFound says so), this machine's 6.18 ones and Debian's 6.12.57
 // ones, and the other workloads recorded on this machine's later build
 // (fixtures/local-6.18/workloads: cyclictest on nearly idle CPUs,
-// stress-ng's fork and vfork stressors; FIDELITY.md rounds 67–70); with repeats, the repeat recordings of the 6.1 guests and of this
+// stress-ng's fork and vfork stressors; FIDELITY.md rounds 67–70), and
+// the 6.1 guest's commands under taskset (round 98); with repeats, the repeat recordings of the 6.1 guests and of this
 // machine (FIDELITY.md round 49; the vfork workload's since round 74); with holdout, the workloads recorded
 // after the model's rules were set (round 50).
 func Recordings(sharedKernels string, repeats, holdout bool) (recs []Recording, sharedFound bool) {
@@ -52,6 +53,9 @@ func Recordings(sharedKernels string, repeats, holdout bool) (recs []Recording, 
 	add("6.18", "fixtures/local-6.18/*.perf.data")
 	add("6.12", "fixtures/kernels/v6.12/*/r*/*.perf.data.gz")
 	add("6.18 workloads", "fixtures/local-6.18/workloads/*.perf.data")
+	// Commands under taskset on a four-vCPU 6.1 guest (FIDELITY.md round
+	// 98).
+	add("6.1 affinity", "fixtures/kernels/affinity/*/r*/*.perf.data.gz")
 	if repeats {
 		add("6.1 repeats", "fixtures/kernels/repeats/*/r*/*.perf.data.gz")
 		add("6.18 repeats", "fixtures/local-6.18/repeats/r*/*.perf.data")
