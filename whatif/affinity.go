@@ -28,9 +28,9 @@ import (
 // (select_task_rq's fallback, can_migrate_task's LBF_SOME_PINNED and
 // LBF_DST_PINNED, load_balance's retry on another destination and the
 // parent group's imbalance flag). Every mask is checked against the trace:
-// an activation the trace ran first on a CPU outside its task's mask, after
-// the task had run inside it, contradicts it and is counted
-// (AffinityNote.Outside).
+// an activation the trace ran first on a CPU outside its task's mask
+// contradicts it and is counted (AffinityNote.Outside; outsideMask says
+// which count).
 
 // perfExecComm is the name perf gives its workload child until that child
 // execs the recorded command (perf's evlist__prepare_workload).
