@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/model"
 )
 
@@ -437,29 +436,13 @@ func TestAffinityGuestFixture(t *testing.T) {
 		if _, err := os.Stat(f); err != nil {
 			t.Skipf("%s: %v", f, err)
 		}
-		w, obs := extractFixture(t, f)
-		notes, err := ApplyAffinity(w, w.Topology, nil, true)
-		if err != nil {
-			t.Fatal(err)
+		obs, results := maskedReplays(t, f, func(notes []AffinityNote) bool {
+			return len(notes) == 1 && notes[0].Tasks == c.tasks && notes[0].CPUs == "1-3" && notes[0].Outside == 0
+		})
+		if !strings.HasSuffix(c.name, "taskset-hogs") {
+			continue
 		}
-		if len(notes) != 1 || notes[0].Tasks != c.tasks || notes[0].CPUs != "1-3" || notes[0].Outside != 0 {
-			t.Fatalf("%s: notes %+v", c.name, notes)
-		}
-		p, err := PolicyForKernel(w.Kernel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for seed := uint64(0); seed < 3; seed++ {
-			cfg := DefaultConfig(p)
-			cfg.Seed = seed
-			cfg.SetAutoWork(w)
-			res, err := Replay(w, cfg, checkerFor(t, cfg, w))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.HasSuffix(c.name, "taskset-hogs") {
-				continue
-			}
+		for seed, res := range results {
 			for _, m := range []struct {
 				what     string
 				sim, obs int64
@@ -486,41 +469,16 @@ func TestAffinityFixture(t *testing.T) {
 		if _, err := os.Stat(f); err != nil {
 			t.Skipf("%s: %v", f, err)
 		}
-		r, err := ingest.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, obs, err := ExtractAndMeasure(r, r.Meta().Topology, r.Meta().Source.OSRelease)
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		notes, err := ApplyAffinity(w, w.Topology, nil, true)
-		if err != nil {
-			t.Fatal(err)
-		}
 		// The root (perf-exec, then taskset, then stress-ng) and its two
 		// CPU stressors.
-		if len(notes) != 1 || notes[0].Tasks != 3 || notes[0].CPUs != "1" || notes[0].Why != "taskset -c 1" || notes[0].Outside != 0 {
-			t.Fatalf("%s: notes %+v", name, notes)
+		obs, results := maskedReplays(t, f, func(notes []AffinityNote) bool {
+			return len(notes) == 1 && notes[0].Tasks == 3 && notes[0].CPUs == "1" && notes[0].Why == "taskset -c 1" && notes[0].Outside == 0
+		})
+		if name != "taskset-c1-cpu2" {
+			continue
 		}
-		p, err := PolicyForKernel(w.Kernel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for seed := uint64(0); seed < 3; seed++ {
-			cfg := DefaultConfig(p)
-			cfg.Seed = seed
-			cfg.SetWork(w, true)
-			ch := checkerFor(t, cfg, w)
-			res, err := Replay(w, cfg, ch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if name != "taskset-c1-cpu2" {
-				continue
-			}
-			f := Compare(p.Name(), obs, res.Metrics, res.Stats)
+		for seed, res := range results {
+			f := Compare("latest", obs, res.Metrics, res.Stats)
 			idle := float64(res.Metrics.IdleNS-obs.IdleNS) / float64(obs.IdleNS)
 			if idle < -0.01 || idle > 0.01 {
 				t.Errorf("seed %d: idle %d ns against the trace's %d (%+.3f)", seed, res.Metrics.IdleNS, obs.IdleNS, idle)
@@ -569,4 +527,36 @@ func FuzzCommandAffinity(f *testing.F) {
 			}
 		}
 	})
+}
+
+// maskedReplays extracts the recording at path, gives its tasks the masks
+// its command line names (the notes must pass want), and replays it under
+// its kernel's policy and work model with seeds 0-2, the checker holding
+// every task to its mask: the trace's metrics and the three results.
+func maskedReplays(t *testing.T, path string, want func([]AffinityNote) bool) (*Metrics, []*Result) {
+	t.Helper()
+	w, obs := extractFixture(t, path)
+	notes, err := ApplyAffinity(w, w.Topology, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !want(notes) {
+		t.Fatalf("%s: notes %+v", path, notes)
+	}
+	p, err := PolicyForKernel(w.Kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []*Result
+	for seed := uint64(0); seed < 3; seed++ {
+		cfg := DefaultConfig(p)
+		cfg.Seed = seed
+		cfg.SetAutoWork(w)
+		res, err := Replay(w, cfg, checkerFor(t, cfg, w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, res)
+	}
+	return obs, results
 }
