@@ -63,6 +63,9 @@ type fidelityView struct {
 	// their task's first switch-in where the latency section, as
 	// timehist, measures to a later one (whatif.Metrics.RepeatSwitchIns).
 	RepeatSwitchIns int64
+	// Affinity: where the replay's CPU masks came from
+	// (whatif.AffinityNote), one line each.
+	Affinity []string
 }
 
 type fidelityRow struct{ Metric, Observed, Simulated, RelError string }
@@ -129,6 +132,9 @@ func Write(w io.Writer, d *Data) error {
 		fv := &fidelityView{Policy: f.Policy, KS: fmt.Sprintf("%.4f", f.KS)}
 		if f.Observed != nil {
 			fv.RepeatSwitchIns = f.Observed.RepeatSwitchIns
+		}
+		for _, n := range f.Affinity {
+			fv.Affinity = append(fv.Affinity, n.String())
 		}
 		for _, m := range fidelityMetrics {
 			fv.Rows = append(fv.Rows, fidelityRow{m.key, fmtMetric(float64(m.get(f.Observed)), m.unit), fmtMetric(float64(m.get(f.Simulated)), m.unit), fmt.Sprintf("%+.1f%%", 100*f.RelError[m.key])})

@@ -369,3 +369,27 @@ func mustPolicy(t *testing.T, name string) whatif.Policy {
 	}
 	return p
 }
+
+// A command recorded under taskset (this machine's 6.18,
+// fixtures/local-6.18/workloads/taskset-c1-cpu2.perf.data): the report's
+// replay takes the command line's mask, as replay whatif does, and the
+// fidelity section says so; the replay idles CPU 0 as the trace did.
+func TestAffinityInReport(t *testing.T) {
+	path := filepath.Join(repoRoot(), "fixtures", "local-6.18", "workloads", "taskset-c1-cpu2.perf.data")
+	data := buildFixture(t, path, 2)
+	var b bytes.Buffer
+	if err := Write(&b, data); err != nil {
+		t.Fatal(err)
+	}
+	// html/template escapes the note's apostrophe (&#39;), not the
+	// template's own.
+	if want := "The replay's CPU affinity: 3 tasks (command) may run on CPUs 1 only, from the recorded command line&#39;s taskset -c 1."; !strings.Contains(b.String(), want) {
+		i := strings.Index(b.String(), "CPU affinity")
+		t.Errorf("no %q in the fidelity section: %q", want, b.String()[max(0, i-40):min(b.Len(), max(0, i)+200)])
+	}
+	for _, g := range data.Fidelity.Goals {
+		if g.Metric == "idle_ns/total_cpu_time" && !g.Met {
+			t.Errorf("the idle goal missed: %+v", g)
+		}
+	}
+}
