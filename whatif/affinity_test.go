@@ -455,6 +455,39 @@ func TestAffinityGuestFixture(t *testing.T) {
 	}
 }
 
+// find_idlest_group's statistics of the CPUs the child may use
+// (82d6e01a0699, v6.1's and latest's; not v6.12's), by hand on two cores
+// of two SMT threads: the parent forks on CPU 3, CPU 2 idle; CPUs 0 and 1
+// idle; the child may use CPUs 1-3. Counting every CPU, group {0,1} has
+// two idle CPUs against the local group's one and the child goes there,
+// to CPU 1 (the one it may use); counting only CPU 1, both groups have
+// one and it stays local, on CPU 2.
+func TestAffinityWakeupStatsAllowed(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		want   int
+	}{{"v6.1", 2}, {"latest", 2}, {"v6.12", 1}, {"v6.1~82d6e01a0699", 1}} {
+		s := handSim(t, "sockets=1,cores=2,threads=2", "v6.1", "parent", "child")
+		pol, err := LookupPolicy(c.policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.knobs.WakeupStatsAllowed = pol.Knobs().WakeupStatsAllowed
+		parent, child := s.tasks[0], s.tasks[1]
+		handSet(s, s.cpus[3], parent, 0, 0, tsRunning)
+		child.setMask([]int{1, 2, 3}, 4)
+		var mc *sdState
+		for _, st := range s.cpus[3].sd {
+			if st.sd.SpanWeight == 4 {
+				mc = st
+			}
+		}
+		if got := findIdlestCPU(simFork{s, child}, mc.sd, 3, model.SDBalanceFork); got != c.want {
+			t.Errorf("%s: the child placed on CPU %d, want %d", c.policy, got, c.want)
+		}
+	}
+}
+
 // The recorded taskset workload (this machine's 6.18, fixtures/local-6.18/
 // workloads/taskset-c1-cpu2*): two stress-ng CPU hogs under taskset -c 1
 // on two CPUs, alone and beside an unrestricted hog started before perf.

@@ -255,6 +255,14 @@ type Knobs struct {
 	// multiplied by the scaled weight (1024 × larger), so the cap always
 	// won: each new task got half of what its CPU's util left.
 	InitUtilTrueWeight bool
+	// WakeupStatsAllowed: find_idlest_group's group statistics
+	// (update_sg_wakeup_stats) sum only the CPUs the task may use, the
+	// group's capacity still all of them (82d6e01a0699 "sched/fair: Only
+	// update stats for allowed CPUs when looking for dst group", v6.19; in
+	// the 6.1.y, 6.6.y and 6.18.y stable series from July 2026). Before
+	// it an idle CPU the task may not use made its group look idle. Only
+	// a task with an affinity (Task.Allowed) sees the difference.
+	WakeupStatsAllowed bool
 	// ForkNumaIdleDiff: find_idlest_group keeps a new task on its NUMA
 	// node under imb_numa_nr only while the nodes' idle CPUs differ by at
 	// most 2 (adjust_numa_imbalance, "sched/numa: Apply imbalance

@@ -59,6 +59,8 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.knobs.BaseSlice070 = on }, func(p *reworkPolicy) bool { return p.knobs.BaseSlice070 }},
 	{"e837456fdca8", "sched/fair: Reimplement NEXT_BUDDY to align with EEVDF goals (a fork never preempts; the rest reverted or off)", "v6.19",
 		func(p *reworkPolicy, on bool) { p.knobs.ForkNoPreempt = on }, func(p *reworkPolicy) bool { return p.knobs.ForkNoPreempt }},
+	{"82d6e01a0699", "sched/fair: Only update stats for allowed CPUs when looking for dst group (find_idlest_group, a task with an affinity)", "v6.19",
+		func(p *reworkPolicy, on bool) { p.knobs.WakeupStatsAllowed = on }, func(p *reworkPolicy) bool { return p.knobs.WakeupStatsAllowed }},
 	{"33cf66d88306", "sched/fair: Proportional newidle balance (NI_RANDOM)", "v6.19",
 		func(p *reworkPolicy, on bool) { p.knobs.NIRandom = on }, func(p *reworkPolicy) bool { return p.knobs.NIRandom }},
 	{"155213a2aed4", "sched/fair: Bump sd->max_newidle_lb_cost when newidle balance fails", "v6.17",

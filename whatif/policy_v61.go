@@ -45,14 +45,14 @@ func init() { RegisterPolicy("v6.1", func() Policy { return newV61() }) }
 func newV61() *reworkPolicy {
 	p := newLLCNrRunning()
 	p.name = "v6.1"
-	p.kernels = "v5.18–v6.3 (v6.1 LTS): 0b0695f2b34a + 070f5e860ee2 + 16b0a7a1a0af + e496132ebedd + v6.0 NUMA/SIS_UTIL (70fb5ccf2ebb) + 91dcf1e8068e, 3af7524b1419 and NI_RANDOM (33cf66d88306) as 6.1.y has them"
+	p.kernels = "v5.18–v6.3 (v6.1 LTS): 0b0695f2b34a + 070f5e860ee2 + 16b0a7a1a0af + e496132ebedd + v6.0 NUMA/SIS_UTIL (70fb5ccf2ebb) + 91dcf1e8068e, 3af7524b1419, NI_RANDOM (33cf66d88306) and 82d6e01a0699 as 6.1.y has them"
 	p.r.Numa = NumaImbNrDst
 	p.r.MisfitLoadSym = true
 	p.r.OverflowGuard = true
 	p.r.UtilShrBound = true
 	p.r.ActiveTaskOnly = true
 	p.knobs = Knobs{IntervalMinusOne: true, ImbalancePctDefault: 117, BusyFactor: 16, NewidleGate516: true, SISUtil: true,
-		BaseSlice: true, NIRandom: true, ForkNumaIdleDiff: true, AllPinnedEarly: true, StatRuntimeRT: true}
+		BaseSlice: true, NIRandom: true, ForkNumaIdleDiff: true, AllPinnedEarly: true, StatRuntimeRT: true, WakeupStatsAllowed: true}
 	return p
 }
 

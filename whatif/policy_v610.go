@@ -43,7 +43,9 @@ func newV610() *reworkPolicy {
 	p.knobs.InitUtilTrueWeight = true
 	p.knobs.DeadlineTree = true
 	p.knobs.UtilEstSingle = true
-	// v6.10 and v6.11 left stable support before NI_RANDOM was backported.
+	// v6.10 and v6.11 left stable support before NI_RANDOM and
+	// 82d6e01a0699 (find_idlest_group's allowed CPUs) were backported.
 	p.knobs.NIRandom = false
+	p.knobs.WakeupStatsAllowed = false
 	return p
 }

@@ -42,5 +42,9 @@ func newV612() *reworkPolicy {
 	p.knobs.BaseSlice070 = true
 	// The 6.12 LTS series took NI_RANDOM (33cf66d88306) in January 2026.
 	p.knobs.NIRandom = true
+	// Whether it took 82d6e01a0699 (find_idlest_group's allowed CPUs,
+	// in 5.10.y, 6.1.y, 6.6.y and 6.18.y from July 2026) is not checked
+	// here, and Debian's 6.12.57 predates it: off (--apply 82d6e01a0699).
+	p.knobs.WakeupStatsAllowed = false
 	return p
 }

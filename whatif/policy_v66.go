@@ -40,6 +40,9 @@ func newV66() *reworkPolicy {
 	// the 6.6.150 source).
 	p.knobs.BaseSlice070 = true
 	p.knobs.EEVDF = true
+	// 82d6e01a0699 (find_idlest_group's statistics of the CPUs a task may
+	// use), in the 6.6 stable series from July 2026 as in 6.1's: kept on.
+	p.knobs.WakeupStatsAllowed = true
 	p.knobs.UtilEstRunnableSkip = true
 	return p
 }

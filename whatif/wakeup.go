@@ -369,7 +369,11 @@ type simFork struct {
 }
 
 func (f simFork) groupStats(g *model.SchedGroup, pct uint64, level int) wakeupStats {
-	return f.s.groupWakeupStats(g, pct, f.s.sgcImb[sgcKey{level, g.ID}])
+	var only *simTask
+	if f.s.knobs.WakeupStatsAllowed {
+		only = f.p
+	}
+	return f.s.groupWakeupStats(g, pct, f.s.sgcImb[sgcKey{level, g.ID}], only)
 }
 func (f simFork) allowed(c int) bool { return f.p.allowed(c) }
 func (f simFork) idle(c int) (bool, int64) {
@@ -413,15 +417,21 @@ func findIdlestCPU(m forkMachine, sd *model.SchedDomain, cpu int, flag model.SDF
 	return cpu
 }
 
-func (s *Sim) groupWakeupStats(g *model.SchedGroup, pct uint64, imbalanced bool) wakeupStats {
+func (s *Sim) groupWakeupStats(g *model.SchedGroup, pct uint64, imbalanced bool, only *simTask) wakeupStats {
 	ws := wakeupStats{weight: uint64(g.Weight)}
 	var runnable uint64
 	for _, c := range g.Span {
+		// sgc->capacity: every CPU of the group, whatever the task may
+		// use; the sums below only over those it may (only non-nil,
+		// WakeupStatsAllowed).
+		ws.capacity += s.cpus[c].cpuCapacity
+		if only != nil && !only.allowed(c) {
+			continue
+		}
 		ws.load += s.cpuLoad(c)
 		ws.util += s.cpuUtil(c)
 		runnable += s.cpuRunnable(c)
 		ws.nr += uint64(s.cpus[c].nrRunning())
-		ws.capacity += s.cpus[c].cpuCapacity
 		if s.cpus[c].idle() {
 			ws.idle++
 		}
