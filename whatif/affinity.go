@@ -171,14 +171,14 @@ func tasksetMask(cmd []string) ([]int, string, bool, error) {
 			if len(cpus) == 0 {
 				return nil, why, false, fmt.Errorf("the recorded command's %s: no CPU", why)
 			}
-			slices.Sort(cpus)
 			return cpus, why, true, nil
 		}
 	}
 	return nil, "", false, nil
 }
 
-// parseHexMask reads taskset's hexadecimal mask (0x3, 3, ff,ffffffff).
+// parseHexMask reads taskset's hexadecimal mask (0x3, 3, ff,ffffffff),
+// its CPUs in ascending order (as model.ParseCPUList returns a list's).
 func parseHexMask(s string) ([]int, error) {
 	h := strings.ReplaceAll(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X"), ",", "")
 	if h == "" || len(h) > model.MaxCPUs/4 {
@@ -260,7 +260,6 @@ func numactlMask(cmd []string, topo *model.Topology) ([]int, string, bool, error
 			return nil, why, false, fmt.Errorf("the recorded command's %s: %v", why, err)
 		}
 		cpus = c
-		slices.Sort(cpus)
 	}
 	if nodes != "" {
 		if topo == nil || len(topo.Nodes) == 0 {
@@ -340,7 +339,6 @@ func ParseAffinityRule(s string) (AffinityRule, error) {
 	if err != nil {
 		return AffinityRule{}, fmt.Errorf("--affinity %q: %v", s, err)
 	}
-	slices.Sort(cpus)
 	if len(cpus) == 0 {
 		return AffinityRule{}, fmt.Errorf("--affinity %q: no CPU", s)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -464,10 +463,9 @@ func LoadWorkload(path string) (w *Workload, err error) {
 				}
 				var allowed []int
 				if l := str(cAllowed, i); l != "" {
-					if allowed, err = model.ParseCPUList(l); err != nil {
+					if allowed, err = model.ParseCPUList(l); err != nil { // sorted
 						return nil, fmt.Errorf("%s: row %d: allowed_cpus: %w", path, i, err)
 					}
-					slices.Sort(allowed)
 				}
 				w.Tasks = append(w.Tasks, Task{TID: int32(num(cTID, i)), PID: int32(num(cPID, i)), Comm: str(cComm, i),
 					Prio: int32(num(cPrio, i)), Pinned: int32(num(cPinned, i)), StartCPU: int32(num(cStartCPU, i)), Forked: num(cForked, i) != 0,

@@ -396,12 +396,6 @@ func writeMetricsCSV(w io.Writer, policy string, m *whatif.Metrics) error {
 	return cw.Error()
 }
 
-// traceNotes adds to a fidelity report what the workload says about the
-// trace itself: how its work was bounded, the switches and wake flags
-// extraction had to infer, and the host stalls it keeps in the tasks'
-// demand.
-// charged: the replay moved the switch charge (Config.SwitchCharge with
-// the machine's noise), so its pools are reported.
 // applyAffinity sets the tasks' CPU masks from the recorded command line
 // and --affinity (whatif.ApplyAffinity) and says so on stderr. A workload
 // file keeps the masks it was saved with unless --affinity is given.
@@ -435,6 +429,12 @@ func applyAffinity(c *cli.Context, w *whatif.Workload, topo *model.Topology, wor
 	return nil
 }
 
+// traceNotes adds to a fidelity report what the workload says about the
+// trace itself: how its work was bounded, the switches and wake flags
+// extraction had to infer, and the host stalls it keeps in the tasks'
+// demand.
+// charged: the replay moved the switch charge (Config.SwitchCharge with
+// the machine's noise), so its pools are reported.
 func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string, charged bool) {
 	f.Affinity = w.AffinityNotes
 	f.Work, f.LostSwitchIns, f.LostSwitchOuts, f.DisplacedWoken = workNote, w.LostSwitchIns, w.LostSwitchOuts, w.DisplacedWoken

@@ -98,6 +98,8 @@ func main() {
 	policy61 := flag.String("policy61", "", "the policy for the 6.1 guests' recordings instead of their kernel's (e.g. v6.1~33cf66d88306: FIDELITY.md round 23)")
 	var setAll setList
 	flag.Var(&setAll, "set", "a --set for every recording (a model option measured across the groups, e.g. tick_switch=on: FIDELITY.md round 62); repeatable")
+	var affinity setList
+	flag.Var(&affinity, "affinity", "an --affinity for every recording (off: no mask from the recorded command line, the replays before round 98: FIDELITY.md round 98); repeatable")
 	set61 := flag.String("set61", "", "a --set for the 6.1 guests' recordings only (e.g. newidle_ratio=boot: FIDELITY.md round 25)")
 	set612 := flag.String("set612", "", "a --set for Debian's 6.12 recordings only (an EEVDF option the 6.1 policies refuse, e.g. slice_protection=none: FIDELITY.md round 76)")
 	policy618 := flag.String("policy618", "", "the policy for this machine's 6.18 recordings instead of latest (e.g. latest+155213a2aed4: FIDELITY.md round 25)")
@@ -185,6 +187,9 @@ func main() {
 				args = append(args, r.args...)
 				for _, kv := range setAll {
 					args = append(args, "--set", kv)
+				}
+				for _, a := range affinity {
+					args = append(args, "--affinity", a)
 				}
 				r.out, r.err = exec.Command(*bin, args...).Output()
 				if r.err == nil {
