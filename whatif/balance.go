@@ -1030,7 +1030,7 @@ func (s *Sim) newidleBalance(r *rq) {
 // CPUs' blocked load is due for a refresh refreshes it itself as it enters
 // idle (NOHZ_NEWILB_KICK, run by nohz_run_idle_balance), with no IPI.
 func (s *Sim) nohzNewidleBalance(r *rq) {
-	if s.cfg.NoNOHZ || r.avgIdle < s.cfg.MigrationCostNS {
+	if r.avgIdle < s.cfg.MigrationCostNS {
 		return
 	}
 	if !s.nohz.hasBlocked || s.now < s.nohz.nextBlocked {
@@ -1062,9 +1062,6 @@ const (
 
 // nohzBalancerKick is nohz_balancer_kick() on a busy CPU's tick (§3.3).
 func (s *Sim) nohzBalancerKick(r *rq) {
-	if s.cfg.NoNOHZ {
-		return
-	}
 	if s.nohz.idle[r.cpu] {
 		s.nohz.idle[r.cpu] = false
 		s.nohz.nrCPUs--

@@ -66,6 +66,7 @@ type rq struct {
 	newILB             bool
 	maxIdleBalanceCost int64
 	tickOn             bool
+	idleTicks          int // the idle CPU's own ticks since it went idle (Config.IdleTicks)
 	tickArmed          bool
 	activeBalance      bool
 	// inBalance: the CPU itself is in schedule() or its own softirq
@@ -1256,7 +1257,7 @@ func (s *Sim) enterIdle(r *rq) {
 		// the tick stops: the blocked-load refresh of the idle CPUs that
 		// newidle_balance asked for, unless a kick is on its way.
 		r.newILB = false
-		if !s.cfg.NoNOHZ && s.nohz.kickFlags[r.cpu] == 0 {
+		if s.nohz.kickFlags[r.cpu] == 0 {
 			s.nohz.kickFlags[r.cpu] = kickStats
 			s.nohzIdleBalance(r.cpu)
 		}
@@ -1273,14 +1274,22 @@ func (s *Sim) enterIdle(r *rq) {
 			s.llc[r.cpu].hasIdleCores = true
 		}
 	}
-	if !s.cfg.NoNOHZ {
-		r.tickOn = false
-		if !s.nohz.idle[r.cpu] {
-			s.nohz.idle[r.cpu] = true
-			s.nohz.nrCPUs++
-			s.nohz.hasBlocked = true
-			s.nohz.needsUpdate = true
-		}
+	r.idleTicks = 0
+	if s.cfg.IdleTicks == 0 || !r.tickOn {
+		s.stopIdleTick(r)
+	}
+}
+
+// stopIdleTick is tick_nohz_idle_stop_tick() on an idle CPU: its tick
+// stops and it joins nohz.idle_cpus_mask (nohz_balance_enter_idle), so
+// from then on the nohz idle balancer balances it.
+func (s *Sim) stopIdleTick(r *rq) {
+	r.tickOn = false
+	if !s.nohz.idle[r.cpu] {
+		s.nohz.idle[r.cpu] = true
+		s.nohz.nrCPUs++
+		s.nohz.hasBlocked = true
+		s.nohz.needsUpdate = true
 	}
 }
 
@@ -1296,18 +1305,26 @@ func (s *Sim) startTick(r *rq) {
 }
 
 // tick is scheduler_tick(): charge the current task, PELT, the CFS slice
-// check (check_preempt_tick), then trigger_load_balance.
-func (s *Sim) tick(r *rq) {
+// check (check_preempt_tick), then trigger_load_balance. late: an idle
+// vCPU's tick already moved to when the host runs it.
+func (s *Sim) tick(r *rq, late bool) {
 	if r.curr != nil {
 		// A busy vCPU the host has descheduled takes its tick late.
 		if at := s.hostStallEnd(r, s.now); at > s.now {
 			s.push(event{t: at, cls: 1, kind: evTick, cpu: int32(r.cpu)})
 			return
 		}
+	} else if !late && r.tickOn && r.nrRunning() == 0 && s.cfg.IdleTicks > 0 && s.hostContended() {
+		// An idle vCPU's tick is a timer interrupt on it: it runs once
+		// the host runs the vCPU (idle exits of the CPU's own timers).
+		if d := s.idleExitDelay(r, false); d > 0 {
+			s.push(event{t: s.now + d, cls: 1, kind: evTick, cpu: int32(r.cpu), b: 1})
+			return
+		}
 	}
 	softirqEnd := s.tickSoftirqEnd(r)
 	r.tickArmed = false
-	if !r.tickOn && !s.cfg.NoNOHZ {
+	if !r.tickOn {
 		return
 	}
 	idleAtTick := r.curr == nil && r.nrRunning() == 0
@@ -1337,9 +1354,20 @@ func (s *Sim) tick(r *rq) {
 		s.balancePullsDue()
 	}
 	s.triggerLoadBalance(r, idleAtTick)
-	if r.curr == nil && r.nrRunning() == 0 && !s.cfg.NoNOHZ {
-		r.tickOn = false
-		return
+	if r.curr == nil && r.nrRunning() == 0 {
+		if s.cfg.IdleTicks == 0 {
+			// Gone idle without enterIdle (the stopper's push left it
+			// nothing): the tick stops, the nohz mask as it was.
+			r.tickOn = false
+			return
+		}
+		if idleAtTick {
+			r.idleTicks++
+		}
+		if r.idleTicks >= s.cfg.IdleTicks {
+			s.stopIdleTick(r)
+			return
+		}
 	}
 	r.tickArmed = true
 	// The next jiffy boundary (s.now + tickNS unless this tick was late).

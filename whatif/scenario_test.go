@@ -1087,6 +1087,96 @@ func TestNohzNextKick(t *testing.T) {
 	}
 }
 
+// An idle CPU whose tick goes on (Config.IdleTicks: the 6.1 stable
+// series' idle loop without a cpuidle driver keeps the tick for the first
+// idle iteration, f4c31b07b136; pending RCU callbacks keep it longer)
+// stays out of nohz.idle_cpus_mask and balances itself on its own ticks,
+// CPU_IDLE, until its tick stops. Worked by hand on two cores (one MC
+// domain): CPU 1 goes idle at a jiffy with its tick running; with N = 0
+// it joins the mask at once; with N = 1 its next tick runs one CPU_IDLE
+// load_balance (the MC domain, due) and then the CPU joins the mask with
+// its tick stopped; with N = 2 the first tick balances and keeps the tick,
+// the second stops it (the domain's idle interval, 2 ms, is one jiffy, so
+// it balances on both).
+func TestIdleTicksBeforeNohz(t *testing.T) {
+	for _, tc := range []struct {
+		n            int
+		passes       []int64 // LBIdle after each idle tick
+		nohzAfterNth int     // the tick after which the CPU is in the mask (0: at idle entry)
+	}{
+		{0, nil, 0},
+		{1, []int64{1}, 1},
+		{2, []int64{1, 2}, 2},
+	} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		b.task("a", 120, 0, true, CauseStart, 100*ms)
+		cfg := testConfig()
+		cfg.IdleTicks = tc.n
+		s, _ := newSim(t, b.done(t), cfg)
+		s.now = s.nextJiffy()
+		r1 := s.cpus[1]
+		r1.tickOn = true // it ran a task until now
+		r1.nextBalance = s.jiffies()
+		s.enterIdle(r1)
+		if got := s.nohz.idle[1]; got != (tc.nohzAfterNth == 0) {
+			t.Fatalf("N=%d: in the nohz mask at idle entry: %v", tc.n, got)
+		}
+		for i, want := range tc.passes {
+			s.now += s.tickNS
+			s.tick(r1, false)
+			if s.stats.LBIdle != want {
+				t.Errorf("N=%d: CPU_IDLE passes after idle tick %d: %d, want %d", tc.n, i+1, s.stats.LBIdle, want)
+			}
+			in := i+1 >= tc.nohzAfterNth
+			if s.nohz.idle[1] != in || r1.tickOn == in {
+				t.Errorf("N=%d: after idle tick %d: in the mask %v, tick on %v; want %v, %v", tc.n, i+1, s.nohz.idle[1], r1.tickOn, in, !in)
+			}
+		}
+		if s.nohz.nrCPUs != 1 || !s.nohz.needsUpdate {
+			t.Errorf("N=%d: nohz.nr_cpus %d, needs_update %v; want 1, true", tc.n, s.nohz.nrCPUs, s.nohz.needsUpdate)
+		}
+	}
+}
+
+// On a host that runs fewer vCPUs than want to run, an idle vCPU's own
+// tick is a timer interrupt that waits for the host like its other timers
+// (a draw from the trace's idle exits of an idle CPU's own wakeups, here
+// the single 300 µs one): the tick due at a jiffy balances 300 µs later,
+// and a busy vCPU's tick is not moved by it.
+func TestIdleTickWaitsForHost(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	b.task("a", 120, 0, true, CauseStart, 100*ms)
+	w := b.done(t)
+	w.IdleWakeNS = []int64{50000}
+	w.IdleWakeLocalNS = []int64{300000}
+	w.IdleWakeRemoteNS = []int64{100000}
+	w.Stalls = &StallModel{TickNS: 4 * ms, FractionByBusy: []float64{0, 0, 0}, StallsNS: []int64{5 * ms}, MeanStallNS: 5 * ms, HostCores: 1}
+	cfg := testConfig()
+	cfg.IdleWake = true
+	cfg.IdleTicks = 1
+	s, _ := newSim(t, w, cfg)
+	s.now = s.nextJiffy()
+	r1 := s.cpus[1]
+	r1.tickOn, r1.tickArmed = true, true
+	r1.nextBalance = s.jiffies()
+	s.enterIdle(r1)
+	s.now += s.tickNS
+	due := s.now
+	s.tick(r1, false)
+	if s.stats.LBIdle != 0 || !r1.tickOn {
+		t.Fatalf("the idle tick balanced at the jiffy (%d passes, tick on %v); want it after the host runs the vCPU", s.stats.LBIdle, r1.tickOn)
+	}
+	e := s.q.pop()
+	if e.kind != evTick || e.cpu != 1 || e.t != due+300000 || e.b != 1 {
+		t.Fatalf("queued %+v; want CPU 1's late tick at the jiffy + 300 µs", e)
+	}
+	s.now = e.t
+	s.tick(r1, true)
+	if s.stats.LBIdle != 1 || r1.tickOn || !s.nohz.idle[1] {
+		t.Errorf("after the late tick: %d passes, tick on %v, in the mask %v; want 1, false, true", s.stats.LBIdle, r1.tickOn, s.nohz.idle[1])
+	}
+}
+
 // rebalance_domains decays max_newidle_lb_cost on its regular visit
 // (update_newidle_cost(sd, 0)), at most once per HZ jiffies, and resets
 // max_idle_balance_cost to max(sysctl_sched_migration_cost, the sum of the

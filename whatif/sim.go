@@ -116,8 +116,9 @@ type Config struct {
 	IdleWake bool
 	// FixedIdleWakeNS, when > 0, replaces the sampled delay.
 	FixedIdleWakeNS int64
-	// NoNOHZ keeps idle CPUs ticking (nohz=off); default is NOHZ_IDLE.
-	NoNOHZ bool
+	// IdleTicks is how many of its own ticks an idle CPU takes before its
+	// tick stops and it enters nohz idle: 0 stops it as the CPU goes idle.
+	IdleTicks int
 	// StopperLatencyNS delays active balance (5 µs); IPILatencyNS delays
 	// nohz kicks (2 µs).
 	StopperLatencyNS, IPILatencyNS int64
@@ -1214,7 +1215,7 @@ func (s *Sim) Run() (*Stats, error) {
 		case evNohzKick:
 			s.nohzCSD(int(e.cpu))
 		case evTick:
-			s.tick(s.cpus[e.cpu])
+			s.tick(s.cpus[e.cpu], e.b == 1)
 		case evDeadline:
 			s.deadline(s.tasks[e.a])
 		}
