@@ -853,7 +853,8 @@ func (s *Sim) activeBalanceStop(busiest, dstCPU int) {
 	defer s.endLBRun()
 	e.flags = lbfActiveLB
 	// The stopper preempts the running task, which becomes migratable.
-	if src.curr != nil && !src.curr.rt {
+	preempted := src.curr != nil && !src.curr.rt
+	if preempted {
 		s.preemptForStopper(src)
 	}
 	e.scratch.cands = s.cfsTasksTailFirst(e.scratch.cands, src)
@@ -865,11 +866,14 @@ func (s *Sim) activeBalanceStop(busiest, dstCPU int) {
 		s.migrateQueued(p, src, dst, -1)
 		break
 	}
-	if src.curr == nil && src.nrRunning() > 0 {
+	if src.curr == nil && (preempted || src.nrRunning() > 0) {
+		// The stopper sleeps: __schedule picks from the classes below
+		// it, fair's balance running newidle_balance if nothing is
+		// left, then the idle task (do_idle: the tick stops).
 		s.schedule(src, "")
-	} else if src.curr == nil && src.stopperShown != nil {
-		// Nothing left to run: the stopper gives the CPU to idle.
-		s.emitSwitch(src, nil, nil, "")
+		if src.curr == nil && src.stopperShown != nil {
+			s.emitSwitch(src, nil, nil, "")
+		}
 	}
 }
 

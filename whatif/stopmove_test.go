@@ -60,6 +60,8 @@ func (l *switchLog) Emit(e *timeline.Event) error {
 // stopper switching to idle (state S); the replay names the stopper where
 // the workload has that thread. Without it the CPU goes to idle at once,
 // as before. (CPU 0, idle, takes x at once: no idle-exit delay here.)
+// CPU 1 then goes idle the kernel's way: __schedule after the stopper,
+// newidle_balance, do_idle.
 func TestActiveBalanceShowsStopper(t *testing.T) {
 	for _, c := range []struct {
 		stopper bool
@@ -87,6 +89,12 @@ func TestActiveBalanceShowsStopper(t *testing.T) {
 		s.activeBalanceStop(1, 0)
 		if !slices.Equal(log.rows, c.want) {
 			t.Errorf("stopper in the workload %v: %q, want %q", c.stopper, log.rows, c.want)
+		}
+		// CPU 1, left with nothing, schedules as the stopper sleeps:
+		// newidle_balance (nothing to pull), then the idle task, whose
+		// tick stops (the nohz mask).
+		if !s.nohz.idle[1] || r1.tickOn || r1.idleSince != s.now {
+			t.Errorf("stopper in the workload %v: CPU 1 in the nohz mask %v, tick on %v, idle since %d; want true, false, %d", c.stopper, s.nohz.idle[1], r1.tickOn, r1.idleSince, s.now)
 		}
 	}
 }
