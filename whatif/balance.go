@@ -81,12 +81,22 @@ func (s *Sim) triggerLoadBalance(r *rq, idleAtTick bool) {
 			idle = CPUIdle
 		}
 		// run_rebalance_domains (same instant, after the tick).
+		chance := idleAtTick && s.waitingElsewhere(r)
 		s.updateBlockedAverages(r)
 		r.inBalance = true
 		was := s.balancingOn(r.cpu, r.curr)
 		s.rebalanceDomains(r, idle, MigrationSourcePeriodic)
 		s.endBalancing(was)
 		r.inBalance = false
+		if idleAtTick {
+			s.stats.IdleTickPasses++
+			if chance {
+				s.stats.IdleTickChances++
+			}
+			if r.nrRunning() > 0 {
+				s.stats.IdleTickPulls++
+			}
+		}
 		if r.curr == nil && r.nrRunning() > 0 {
 			s.schedule(r, "")
 		}
@@ -94,6 +104,17 @@ func (s *Sim) triggerLoadBalance(r *rq, idleAtTick bool) {
 	if !idleAtTick {
 		s.nohzBalancerKick(r)
 	}
+}
+
+// waitingElsewhere: a CPU other than r's runs a task with another queued
+// behind it (scripts/idlepulls' chance for an idle CPU's balance).
+func (s *Sim) waitingElsewhere(r *rq) bool {
+	for _, o := range s.cpus {
+		if o != r && o.curr != nil && o.nrRunning() >= 2 {
+			return true
+		}
+	}
+	return false
 }
 
 // Migration sources for statistics.

@@ -1135,6 +1135,48 @@ func TestIdleTicksBeforeNohz(t *testing.T) {
 		if s.nohz.nrCPUs != 1 || !s.nohz.needsUpdate {
 			t.Errorf("N=%d: nohz.nr_cpus %d, needs_update %v; want 1, true", tc.n, s.nohz.nrCPUs, s.nohz.needsUpdate)
 		}
+		// --validate's idle_tick row: each of those ticks raised the
+		// softirq; nothing waited anywhere, nothing was pulled.
+		if st := s.stats; st.IdleTickPasses != int64(len(tc.passes)) || st.IdleTickChances != 0 || st.IdleTickPulls != 0 {
+			t.Errorf("N=%d: idle_tick pass/wait/pull %d/%d/%d, want %d/0/0", tc.n, st.IdleTickPasses, st.IdleTickChances, st.IdleTickPulls, len(tc.passes))
+		}
+	}
+}
+
+// An idle CPU's own-tick pass that finds a task waiting behind a running
+// one elsewhere pulls it, and --validate's idle_tick row counts the pass,
+// the chance and the pull. Two cores (one MC domain, single-CPU groups):
+// a runs on CPU 0 with b queued behind it, b last ran 10 ms ago (not
+// cache hot); CPU 1 goes idle with its tick on and IdleTicks = 1. Its
+// tick's CPU_IDLE pass sees CPU 0 with two tasks against none: an
+// imbalance of one task (calculate_imbalance's nr_running halves), and
+// detach_tasks takes b, the only one not running.
+func TestIdleTickPassPulls(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	b.task("a", 120, 0, false, CauseArrival, 100*ms)
+	b.task("b", 120, 0, false, CauseArrival, 100*ms)
+	cfg := testConfig()
+	cfg.IdleTicks = 1
+	s, _ := newSim(t, b.done(t), cfg)
+	s.now = s.nextJiffy()
+	r0, r1 := s.cpus[0], s.cpus[1]
+	for _, p := range s.tasks {
+		s.startActivation(p, 0)
+		p.avg.lastUpdate = s.now
+		s.enqueue(r0, p, enqWakeup)
+	}
+	s.switchTo(r0, s.tasks[0], "")
+	s.tasks[1].execStart = s.now - 10*ms
+	r1.tickOn = true
+	r1.nextBalance = s.jiffies()
+	s.enterIdle(r1)
+	s.now += s.tickNS
+	s.tick(r1, false)
+	if st := s.stats; st.IdleTickPasses != 1 || st.IdleTickChances != 1 || st.IdleTickPulls != 1 {
+		t.Errorf("idle_tick pass/wait/pull %d/%d/%d, want 1/1/1", st.IdleTickPasses, st.IdleTickChances, st.IdleTickPulls)
+	}
+	if r1.curr != s.tasks[1] {
+		t.Errorf("CPU 1 runs %v, want b", r1.curr)
 	}
 }
 

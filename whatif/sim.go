@@ -750,6 +750,15 @@ type Stats struct {
 	// (lb_count[CPU_IDLE], lb_gained[CPU_IDLE]).
 	LBIdle       int64 `json:"lb_count_idle"`
 	LBGainedIdle int64 `json:"lb_gained_idle"`
+	// IdleTickPasses, IdleTickChances, IdleTickPulls: the SCHED softirqs
+	// an idle CPU's own tick raised (Config.IdleTicks: none by default),
+	// those with a task waiting behind a running one on another CPU, and
+	// those that pulled a task onto the idle CPU; scripts/idlepulls
+	// counts the same in a kernel trace with the timer and softirq events
+	// (FIDELITY.md round 100).
+	IdleTickPasses  int64 `json:"idle_tick_passes,omitempty"`
+	IdleTickChances int64 `json:"idle_tick_chances,omitempty"`
+	IdleTickPulls   int64 `json:"idle_tick_pulls,omitempty"`
 	// TTWUMoveAffine: wakeups wake_affine sent to the waker's CPU
 	// (schedstat's ttwu_move_affine).
 	TTWUMoveAffine int64 `json:"ttwu_move_affine"`
