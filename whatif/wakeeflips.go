@@ -1,6 +1,8 @@
 package whatif
 
 import (
+	"slices"
+
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 )
@@ -89,11 +91,20 @@ type fitPlace struct {
 // fitSync is a telling placement waiting for its WF_SYNC evidence: the
 // waker leaving its CPU within syncWindowNS, with no switch between.
 type fitSync struct {
-	cpu       int32
-	switches  int64
-	at        int64
-	wide      uint32
-	stayedOff bool // the wakee stayed on its previous CPU (wake_wide true)
+	cpu, wakee int32
+	switches   int64
+	at         int64
+	wide       uint32
+	stayedOff  bool // the wakee stayed on its previous CPU (wake_wide true)
+}
+
+// fitWakee is one wakee's telling placements: pulled onto the waker's CPU,
+// and stayed on its busy previous CPU where wake_wide() is false with
+// each candidate (bit k of fitSync.wide clear), which WF_SYNC does not
+// do (syncDenied).
+type fitWakee struct {
+	pulled int
+	stayed [nFlipCandidates]int
 }
 
 type flipFit struct {
@@ -109,6 +120,7 @@ type flipFit struct {
 	sync     map[int32]fitSync
 	score    [nFlipCandidates]int
 	n        int
+	wakees   map[int32]*fitWakee
 	// shadow scores wake_affine_weight's telling pulls (wakeshadow.go):
 	// the other half of the evidence, where the waker is not alone.
 	shadow *wakeShadow
@@ -138,7 +150,7 @@ func flipFitOn(d *model.Domains) *flipFit {
 	if d == nil {
 		return nil
 	}
-	f := &flipFit{tasks: map[int32]*fitTask{}, where: map[int32]int32{}, lastCPU: map[int32]int32{}, sync: map[int32]fitSync{}}
+	f := &flipFit{tasks: map[int32]*fitTask{}, where: map[int32]int32{}, lastCPU: map[int32]int32{}, sync: map[int32]fitSync{}, wakees: map[int32]*fitWakee{}}
 	n := d.NrCPUs
 	f.llcSize = make([]int, n)
 	f.affine = make([][]bool, n)
@@ -220,9 +232,9 @@ func (f *flipFit) resolve(c, dest int32) {
 	}
 	switch dest {
 	case c:
-		f.sync[pl.waker] = fitSync{cpu: c, switches: f.switches[c], at: pl.at, wide: pl.wide}
+		f.sync[pl.waker] = fitSync{cpu: c, wakee: pl.pid, switches: f.switches[c], at: pl.at, wide: pl.wide}
 	case pl.prev:
-		f.sync[pl.waker] = fitSync{cpu: c, switches: f.switches[c], at: pl.at, wide: pl.wide, stayedOff: true}
+		f.sync[pl.waker] = fitSync{cpu: c, wakee: pl.pid, switches: f.switches[c], at: pl.at, wide: pl.wide, stayedOff: true}
 	}
 }
 
@@ -270,6 +282,19 @@ func (f *flipFit) observe(e *timeline.Event) {
 				for k := range f.score {
 					if (s.wide>>k&1 == 1) == s.stayedOff {
 						f.score[k]++
+					}
+				}
+				wk := f.wakees[s.wakee]
+				if wk == nil {
+					wk = &fitWakee{}
+					f.wakees[s.wakee] = wk
+				}
+				if !s.stayedOff {
+					wk.pulled++
+				}
+				for k := range wk.stayed {
+					if s.stayedOff && s.wide>>k&1 == 0 {
+						wk.stayed[k]++
 					}
 				}
 			}
@@ -336,6 +361,30 @@ func (f *flipFit) waking(e *timeline.Event, c int32) {
 		}
 	}
 	f.place[c] = pl
+}
+
+// syncDenied says whether the telling placements of the wakee pid deny
+// WF_SYNC at the starting count flips: a wakeup with the flag, its waker
+// alone on its CPU and wake_wide() false, takes the waker's CPU
+// (wake_affine_idle) or an idle one (select_idle_sibling), never the
+// wakee's busy previous CPU; a wakee the trace shows staying there so at
+// least syncPullsMin times, and more than once per syncAgainstRatio of
+// its pulls, is woken without the flag (a futex: schbench's message
+// threads, whose workers block at once after waking them).
+func (f *flipFit) syncDenied(pid int32, flips uint32) bool {
+	if f == nil {
+		return false
+	}
+	wk := f.wakees[pid]
+	if wk == nil {
+		return false
+	}
+	k := slices.Index(flipCandidates[:], flips)
+	if k < 0 {
+		return false
+	}
+	n := wk.stayed[k]
+	return n >= syncPullsMin && syncAgainstRatio*n > wk.pulled
 }
 
 func (f *flipFit) runningSomewhere(p int32) bool {

@@ -40,6 +40,8 @@ func (x *extractor) inferSync() {
 			e.Sync = false
 		case e.Sync && x.notSync[e.Wakee] > x.pulled[e.Wakee]:
 			e.Sync = false
+		case e.Sync && x.flips.syncDenied(x.w.Tasks[e.Wakee].TID, x.w.Flips.WakeeFlips):
+			e.Sync = false
 		case !e.Sync && e.Kind == EdgeWake && (pair != nil && pair[e.Waker] && to[e.Waker] == e.Wakee || x.syncByPulls(e.Wakee)):
 			e.Sync = true
 		}

@@ -311,7 +311,9 @@ type Edge struct {
 	// between: what the flag asserts), unless the wakee's wakeups show
 	// placements WF_SYNC would not have made more often than ones it
 	// would (extractor.notSync: a futex wake whose waker blocks at once
-	// looks synchronous but is not); also every wakeup of a wakee the
+	// looks synchronous but is not), or stays on a busy previous CPU
+	// where wake_wide() is false more than a few times
+	// (flipFit.syncDenied); also every wakeup of a wakee the
 	// trace shows pulled as only WF_SYNC pulls, and of an exclusive pair
 	// most of whose wakeups left at the trace's own pace (wfsync.go).
 	// The trace has no wake flags.
@@ -1028,6 +1030,9 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 	if w.EndNS-minT > MaxSpanNS {
 		return nil, fmt.Errorf("whatif: the trace's events span %.0f s (%d to %d ns), more than a week: damaged timestamps?", float64(w.EndNS-minT)/1e9, minT, w.EndNS)
 	}
+	// The starting wakee_flips first: inferSync reads the placements
+	// at that count.
+	w.Flips = x.flips.result()
 	x.finish()
 	w.Stalls = x.stalls.model()
 	if w.Stalls != nil {
@@ -1044,7 +1049,6 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 	slices.Sort(w.SwitchChargeBlockIRQNS)
 	slices.Sort(w.SwitchChargePreemptNS)
 	w.LongSwitchCharges = x.longChargesResult()
-	w.Flips = x.flips.result()
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("whatif: internal error extracting the workload: %w", err)
 	}
