@@ -148,7 +148,7 @@ func main() {
 	if *set612 != "" {
 		groupArgs["6.12"] = append(groupArgs["6.12"], "--set", *set612)
 	}
-	for _, g := range []string{"6.1 committed", "6.1 shared", "6.1 2-vCPU", "6.1 repeats", "6.1 2-vCPU holdout", "6.1 8-vCPU holdout", "6.1 affinity"} {
+	for _, g := range []string{"6.1 committed", "6.1 shared", "6.1 2-vCPU", "6.1 repeats", "6.1 timers repeats", "6.1 2-vCPU holdout", "6.1 8-vCPU holdout", "6.1 affinity"} {
 		if *policy61 != "" {
 			groupArgs[g] = append(groupArgs[g], "--policy", *policy61)
 		}
@@ -866,14 +866,19 @@ func kernelOf(group string) string {
 // recordingName names a recording by its guest and workload
 // ("guest-P-1s2c1t/hackbench"); a repeat, holdout or affinity recording
 // (repeats/GUEST/rN/WORKLOAD.perf.data.gz, holdout/GUEST/rN/...) adds
-// "@rN", so that family(name) groups it with the other recordings of its
-// workload on that guest.
+// "@rN", one with the timer events
+// (idle-tick/GUEST/WORKLOAD/WORKLOAD-N.perf.data.gz) "@tN", so that
+// family(name) groups it with the other recordings of its workload on
+// that guest.
 func recordingName(path string) string {
 	dir := filepath.Dir(path)
 	work := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".gz"), ".perf.data")
 	switch filepath.Base(filepath.Dir(filepath.Dir(dir))) {
 	case "repeats", "holdout", "affinity":
 		return filepath.Base(filepath.Dir(dir)) + "/" + work + "@" + filepath.Base(dir)
+	case "idle-tick": // idle-tick/GUEST/WORKLOAD/WORKLOAD-N: one boot, N runs
+		i := strings.LastIndexByte(work, '-')
+		return filepath.Base(filepath.Dir(dir)) + "/" + work[:max(i, 0)] + "@t" + work[i+1:]
 	case "v6.12": // another kernel on the same guest: a family of its own
 		return filepath.Base(filepath.Dir(dir)) + "-v6.12/" + work + "@" + filepath.Base(dir)
 	}

@@ -55,17 +55,20 @@ func TestBandRowsByHand(t *testing.T) {
 }
 
 // recordingName by hand: a committed recording is GUEST/WORKLOAD; a
-// repeat, holdout or affinity recording adds @rN to its guest's family; Debian's 6.12 boots of
-// a guest are a family of their own.
+// repeat, holdout or affinity recording adds @rN to its guest's family, a
+// run of one boot with the timer events @tN; Debian's 6.12 boots of a
+// guest are a family of their own.
 func TestRecordingName(t *testing.T) {
 	for path, want := range map[string]string{
-		"fixtures/kernels/guest-P-1s2c1t/hackbench.perf.data":                   "guest-P-1s2c1t/hackbench",
-		"fixtures/kernels/repeats/guest-P-1s2c1t/r2/hackbench.perf.data.gz":     "guest-P-1s2c1t/hackbench@r2",
-		"fixtures/kernels/holdout/guest-B-1s4c2t/r1/pipe.perf.data.gz":          "guest-B-1s4c2t/pipe@r1",
-		"fixtures/kernels/affinity/guest-Q-1s2c2t/r1/taskset-hogs.perf.data.gz": "guest-Q-1s2c2t/taskset-hogs@r1",
-		"fixtures/kernels/v6.12/guest-P-1s2c1t/r3/schbench.perf.data.gz":        "guest-P-1s2c1t-v6.12/schbench@r3",
-		"fixtures/local-6.18/repeats/r2/stressng-mix.perf.data":                 "local-6.18/stressng-mix@r2",
-		"fixtures/local-6.18/hackbench-g2-l100.perf.data":                       "local-6.18/hackbench-g2-l100",
+		"fixtures/kernels/guest-P-1s2c1t/hackbench.perf.data":                                "guest-P-1s2c1t/hackbench",
+		"fixtures/kernels/repeats/guest-P-1s2c1t/r2/hackbench.perf.data.gz":                  "guest-P-1s2c1t/hackbench@r2",
+		"fixtures/kernels/holdout/guest-B-1s4c2t/r1/pipe.perf.data.gz":                       "guest-B-1s4c2t/pipe@r1",
+		"fixtures/kernels/affinity/guest-Q-1s2c2t/r1/taskset-hogs.perf.data.gz":              "guest-Q-1s2c2t/taskset-hogs@r1",
+		"fixtures/kernels/v6.12/guest-P-1s2c1t/r3/schbench.perf.data.gz":                     "guest-P-1s2c1t-v6.12/schbench@r3",
+		"fixtures/local-6.18/repeats/r2/stressng-mix.perf.data":                              "local-6.18/stressng-mix@r2",
+		"fixtures/local-6.18/hackbench-g2-l100.perf.data":                                    "local-6.18/hackbench-g2-l100",
+		"fixtures/kernels/idle-tick/guest-B-1s4c2t/schbench/schbench-3.perf.data.gz":         "guest-B-1s4c2t/schbench@t3",
+		"fixtures/kernels/idle-tick/guest-B-1s4c2t/stressng-mix/stressng-mix-2.perf.data.gz": "guest-B-1s4c2t/stressng-mix@t2",
 	} {
 		if got := recordingName(path); got != want {
 			t.Errorf("%s: %q, want %q", path, got, want)

@@ -22,7 +22,8 @@ type Recording struct {
 // (fixtures/local-6.18/workloads: cyclictest on nearly idle CPUs,
 // stress-ng's fork and vfork stressors; FIDELITY.md rounds 67–70), and
 // the 6.1 guest's commands under taskset (round 98); with repeats, the repeat recordings of the 6.1 guests and of this
-// machine (FIDELITY.md round 49; the vfork workload's since round 74); with holdout, the workloads recorded
+// machine (FIDELITY.md round 49; the vfork workload's since round 74; the
+// eight-vCPU guests' schbench with the timer events since round 100); with holdout, the workloads recorded
 // after the model's rules were set (round 50).
 func Recordings(sharedKernels string, repeats, holdout bool) (recs []Recording, sharedFound bool) {
 	add := func(group, pattern string) {
@@ -58,6 +59,10 @@ func Recordings(sharedKernels string, repeats, holdout bool) (recs []Recording, 
 	add("6.1 affinity", "fixtures/kernels/affinity/*/r*/*.perf.data.gz")
 	if repeats {
 		add("6.1 repeats", "fixtures/kernels/repeats/*/r*/*.perf.data.gz")
+		// The eight-vCPU guests' schbench three times more on one boot
+		// each, with the timer, idle and softirq events (FIDELITY.md
+		// round 100).
+		add("6.1 timers repeats", "fixtures/kernels/idle-tick/*/schbench/*.perf.data.gz")
 		add("6.18 repeats", "fixtures/local-6.18/repeats/r*/*.perf.data")
 		add("6.18 workloads repeats", "fixtures/local-6.18/workloads/repeats/r*/*.perf.data")
 	}

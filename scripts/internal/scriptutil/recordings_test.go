@@ -23,7 +23,7 @@ func TestRecordings(t *testing.T) {
 	}{
 		{false, false, map[string]int{"6.1 committed": 4, "6.1 2-vCPU": 9, "6.18": 5, "6.12": 27, "6.18 workloads": 5, "6.1 affinity": 6}},
 		{true, true, map[string]int{"6.1 committed": 4, "6.1 2-vCPU": 9, "6.18": 5, "6.12": 27, "6.18 workloads": 5, "6.1 affinity": 6,
-			"6.1 repeats": 78, "6.18 repeats": 15, "6.18 workloads repeats": 3, "6.1 2-vCPU holdout": 27, "6.1 8-vCPU holdout": 9}},
+			"6.1 repeats": 78, "6.1 timers repeats": 9, "6.18 repeats": 15, "6.18 workloads repeats": 3, "6.1 2-vCPU holdout": 27, "6.1 8-vCPU holdout": 9}},
 	} {
 		recs, found := Recordings(filepath.Join(t.TempDir(), "absent"), c.repeats, c.holdout)
 		if found {
