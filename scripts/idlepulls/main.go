@@ -24,7 +24,6 @@ package main
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -37,16 +36,13 @@ import (
 )
 
 func main() {
-	tickfn := flag.String("tickfn", "", "tick_sched_timer's address, hex (default: from info/kallsyms-timers.txt beside each trace)")
-	args := scriptutil.ParseArgs("usage: idlepulls [-tickfn ADDR] TRACE...", false)
-	for _, path := range args {
-		c, err := measure(path, *tickfn)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "idlepulls:", err)
-			os.Exit(1)
+	scriptutil.TickMain("idlepulls", func(w io.Writer, path, tickfn string) error {
+		c, err := measure(path, tickfn)
+		if err == nil {
+			c.print(w)
 		}
-		c.print(os.Stdout)
-	}
+		return err
+	})
 }
 
 // ownTickWindowNS: a SCHED softirq this soon after its CPU's tick was

@@ -17,26 +17,21 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/timeline"
 )
 
 func main() {
-	tickfn := flag.String("tickfn", "", "tick_sched_timer's address, hex (default: from info/kallsyms-timers.txt beside each trace)")
-	args := scriptutil.ParseArgs("usage: idleticks [-tickfn ADDR] TRACE...", false)
-	for _, path := range args {
-		c, err := measure(path, *tickfn)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "idleticks:", err)
-			os.Exit(1)
+	scriptutil.TickMain("idleticks", func(w io.Writer, path, tickfn string) error {
+		c, err := measure(path, tickfn)
+		if err == nil {
+			c.print(w)
 		}
-		c.print(os.Stdout)
-	}
+		return err
+	})
 }
 
 // tickNS: HZ=250, the guests' and this machine's kernels.

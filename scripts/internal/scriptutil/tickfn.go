@@ -2,7 +2,9 @@ package scriptutil
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,4 +43,20 @@ func TickAddress(path, flagValue string) (uint64, error) {
 		return 0, err
 	}
 	return 0, fmt.Errorf("%s names no tick_sched_timer", ks)
+}
+
+// TickMain is the main of a script that measures traces recorded with
+// the timer events (scripts/idleticks, scripts/idlepulls): each argument
+// measured and printed by run, given tick_sched_timer's address from
+// -tickfn (empty: TickAddress reads it beside each trace); the first
+// error ends it, exit status 1.
+func TickMain(name string, run func(w io.Writer, path, tickfn string) error) {
+	tickfn := flag.String("tickfn", "", "tick_sched_timer's address, hex (default: from info/kallsyms-timers.txt beside each trace)")
+	args := ParseArgs("usage: "+name+" [-tickfn ADDR] TRACE...", false)
+	for _, path := range args {
+		if err := run(os.Stdout, path, *tickfn); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+			os.Exit(1)
+		}
+	}
 }
