@@ -89,7 +89,7 @@ type fitPlace struct {
 }
 
 // fitSync is a telling placement waiting for its WF_SYNC evidence: the
-// waker leaving its CPU within syncWindowNS, with no switch between.
+// waker leaving its CPU within flipSyncWindowNS, with no switch between.
 type fitSync struct {
 	cpu, wakee int32
 	switches   int64
