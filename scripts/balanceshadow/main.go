@@ -21,9 +21,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/scripts/internal/scriptutil"
@@ -57,7 +54,7 @@ func run(w io.Writer, path, policy string, verbose bool) error {
 			fmt.Fprintln(w, "  "+passLine(p))
 		}
 	}
-	diff, where, err := schedstatBeside(path)
+	diff, where, err := scriptutil.SchedstatBeside(path)
 	if err != nil {
 		return err
 	}
@@ -92,44 +89,6 @@ func passLine(p whatif.BalancePass) string {
 		float64(p.TimeNS)/1e9, idleNames[schedstatIndex(p.Idle)], p.DstCPU, p.SrcCPU, p.Level,
 		p.Local.GroupType, p.Local.SumNrRunning, p.Local.GroupLoad, p.Busiest.GroupType, p.Busiest.SumNrRunning, p.Busiest.GroupLoad,
 		imb, p.Moved, p.MovedLoad)
-}
-
-// schedstatBeside reads the recipe's snapshots around the trace's run:
-// DIR/info/schedstat.WORKLOAD.{before,after}.txt for DIR/WORKLOAD.perf.data
-// (nil when absent).
-func schedstatBeside(path string) (*model.Schedstat, string, error) {
-	dir, base := filepath.Split(path)
-	wl, _, ok := strings.Cut(base, ".perf.data")
-	if !ok {
-		return nil, "", nil
-	}
-	before := filepath.Join(dir, "info", "schedstat."+wl+".before.txt")
-	after := filepath.Join(dir, "info", "schedstat."+wl+".after.txt")
-	a, err := readSchedstat(after)
-	if err != nil || a == nil {
-		return nil, "", err
-	}
-	b, err := readSchedstat(before)
-	if err != nil || b == nil {
-		return nil, "", err
-	}
-	d, err := a.Sub(b)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s less %s: %w", after, before, err)
-	}
-	return d, after + " less " + filepath.Base(before), nil
-}
-
-func readSchedstat(path string) (*model.Schedstat, error) {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return model.ParseSchedstat(f, path)
 }
 
 // sums are one CPU, domain and idle type's shadow totals.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/schedreplay/replay/model"
+	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/whatif"
 )
 
@@ -55,7 +56,7 @@ func TestComparison(t *testing.T) {
 // TestSchedstatBeside finds the recipe's snapshots for a trace named
 // WORKLOAD.perf.data[.gz] and none for other names.
 func TestSchedstatBeside(t *testing.T) {
-	d, where, err := schedstatBeside("../../fixtures/kernels/repeats/guest-N-2s1c1t-2numa/r5/hackbench.perf.data.gz")
+	d, where, err := scriptutil.SchedstatBeside("../../fixtures/kernels/repeats/guest-N-2s1c1t-2numa/r5/hackbench.perf.data.gz")
 	if err != nil || d == nil || !strings.Contains(where, "schedstat.hackbench.after.txt") {
 		t.Fatalf("%v %q %v", d, where, err)
 	}
@@ -64,7 +65,7 @@ func TestSchedstatBeside(t *testing.T) {
 	if k := d.CPUs[1].Domains[0].LB[1]; k.Passes() != 2 || k.Imbalance != 15199 || k.Gained != 21 {
 		t.Errorf("cpu1 busy %+v", k)
 	}
-	if d, _, err := schedstatBeside("/tmp/no/such.arrow"); d != nil || err != nil {
+	if d, _, err := scriptutil.SchedstatBeside("/tmp/no/such.arrow"); d != nil || err != nil {
 		t.Errorf("%v %v", d, err)
 	}
 }

@@ -23,12 +23,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/schedreplay/replay/scripts/internal/scriptutil"
@@ -274,47 +270,18 @@ func measure(path, tickfn string) (*counts, error) {
 	return c, nil
 }
 
-// schedstatGained sums lb_gained for CPU_IDLE (the fifth of a domain
-// line's first eight counts: schedstat version 15's lb_count, balanced,
-// failed, imbalance, gained, hot_gained, nobusyq, nobusyg for the idle
-// type CPU_IDLE) over every CPU and domain, after less before, from
-// info/schedstat.WORKLOAD.{before,after}.txt beside the trace.
-func schedstatGained(path string) (int, bool, error) {
-	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".gz"), ".perf.data")
-	dir := filepath.Join(filepath.Dir(path), "info")
-	before, err1 := readGained(filepath.Join(dir, "schedstat."+base+".before.txt"))
-	after, err2 := readGained(filepath.Join(dir, "schedstat."+base+".after.txt"))
-	if os.IsNotExist(err1) || os.IsNotExist(err2) {
-		return 0, false, nil
+// schedstatGained sums lb_gained for CPU_IDLE over every CPU and domain
+// of the recipe's /proc/schedstat snapshots around the trace's run
+// (scriptutil.SchedstatBeside); ok false when they are not beside it.
+func schedstatGained(path string) (gained int, ok bool, err error) {
+	d, _, err := scriptutil.SchedstatBeside(path)
+	if err != nil || d == nil {
+		return 0, false, err
 	}
-	if err1 != nil {
-		return 0, false, err1
-	}
-	if err2 != nil {
-		return 0, false, err2
-	}
-	return after - before, true, nil
-}
-
-func readGained(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sum := 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) < 7 || !strings.HasPrefix(fs[0], "domain") {
-			continue
+	for _, c := range d.CPUs {
+		for _, sd := range c.Domains {
+			gained += int(sd.LB[0].Gained)
 		}
-		v, err := strconv.Atoi(fs[6])
-		if err != nil {
-			return 0, fmt.Errorf("%s: domain line's lb_gained %q: want a number", path, fs[6])
-		}
-		sum += v
 	}
-	return sum, sc.Err()
+	return gained, true, nil
 }
