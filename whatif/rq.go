@@ -54,7 +54,14 @@ type rq struct {
 	gen         uint32
 	waking      bool // idle exit in progress (still idle)
 	idleGen     uint32
-	idleSince   int64
+	// idleExitAt: when the idle exit in progress (waking) ends;
+	// lateTickAt: when the idle vCPU takes the tick the host holds back
+	// (0: none pending). The host runs the vCPU once for both: whichever
+	// comes first brings the other (Sim.tick, kickIdle).
+	idleExitAt, lateTickAt int64
+	lateTickGen            uint32 // the pending late tick's event (gen)
+	idleSince              int64
+	idleTicked             bool // an idle tick (nothing queued) since idleSince
 
 	// Balancing state.
 	sd          []*sdState
@@ -906,6 +913,14 @@ func (s *Sim) switchTo(r *rq, t *simTask, prevState string) {
 		}
 	}
 	t.ranOn = true
+	if wasIdle && s.cfg.IdleTicks > 0 {
+		if d := s.now - r.idleSince; d >= idleMidMinNS && d < idleMidMaxNS {
+			s.stats.IdleMidPeriods++
+			if r.idleTicked {
+				s.stats.IdleMidTicked++
+			}
+		}
+	}
 	if wasIdle {
 		s.emitSwitch(r, nil, t, "")
 	} else {
@@ -1209,12 +1224,31 @@ func (s *Sim) kickIdle(r *rq) {
 	}
 	remote := s.heldWake || (r.cpu+1 != s.wakerCPU1 && r.cpu+1 != s.irqCPU1)
 	d := s.idleExitDelay(r, remote)
+	if r.lateTickAt > s.now {
+		if remote {
+			// The vCPU already waits for the host to run it for its
+			// tick: the IPI changes nothing, and is taken at that run
+			// before the tick (the higher vector).
+			d = r.lateTickAt - s.now
+		} else {
+			// A wakeup raised on the vCPU itself (the trace's timer
+			// or interrupt, at its recorded time) shows the host
+			// running it now: the held tick comes with its exit.
+			s.pushLateTick(r, d)
+		}
+	}
 	if d <= 0 {
 		s.schedule(r, "")
 		return
 	}
+	s.idleExitIn(r, d)
+}
+
+// idleExitIn ends idle CPU r's idle exit d from now.
+func (s *Sim) idleExitIn(r *rq, d int64) {
 	r.waking = true
 	r.idleGen++
+	r.idleExitAt = s.now + d
 	s.push(event{t: s.now + d, kind: evIdleExit, cpu: int32(r.cpu), gen: r.idleGen})
 }
 
@@ -1250,7 +1284,7 @@ func (s *Sim) hostContended() bool {
 // newidle balance), updates has_idle_cores and, under NOHZ, stops its tick
 // and joins nohz.idle_cpus_mask.
 func (s *Sim) enterIdle(r *rq) {
-	r.idleSince = s.now
+	r.idleSince, r.idleTicked = s.now, false
 	s.updateRQLoad(r)
 	if r.newILB {
 		// nohz_run_idle_balance at the start of the idle loop, before
@@ -1314,14 +1348,22 @@ func (s *Sim) tick(r *rq, late bool) {
 			s.push(event{t: at, cls: 1, kind: evTick, cpu: int32(r.cpu)})
 			return
 		}
-	} else if !late && r.tickOn && r.nrRunning() == 0 && s.cfg.IdleTicks > 0 && s.hostContended() {
+	} else if !late && r.tickOn && (r.nrRunning() == 0 || r.waking) && s.cfg.IdleTicks > 0 && s.hostContended() {
 		// An idle vCPU's tick is a timer interrupt on it: it runs once
-		// the host runs the vCPU (idle exits of the CPU's own timers).
-		if d := s.idleExitDelay(r, false); d > 0 {
-			s.push(event{t: s.now + d, cls: 1, kind: evTick, cpu: int32(r.cpu), b: 1})
+		// the host runs the vCPU, which runs it once for all its
+		// interrupts: whichever came first sets when.
+		d := s.idleTickLate(r)
+		if r.waking {
+			// The vCPU already waits for the host to run it for an IPI:
+			// the tick comes at that run.
+			d = r.idleExitAt - s.now
+		}
+		if d > 0 {
+			s.pushLateTick(r, d)
 			return
 		}
 	}
+	r.lateTickAt = 0
 	softirqEnd := s.tickSoftirqEnd(r)
 	r.tickArmed = false
 	if !r.tickOn {
@@ -1372,6 +1414,25 @@ func (s *Sim) tick(r *rq, late bool) {
 	r.tickArmed = true
 	// The next jiffy boundary (s.now + tickNS unless this tick was late).
 	s.push(event{t: s.nextJiffy(), cls: 1, kind: evTick, cpu: int32(r.cpu)})
+}
+
+// pushLateTick queues idle vCPU r's tick held back by the host d from
+// now, in place of any such tick queued before.
+func (s *Sim) pushLateTick(r *rq, d int64) {
+	r.lateTickGen++
+	r.lateTickAt = s.now + d
+	s.push(event{t: s.now + d, cls: 1, kind: evTick, cpu: int32(r.cpu), b: 1, gen: r.lateTickGen})
+}
+
+// idleTickLate is how late idle vCPU r takes the tick due now: like an
+// IPI's, its timer interrupt runs once the host runs the vCPU, an idle
+// exit of the CPU's own timers after the wait for a host core (hostEnd,
+// the vCPU itself now wanting one). The guests' idle vCPUs skip most of
+// their ticks so (FIDELITY.md round 101: of schbench's idle periods of
+// 4-16 ms, a quarter to a third take a tick with nothing queued).
+func (s *Sim) idleTickLate(r *rq) int64 {
+	d := s.idleExitDelay(r, false)
+	return d + s.hostEnd(r.cpu, s.now, s.busyCPUs()+1) - s.now
 }
 
 // checkPreemptTick is check_preempt_tick(): the slice is used up, or the

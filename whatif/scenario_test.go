@@ -1137,8 +1137,8 @@ func TestIdleTicksBeforeNohz(t *testing.T) {
 		}
 		// --validate's idle_tick row: each of those ticks raised the
 		// softirq; nothing waited anywhere, nothing was pulled.
-		if st := s.stats; st.IdleTickPasses != int64(len(tc.passes)) || st.IdleTickChances != 0 || st.IdleTickPulls != 0 {
-			t.Errorf("N=%d: idle_tick pass/wait/pull %d/%d/%d, want %d/0/0", tc.n, st.IdleTickPasses, st.IdleTickChances, st.IdleTickPulls, len(tc.passes))
+		if st := s.stats; st.IdleTicks != int64(len(tc.passes)) || st.IdleTickPasses != int64(len(tc.passes)) || st.IdleTickChances != 0 || st.IdleTickPulls != 0 {
+			t.Errorf("N=%d: idle_tick tick/pass/wait/pull %d/%d/%d/%d, want %d/%d/0/0", tc.n, st.IdleTicks, st.IdleTickPasses, st.IdleTickChances, st.IdleTickPulls, len(tc.passes), len(tc.passes))
 		}
 	}
 }
@@ -1172,19 +1172,59 @@ func TestIdleTickPassPulls(t *testing.T) {
 	s.enterIdle(r1)
 	s.now += s.tickNS
 	s.tick(r1, false)
-	if st := s.stats; st.IdleTickPasses != 1 || st.IdleTickChances != 1 || st.IdleTickPulls != 1 {
-		t.Errorf("idle_tick pass/wait/pull %d/%d/%d, want 1/1/1", st.IdleTickPasses, st.IdleTickChances, st.IdleTickPulls)
+	if st := s.stats; st.IdleTicks != 1 || st.IdleTickPasses != 1 || st.IdleTickChances != 1 || st.IdleTickPulls != 1 {
+		t.Errorf("idle_tick tick/pass/wait/pull %d/%d/%d/%d, want 1/1/1/1", st.IdleTicks, st.IdleTickPasses, st.IdleTickChances, st.IdleTickPulls)
 	}
 	if r1.curr != s.tasks[1] {
 		t.Errorf("CPU 1 runs %v, want b", r1.curr)
 	}
 }
 
+// --validate's `idle 4-16ms: ticked/all` row (with IdleTicks): an idle
+// period counts when it lasts 4 to 16 ms, as ticked when an idle tick
+// (nothing queued) came in it. CPU 1 goes idle at a jiffy and runs a
+// task again after 5 ms with its tick taken at 4 ms (counted, ticked),
+// after 3 ms (too short), after 5 ms with its tick off (counted, not
+// ticked), after 17 ms (too long).
+func TestIdleMidPeriods(t *testing.T) {
+	for _, c := range []struct {
+		lenNS           int64
+		tickOn          bool
+		periods, ticked int64
+	}{{5 * ms, true, 1, 1}, {3 * ms, true, 0, 0}, {5 * ms, false, 1, 0}, {17 * ms, true, 0, 0}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		b.task("a", 120, 1, false, CauseArrival, 100*ms)
+		cfg := testConfig()
+		cfg.IdleTicks = 1
+		s, _ := newSim(t, b.done(t), cfg)
+		s.now = s.nextJiffy()
+		r1, p := s.cpus[1], s.tasks[0]
+		r1.tickOn = c.tickOn
+		r1.nextBalance = s.jiffies()
+		s.enterIdle(r1)
+		start := s.now
+		if c.tickOn {
+			s.now = start + s.tickNS
+			s.tick(r1, false)
+		}
+		s.now = start + c.lenNS
+		s.startActivation(p, 0)
+		p.avg.lastUpdate = s.now
+		s.enqueue(r1, p, enqWakeup)
+		s.switchTo(r1, p, "")
+		if st := s.stats; st.IdleMidPeriods != c.periods || st.IdleMidTicked != c.ticked {
+			t.Errorf("idle %d ns, tick on %v: ticked/all %d/%d, want %d/%d", c.lenNS, c.tickOn, st.IdleMidTicked, st.IdleMidPeriods, c.ticked, c.periods)
+		}
+	}
+}
+
 // On a host that runs fewer vCPUs than want to run, an idle vCPU's own
 // tick is a timer interrupt that waits for the host like its other timers
 // (a draw from the trace's idle exits of an idle CPU's own wakeups, here
-// the single 300 µs one): the tick due at a jiffy balances 300 µs later,
-// and a busy vCPU's tick is not moved by it.
+// the single 300 µs one, after the wait for a host core, none here: no
+// other vCPU wants one, TestIdleTickWaitsForHostCore has some): the tick
+// due at a jiffy balances 300 µs later, and a busy vCPU's tick is not
+// moved by it.
 func TestIdleTickWaitsForHost(t *testing.T) {
 	b := newBuilder(t, "sockets=1,cores=2,threads=1")
 	b.task("a", 120, 0, true, CauseStart, 100*ms)
@@ -1216,6 +1256,123 @@ func TestIdleTickWaitsForHost(t *testing.T) {
 	s.tick(r1, true)
 	if s.stats.LBIdle != 1 || r1.tickOn || !s.nohz.idle[1] {
 		t.Errorf("after the late tick: %d passes, tick on %v, in the mask %v; want 1, false, true", s.stats.LBIdle, r1.tickOn, s.nohz.idle[1])
+	}
+}
+
+// An idle vCPU's tick waits, like an IPI to it, for the host to run the
+// vCPU: an idle exit of its own timers (the local pool's 300 µs) after
+// the stall of its host-wait process the jiffy falls in (hostEnd; set by
+// hand here: CPU 1's runs from 1 ms before the jiffy to 2 ms after), so
+// 2.3 ms after the jiffy. The host runs the vCPU once for all its
+// interrupts, so whichever came first sets when:
+//   - a wakeup sent from another CPU while that tick waits ends its idle
+//     exit with the tick, whatever its own draw (the remote pool's 100 or
+//     500 µs after the stall's rest: 2.1 or 2.5 ms), the wakee queued
+//     before the tick (its IPI's higher vector), so the tick finds the
+//     CPU busy and raises no idle balance;
+//   - a wakeup raised on the vCPU itself (its timer, at the trace's time)
+//     shows the host running it then: the tick comes with that wakeup's
+//     exit (1 ms + 300 µs after the jiffy), the one queued before dropped;
+//   - a tick due while an idle exit is in progress (a wakeup sent half a
+//     millisecond before the jiffy, in the stall: its exit the stall's end
+//     plus the remote draw) comes at that exit.
+func TestIdleTickWaitsForHostCore(t *testing.T) {
+	setup := func(t *testing.T, remote int64) (*Sim, *rq, int64) {
+		b := newBuilder(t, "sockets=1,cores=3,threads=1")
+		b.task("a", 120, 0, false, CauseArrival, 100*ms)
+		b.task("b", 120, 1, false, CauseArrival, 100*ms)
+		w := b.done(t)
+		w.IdleWakeNS = []int64{50000}
+		w.IdleWakeLocalNS = []int64{300000}
+		w.IdleWakeRemoteNS = []int64{remote}
+		w.Stalls = &StallModel{TickNS: 4 * ms, FractionByBusy: []float64{0, 0, 0}, StallsNS: []int64{5 * ms}, MeanStallNS: 5 * ms, HostCores: 1}
+		cfg := testConfig()
+		cfg.IdleWake = true
+		cfg.IdleTicks = 1
+		s, _ := newSim(t, w, cfg)
+		s.now = s.nextJiffy()
+		a := s.tasks[0]
+		s.startActivation(a, 0)
+		s.enqueue(s.cpus[0], a, enqWakeup)
+		s.switchTo(s.cpus[0], a, "")
+		r1 := s.cpus[1]
+		r1.tickOn, r1.tickArmed = true, true
+		r1.nextBalance = s.jiffies()
+		s.enterIdle(r1)
+		due := s.now + s.tickNS
+		s.hostStall = make([]stallProc, 3)
+		for c := range s.hostStall {
+			s.hostStall[c] = stallProc{start: 1 << 62, end: 1 << 62}
+		}
+		s.hostStall[1] = stallProc{start: due - ms, end: due + 2*ms}
+		return s, r1, due
+	}
+	// wake queues b on r, woken from CPU from (its wakeup's CPU).
+	wake := func(s *Sim, r *rq, from int) {
+		p := s.tasks[1]
+		s.startActivation(p, 0)
+		p.avg.lastUpdate = s.now
+		s.enqueue(r, p, enqWakeup)
+		s.wakerCPU1 = from + 1
+		s.kickIdle(r)
+		s.wakerCPU1 = 0
+	}
+	// run plays the queue until CPU 1 has taken a tick, and returns when.
+	run := func(t *testing.T, s *Sim, r1 *rq) int64 {
+		for len(s.q) > 0 {
+			e := s.q.pop()
+			s.now = e.t
+			switch {
+			case e.kind == evIdleExit && e.gen == r1.idleGen && r1.waking:
+				r1.waking = false
+				s.schedule(r1, "")
+			case e.kind == evTick && e.cpu == 1 && e.b == 1 && e.gen == r1.lateTickGen:
+				s.tick(r1, true)
+				return e.t
+			}
+		}
+		t.Fatal("CPU 1 took no tick")
+		return 0
+	}
+	for _, tc := range []struct {
+		name       string
+		remote     int64
+		wakeAt     int64 // after the jiffy
+		from       int   // the wakeup's CPU
+		exit, tick int64 // after the jiffy
+	}{
+		{"tick first, remote wakeup drawing less", 100000, ms, 0, 2300000, 2300000},
+		{"tick first, remote wakeup drawing more", 500000, ms, 0, 2300000, 2300000},
+		{"tick first, local wakeup", 500000, ms, 1, 1300000, 1300000},
+		{"exit first, remote draw 100 µs", 100000, -ms / 2, 0, 2100000, 2100000},
+		{"exit first, remote draw 500 µs", 500000, -ms / 2, 0, 2500000, 2500000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, r1, due := setup(t, tc.remote)
+			if tc.wakeAt < 0 {
+				s.now = due + tc.wakeAt
+				wake(s, r1, tc.from)
+				s.now = due
+				s.tick(r1, false)
+			} else {
+				s.now = due
+				s.tick(r1, false)
+				if r1.lateTickAt != due+2300000 {
+					t.Fatalf("late tick at %d ns after the jiffy, want 2,300,000", r1.lateTickAt-due)
+				}
+				s.now = due + tc.wakeAt
+				wake(s, r1, tc.from)
+			}
+			if !r1.waking || r1.idleExitAt != due+tc.exit {
+				t.Fatalf("idle exit in progress %v, ending %d ns after the jiffy; want true, %d", r1.waking, r1.idleExitAt-due, tc.exit)
+			}
+			if at := run(t, s, r1); at != due+tc.tick {
+				t.Errorf("CPU 1's tick at %d ns after the jiffy, want %d", at-due, tc.tick)
+			}
+			if r1.curr != s.tasks[1] || s.stats.IdleTicks != 0 || s.stats.IdleTickPasses != 0 {
+				t.Errorf("CPU 1 runs %v, idle ticks %d, idle passes %d; want b, 0, 0", r1.curr, s.stats.IdleTicks, s.stats.IdleTickPasses)
+			}
+		})
 	}
 }
 

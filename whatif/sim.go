@@ -750,12 +750,20 @@ type Stats struct {
 	// (lb_count[CPU_IDLE], lb_gained[CPU_IDLE]).
 	LBIdle       int64 `json:"lb_count_idle"`
 	LBGainedIdle int64 `json:"lb_gained_idle"`
-	// IdleTickPasses, IdleTickChances, IdleTickPulls: the SCHED softirqs
-	// an idle CPU's own tick raised (Config.IdleTicks: none by default),
+	// IdleTicks: the ticks an idle CPU took with nothing queued on it
+	// (Config.IdleTicks: none by default). IdleTickPasses,
+	// IdleTickChances, IdleTickPulls: the SCHED softirqs those raised,
 	// those with a task waiting behind a running one on another CPU, and
 	// those that pulled a task onto the idle CPU; scripts/idlepulls
 	// counts the same in a kernel trace with the timer and softirq events
 	// (FIDELITY.md round 100).
+	IdleTicks int64 `json:"idle_ticks,omitempty"`
+	// IdleMidPeriods, IdleMidTicked (with Config.IdleTicks): the idle
+	// periods of 4 to 16 ms, and those with an idle tick (nothing
+	// queued), as scripts/idlepulls counts a kernel trace's (FIDELITY.md
+	// round 101).
+	IdleMidPeriods  int64 `json:"idle_mid_periods,omitempty"`
+	IdleMidTicked   int64 `json:"idle_mid_ticked,omitempty"`
 	IdleTickPasses  int64 `json:"idle_tick_passes,omitempty"`
 	IdleTickChances int64 `json:"idle_tick_chances,omitempty"`
 	IdleTickPulls   int64 `json:"idle_tick_pulls,omitempty"`
@@ -1067,6 +1075,13 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	return s, nil
 }
 
+// idleMidMinNS, idleMidMaxNS bound the idle periods Stats.IdleMidPeriods
+// counts (scripts/idlepulls' midPeriodMin and midPeriodMax).
+const (
+	idleMidMinNS = 4000000
+	idleMidMaxNS = 16000000
+)
+
 // push queues e. Its key orders events of one instant: regular events
 // before ticks, ticks by CPU, then insertion order. The sequence takes the
 // low 43 bits (a replay stops at MaxEvents, far below 2^43 pushes) and a
@@ -1224,7 +1239,9 @@ func (s *Sim) Run() (*Stats, error) {
 		case evNohzKick:
 			s.nohzCSD(int(e.cpu))
 		case evTick:
-			s.tick(s.cpus[e.cpu], e.b == 1)
+			if r := s.cpus[e.cpu]; e.b == 0 || e.gen == r.lateTickGen {
+				s.tick(r, e.b == 1)
+			}
 		case evDeadline:
 			s.deadline(s.tasks[e.a])
 		}

@@ -602,11 +602,12 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "%-24s %16d %16d\n", "wakeups", f.Observed.WakeupCount, f.Simulated.WakeupCount)
 	fmt.Fprintf(&b, "%-24s %16s %16s\n", "newidle_pulls/chances", pullShare(f.Observed), pullShare(f.Simulated))
 	fmt.Fprintf(&b, "%-24s %16s %16s\n", "migrations_at_wakeup", countOrDash(f.Observed.MigrationsAtWakeup), countOrDash(f.Simulated.MigrationsAtWakeup))
-	if st := f.Stats; st != nil && st.IdleTickPasses > 0 {
-		// The idle CPUs' own-tick balancing (--set idle_tick=N); the
-		// trace's side needs its timer and softirq events:
-		// scripts/idlepulls.
-		fmt.Fprintf(&b, "%-24s %16s %16s\n", "idle_tick pass/wait/pull", "-", fmt.Sprintf("%d/%d/%d", st.IdleTickPasses, st.IdleTickChances, st.IdleTickPulls))
+	if st := f.Stats; st != nil && st.IdleTicks > 0 {
+		// The idle CPUs' own ticks and the balancing they raised (--set
+		// idle_tick=N); the trace's side needs its timer and softirq
+		// events: scripts/idlepulls.
+		fmt.Fprintf(&b, "%-24s %16s %16s\n", "idle_tick tick/pass/wait/pull", "-", fmt.Sprintf("%d/%d/%d/%d", st.IdleTicks, st.IdleTickPasses, st.IdleTickChances, st.IdleTickPulls))
+		fmt.Fprintf(&b, "%-24s %16s %16s\n", "idle 4-16ms: ticked/all", "-", fmt.Sprintf("%d/%d", st.IdleMidTicked, st.IdleMidPeriods))
 	}
 	if f.Observed.WakeChoices != nil || f.Simulated.WakeChoices != nil {
 		// What the wakeup path chose (analysis/wakechoice.go): a sleeping

@@ -8,8 +8,8 @@
 // pulled a task onto the idle CPU. The nohz idle balancer's softirqs (an
 // idle CPU's SCHED softirq with no tick of its own before it: the kick's
 // IPI) are counted apart. The replay's side of the same counts is
-// `replay whatif --validate`'s idle_tick rows under `--set idle_tick=N`
-// (FIDELITY.md round 100).
+// `replay whatif --validate`'s idle_tick row under `--set idle_tick=N`
+// (FIDELITY.md rounds 100 and 101).
 //
 //	perf sched record -e timer:hrtimer_expire_entry -e irq:softirq_entry -- schbench -m 2 -t 4 -r 3
 //	go run ./scripts/idlepulls [-tickfn ADDR] perf.data...
@@ -69,7 +69,21 @@ type counts struct {
 	// schedstat: /proc/schedstat's lb_gained for CPU_IDLE over the
 	// recording, summed over CPUs and domains (-1 when not beside it).
 	schedstat int
+	// midPeriods: idle periods (a switch to the idle task until the
+	// switch out of it) of midPeriodMin to midPeriodMax; midTicked: those
+	// with an idle tick (nothing queued). The rest took their ticks with
+	// a wakeup queued or none: the host ran the idle vCPU only with the
+	// wakeup (FIDELITY.md round 101).
+	midPeriods, midTicked int
 }
+
+// The idle periods midPeriods counts: 4 to 16 ms, each spanning at least
+// one jiffy boundary of the guests' HZ 250, so a tick that stays on comes
+// in it unless the host holds the vCPU back.
+const (
+	midPeriodMin = 4000000
+	midPeriodMax = 16000000
+)
 
 // pass counts SCHED softirqs of one kind.
 type pass struct {
@@ -79,6 +93,7 @@ type pass struct {
 func (c *counts) print(w io.Writer) {
 	fmt.Fprintf(w, "trace: %s\n", c.path)
 	fmt.Fprintf(w, "  idle ticks %d, raising the SCHED softirq %d\n", c.idleTicks, c.raised)
+	fmt.Fprintf(w, "  idle periods of 4-16 ms %d, with an idle tick %d\n", c.midPeriods, c.midTicked)
 	fmt.Fprintf(w, "  own-tick passes %d: a task waiting elsewhere %d, pulled onto the idle CPU %d\n", c.own.n, c.own.chances, c.own.pulled)
 	fmt.Fprintf(w, "  kicked (nohz) passes %d: a task waiting elsewhere %d, pulled onto the idle CPU %d\n", c.kick.n, c.kick.chances, c.kick.pulled)
 	if c.schedstat >= 0 {
@@ -187,6 +202,9 @@ func measure(path, tickfn string) (*counts, error) {
 	q := newRQs()
 	lastTick := map[int32]int64{}
 	pending := map[int32]bool{} // an idle tick not yet followed by SCHED
+	// idleFrom, ticked: each CPU's idle period in progress (its switch to
+	// idle; -1 none) and whether it had an idle tick.
+	idleFrom, ticked := map[int32]int64{}, map[int32]bool{}
 	passes := map[int32]*open{}
 	// waking: the task whose sched_waking was its CPU's last record; a
 	// migration of it next is the wakeup's placement, not a balance's.
@@ -213,6 +231,18 @@ func measure(path, tickfn string) (*counts, error) {
 		case e.Kind == timeline.SchedSwitch:
 			delete(passes, cpu)
 			delete(pending, cpu)
+			if from, ok := idleFrom[cpu]; ok && e.Int32(timeline.PrevPID) == 0 {
+				if d := e.Time - from; d >= midPeriodMin && d < midPeriodMax {
+					c.midPeriods++
+					if ticked[cpu] {
+						c.midTicked++
+					}
+				}
+			}
+			delete(idleFrom, cpu)
+			if e.Int32(timeline.NextPID) == 0 {
+				idleFrom[cpu], ticked[cpu] = e.Time, false
+			}
 		case e.Name == "timer:hrtimer_expire_entry":
 			seenTimer = true
 			if f, ok := e.IntField("function"); ok && uint64(f) == fn {
@@ -220,6 +250,7 @@ func measure(path, tickfn string) (*counts, error) {
 				pending[cpu] = q.idle(cpu)
 				if pending[cpu] {
 					c.idleTicks++
+					ticked[cpu] = true
 				}
 			}
 		case e.Name == "irq:softirq_entry":

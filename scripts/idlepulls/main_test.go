@@ -22,10 +22,14 @@ func TestMeasure(t *testing.T) {
 		idleTicks, raised int
 		own, kick         pass
 		schedstat         int
+		// The idle periods of 4-16 ms and those with an idle tick:
+		// another reader of perf script's text (session 66, `perf
+		// script -F cpu,time,event,trace --ns`, the same definitions).
+		midPeriods, midTicked int
 	}{
-		{"guest-D-1s8c1t/schbench/schbench-1.perf.data.gz", 266, 141, pass{133, 77, 65}, pass{37, 11, 5}, 70},
-		{"guest-B-1s4c2t/schbench/schbench-3.perf.data.gz", 219, 162, pass{176, 91, 66}, pass{27, 11, 5}, 74},
-		{"guest-A-2s2c2t-2numa/schbench/schbench-3.perf.data.gz", 229, 176, pass{194, 107, 28}, pass{67, 43, 4}, 31},
+		{"guest-D-1s8c1t/schbench/schbench-1.perf.data.gz", 266, 141, pass{133, 77, 65}, pass{37, 11, 5}, 70, 262, 91},
+		{"guest-B-1s4c2t/schbench/schbench-3.perf.data.gz", 219, 162, pass{176, 91, 66}, pass{27, 11, 5}, 74, 271, 74},
+		{"guest-A-2s2c2t-2numa/schbench/schbench-3.perf.data.gz", 229, 176, pass{194, 107, 28}, pass{67, 43, 4}, 31, 260, 91},
 	} {
 		path := filepath.Join("..", "..", "fixtures", "kernels", "idle-tick", c.file)
 		got, err := measure(path, "")
@@ -35,6 +39,9 @@ func TestMeasure(t *testing.T) {
 		if got.idleTicks != c.idleTicks || got.raised != c.raised || got.own != c.own || got.kick != c.kick {
 			t.Errorf("%s: idle ticks %d raising %d, own %+v, kicked %+v; perf script's reader %d, %d, %+v, %+v",
 				c.file, got.idleTicks, got.raised, got.own, got.kick, c.idleTicks, c.raised, c.own, c.kick)
+		}
+		if got.midPeriods != c.midPeriods || got.midTicked != c.midTicked {
+			t.Errorf("%s: idle periods of 4-16 ms %d, with an idle tick %d; perf script's reader %d, %d", c.file, got.midPeriods, got.midTicked, c.midPeriods, c.midTicked)
 		}
 		if got.schedstat != c.schedstat {
 			t.Errorf("%s: schedstat's lb_gained idle %d, want %d", c.file, got.schedstat, c.schedstat)
