@@ -1218,6 +1218,25 @@ func TestIdleMidPeriods(t *testing.T) {
 	}
 }
 
+// idleTickHostSim is the replay of b's workload with one idle tick and a
+// host of one core (HostCores 1): idle exits of 50 µs, 300 µs for an
+// idle CPU's own wakeups and remote for those sent from another, host
+// stalls of 5 ms. It starts at a jiffy.
+func idleTickHostSim(t *testing.T, b *builder, remote int64) *Sim {
+	t.Helper()
+	w := b.done(t)
+	w.IdleWakeNS = []int64{50000}
+	w.IdleWakeLocalNS = []int64{300000}
+	w.IdleWakeRemoteNS = []int64{remote}
+	w.Stalls = &StallModel{TickNS: 4 * ms, FractionByBusy: []float64{0, 0, 0}, StallsNS: []int64{5 * ms}, MeanStallNS: 5 * ms, HostCores: 1}
+	cfg := testConfig()
+	cfg.IdleWake = true
+	cfg.IdleTicks = 1
+	s, _ := newSim(t, w, cfg)
+	s.now = s.nextJiffy()
+	return s
+}
+
 // On a host that runs fewer vCPUs than want to run, an idle vCPU's own
 // tick is a timer interrupt that waits for the host like its other timers
 // (a draw from the trace's idle exits of an idle CPU's own wakeups, here
@@ -1228,16 +1247,7 @@ func TestIdleMidPeriods(t *testing.T) {
 func TestIdleTickWaitsForHost(t *testing.T) {
 	b := newBuilder(t, "sockets=1,cores=2,threads=1")
 	b.task("a", 120, 0, true, CauseStart, 100*ms)
-	w := b.done(t)
-	w.IdleWakeNS = []int64{50000}
-	w.IdleWakeLocalNS = []int64{300000}
-	w.IdleWakeRemoteNS = []int64{100000}
-	w.Stalls = &StallModel{TickNS: 4 * ms, FractionByBusy: []float64{0, 0, 0}, StallsNS: []int64{5 * ms}, MeanStallNS: 5 * ms, HostCores: 1}
-	cfg := testConfig()
-	cfg.IdleWake = true
-	cfg.IdleTicks = 1
-	s, _ := newSim(t, w, cfg)
-	s.now = s.nextJiffy()
+	s := idleTickHostSim(t, b, 100000)
 	r1 := s.cpus[1]
 	r1.tickOn, r1.tickArmed = true, true
 	r1.nextBalance = s.jiffies()
@@ -1281,16 +1291,7 @@ func TestIdleTickWaitsForHostCore(t *testing.T) {
 		b := newBuilder(t, "sockets=1,cores=3,threads=1")
 		b.task("a", 120, 0, false, CauseArrival, 100*ms)
 		b.task("b", 120, 1, false, CauseArrival, 100*ms)
-		w := b.done(t)
-		w.IdleWakeNS = []int64{50000}
-		w.IdleWakeLocalNS = []int64{300000}
-		w.IdleWakeRemoteNS = []int64{remote}
-		w.Stalls = &StallModel{TickNS: 4 * ms, FractionByBusy: []float64{0, 0, 0}, StallsNS: []int64{5 * ms}, MeanStallNS: 5 * ms, HostCores: 1}
-		cfg := testConfig()
-		cfg.IdleWake = true
-		cfg.IdleTicks = 1
-		s, _ := newSim(t, w, cfg)
-		s.now = s.nextJiffy()
+		s := idleTickHostSim(t, b, remote)
 		a := s.tasks[0]
 		s.startActivation(a, 0)
 		s.enqueue(s.cpus[0], a, enqWakeup)
