@@ -1180,7 +1180,7 @@ func TestIdleTickPassPulls(t *testing.T) {
 	}
 }
 
-// --validate's `idle 4-16ms: ticked/all` row (with IdleTicks): an idle
+// --validate's `idle 4-16ms ticked/all` row (with IdleTicks): an idle
 // period counts when it lasts 4 to 16 ms, as ticked when an idle tick
 // (nothing queued) came in it. CPU 1 goes idle at a jiffy and runs a
 // task again after 5 ms with its tick taken at 4 ms (counted, ticked),

@@ -606,8 +606,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		// The idle CPUs' own ticks and the balancing they raised (--set
 		// idle_tick=N); the trace's side needs its timer and softirq
 		// events: scripts/idlepulls.
-		fmt.Fprintf(&b, "%-24s %16s %16s\n", "idle_tick tick/pass/wait/pull", "-", fmt.Sprintf("%d/%d/%d/%d", st.IdleTicks, st.IdleTickPasses, st.IdleTickChances, st.IdleTickPulls))
-		fmt.Fprintf(&b, "%-24s %16s %16s\n", "idle 4-16ms: ticked/all", "-", fmt.Sprintf("%d/%d", st.IdleMidTicked, st.IdleMidPeriods))
+		fmt.Fprintf(&b, "%-24s %16s %16d\n", "idle_ticks", "-", st.IdleTicks)
+		fmt.Fprintf(&b, "%-24s %16s %16s\n", "idle_tick pass/wait/pull", "-", fmt.Sprintf("%d/%d/%d", st.IdleTickPasses, st.IdleTickChances, st.IdleTickPulls))
+		fmt.Fprintf(&b, "%-24s %16s %16s\n", "idle 4-16ms ticked/all", "-", fmt.Sprintf("%d/%d", st.IdleMidTicked, st.IdleMidPeriods))
 	}
 	if f.Observed.WakeChoices != nil || f.Simulated.WakeChoices != nil {
 		// What the wakeup path chose (analysis/wakechoice.go): a sleeping
