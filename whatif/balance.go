@@ -75,10 +75,6 @@ func (s *Sim) triggerLoadBalance(r *rq, idleAtTick bool) {
 	if len(r.sd) == 0 {
 		return
 	}
-	if idleAtTick {
-		s.stats.IdleTicks++
-		r.idleTicked = true
-	}
 	if s.jiffies() >= r.nextBalance {
 		idle := CPUNotIdle
 		if idleAtTick {

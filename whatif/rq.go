@@ -61,7 +61,6 @@ type rq struct {
 	idleExitAt, lateTickAt int64
 	lateTickGen            uint32 // the pending late tick's event (gen)
 	idleSince              int64
-	idleTicked             bool // an idle tick (nothing queued) since idleSince
 
 	// Balancing state.
 	sd          []*sdState
@@ -73,7 +72,7 @@ type rq struct {
 	newILB             bool
 	maxIdleBalanceCost int64
 	tickOn             bool
-	idleTicks          int // the idle CPU's own ticks since it went idle (Config.IdleTicks)
+	idleTicks          int // the idle CPU's own ticks (nothing queued) since it went idle
 	tickArmed          bool
 	activeBalance      bool
 	// inBalance: the CPU itself is in schedule() or its own softirq
@@ -914,9 +913,9 @@ func (s *Sim) switchTo(r *rq, t *simTask, prevState string) {
 	}
 	t.ranOn = true
 	if wasIdle && s.cfg.IdleTicks > 0 {
-		if d := s.now - r.idleSince; d >= idleMidMinNS && d < idleMidMaxNS {
+		if d := s.now - r.idleSince; d >= IdleMidMinNS && d < IdleMidMaxNS {
 			s.stats.IdleMidPeriods++
-			if r.idleTicked {
+			if r.idleTicks > 0 {
 				s.stats.IdleMidTicked++
 			}
 		}
@@ -1284,7 +1283,7 @@ func (s *Sim) hostContended() bool {
 // newidle balance), updates has_idle_cores and, under NOHZ, stops its tick
 // and joins nohz.idle_cpus_mask.
 func (s *Sim) enterIdle(r *rq) {
-	r.idleSince, r.idleTicked = s.now, false
+	r.idleSince = s.now
 	s.updateRQLoad(r)
 	if r.newILB {
 		// nohz_run_idle_balance at the start of the idle loop, before
@@ -1370,6 +1369,10 @@ func (s *Sim) tick(r *rq, late bool) {
 		return
 	}
 	idleAtTick := r.curr == nil && r.nrRunning() == 0
+	if idleAtTick {
+		r.idleTicks++
+		s.stats.IdleTicks++
+	}
 	if r.curr != nil {
 		s.tickUpdateCurr(r)
 		s.updateTaskLoad(r, r.curr)
@@ -1402,9 +1405,6 @@ func (s *Sim) tick(r *rq, late bool) {
 			// nothing): the tick stops, the nohz mask as it was.
 			r.tickOn = false
 			return
-		}
-		if idleAtTick {
-			r.idleTicks++
 		}
 		if r.idleTicks >= s.cfg.IdleTicks {
 			s.stopIdleTick(r)

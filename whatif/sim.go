@@ -1075,11 +1075,13 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	return s, nil
 }
 
-// idleMidMinNS, idleMidMaxNS bound the idle periods Stats.IdleMidPeriods
-// counts (scripts/idlepulls' midPeriodMin and midPeriodMax).
+// IdleMidMinNS, IdleMidMaxNS bound the idle periods Stats.IdleMidPeriods
+// counts, and scripts/idlepulls in a kernel trace: 4 to 16 ms, each
+// spanning at least one jiffy boundary of HZ 250, so a tick that stays on
+// comes in it unless the host holds the vCPU back.
 const (
-	idleMidMinNS = 4000000
-	idleMidMaxNS = 16000000
+	IdleMidMinNS = 4000000
+	IdleMidMaxNS = 16000000
 )
 
 // push queues e. Its key orders events of one instant: regular events

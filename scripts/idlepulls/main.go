@@ -29,6 +29,7 @@ import (
 
 	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/timeline"
+	"github.com/schedreplay/replay/whatif"
 )
 
 func main() {
@@ -70,20 +71,12 @@ type counts struct {
 	// recording, summed over CPUs and domains (-1 when not beside it).
 	schedstat int
 	// midPeriods: idle periods (a switch to the idle task until the
-	// switch out of it) of midPeriodMin to midPeriodMax; midTicked: those
+	// switch out of it) of whatif.IdleMidMinNS to IdleMidMaxNS; midTicked: those
 	// with an idle tick (nothing queued). The rest took their ticks with
 	// a wakeup queued or none: the host ran the idle vCPU only with the
 	// wakeup (FIDELITY.md round 101).
 	midPeriods, midTicked int
 }
-
-// The idle periods midPeriods counts: 4 to 16 ms, each spanning at least
-// one jiffy boundary of the guests' HZ 250, so a tick that stays on comes
-// in it unless the host holds the vCPU back.
-const (
-	midPeriodMin = 4000000
-	midPeriodMax = 16000000
-)
 
 // pass counts SCHED softirqs of one kind.
 type pass struct {
@@ -232,7 +225,7 @@ func measure(path, tickfn string) (*counts, error) {
 			delete(passes, cpu)
 			delete(pending, cpu)
 			if from, ok := idleFrom[cpu]; ok && e.Int32(timeline.PrevPID) == 0 {
-				if d := e.Time - from; d >= midPeriodMin && d < midPeriodMax {
+				if d := e.Time - from; d >= whatif.IdleMidMinNS && d < whatif.IdleMidMaxNS {
 					c.midPeriods++
 					if ticked[cpu] {
 						c.midTicked++
