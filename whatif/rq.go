@@ -912,6 +912,7 @@ func (s *Sim) switchTo(r *rq, t *simTask, prevState string) {
 		}
 	}
 	t.ranOn = true
+	s.noteCPU(r, false)
 	if wasIdle && s.cfg.IdleTicks > 0 {
 		if d := s.now - r.idleSince; d >= IdleMidMinNS && d < IdleMidMaxNS {
 			s.stats.IdleMidPeriods++
@@ -1284,6 +1285,7 @@ func (s *Sim) hostContended() bool {
 // and joins nohz.idle_cpus_mask.
 func (s *Sim) enterIdle(r *rq) {
 	r.idleSince = s.now
+	s.noteCPU(r, true)
 	s.updateRQLoad(r)
 	if r.newILB {
 		// nohz_run_idle_balance at the start of the idle loop, before
@@ -1372,6 +1374,7 @@ func (s *Sim) tick(r *rq, late bool) {
 	if idleAtTick {
 		r.idleTicks++
 		s.stats.IdleTicks++
+		s.noteIdleTick(r)
 	}
 	if r.curr != nil {
 		s.tickUpdateCurr(r)

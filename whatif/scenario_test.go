@@ -1218,6 +1218,51 @@ func TestIdleMidPeriods(t *testing.T) {
 	}
 }
 
+// The idle ticks by contention (--validate's idle tick/jiffy row), by
+// hand on four CPUs: at a jiffy t0 CPU 0 runs a, CPUs 1 and 2 go idle,
+// CPU 3 has not switched yet (its time and ticks do not count). One CPU
+// of four busy is fewer than half: CPU 1's tick at t0+4 ms counts there,
+// CPU 3's not. At t0+6 ms CPU 2 runs b: two of four busy is half. CPU 1's
+// tick at t0+8 ms counts there. Idle time: 6 ms on two CPUs with one busy
+// (3 tick periods), then 4 ms on one with two busy to t0+10 ms (1).
+func TestIdleTickRateByBusy(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=4,threads=1")
+	b.task("a", 120, 0, false, CauseArrival, 100*ms)
+	b.task("b", 120, 2, false, CauseArrival, 100*ms)
+	cfg := testConfig()
+	cfg.IdleTicks = 16
+	s, _ := newSim(t, b.done(t), cfg)
+	s.now = s.nextJiffy()
+	t0 := s.now
+	run := func(r *rq, p *simTask) {
+		s.startActivation(p, 0)
+		p.avg.lastUpdate = s.now
+		s.enqueue(r, p, enqWakeup)
+		s.switchTo(r, p, "")
+	}
+	run(s.cpus[0], s.tasks[0])
+	s.enterIdle(s.cpus[1])
+	s.enterIdle(s.cpus[2])
+	s.cpus[1].tickOn, s.cpus[3].tickOn = true, true
+	s.now = t0 + 4*ms
+	s.tick(s.cpus[1], false)
+	s.tick(s.cpus[3], false)
+	s.now = t0 + 6*ms
+	run(s.cpus[2], s.tasks[1])
+	s.now = t0 + 8*ms
+	s.tick(s.cpus[1], false)
+	s.now = t0 + 10*ms
+	s.addIdleTime()
+	st := s.stats
+	if st.IdleTicksFewBusy != 1 || st.IdlePeriodsFewBusy != 3 || st.IdleTicksManyBusy != 1 || st.IdlePeriodsManyBusy != 1 {
+		t.Errorf("idle ticks %d in %v periods with few busy, %d in %v with many; want 1 in 3, 1 in 1",
+			st.IdleTicksFewBusy, st.IdlePeriodsFewBusy, st.IdleTicksManyBusy, st.IdlePeriodsManyBusy)
+	}
+	if got := perPeriod(st.IdleTicksFewBusy, st.IdlePeriodsFewBusy) + "|" + perPeriod(0, 0); got != "0.33|-" {
+		t.Errorf("row values %q, want 0.33|-", got)
+	}
+}
+
 // idleTickHostSim is the replay of b's workload with one idle tick and a
 // host of one core (HostCores 1): idle exits of 50 µs, 300 µs for an
 // idle CPU's own wakeups and remote for those sent from another, host

@@ -634,6 +634,10 @@ type Sim struct {
 	err      error
 	ev       timeline.Event
 
+	// busySplit follows which CPUs are idle or busy for the idle-tick
+	// rates by contention (Stats.IdleTicksFewBusy...; with idle_tick).
+	busySplit busySplit
+
 	// noClock: the balancer's second and later dequeues (or enqueues) of
 	// a pass, whose update_curr finds no time run (moveTasks).
 	noClock bool
@@ -767,6 +771,17 @@ type Stats struct {
 	IdleTickPasses  int64 `json:"idle_tick_passes,omitempty"`
 	IdleTickChances int64 `json:"idle_tick_chances,omitempty"`
 	IdleTickPulls   int64 `json:"idle_tick_pulls,omitempty"`
+	// IdleTicksFewBusy, IdleTicksManyBusy (with Config.IdleTicks): the
+	// idle ticks taken while fewer than half the CPUs were busy, and while
+	// half or more were; IdlePeriodsFewBusy, IdlePeriodsManyBusy: the
+	// CPUs' idle time then (from a switch to idle to the next switch), in
+	// tick periods. Their ratios are an idle vCPU's chance to take the
+	// tick at each jiffy under light and heavy host contention, as
+	// scripts/idlepulls measures a kernel trace's (FIDELITY.md round 102).
+	IdleTicksFewBusy    int64   `json:"idle_ticks_few_busy,omitempty"`
+	IdleTicksManyBusy   int64   `json:"idle_ticks_many_busy,omitempty"`
+	IdlePeriodsFewBusy  float64 `json:"idle_periods_few_busy,omitempty"`
+	IdlePeriodsManyBusy float64 `json:"idle_periods_many_busy,omitempty"`
 	// TTWUMoveAffine: wakeups wake_affine sent to the waker's CPU
 	// (schedstat's ttwu_move_affine).
 	TTWUMoveAffine int64 `json:"ttwu_move_affine"`
@@ -1253,6 +1268,9 @@ func (s *Sim) Run() (*Stats, error) {
 	}
 	s.stats.Events = s.events
 	s.stats.EndNS = s.now
+	if s.busySplit.initialized {
+		s.addIdleTime() // the idle stretches still open
+	}
 	s.strandCut()
 	return &s.stats, s.checkInvariants()
 }

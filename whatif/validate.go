@@ -609,6 +609,7 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "%-24s %16s %16d\n", "idle_ticks", "-", st.IdleTicks)
 		fmt.Fprintf(&b, "%-24s %16s %16s\n", "idle_tick pass/wait/pull", "-", fmt.Sprintf("%d/%d/%d", st.IdleTickPasses, st.IdleTickChances, st.IdleTickPulls))
 		fmt.Fprintf(&b, "%-24s %16s %16s\n", "idle 4-16ms ticked/all", "-", fmt.Sprintf("%d/%d", st.IdleMidTicked, st.IdleMidPeriods))
+		fmt.Fprintf(&b, "%-24s %16s %16s\n", "idle tick/jiffy few|many", "-", fmt.Sprintf("%s|%s", perPeriod(st.IdleTicksFewBusy, st.IdlePeriodsFewBusy), perPeriod(st.IdleTicksManyBusy, st.IdlePeriodsManyBusy)))
 	}
 	if f.Observed.WakeChoices != nil || f.Simulated.WakeChoices != nil {
 		// What the wakeup path chose (analysis/wakechoice.go): a sleeping
@@ -798,3 +799,11 @@ func ExtractAndMeasureWorst(r timeline.EventReader, topo *model.Topology, kernel
 // Latencies returns every wakeup latency the metrics were computed from
 // (ns, sorted), for plots.
 func (m *Metrics) Latencies() []int64 { return m.latencies }
+
+// perPeriod is n per tick period of idle time, "-" without any.
+func perPeriod(n int64, periods float64) string {
+	if periods <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(n)/periods)
+}
