@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,10 +27,15 @@ func TestMeasure(t *testing.T) {
 		// another reader of perf script's text (session 66, `perf
 		// script -F cpu,time,event,trace --ns`, the same definitions).
 		midPeriods, midTicked int
+		// The idle ticks and the idle time in tick periods (rounded)
+		// with fewer than half the CPUs busy, and with half or more: a
+		// third reader of perf script's text (session 67, the same
+		// command and definitions).
+		fewTicks, fewPeriods, manyTicks, manyPeriods int
 	}{
-		{"guest-D-1s8c1t/schbench/schbench-1.perf.data.gz", 266, 141, pass{133, 77, 65}, pass{37, 11, 5}, 70, 262, 91},
-		{"guest-B-1s4c2t/schbench/schbench-3.perf.data.gz", 219, 162, pass{176, 91, 66}, pass{27, 11, 5}, 74, 271, 74},
-		{"guest-A-2s2c2t-2numa/schbench/schbench-3.perf.data.gz", 229, 176, pass{194, 107, 28}, pass{67, 43, 4}, 31, 260, 91},
+		{"guest-D-1s8c1t/schbench/schbench-1.perf.data.gz", 266, 141, pass{133, 77, 65}, pass{37, 11, 5}, 70, 262, 91, 98, 172, 168, 672},
+		{"guest-B-1s4c2t/schbench/schbench-3.perf.data.gz", 219, 162, pass{176, 91, 66}, pass{27, 11, 5}, 74, 271, 74, 63, 120, 156, 735},
+		{"guest-A-2s2c2t-2numa/schbench/schbench-3.perf.data.gz", 229, 176, pass{194, 107, 28}, pass{67, 43, 4}, 31, 260, 91, 72, 135, 157, 711},
 	} {
 		path := filepath.Join("..", "..", "fixtures", "kernels", "idle-tick", c.file)
 		got, err := measure(path, "")
@@ -42,6 +48,11 @@ func TestMeasure(t *testing.T) {
 		}
 		if got.midPeriods != c.midPeriods || got.midTicked != c.midTicked {
 			t.Errorf("%s: idle periods of 4-16 ms %d, with an idle tick %d; perf script's reader %d, %d", c.file, got.midPeriods, got.midTicked, c.midPeriods, c.midTicked)
+		}
+		b := got.byBusy
+		if periods := func(ns int64) int { return int(math.Round(float64(ns) / tickPeriodNS)) }; b.fewTicks != c.fewTicks || periods(b.fewNS) != c.fewPeriods || b.manyTicks != c.manyTicks || periods(b.manyNS) != c.manyPeriods {
+			t.Errorf("%s: idle ticks %d in %.1f tick periods with few CPUs busy, %d in %.1f with many; perf script's reader %d in %d, %d in %d",
+				c.file, b.fewTicks, float64(b.fewNS)/tickPeriodNS, b.manyTicks, float64(b.manyNS)/tickPeriodNS, c.fewTicks, c.fewPeriods, c.manyTicks, c.manyPeriods)
 		}
 		if got.schedstat != c.schedstat {
 			t.Errorf("%s: schedstat's lb_gained idle %d, want %d", c.file, got.schedstat, c.schedstat)
