@@ -21,7 +21,11 @@
 // it that is the waking CPU's next record, the rule analysis/wakechoice.go
 // reads choices by) and that CPU was running a task; it lands in a stall
 // when the stretch of the target's silence around the waking is one. Its
-// wait runs to the wakee's next switch-in there.
+// wait runs to the wakee's next switch-in there. A landing also sets the
+// stall's rest after the waking against its part before: a waking at a
+// random point of the stall has either shorter as often, so a share of
+// shorter rests above half says the stalls ended sooner after remote
+// wakeups than chance has it (FIDELITY.md round 102).
 package main
 
 import (
@@ -29,6 +33,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -39,6 +44,15 @@ import (
 // tally is one column's sums.
 type tally struct {
 	remote, inStall int64 // remote wakeups onto busy CPUs; landed in a stall
+	// restNS: for each landing, the rest of its stall after the waking;
+	// restShorter: the landings whose rest is shorter than the stall's
+	// part before the waking. A waking that falls at a random point of a
+	// stall has as much before it as after (half of them shorter), so a
+	// share above half says the stall ended sooner after a remote wakeup
+	// than chance: on schbench's traces it does, on hackbench's not
+	// (FIDELITY.md round 102).
+	restNS          []int64
+	restShorter     int64
 	waited          int64 // those wakeups whose wakee ran next there
 	waitNS, stallNS int64 // their waits, and the part inside the target's stalls
 	busyNS, busyIn  int64 // busy CPU time, and the part inside stalls
@@ -49,6 +63,8 @@ type tally struct {
 func (t *tally) add(o *tally) {
 	t.remote += o.remote
 	t.inStall += o.inStall
+	t.restNS = append(t.restNS, o.restNS...)
+	t.restShorter += o.restShorter
 	t.waited += o.waited
 	t.waitNS += o.waitNS
 	t.stallNS += o.stallNS
@@ -126,10 +142,14 @@ func measure(evs []ev, gap int64) *tally {
 		}
 		last[c], seen[c] = e.t, true
 	}
-	stallAt := func(c int32, t int64) bool {
+	// stallAt is the stall of CPU c that time t falls in, if any.
+	stallAt := func(c int32, t int64) (span, bool) {
 		s := stalls[c]
 		i := sort.Search(len(s), func(i int) bool { return s[i].b > t })
-		return i < len(s) && s[i].a <= t
+		if i < len(s) && s[i].a <= t {
+			return s[i], true
+		}
+		return span{}, false
 	}
 	stallOverlap := func(c int32, a, b int64) int64 {
 		s := stalls[c]
@@ -176,8 +196,12 @@ func measure(evs []ev, gap int64) *tally {
 				break
 			}
 			tl.remote++
-			if stallAt(on, e.t) {
+			if st, ok := stallAt(on, e.t); ok {
 				tl.inStall++
+				tl.restNS = append(tl.restNS, st.b-e.t)
+				if st.b-e.t < e.t-st.a {
+					tl.restShorter++
+				}
 			}
 			waits[e.pid] = pend{e.t, on}
 		case timeline.SchedMigrateTask:
@@ -240,6 +264,17 @@ func placedBy(evs []ev, prev []int, i int) bool {
 	return j >= 0 && evs[j].kind == timeline.SchedWaking && evs[j].pid == evs[i].pid
 }
 
+// medianMS is the median of v in milliseconds ("-" for none); the upper
+// one of an even count.
+func medianMS(v []int64) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return fmt.Sprintf("%.2f", float64(s[len(s)/2])/1e6)
+}
+
 func pct(a, b int64) string {
 	if b == 0 {
 		return "-"
@@ -259,6 +294,8 @@ func print(w io.Writer, cols []*tally, gap time.Duration) {
 	row("busy CPU time in stalls", func(t *tally) string { return pct(t.busyIn, t.busyNS) })
 	row("wakeups onto another busy CPU", func(t *tally) string { return fmt.Sprint(t.remote) })
 	row("  landing while it was stalled", func(t *tally) string { return fmt.Sprintf("%d (%s)", t.inStall, pct(t.inStall, t.remote)) })
+	row("    the stall's rest after it shorter than its part before", func(t *tally) string { return fmt.Sprintf("%d (%s)", t.restShorter, pct(t.restShorter, t.inStall)) })
+	row("    the stall's rest after it, median (ms)", func(t *tally) string { return medianMS(t.restNS) })
 	row("  run next there: their waits (ms)", func(t *tally) string { return fmt.Sprintf("%d: %.0f", t.waited, float64(t.waitNS)/1e6) })
 	row("  of which in the target's stalls", func(t *tally) string {
 		return fmt.Sprintf("%.0f (%s)", float64(t.stallNS)/1e6, pct(t.stallNS, t.waitNS))

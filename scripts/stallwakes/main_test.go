@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+	"slices"
 	"testing"
 
 	"github.com/schedreplay/replay/timeline"
@@ -19,8 +21,11 @@ const ms = 1000000
 // record, so not remote either) and B onto CPU 1 at 22 ms (the 20–24 ms stretch is no stall). A
 // preempts X at 24 ms (waited 14 ms, 10 of them in the stall), B runs at
 // 28 ms (6 ms, none), C and E never run there. So: 3 remote wakeups onto a busy CPU,
-// 1 landing in a stall; waits 20 ms, 10 in stalls; busy time 60 ms, 16 in
-// stalls; with both CPUs busy, 14 ms with none stalled and 16 with one.
+// 1 landing in a stall (6 ms of it before, its rest 10 ms: not shorter);
+// waits 20 ms, 10 in stalls; busy time 60 ms, 16 in stalls; with both CPUs
+// busy, 14 ms with none stalled and 16 with one. A second run has X's
+// stall end at 12 ms instead (a record there): A's landing then has 2 ms
+// of rest against 6 before it.
 func TestHandWorked(t *testing.T) {
 	var evs []ev
 	sw := func(at int64, cpu, next int32) {
@@ -56,11 +61,20 @@ func TestHandWorked(t *testing.T) {
 	sw(30*ms, 0, 0)
 	sw(30*ms, 1, 0)
 
+	withRecordAt12 := append(slices.Clone(evs), ev{t: 12 * ms, cpu: 1, kind: timeline.SchedStatRuntime})
+	slices.SortStableFunc(withRecordAt12, func(a, b ev) int { return cmp.Compare(a.t, b.t) })
+
 	got := measure(evs, 5*ms)
 	want := tally{remote: 3, inStall: 1, waited: 2, waitNS: 20 * ms, stallNS: 10 * ms, busyNS: 60 * ms, busyIn: 16 * ms}
 	if got.remote != want.remote || got.inStall != want.inStall || got.waited != want.waited || got.waitNS != want.waitNS ||
 		got.stallNS != want.stallNS || got.busyNS != want.busyNS || got.busyIn != want.busyIn {
 		t.Errorf("got %+v\nwant %+v", *got, want)
+	}
+	if got.restShorter != 0 || len(got.restNS) != 1 || got.restNS[0] != 10*ms || medianMS(got.restNS) != "10.00" {
+		t.Errorf("landing's rest: %d shorter, rests %v; want 0 shorter, [10 ms]", got.restShorter, got.restNS)
+	}
+	if g := measure(withRecordAt12, 5*ms); g.inStall != 1 || g.restShorter != 1 || len(g.restNS) != 1 || g.restNS[0] != 2*ms {
+		t.Errorf("stall ending at 12 ms: %d landings, %d with a shorter rest, rests %v; want 1, 1, [2 ms]", g.inStall, g.restShorter, g.restNS)
 	}
 	if len(got.stalledAt) != 3 || got.stalledAt[0] != 14*ms || got.stalledAt[1] != 16*ms || got.stalledAt[2] != 0 {
 		t.Errorf("time with both CPUs busy by CPUs stalled %v, want [14 ms, 16 ms, 0]", got.stalledAt)
