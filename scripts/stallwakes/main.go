@@ -25,7 +25,11 @@
 // stall's rest after the waking against its part before: a waking at a
 // random point of the stall has either shorter as often, so a share of
 // shorter rests above half says the stalls ended sooner after remote
-// wakeups than chance has it (FIDELITY.md round 102).
+// wakeups than chance has it. And the stalls that end just after another
+// CPU switched to idle are counted against those with such a switch just
+// before their midpoint: the host handing the idle vCPU's core to a
+// stalled one shows as the first above the second (FIDELITY.md round
+// 102).
 package main
 
 import (
@@ -58,7 +62,19 @@ type tally struct {
 	busyNS, busyIn  int64 // busy CPU time, and the part inside stalls
 	// stalledAt[k]: time with every CPU busy and k of them stalled.
 	stalledAt []int64
+	// stalls: the stalls; endAfterIdle: those that ended within
+	// handoffWindowNS after another CPU switched to idle; midAfterIdle:
+	// those with such a switch within handoffWindowNS before their
+	// midpoint, the share chance gives. A vCPU going idle frees its host
+	// core for a stalled one: on schbench's traces a quarter of the
+	// stalls end so against a twentieth by chance (FIDELITY.md round 102).
+	stalls, endAfterIdle, midAfterIdle int64
 }
+
+// handoffWindowNS: a stall ending this soon after another CPU switched to
+// idle ended with it (the host ran the stalled vCPU on the core the idle
+// one left).
+const handoffWindowNS = 300000
 
 func (t *tally) add(o *tally) {
 	t.remote += o.remote
@@ -76,6 +92,9 @@ func (t *tally) add(o *tally) {
 	for k, v := range o.stalledAt {
 		t.stalledAt[k] += v
 	}
+	t.stalls += o.stalls
+	t.endAfterIdle += o.endAfterIdle
+	t.midAfterIdle += o.midAfterIdle
 }
 
 // ev is the part of an event the measure reads.
@@ -215,6 +234,31 @@ func measure(evs []ev, gap int64) *tally {
 		}
 	}
 
+	// The stalls against the other CPUs' switches to idle.
+	var toIdle []ev
+	for _, e := range evs {
+		if e.kind == timeline.SchedSwitch && e.pid == 0 {
+			toIdle = append(toIdle, e)
+		}
+	}
+	// idleBefore: a CPU switched to idle in [t - handoffWindowNS, t); not
+	// the stalled one, whose first record after the stall ends it.
+	idleBefore := func(t int64) bool {
+		i := sort.Search(len(toIdle), func(i int) bool { return toIdle[i].t >= t-handoffWindowNS })
+		return i < len(toIdle) && toIdle[i].t < t
+	}
+	for _, s := range stalls {
+		for _, x := range s {
+			tl.stalls++
+			if idleBefore(x.b) {
+				tl.endAfterIdle++
+			}
+			if idleBefore(x.a + (x.b-x.a)/2) {
+				tl.midAfterIdle++
+			}
+		}
+	}
+
 	// Time with every CPU busy, by how many are stalled: a sweep over
 	// the switches and the stalls' edges.
 	type edge struct {
@@ -299,6 +343,12 @@ func print(w io.Writer, cols []*tally, gap time.Duration) {
 	row("  run next there: their waits (ms)", func(t *tally) string { return fmt.Sprintf("%d: %.0f", t.waited, float64(t.waitNS)/1e6) })
 	row("  of which in the target's stalls", func(t *tally) string {
 		return fmt.Sprintf("%.0f (%s)", float64(t.stallNS)/1e6, pct(t.stallNS, t.waitNS))
+	})
+	row("stalls ending within 0.3 ms after another CPU went idle", func(t *tally) string {
+		return fmt.Sprintf("%d (%s)", t.endAfterIdle, pct(t.endAfterIdle, t.stalls))
+	})
+	row("  at their midpoint instead (chance)", func(t *tally) string {
+		return fmt.Sprintf("%d (%s)", t.midAfterIdle, pct(t.midAfterIdle, t.stalls))
 	})
 	n := 0
 	for _, t := range cols {

@@ -80,3 +80,39 @@ func TestHandWorked(t *testing.T) {
 		t.Errorf("time with both CPUs busy by CPUs stalled %v, want [14 ms, 16 ms, 0]", got.stalledAt)
 	}
 }
+
+// Stalls against the other CPUs' switches to idle, by hand on three CPUs
+// busy from 0 ms: CPU 0 ticks at 4, 8, 16 and 20 ms (a stall 8–16, its
+// midpoint 12), CPU 1 at 4 and 20 (a stall 4–20, midpoint 12), CPU 2
+// runs a task from 0, ticks at 4 and 8 ms and switches to idle at
+// 11.8 ms, runs one from 15 ms to 16.1 (idle 0.1 ms after CPU 0's stall
+// ended: not before it) and from 19 ms to 19.9. CPU 1's stall ends 0.1
+// ms after CPU 2 went idle: ended with it; CPU 0's 4.2 ms after, not.
+// Both midpoints (12 ms) come 0.2 ms after CPU 2's first switch to idle,
+// within the 0.3 ms window.
+func TestStallEndsAfterIdle(t *testing.T) {
+	var evs []ev
+	at := func(ms10 int64, cpu int32, kind timeline.Kind, pid int32) {
+		evs = append(evs, ev{t: ms10 * ms / 10, cpu: cpu, kind: kind, pid: pid})
+	}
+	for c := int32(0); c < 3; c++ {
+		at(0, c, timeline.SchedSwitch, 10+c)
+	}
+	for _, t := range []int64{40, 80, 160, 200} {
+		at(t, 0, timeline.SchedStatRuntime, 0)
+	}
+	at(40, 1, timeline.SchedStatRuntime, 0)
+	at(40, 2, timeline.SchedStatRuntime, 0)
+	at(80, 2, timeline.SchedStatRuntime, 0)
+	at(118, 2, timeline.SchedSwitch, 0)
+	at(150, 2, timeline.SchedSwitch, 14)
+	at(161, 2, timeline.SchedSwitch, 0)
+	at(190, 2, timeline.SchedSwitch, 13)
+	at(199, 2, timeline.SchedSwitch, 0)
+	at(200, 1, timeline.SchedStatRuntime, 0)
+	slices.SortStableFunc(evs, func(a, b ev) int { return cmp.Compare(a.t, b.t) })
+	got := measure(evs, 5*ms)
+	if got.stalls != 2 || got.endAfterIdle != 1 || got.midAfterIdle != 2 {
+		t.Errorf("stalls %d, ending after another CPU's switch to idle %d, at their midpoints %d; want 2, 1, 2", got.stalls, got.endAfterIdle, got.midAfterIdle)
+	}
+}
