@@ -1143,6 +1143,22 @@ func TestIdleTicksBeforeNohz(t *testing.T) {
 	}
 }
 
+// idleTickSim is a replay with idle_tick=idleTicks on topo, at a jiffy,
+// of one task per entry of cpus (named a, b, ...; nice 0, 100 ms each,
+// arrivals), started on that CPU.
+func idleTickSim(t *testing.T, topo string, idleTicks int, cpus ...int32) *Sim {
+	t.Helper()
+	b := newBuilder(t, topo)
+	for i, c := range cpus {
+		b.task(string(rune('a'+i)), 120, c, false, CauseArrival, 100*ms)
+	}
+	cfg := testConfig()
+	cfg.IdleTicks = idleTicks
+	s, _ := newSim(t, b.done(t), cfg)
+	s.now = s.nextJiffy()
+	return s
+}
+
 // An idle CPU's own-tick pass that finds a task waiting behind a running
 // one elsewhere pulls it, and --validate's idle_tick row counts the pass,
 // the chance and the pull. Two cores (one MC domain, single-CPU groups):
@@ -1152,13 +1168,7 @@ func TestIdleTicksBeforeNohz(t *testing.T) {
 // imbalance of one task (calculate_imbalance's nr_running halves), and
 // detach_tasks takes b, the only one not running.
 func TestIdleTickPassPulls(t *testing.T) {
-	b := newBuilder(t, "sockets=1,cores=2,threads=1")
-	b.task("a", 120, 0, false, CauseArrival, 100*ms)
-	b.task("b", 120, 0, false, CauseArrival, 100*ms)
-	cfg := testConfig()
-	cfg.IdleTicks = 1
-	s, _ := newSim(t, b.done(t), cfg)
-	s.now = s.nextJiffy()
+	s := idleTickSim(t, "sockets=1,cores=2,threads=1", 1, 0, 0)
 	r0, r1 := s.cpus[0], s.cpus[1]
 	for _, p := range s.tasks {
 		s.startActivation(p, 0)
@@ -1192,12 +1202,7 @@ func TestIdleMidPeriods(t *testing.T) {
 		tickOn          bool
 		periods, ticked int64
 	}{{5 * ms, true, 1, 1}, {3 * ms, true, 0, 0}, {5 * ms, false, 1, 0}, {17 * ms, true, 0, 0}} {
-		b := newBuilder(t, "sockets=1,cores=2,threads=1")
-		b.task("a", 120, 1, false, CauseArrival, 100*ms)
-		cfg := testConfig()
-		cfg.IdleTicks = 1
-		s, _ := newSim(t, b.done(t), cfg)
-		s.now = s.nextJiffy()
+		s := idleTickSim(t, "sockets=1,cores=2,threads=1", 1, 1)
 		r1, p := s.cpus[1], s.tasks[0]
 		r1.tickOn = c.tickOn
 		r1.nextBalance = s.jiffies()
@@ -1226,13 +1231,7 @@ func TestIdleMidPeriods(t *testing.T) {
 // tick at t0+8 ms counts there. Idle time: 6 ms on two CPUs with one busy
 // (3 tick periods), then 4 ms on one with two busy to t0+10 ms (1).
 func TestIdleTickRateByBusy(t *testing.T) {
-	b := newBuilder(t, "sockets=1,cores=4,threads=1")
-	b.task("a", 120, 0, false, CauseArrival, 100*ms)
-	b.task("b", 120, 2, false, CauseArrival, 100*ms)
-	cfg := testConfig()
-	cfg.IdleTicks = 16
-	s, _ := newSim(t, b.done(t), cfg)
-	s.now = s.nextJiffy()
+	s := idleTickSim(t, "sockets=1,cores=4,threads=1", 16, 0, 2)
 	t0 := s.now
 	run := func(r *rq, p *simTask) {
 		s.startActivation(p, 0)
