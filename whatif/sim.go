@@ -766,8 +766,9 @@ type Stats struct {
 	// periods of 4 to 16 ms, and those with an idle tick (nothing
 	// queued), as scripts/idlepulls counts a kernel trace's (FIDELITY.md
 	// round 101).
-	IdleMidPeriods  int64 `json:"idle_mid_periods,omitempty"`
-	IdleMidTicked   int64 `json:"idle_mid_ticked,omitempty"`
+	IdleMidPeriods int64 `json:"idle_mid_periods,omitempty"`
+	IdleMidTicked  int64 `json:"idle_mid_ticked,omitempty"`
+	// IdleTickPasses, IdleTickChances, IdleTickPulls: see IdleTicks.
 	IdleTickPasses  int64 `json:"idle_tick_passes,omitempty"`
 	IdleTickChances int64 `json:"idle_tick_chances,omitempty"`
 	IdleTickPulls   int64 `json:"idle_tick_pulls,omitempty"`

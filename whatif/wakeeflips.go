@@ -291,10 +291,11 @@ func (f *flipFit) observe(e *timeline.Event) {
 				}
 				if !s.stayedOff {
 					wk.pulled++
-				}
-				for k := range wk.stayed {
-					if s.stayedOff && s.wide>>k&1 == 0 {
-						wk.stayed[k]++
+				} else {
+					for k := range wk.stayed {
+						if s.wide>>k&1 == 0 {
+							wk.stayed[k]++
+						}
 					}
 				}
 			}

@@ -96,7 +96,7 @@ func (c *counts) print(w io.Writer) {
 	fmt.Fprintf(w, "  idle periods of 4-16 ms %d, with an idle tick %d\n", c.midPeriods, c.midTicked)
 	b := &c.byBusy
 	fmt.Fprintf(w, "  idle ticks per jiffy of idle time: fewer than half the CPUs busy %s (%d in %.0f), half or more %s (%d in %.0f)\n",
-		b.rate(b.fewTicks, b.fewNS), b.fewTicks, float64(b.fewNS)/tickPeriodNS, b.rate(b.manyTicks, b.manyNS), b.manyTicks, float64(b.manyNS)/tickPeriodNS)
+		b.rate(b.fewTicks, b.fewNS), b.fewTicks, float64(b.fewNS)/scriptutil.TickNS, b.rate(b.manyTicks, b.manyNS), b.manyTicks, float64(b.manyNS)/scriptutil.TickNS)
 	fmt.Fprintf(w, "  own-tick passes %d: a task waiting elsewhere %d, pulled onto the idle CPU %d\n", c.own.n, c.own.chances, c.own.pulled)
 	fmt.Fprintf(w, "  kicked (nohz) passes %d: a task waiting elsewhere %d, pulled onto the idle CPU %d\n", c.kick.n, c.kick.chances, c.kick.pulled)
 	if c.schedstat >= 0 {
@@ -105,10 +105,6 @@ func (c *counts) print(w io.Writer) {
 		fmt.Fprintf(w, "  tasks moved by CPU_IDLE passes %d (no schedstat beside the trace)\n", c.gained)
 	}
 }
-
-// tickPeriodNS is the guests' tick period (HZ 250), the unit of the idle
-// time the idle ticks are set against.
-const tickPeriodNS = 4000000
 
 // busySplit sets the idle ticks against the idle time by how many CPUs
 // ran a task: a CPU is idle from a switch to its idle task until its next
@@ -166,7 +162,7 @@ func (b *busySplit) rate(n int, ns int64) string {
 	if ns <= 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.2f", float64(n)*tickPeriodNS/float64(ns))
+	return fmt.Sprintf("%.2f", float64(n)*scriptutil.TickNS/float64(ns))
 }
 
 // rqs follows each CPU's run queue from the sched events: the running

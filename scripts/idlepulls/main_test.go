@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 )
 
 // The committed schbench recordings with the timer events, counted two
@@ -50,9 +52,9 @@ func TestMeasure(t *testing.T) {
 			t.Errorf("%s: idle periods of 4-16 ms %d, with an idle tick %d; perf script's reader %d, %d", c.file, got.midPeriods, got.midTicked, c.midPeriods, c.midTicked)
 		}
 		b := got.byBusy
-		if periods := func(ns int64) int { return int(math.Round(float64(ns) / tickPeriodNS)) }; b.fewTicks != c.fewTicks || periods(b.fewNS) != c.fewPeriods || b.manyTicks != c.manyTicks || periods(b.manyNS) != c.manyPeriods {
+		if periods := func(ns int64) int { return int(math.Round(float64(ns) / scriptutil.TickNS)) }; b.fewTicks != c.fewTicks || periods(b.fewNS) != c.fewPeriods || b.manyTicks != c.manyTicks || periods(b.manyNS) != c.manyPeriods {
 			t.Errorf("%s: idle ticks %d in %.1f tick periods with few CPUs busy, %d in %.1f with many; perf script's reader %d in %d, %d in %d",
-				c.file, b.fewTicks, float64(b.fewNS)/tickPeriodNS, b.manyTicks, float64(b.manyNS)/tickPeriodNS, c.fewTicks, c.fewPeriods, c.manyTicks, c.manyPeriods)
+				c.file, b.fewTicks, float64(b.fewNS)/scriptutil.TickNS, b.manyTicks, float64(b.manyNS)/scriptutil.TickNS, c.fewTicks, c.fewPeriods, c.manyTicks, c.manyPeriods)
 		}
 		if got.schedstat != c.schedstat {
 			t.Errorf("%s: schedstat's lb_gained idle %d, want %d", c.file, got.schedstat, c.schedstat)

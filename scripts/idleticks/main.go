@@ -34,8 +34,8 @@ func main() {
 	})
 }
 
-// tickNS: HZ=250, the guests' and this machine's kernels.
-const tickNS = 4000000
+// tickNS: HZ 250, the guests' and this machine's kernels.
+const tickNS = scriptutil.TickNS
 
 // counts is what measure finds in one trace.
 type counts struct {

@@ -11,6 +11,11 @@ import (
 	"strings"
 )
 
+// TickNS is the tick period of the kernels the timer-event recordings
+// come from (HZ 250: the guests' and this machine's), the unit the
+// scripts reading them measure idle time in.
+const TickNS = 4000000
+
 // TickAddress is tick_sched_timer's address: the flag's, or the one in
 // info/kallsyms-timers.txt beside the trace
 // (fixtures/kernels/recipe/run-idle-tick.sh writes it: the kernel's
