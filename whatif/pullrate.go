@@ -11,7 +11,10 @@ import "github.com/schedreplay/replay/timeline"
 // and if it runs it finds that task. A pull is the CPU switching straight to
 // a task migrated onto it while queued, other than by its wakeup's
 // placement (whose sched_migrate_task follows its sched_waking on the
-// waker's CPU).
+// waker's CPU), during the run of the task that now leaves and at most
+// newidlePullWindowNS before the switch: the pass runs inside that task's
+// schedule(). A task the periodic balancer moved onto the CPU earlier and
+// that waited there is a task queued locally: no pass, no chance.
 //
 // The kernel's share of chances taken is hidden state made visible: with
 // NI_RANDOM a pass runs with its domain's newidle success ratio over the
@@ -25,16 +28,21 @@ import "github.com/schedreplay/replay/timeline"
 type newidleTally struct {
 	Chances, Pulls int
 
-	curr       []int32 // per CPU: running pid (0 idle)
-	queued     []int   // per CPU: movable CFS tasks queued, not running
-	lastWaking []int32 // per CPU: pid of the CPU's last event if a sched_waking, else -1
+	curr       []int32  // per CPU: running pid (0 idle)
+	switches   []uint64 // per CPU: sched_switch events so far
+	queued     []int    // per CPU: movable CFS tasks queued, not running
+	lastWaking []int32  // per CPU: pid of the CPU's last event if a sched_waking, else -1
 	tasks      map[int32]*tallyTask
 }
 
 type tallyTask struct {
-	queued  bool
-	qcpu    int32
-	pulled  bool
+	queued bool
+	qcpu   int32
+	pulled bool
+	// pullSeq, pullAt: the pulling CPU's switch count and the time at the
+	// migration that made pulled true.
+	pullSeq uint64
+	pullAt  int64
 	on      int32 // CPU running it, or -1
 	movable bool  // CFS (prio >= 100) and not a per-CPU kernel thread
 }
@@ -55,6 +63,7 @@ func (n *newidleTally) task(p int32) *tallyTask {
 func (n *newidleTally) grow(c int32) {
 	for int(c) >= len(n.curr) {
 		n.curr = append(n.curr, 0)
+		n.switches = append(n.switches, 0)
 		n.queued = append(n.queued, 0)
 		n.lastWaking = append(n.lastWaking, -1)
 	}
@@ -118,7 +127,7 @@ func (n *newidleTally) observe(e *timeline.Event) {
 				n.classify(pt, prioOr(e, timeline.PrevPrio), e.Str(timeline.PrevComm))
 				n.enqueue(pt, c, false)
 			} else if prev != next {
-				n.chance(c, next)
+				n.chance(c, next, e.Time)
 			}
 		}
 		if next != 0 {
@@ -130,6 +139,7 @@ func (n *newidleTally) observe(e *timeline.Event) {
 			nt.on = c
 		}
 		n.curr[c] = next
+		n.switches[c]++
 	case timeline.SchedWaking, timeline.SchedWakeup, timeline.SchedWakeupNew:
 		// sched_wakeup comes after its placement's migration: a trace
 		// with sched_waking has queued the task already.
@@ -151,7 +161,9 @@ func (n *newidleTally) observe(e *timeline.Event) {
 	case timeline.SchedMigrateTask:
 		p := e.Int32(timeline.PID)
 		if t := n.tasks[p]; t != nil && t.queued && e.IsSet(timeline.DestCPU) {
-			n.enqueue(t, e.Int32(timeline.DestCPU), lw != p)
+			d := e.Int32(timeline.DestCPU)
+			n.enqueue(t, d, lw != p)
+			t.pullSeq, t.pullAt = n.switches[d], e.Time
 		}
 	case timeline.SchedProcessExit:
 		// A kernel's task exits running, but a replay stops a task queued
@@ -173,15 +185,24 @@ func (n *newidleTally) lost() {
 	}
 }
 
-// chance counts a CPU left by a blocking or exiting task, before its
-// next task (0: idle) is taken off its queue.
-func (n *newidleTally) chance(c, next int32) {
+// newidlePullWindowNS bounds the time from a newidle pass's migration to
+// its switch. The 6.1 guests' passes (under QEMU TCG) take 30–300 µs from
+// the migration to the switch (FIDELITY.md round 103: 203 of the 221
+// moves during the leaving task's run on the two-vCPU hackbench
+// recordings within 0.3 ms, 13 at 1–4 ms: the periodic balancer's moves
+// before a block, which /proc/schedstat counts apart); a pass on real
+// hardware takes microseconds.
+const newidlePullWindowNS = 1_000_000
+
+// chance counts a CPU left by a blocking or exiting task at now, before
+// its next task (0: idle) is taken off its queue.
+func (n *newidleTally) chance(c, next int32, now int64) {
 	if next != 0 {
 		t := n.tasks[next]
 		if t == nil || !t.queued || t.qcpu != c {
 			return // not recorded queued here: no evidence either way
 		}
-		if t.pulled && t.movable {
+		if t.pulled && t.movable && t.pullSeq == n.switches[c] && now-t.pullAt <= newidlePullWindowNS {
 			n.Chances++
 			n.Pulls++
 		}
