@@ -134,13 +134,19 @@ func TestIdleWakePoolsSplit(t *testing.T) {
 // host wait; CPU 1's host-wait process has one from t0+4 ms to t0+9 ms.
 // By hand: (a) W runs at t0+9 ms + 100 µs, latency 4.1 ms; (b) at t0+5 ms
 // + 10 µs, latency 10 µs (no wait: a vCPU taking its own interrupt runs).
-// With the one pool both were 50 µs.
+// With the one pool both were 50 µs. (c) an interrupt on CPU 0 wakes W
+// (Activation.IRQCPUPlus1, RCU's kthread woken from another CPU's
+// softirq): placed as its own timer's (irq_cpu=own), but its IPI finds
+// CPU 1's vCPU as a task's wakeup does (irq_ipi, the default): 4.1 ms;
+// without irq_ipi as (b).
 func TestRemoteIdleExitWaitsForHost(t *testing.T) {
 	for _, c := range []struct {
-		name   string
-		remote bool
-		want   int64
-	}{{"remote", true, 4100000}, {"local", false, 10000}} {
+		name        string
+		remote, ipi bool
+		irqCPU1     int16
+		want        int64
+	}{{"remote", true, true, 0, 4100000}, {"local", false, true, 0, 10000},
+		{"interrupt elsewhere", false, true, 1, 4100000}, {"interrupt elsewhere, irq_ipi off", false, false, 1, 10000}} {
 		b := newBuilder(t, "sockets=1,cores=3,threads=1")
 		h0 := b.task("hog0", 120, 0, true, CauseStart, 20*ms)
 		b.task("hog2", 120, 2, true, CauseStart, 20*ms)
@@ -153,6 +159,7 @@ func TestRemoteIdleExitWaitsForHost(t *testing.T) {
 			b.edge(h0, 0, 5*ms, wt, 0)
 		} else {
 			b.w.Tasks[wt].Activations[0].ReleaseNS = t0 + 5*ms
+			b.w.Tasks[wt].Activations[0].IRQCPUPlus1 = c.irqCPU1
 		}
 		w := b.done(t)
 		w.IdleWakeNS = []int64{50000}
@@ -161,6 +168,7 @@ func TestRemoteIdleExitWaitsForHost(t *testing.T) {
 		w.Stalls = &StallModel{TickNS: 4 * ms, FractionByBusy: []float64{0, 0, 0}, StallsNS: []int64{5 * ms}, MeanStallNS: 5 * ms, HostCores: 2}
 		cfg := testConfig()
 		cfg.IdleWake = true
+		cfg.IRQIPI = c.ipi
 		s, ch := newSim(t, w, cfg)
 		far := int64(math.MaxInt64 / 2)
 		s.hostStall = []stallProc{{start: far, end: far}, {start: t0 + 4*ms, end: t0 + 9*ms}, {start: far, end: far}}

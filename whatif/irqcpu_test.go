@@ -76,12 +76,15 @@ func TestIRQCPUByHand(t *testing.T) {
 // (K's alone, a sleeper's) against CPU 1's without it (B's, a running
 // hog's) × 108 %: CPU 0; it is idle, so select_idle_sibling keeps it,
 // and K runs there at once. The sched_waking is written on the CPU the
-// interrupt ran on, its target_cpu K's CPU 1 either way.
+// interrupt ran on, its target_cpu K's CPU 1 either way; with irq_cpu=own
+// and irq_ipi (the default) K is placed as by its own timer but the
+// waking is written where the trace had it, CPU 0 (irqRaisedCPU); without
+// irq_ipi on CPU 1.
 func TestIRQCPUPlacement(t *testing.T) {
 	for _, c := range []struct {
-		irqCPU             bool
+		irqCPU, irqIPI     bool
 		wantCPU, wakingCPU int64
-	}{{false, 1, 1}, {true, 0, 0}} {
+	}{{false, true, 1, 0}, {false, false, 1, 1}, {true, true, 0, 0}, {true, false, 0, 0}} {
 		b := newBuilder(t, "sockets=2,cores=1,threads=1,numa=2")
 		b.task("hogB", 120, 1, true, CauseStart, 10*ms)
 		k := b.task("k", 120, 1, false, CauseArrival, ms/10)
@@ -89,14 +92,14 @@ func TestIRQCPUPlacement(t *testing.T) {
 		b.w.Tasks[k].Activations[0].IRQCPUPlus1 = 1
 		w := b.done(t)
 		cfg := testConfig()
-		cfg.IRQCPU = c.irqCPU
+		cfg.IRQCPU, cfg.IRQIPI = c.irqCPU, c.irqIPI
 		_, ch := replayChecked(t, w, cfg)
 		if len(ch.wakings) != 1 {
 			t.Fatalf("irq_cpu %v: %d wakings, want 1", c.irqCPU, len(ch.wakings))
 		}
 		wk := ch.wakings[0]
 		if wk.Int(timeline.CPU) != c.wakingCPU || wk.Int(timeline.TargetCPU) != 1 {
-			t.Errorf("irq_cpu %v: sched_waking on cpu %d, target_cpu %d; want cpu %d, target 1", c.irqCPU, wk.Int(timeline.CPU), wk.Int(timeline.TargetCPU), c.wakingCPU)
+			t.Errorf("irq_cpu %v irq_ipi %v: sched_waking on cpu %d, target_cpu %d; want cpu %d, target 1", c.irqCPU, c.irqIPI, wk.Int(timeline.CPU), wk.Int(timeline.TargetCPU), c.wakingCPU)
 		}
 		placed := int64(-1)
 		for _, r := range ch.runs {

@@ -20,7 +20,7 @@ import (
 // policy: the question is how the policies differ under those parameters.
 
 // ParamKeys are the keys --set and --sweep accept, for usage messages.
-var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "wake_overhead", "wakee_flips", "trace_end_run_on", "host_stall", "nohz_kick", "idle_tick", "busy_host_wait", "stall_contention", "wake_stall", "balance_phase", "irq_stall", "irq_flip"}
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "irq_ipi", "wake_overhead", "wakee_flips", "trace_end_run_on", "host_stall", "nohz_kick", "idle_tick", "busy_host_wait", "stall_contention", "wake_stall", "balance_phase", "irq_stall", "irq_flip"}
 
 // ParamLevels are the domain level names imbalance_pct/busy_factor accept
 // (as model.BuildDomains names them; the package level is PKG from v6.9,
@@ -220,6 +220,8 @@ func (s Setting) Apply(cfg *Config) error {
 		return onOff(&cfg.TraceEndRunOn)
 	case "irq_cpu":
 		return either(&cfg.IRQCPU, "trace", "own")
+	case "irq_ipi":
+		return onOff(&cfg.IRQIPI)
 	case "nohz_kick":
 		return either(&cfg.NohzKickIdleExit, "idle_exit", "ipi")
 	case "idle_tick":

@@ -42,6 +42,14 @@ func TestParseSetting(t *testing.T) {
 			t.Errorf("%s: %v, IRQFlip %v, want %v", c.kv, err, cfg.IRQFlip, c.want)
 		}
 	}
+	for _, c := range []struct {
+		kv   string
+		want bool
+	}{{"irq_ipi=off", false}, {"irq_ipi=on", true}} {
+		if s, err := ParseSetting(c.kv); err != nil || s.Apply(&cfg) != nil || cfg.IRQIPI != c.want {
+			t.Errorf("%s: %v, IRQIPI %v, want %v", c.kv, err, cfg.IRQIPI, c.want)
+		}
+	}
 	if s, err := ParseSetting("wake_overhead=keep"); err != nil || s.Apply(&cfg) != nil || cfg.SkipWakeOverhead {
 		t.Errorf("wake_overhead=keep: %v, SkipWakeOverhead %v, want false", err, cfg.SkipWakeOverhead)
 	}
@@ -64,6 +72,7 @@ func TestParseSetting(t *testing.T) {
 		"tick_softirq=1":      "on or off",
 		"wake_overhead=on":    "skip or keep",
 		"irq_cpu=on":          "trace or own",
+		"irq_ipi=trace":       "on or off",
 		"start_pelt=light":    "heavy or trace",
 		"wakee_flips=-1":      "0..1048576",
 		"wakee_flips=many":    "0..1048576",

@@ -219,6 +219,11 @@ type Config struct {
 	// the replay too, select_task_rq_fair weighing that CPU against the
 	// wakee's; else every interrupt's wakeup runs where the wakee slept.
 	IRQCPU bool
+	// IRQIPI: such a wakeup, run where its wakee slept (IRQCPU off),
+	// still comes by IPI from the CPU the trace shows (irqRaisedCPU). On
+	// by default (FIDELITY.md round 104: a vCPU woken so on a contended
+	// host waits for it, as the trace's RCU wakeups do).
+	IRQIPI bool
 	// SkipWakeOverhead: an activation a task continues into without
 	// blocking (its wakeup came first) starts past the task's wake
 	// overhead, the block and wakeup its recorded demand includes
@@ -288,7 +293,7 @@ func (c Config) withDefaults() Config {
 
 // DefaultConfig is the configuration `replay whatif` uses for a policy.
 func DefaultConfig(p Policy) Config {
-	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, BusyHostWait: true, StallContention: true, WakeStall: true, BalancePhase: true, IRQFlip: true, WakeeFlips: -1}.withDefaults()
+	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, BusyHostWait: true, StallContention: true, WakeStall: true, BalancePhase: true, IRQFlip: true, IRQIPI: true, WakeeFlips: -1}.withDefaults()
 }
 
 // Event kinds of the discrete-event engine (§8.2).
@@ -2029,13 +2034,16 @@ func (s *Sim) selectWoken(t *simTask, waker *simTask, wakerCPU int) (src, prev, 
 	if !t.allowed(cpu) {
 		cpu = s.selectFallbackRQ(t, prev)
 	}
+	// The records are written where the wakeup ran: for an interrupt's
+	// that the trace shows on another CPU, there (irqRaisedCPU).
+	at := s.irqRaisedCPU(t, waker, src)
 	if !s.wakingShown {
-		s.emitWaking(t, waker, src, prev)
+		s.emitWaking(t, waker, at, prev)
 	}
 	s.ttwuStat(src, cpu)
 	if cpu != prev {
 		s.stats.MigrationsWakeup++
-		s.emitMigrate(t, prev, cpu, src, s.cpus[src].curr)
+		s.emitMigrate(t, prev, cpu, at, s.cpus[at].curr)
 	}
 	return src, prev, cpu
 }
@@ -2054,7 +2062,27 @@ func (s *Sim) queueWoken(t, waker *simTask, wakerCPU, src, prev, cpu int) {
 	s.enqueue(r, t, enqWakeup)
 	s.enqFlags, s.enqCPU, s.enqOn = 0, -1, -1
 	s.noteWakeOnIdle(r)
-	s.wakeupPreemptFrom(r, t, waker, wakerCPU, src)
+	s.wakeupPreemptFrom(r, t, waker, wakerCPU, s.irqRaisedCPU(t, waker, src))
+}
+
+// irqRaisedCPU is the CPU whose interrupt raises arrival t's wakeup (its
+// sched_waking is written there), for the IPI it sends (src: where the
+// replay ran the wakeup; a task's wakeup, waker not nil: src). With
+// Config.IRQIPI an arrival the trace shows raised on another CPU
+// (Activation.IRQCPUPlus1: RCU's grace-period kthread, woken from the
+// softirq of the CPU that ended the grace period) reaches its CPU as an
+// IPI from there although irq_cpu=own placed it as its own timer's: an
+// idle target then waits for its host as for any remote wakeup
+// (kickIdle), a busy one takes the IPI as from another vCPU
+// (reschedAfter).
+func (s *Sim) irqRaisedCPU(t, waker *simTask, src int) int {
+	if waker != nil || !s.cfg.IRQIPI || s.cfg.IRQCPU || int(t.act) >= len(t.w.Activations) {
+		return src
+	}
+	if c := int(t.w.Activations[t.act].IRQCPUPlus1) - 1; c >= 0 && c < len(s.cpus) {
+		return c
+	}
+	return src
 }
 
 // arrivalIRQ is the interrupt context of the waking that starts t's

@@ -313,6 +313,10 @@ type Fidelity struct {
 	// interrupting a task (Workload.IRQCurrent), whose wakee flips the
 	// replay counts on that task.
 	IRQCurrent int `json:"irq_current,omitempty"`
+	// IRQElsewhere: the arrivals whose interrupt the trace shows on
+	// another CPU than their wakee's (Activation.IRQCPUPlus1), whose IPI
+	// the replay sends from there (Config.IRQIPI).
+	IRQElsewhere int `json:"irq_elsewhere,omitempty"`
 	// HostStalls, HostStallNS: how many host stalls the trace shows in
 	// the tasks' demand and their total (Workload.HostStalls): a guest's
 	// vCPUs descheduled by its host, which the replay keeps in the work.
@@ -557,6 +561,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 	}
 	if f.IRQCurrent > 0 {
 		fmt.Fprintf(&b, "trace: %d interrupt wakeups came while a task ran on their CPU: record_wakee counts them in that task's wakee_flips, which its children inherit (--set irq_flip=own: in those of the replay's task where they fire)\n", f.IRQCurrent)
+	}
+	if f.IRQElsewhere > 0 {
+		fmt.Fprintf(&b, "trace: %d interrupt wakeups ran on another CPU than their wakee's (RCU's grace-period kthread, woken from the softirq of the CPU that ended the grace period): by default the replay places them as on the wakee's own CPU and sends their IPI from the trace's, which an idle vCPU on a contended host waits for (--set irq_ipi=off: from the wakee's own; irq_cpu=trace: placed from the trace's CPU too)\n", f.IRQElsewhere)
 	}
 	if f.HostStalls > 0 && f.DemandNS > 0 {
 		fmt.Fprintf(&b, "trace: %d host stalls of busy vCPUs, %.1f ms, %.0f%% of the tasks' demand (kept where they were in each task's work)\n",
