@@ -2034,13 +2034,14 @@ func (s *Sim) selectWoken(t *simTask, waker *simTask, wakerCPU int) (src, prev, 
 	if !t.allowed(cpu) {
 		cpu = s.selectFallbackRQ(t, prev)
 	}
-	// The records are written where the wakeup ran: for an interrupt's
-	// that the trace shows on another CPU, there (irqRaisedCPU).
+	// The records (and ttwu_stat's local or remote count) are where the
+	// wakeup ran: for an interrupt's that the trace shows on another CPU,
+	// there (irqRaisedCPU).
 	at := s.irqRaisedCPU(t, waker, src)
 	if !s.wakingShown {
 		s.emitWaking(t, waker, at, prev)
 	}
-	s.ttwuStat(src, cpu)
+	s.ttwuStat(at, cpu)
 	if cpu != prev {
 		s.stats.MigrationsWakeup++
 		s.emitMigrate(t, prev, cpu, at, s.cpus[at].curr)
