@@ -36,18 +36,12 @@ func TestParseSetting(t *testing.T) {
 	}
 	for _, c := range []struct {
 		kv   string
+		flag *bool
 		want bool
-	}{{"irq_flip=own", false}, {"irq_flip=trace", true}} {
-		if s, err := ParseSetting(c.kv); err != nil || s.Apply(&cfg) != nil || cfg.IRQFlip != c.want {
-			t.Errorf("%s: %v, IRQFlip %v, want %v", c.kv, err, cfg.IRQFlip, c.want)
-		}
-	}
-	for _, c := range []struct {
-		kv   string
-		want bool
-	}{{"irq_ipi=off", false}, {"irq_ipi=on", true}} {
-		if s, err := ParseSetting(c.kv); err != nil || s.Apply(&cfg) != nil || cfg.IRQIPI != c.want {
-			t.Errorf("%s: %v, IRQIPI %v, want %v", c.kv, err, cfg.IRQIPI, c.want)
+	}{{"irq_flip=own", &cfg.IRQFlip, false}, {"irq_flip=trace", &cfg.IRQFlip, true},
+		{"irq_ipi=off", &cfg.IRQIPI, false}, {"irq_ipi=on", &cfg.IRQIPI, true}} {
+		if s, err := ParseSetting(c.kv); err != nil || s.Apply(&cfg) != nil || *c.flag != c.want {
+			t.Errorf("%s: %v, the flag %v, want %v", c.kv, err, *c.flag, c.want)
 		}
 	}
 	if s, err := ParseSetting("wake_overhead=keep"); err != nil || s.Apply(&cfg) != nil || cfg.SkipWakeOverhead {
