@@ -117,7 +117,7 @@ func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 	r := s.cpus[t.cpu]
 	src := wakerCPU
 	if waker == nil {
-		src = s.arrivalCPU(t)
+		src = s.irqRaisedCPU(t, waker, s.arrivalCPU(t))
 	}
 	// try_to_wake_up traces sched_waking before ttwu_runnable, so the
 	// waking comes before the sched_stat_runtime of the check below.

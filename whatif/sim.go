@@ -2056,14 +2056,17 @@ func (s *Sim) queueWoken(t, waker *simTask, wakerCPU, src, prev, cpu int) {
 	if cpu != prev {
 		s.migrateSleeping(t, s.cpus[prev], r)
 	}
-	s.enqFlags, s.enqCPU = s.enqueueContext(t, waker, src, cpu), cpu
-	if cpu != src && s.cpusShareCache(src, cpu) {
-		s.enqOn = src
+	// The enqueue runs where the wakeup did (irqRaisedCPU), or from the
+	// target's wake list.
+	at := s.irqRaisedCPU(t, waker, src)
+	s.enqFlags, s.enqCPU = s.enqueueContext(t, waker, at, cpu), cpu
+	if cpu != at && s.cpusShareCache(at, cpu) {
+		s.enqOn = at
 	}
 	s.enqueue(r, t, enqWakeup)
 	s.enqFlags, s.enqCPU, s.enqOn = 0, -1, -1
 	s.noteWakeOnIdle(r)
-	s.wakeupPreemptFrom(r, t, waker, wakerCPU, s.irqRaisedCPU(t, waker, src))
+	s.wakeupPreemptFrom(r, t, waker, wakerCPU, at)
 }
 
 // irqRaisedCPU is the CPU whose interrupt raises arrival t's wakeup (its
