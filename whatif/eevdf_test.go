@@ -3,6 +3,8 @@ package whatif
 import (
 	"fmt"
 	"testing"
+
+	"github.com/schedreplay/replay/timeline"
 )
 
 // policyConfig is testConfig under another policy.
@@ -62,6 +64,40 @@ func TestDelayedDequeueKeepsWakeeOnItsCPU(t *testing.T) {
 		at     int64
 	}{{"v6.10", 1, t0 + 1500000}, {"v6.12", 0, t0 + 4*ms}} {
 		checkSecondRunOfB(t, c.policy, policyConfig(t, c.policy), t0+1500000, c.cpu, c.at)
+	}
+}
+
+// A delayed task requeued by an interrupt's wakeup that the trace shows
+// raised on another CPU (Activation.IRQCPUPlus1) takes its IPI from there
+// as a sleeping wakee does (irqRaisedCPU): the setting above under v6.12
+// with B's timer shown on CPU 1. B still requeues on CPU 0 and runs there
+// at the tick, t0+4 ms; its sched_waking is written on CPU 1 (irq_ipi, the
+// default), on CPU 0 without it.
+func TestRequeueDelayedIRQElsewhere(t *testing.T) {
+	for _, c := range []struct {
+		ipi    bool
+		waking int64
+	}{{true, 1}, {false, 0}} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		bt := b.task("b", 120, 0, true, CauseStart, 1*ms, 1*ms)
+		b.task("a", 120, 0, false, CauseStart, 20*ms)
+		a := &b.w.Tasks[bt].Activations[1]
+		a.Cause, a.SleepNS, a.ReleaseNS, a.IRQCPUPlus1 = CauseArrival, 500000, t0+1500000, 2
+		cfg := policyConfig(t, "v6.12")
+		cfg.IRQIPI = c.ipi
+		_, ch := replayChecked(t, b.done(t), cfg)
+		if got := ch.firstRunAfter(100, t0); got == nil || got.cpu != 0 || got.start != t0+4*ms {
+			t.Errorf("irq_ipi %v: B's second run %+v, want cpu 0 at t0+4 ms", c.ipi, got)
+		}
+		var on []int64
+		for _, e := range ch.wakings {
+			if e.Int(timeline.PID) == int64(b.w.Tasks[bt].TID) {
+				on = append(on, e.Int(timeline.CPU))
+			}
+		}
+		if len(on) != 1 || on[0] != c.waking {
+			t.Errorf("irq_ipi %v: B's wakings on CPUs %v, want one on CPU %d", c.ipi, on, c.waking)
+		}
 	}
 }
 
