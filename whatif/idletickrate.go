@@ -6,11 +6,10 @@ package whatif
 // next switch, busy from a switch to a task until its next switch to
 // idle, as scripts/idlepulls reads a trace's.
 type busySplit struct {
-	state       []int8 // per CPU: 0 not yet switched, 1 idle, 2 busy
-	idle, busy  int
-	since       int64 // the last change
-	few, many   int64 // idle ns with fewer than half the CPUs busy, and with half or more
-	initialized bool
+	state      []int8 // per CPU: 0 not yet switched, 1 idle, 2 busy (nil: no switch yet)
+	idle, busy int
+	since      int64 // the last change
+	few, many  int64 // idle ns with fewer than half the CPUs busy, and with half or more
 }
 
 // noteCPU records that r is now idle or busy (Config.IdleTicks only).
@@ -19,9 +18,8 @@ func (s *Sim) noteCPU(r *rq, idle bool) {
 		return
 	}
 	b := &s.busySplit
-	if !b.initialized {
+	if b.state == nil {
 		b.state = make([]int8, s.ncpu)
-		b.initialized = true
 	}
 	s.addIdleTime()
 	st := int8(2)
@@ -65,7 +63,7 @@ func (s *Sim) fewBusy() bool { return 2*s.busySplit.busy < s.ncpu }
 // noteIdleTick counts r's idle tick (nothing queued) by the CPUs busy
 // then, if r's idle time counts (it went idle by a switch).
 func (s *Sim) noteIdleTick(r *rq) {
-	if !s.busySplit.initialized || s.busySplit.state[r.cpu] != 1 {
+	if s.busySplit.state == nil || s.busySplit.state[r.cpu] != 1 {
 		return
 	}
 	if s.fewBusy() {

@@ -1274,7 +1274,7 @@ func (s *Sim) Run() (*Stats, error) {
 	}
 	s.stats.Events = s.events
 	s.stats.EndNS = s.now
-	if s.busySplit.initialized {
+	if s.busySplit.state != nil {
 		s.addIdleTime() // the idle stretches still open
 	}
 	s.strandCut()
@@ -1987,7 +1987,8 @@ func (s *Sim) placeWoken(t *simTask, waker *simTask, wakerCPU int) {
 // record for t, woken by waker (nil: an interrupt or timer) running on
 // wakerCPU: its sched_waking (unless written already), the CPU it goes
 // to, and the sched_migrate_task when that is not prev, the CPU it slept
-// on. src is the CPU the wakeup runs on.
+// on. src is the CPU the wakeup runs on (for an interrupt's the trace
+// shows on another CPU, that one: irqRaisedCPU).
 func (s *Sim) selectWoken(t *simTask, waker *simTask, wakerCPU int) (src, prev, cpu int) {
 	prev = int(t.cpu)
 	cpu = prev
@@ -2036,15 +2037,15 @@ func (s *Sim) selectWoken(t *simTask, waker *simTask, wakerCPU int) (src, prev, 
 	}
 	// The records (and ttwu_stat's local or remote count) are where the
 	// wakeup ran: for an interrupt's that the trace shows on another CPU,
-	// there (irqRaisedCPU).
-	at := s.irqRaisedCPU(t, waker, src)
+	// there (irqRaisedCPU); so are the enqueue and the IPI (queueWoken).
+	src = s.irqRaisedCPU(t, waker, src)
 	if !s.wakingShown {
-		s.emitWaking(t, waker, at, prev)
+		s.emitWaking(t, waker, src, prev)
 	}
-	s.ttwuStat(at, cpu)
+	s.ttwuStat(src, cpu)
 	if cpu != prev {
 		s.stats.MigrationsWakeup++
-		s.emitMigrate(t, prev, cpu, at, s.cpus[at].curr)
+		s.emitMigrate(t, prev, cpu, src, s.cpus[src].curr)
 	}
 	return src, prev, cpu
 }
@@ -2056,17 +2057,14 @@ func (s *Sim) queueWoken(t, waker *simTask, wakerCPU, src, prev, cpu int) {
 	if cpu != prev {
 		s.migrateSleeping(t, s.cpus[prev], r)
 	}
-	// The enqueue runs where the wakeup did (irqRaisedCPU), or from the
-	// target's wake list.
-	at := s.irqRaisedCPU(t, waker, src)
-	s.enqFlags, s.enqCPU = s.enqueueContext(t, waker, at, cpu), cpu
-	if cpu != at && s.cpusShareCache(at, cpu) {
-		s.enqOn = at
+	s.enqFlags, s.enqCPU = s.enqueueContext(t, waker, src, cpu), cpu
+	if cpu != src && s.cpusShareCache(src, cpu) {
+		s.enqOn = src
 	}
 	s.enqueue(r, t, enqWakeup)
 	s.enqFlags, s.enqCPU, s.enqOn = 0, -1, -1
 	s.noteWakeOnIdle(r)
-	s.wakeupPreemptFrom(r, t, waker, wakerCPU, at)
+	s.wakeupPreemptFrom(r, t, waker, wakerCPU, src)
 }
 
 // irqRaisedCPU is the CPU whose interrupt raises arrival t's wakeup (its
