@@ -136,7 +136,9 @@ func TestWhatifReportsNoPreemptWakeups(t *testing.T) {
 // that moved tasks (the workload's balance_pull rows; 6.12 guest-P r4
 // among them: whatif's TestBalancePullOnARealTrace) and the interrupt
 // wakeups that interrupted a task (its irq_current rows; guest-N r6's
-// hackbench: whatif's TestIRQFlipOnARealTrace).
+// hackbench: whatif's TestIRQFlipOnARealTrace) and those raised on
+// another CPU than their wakee's (its irq_cpu column; guest-Q r1's hogs,
+// 19: whatif's TestIRQCPUByHand reads the column by hand).
 func TestWhatifReportsTraceCounts(t *testing.T) {
 	for _, c := range []struct {
 		name, key, line string
@@ -149,6 +151,19 @@ func TestWhatifReportsTraceCounts(t *testing.T) {
 		{"interrupted tasks", "irq_current", "trace: %d interrupt wakeups came while a task ran on their CPU",
 			[]string{"repeats", "guest-N-2s1c1t-2numa", "r6", "hackbench.perf.data.gz"},
 			func(w *whatif.Workload) int { return len(w.IRQCurrent) }},
+		{"interrupts on another CPU", "irq_elsewhere", "trace: %d interrupt wakeups ran on another CPU than their wakee's",
+			[]string{"affinity", "guest-Q-1s2c2t", "r1", "taskset-hogs.perf.data.gz"},
+			func(w *whatif.Workload) int {
+				n := 0
+				for _, tk := range w.Tasks {
+					for _, a := range tk.Activations {
+						if a.IRQCPUPlus1 > 0 {
+							n++
+						}
+					}
+				}
+				return n
+			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
