@@ -639,9 +639,9 @@ type Sim struct {
 	err      error
 	ev       timeline.Event
 
-	// busySplit follows which CPUs are idle or busy for the idle-tick
+	// idleByBusy follows which CPUs are idle or busy for the idle-tick
 	// rates by contention (Stats.IdleTicksFewBusy...; with idle_tick).
-	busySplit busySplit
+	idleByBusy IdleByBusy
 
 	// noClock: the balancer's second and later dequeues (or enqueues) of
 	// a pass, whose update_curr finds no time run (moveTasks).
@@ -1274,7 +1274,7 @@ func (s *Sim) Run() (*Stats, error) {
 	}
 	s.stats.Events = s.events
 	s.stats.EndNS = s.now
-	if s.busySplit.state != nil {
+	if s.idleByBusy.state != nil {
 		s.addIdleTime() // the idle stretches still open
 	}
 	s.strandCut()

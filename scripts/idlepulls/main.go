@@ -82,7 +82,7 @@ type counts struct {
 	// its tick at each jiffy under light and heavy host contention
 	// (FIDELITY.md round 102; the replay's: --validate's idle
 	// tick/jiffy row).
-	byBusy busySplit
+	byBusy whatif.IdleByBusy
 }
 
 // pass counts SCHED softirqs of one kind.
@@ -96,7 +96,7 @@ func (c *counts) print(w io.Writer) {
 	fmt.Fprintf(w, "  idle periods of 4-16 ms %d, with an idle tick %d\n", c.midPeriods, c.midTicked)
 	b := &c.byBusy
 	fmt.Fprintf(w, "  idle ticks per jiffy of idle time: fewer than half the CPUs busy %s (%d in %.0f), half or more %s (%d in %.0f)\n",
-		b.rate(b.fewTicks, b.fewNS), b.fewTicks, float64(b.fewNS)/scriptutil.TickNS, b.rate(b.manyTicks, b.manyNS), b.manyTicks, float64(b.manyNS)/scriptutil.TickNS)
+		rate(b.FewTicks, b.FewNS), b.FewTicks, float64(b.FewNS)/scriptutil.TickNS, rate(b.ManyTicks, b.ManyNS), b.ManyTicks, float64(b.ManyNS)/scriptutil.TickNS)
 	fmt.Fprintf(w, "  own-tick passes %d: a task waiting elsewhere %d, pulled onto the idle CPU %d\n", c.own.n, c.own.chances, c.own.pulled)
 	fmt.Fprintf(w, "  kicked (nohz) passes %d: a task waiting elsewhere %d, pulled onto the idle CPU %d\n", c.kick.n, c.kick.chances, c.kick.pulled)
 	if c.schedstat >= 0 {
@@ -106,59 +106,8 @@ func (c *counts) print(w io.Writer) {
 	}
 }
 
-// busySplit sets the idle ticks against the idle time by how many CPUs
-// ran a task: a CPU is idle from a switch to its idle task until its next
-// switch, busy from a switch to a task until its next switch to idle, and
-// neither before its first switch.
-type busySplit struct {
-	ncpu                int // the CPUs of the trace's header (0: those seen switching)
-	idle, busy          map[int32]bool
-	since               int64 // the last switch
-	fewNS, manyNS       int64 // idle time with fewer than half the CPUs busy, and half or more
-	fewTicks, manyTicks int
-}
-
-func (b *busySplit) few() bool { return 2*len(b.busy) < max(b.ncpu, len(b.idle)+len(b.busy)) }
-
-// advance adds the idle time up to t to its side.
-func (b *busySplit) advance(t int64) {
-	if d := (t - b.since) * int64(len(b.idle)); d > 0 {
-		if b.few() {
-			b.fewNS += d
-		} else {
-			b.manyNS += d
-		}
-	}
-	b.since = t
-}
-
-// switched: CPU c switched at t to a task (next != 0) or to idle.
-func (b *busySplit) switched(c int32, t int64, next int32) {
-	b.advance(t)
-	delete(b.idle, c)
-	delete(b.busy, c)
-	if next == 0 {
-		b.idle[c] = true
-	} else {
-		b.busy[c] = true
-	}
-}
-
-// tick counts an idle tick of CPU c (nothing queued) if c is idle since
-// a switch.
-func (b *busySplit) tick(c int32) {
-	if !b.idle[c] {
-		return
-	}
-	if b.few() {
-		b.fewTicks++
-	} else {
-		b.manyTicks++
-	}
-}
-
 // rate is n per tick period of ns, "-" without idle time.
-func (b *busySplit) rate(n int, ns int64) string {
+func rate(n int64, ns int64) string {
 	if ns <= 0 {
 		return "-"
 	}
@@ -274,11 +223,10 @@ func measure(path, tickfn string) (*counts, error) {
 	var all []*open
 	seenTimer, seenSoftirq := false, false
 	split := &c.byBusy
-	split.idle, split.busy = map[int32]bool{}, map[int32]bool{}
 	var last int64
 	err = scriptutil.ReadEvents(path, func(m *timeline.Meta) error {
 		if m.Topology != nil {
-			split.ncpu = m.Topology.NrCPUs
+			split.NCPU = m.Topology.NrCPUs
 		}
 		return nil
 	}, func(e *timeline.Event) error {
@@ -314,7 +262,7 @@ func measure(path, tickfn string) (*counts, error) {
 			if e.Int32(timeline.NextPID) == 0 {
 				idleFrom[cpu], ticked[cpu] = e.Time, false
 			}
-			split.switched(cpu, e.Time, e.Int32(timeline.NextPID))
+			split.Switched(cpu, e.Time, e.Int32(timeline.NextPID) == 0)
 		case e.Name == "timer:hrtimer_expire_entry":
 			seenTimer = true
 			if f, ok := e.IntField("function"); ok && uint64(f) == fn {
@@ -323,7 +271,7 @@ func measure(path, tickfn string) (*counts, error) {
 				if pending[cpu] {
 					c.idleTicks++
 					ticked[cpu] = true
-					split.tick(cpu)
+					split.Tick(cpu)
 				}
 			}
 		case e.Name == "irq:softirq_entry":
@@ -350,7 +298,7 @@ func measure(path, tickfn string) (*counts, error) {
 	if err != nil {
 		return nil, err
 	}
-	split.advance(last) // the idle stretches still open
+	split.Advance(last) // the idle stretches still open
 	if !seenTimer || !seenSoftirq {
 		return nil, fmt.Errorf("%s has no timer:hrtimer_expire_entry or irq:softirq_entry events: record with -e timer:hrtimer_expire_entry -e irq:softirq_entry", path)
 	}

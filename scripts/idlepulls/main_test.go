@@ -33,7 +33,10 @@ func TestMeasure(t *testing.T) {
 		// with fewer than half the CPUs busy, and with half or more: a
 		// third reader of perf script's text (session 67, the same
 		// command and definitions).
-		fewTicks, fewPeriods, manyTicks, manyPeriods int
+		fewTicks    int64
+		fewPeriods  int
+		manyTicks   int64
+		manyPeriods int
 	}{
 		{"guest-D-1s8c1t/schbench/schbench-1.perf.data.gz", 266, 141, pass{133, 77, 65}, pass{37, 11, 5}, 70, 262, 91, 98, 172, 168, 672},
 		{"guest-B-1s4c2t/schbench/schbench-3.perf.data.gz", 219, 162, pass{176, 91, 66}, pass{27, 11, 5}, 74, 271, 74, 63, 120, 156, 735},
@@ -52,9 +55,9 @@ func TestMeasure(t *testing.T) {
 			t.Errorf("%s: idle periods of 4-16 ms %d, with an idle tick %d; perf script's reader %d, %d", c.file, got.midPeriods, got.midTicked, c.midPeriods, c.midTicked)
 		}
 		b := got.byBusy
-		if periods := func(ns int64) int { return int(math.Round(float64(ns) / scriptutil.TickNS)) }; b.fewTicks != c.fewTicks || periods(b.fewNS) != c.fewPeriods || b.manyTicks != c.manyTicks || periods(b.manyNS) != c.manyPeriods {
+		if periods := func(ns int64) int { return int(math.Round(float64(ns) / scriptutil.TickNS)) }; b.FewTicks != c.fewTicks || periods(b.FewNS) != c.fewPeriods || b.ManyTicks != c.manyTicks || periods(b.ManyNS) != c.manyPeriods {
 			t.Errorf("%s: idle ticks %d in %.1f tick periods with few CPUs busy, %d in %.1f with many; perf script's reader %d in %d, %d in %d",
-				c.file, b.fewTicks, float64(b.fewNS)/scriptutil.TickNS, b.manyTicks, float64(b.manyNS)/scriptutil.TickNS, c.fewTicks, c.fewPeriods, c.manyTicks, c.manyPeriods)
+				c.file, b.FewTicks, float64(b.FewNS)/scriptutil.TickNS, b.ManyTicks, float64(b.ManyNS)/scriptutil.TickNS, c.fewTicks, c.fewPeriods, c.manyTicks, c.manyPeriods)
 		}
 		if got.schedstat != c.schedstat {
 			t.Errorf("%s: schedstat's lb_gained idle %d, want %d", c.file, got.schedstat, c.schedstat)
