@@ -83,8 +83,9 @@ func (s *Sim) noteCPU(r *rq, idle bool) {
 	if s.cfg.IdleTicks == 0 {
 		return
 	}
-	s.idleByBusy.NCPU = s.ncpu
-	s.idleByBusy.Switched(int32(r.cpu), s.now, idle)
+	b := &s.idleByBusy
+	b.NCPU = s.ncpu // the machine's CPUs, not just those seen switching
+	b.Switched(int32(r.cpu), s.now, idle)
 	s.idleByBusyStats()
 }
 

@@ -107,7 +107,7 @@ func (c *counts) print(w io.Writer) {
 }
 
 // rate is n per tick period of ns, "-" without idle time.
-func rate(n int64, ns int64) string {
+func rate(n, ns int64) string {
 	if ns <= 0 {
 		return "-"
 	}
