@@ -78,6 +78,12 @@ func (b *IdleByBusy) Tick(c int32) {
 	}
 }
 
+// PerJiffy is the idle ticks per tick period (tickNS) of idle time on
+// each side, "-" for a side with none.
+func (b *IdleByBusy) PerJiffy(tickNS int64) (few, many string) {
+	return perPeriod(b.FewTicks, float64(b.FewNS)/float64(tickNS)), perPeriod(b.ManyTicks, float64(b.ManyNS)/float64(tickNS))
+}
+
 // noteCPU records that r is now idle or busy (Config.IdleTicks only).
 func (s *Sim) noteCPU(r *rq, idle bool) {
 	if s.cfg.IdleTicks == 0 {
@@ -86,19 +92,14 @@ func (s *Sim) noteCPU(r *rq, idle bool) {
 	b := &s.idleByBusy
 	b.NCPU = s.ncpu // the machine's CPUs, not just those seen switching
 	b.Switched(int32(r.cpu), s.now, idle)
-	s.idleByBusyStats()
 }
 
-// addIdleTime adds the idle time since the last change to its side.
+// addIdleTime adds the idle time since the last change to its side and
+// copies the split into the replay's statistics, the idle time in tick
+// periods (at the replay's end: Run).
 func (s *Sim) addIdleTime() {
-	s.idleByBusy.Advance(s.now)
-	s.idleByBusyStats()
-}
-
-// idleByBusyStats copies the split into the replay's statistics, the idle
-// time in tick periods.
-func (s *Sim) idleByBusyStats() {
 	b := &s.idleByBusy
+	b.Advance(s.now)
 	s.stats.IdlePeriodsFewBusy = float64(b.FewNS) / float64(s.tickNS)
 	s.stats.IdlePeriodsManyBusy = float64(b.ManyNS) / float64(s.tickNS)
 	s.stats.IdleTicksFewBusy, s.stats.IdleTicksManyBusy = b.FewTicks, b.ManyTicks
@@ -106,7 +107,4 @@ func (s *Sim) idleByBusyStats() {
 
 // noteIdleTick counts r's idle tick (nothing queued) by the CPUs busy
 // then, if r's idle time counts (it went idle by a switch).
-func (s *Sim) noteIdleTick(r *rq) {
-	s.idleByBusy.Tick(int32(r.cpu))
-	s.idleByBusyStats()
-}
+func (s *Sim) noteIdleTick(r *rq) { s.idleByBusy.Tick(int32(r.cpu)) }

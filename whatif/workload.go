@@ -2318,6 +2318,20 @@ func (w *Workload) HostStallTotal() (n int, ns int64) {
 	return len(w.HostStalls), ns
 }
 
+// IRQElsewhereTotal is the number of arrivals whose interrupt the trace
+// shows on another CPU than their wakee's (Activation.IRQCPUPlus1): the
+// wakeups whose IPI the replay sends from there (Config.IRQIPI).
+func (w *Workload) IRQElsewhereTotal() (n int) {
+	for i := range w.Tasks {
+		for _, a := range w.Tasks[i].Activations {
+			if a.IRQCPUPlus1 > 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // Stats summarises the workload for people.
 func (w *Workload) Stats() (tasks, acts, edges, arrivals int, demand int64) {
 	for i := range w.Tasks {

@@ -462,13 +462,7 @@ func traceNotes(f *whatif.Fidelity, w *whatif.Workload, workNote string, charged
 	}
 	f.BalancePulls = len(w.BalancePulls)
 	f.IRQCurrent = len(w.IRQCurrent)
-	for i := range w.Tasks {
-		for _, a := range w.Tasks[i].Activations {
-			if a.IRQCPUPlus1 > 0 {
-				f.IRQElsewhere++
-			}
-		}
-	}
+	f.IRQElsewhere = w.IRQElsewhereTotal()
 	f.HostStalls, f.HostStallNS = w.HostStallTotal()
 	f.IRQWakeStall = w.IRQWakeStallSummary()
 	if charged {

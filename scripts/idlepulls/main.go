@@ -95,8 +95,9 @@ func (c *counts) print(w io.Writer) {
 	fmt.Fprintf(w, "  idle ticks %d, raising the SCHED softirq %d\n", c.idleTicks, c.raised)
 	fmt.Fprintf(w, "  idle periods of 4-16 ms %d, with an idle tick %d\n", c.midPeriods, c.midTicked)
 	b := &c.byBusy
+	few, many := b.PerJiffy(scriptutil.TickNS)
 	fmt.Fprintf(w, "  idle ticks per jiffy of idle time: fewer than half the CPUs busy %s (%d in %.0f), half or more %s (%d in %.0f)\n",
-		rate(b.FewTicks, b.FewNS), b.FewTicks, float64(b.FewNS)/scriptutil.TickNS, rate(b.ManyTicks, b.ManyNS), b.ManyTicks, float64(b.ManyNS)/scriptutil.TickNS)
+		few, b.FewTicks, float64(b.FewNS)/scriptutil.TickNS, many, b.ManyTicks, float64(b.ManyNS)/scriptutil.TickNS)
 	fmt.Fprintf(w, "  own-tick passes %d: a task waiting elsewhere %d, pulled onto the idle CPU %d\n", c.own.n, c.own.chances, c.own.pulled)
 	fmt.Fprintf(w, "  kicked (nohz) passes %d: a task waiting elsewhere %d, pulled onto the idle CPU %d\n", c.kick.n, c.kick.chances, c.kick.pulled)
 	if c.schedstat >= 0 {
@@ -104,14 +105,6 @@ func (c *counts) print(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "  tasks moved by CPU_IDLE passes %d (no schedstat beside the trace)\n", c.gained)
 	}
-}
-
-// rate is n per tick period of ns, "-" without idle time.
-func rate(n, ns int64) string {
-	if ns <= 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f", float64(n)*scriptutil.TickNS/float64(ns))
 }
 
 // rqs follows each CPU's run queue from the sched events: the running
