@@ -151,7 +151,7 @@ func Build(in Input) (*Data, error) {
 	var w *whatif.Workload
 	if simulate {
 		var err error
-		if w, err = whatif.Extract(tee); err != nil {
+		if w, err = whatif.ExtractWith(tee, whatif.ExtractOptions{Topology: in.Topology}); err != nil {
 			if tee.err != nil {
 				return nil, tee.err
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -810,5 +811,58 @@ func TestSyncExclusivePair(t *testing.T) {
 		if other != c.paceN {
 			t.Errorf("%s: %d wakeups of 40, want %d", c.name, other, c.paceN)
 		}
+	}
+}
+
+// Demand is run time at capacity 1024: a run on a CPU of capacity c
+// counts c/1024 of its length. The capacities are the trace's own
+// topology's, or, for a trace that names none (a text trace), those of
+// the machine the user gave for it (ExtractOptions.Topology). By hand:
+// 10 runs on CPU 1 from 1 to 3 ms and blocks, so its demand is 2 ms at
+// capacity 1024, 1 ms at 512 and 0.5 ms at 256.
+func TestExtractDemandAtCapacity(t *testing.T) {
+	spec := func(s string) *model.Topology {
+		t.Helper()
+		topo, err := model.ParseSpec(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return topo
+	}
+	for _, tc := range []struct {
+		name         string
+		traced, user *model.Topology
+		want         int64
+	}{
+		{"no topology anywhere", nil, nil, 2 * ms},
+		{"the user's machine for a trace without one", nil, spec("sockets=1,cores=2,capacity=0:1024/1:512"), 1 * ms},
+		{"the trace's own machine", spec("sockets=1,cores=2,capacity=0:1024/1:256"), nil, 500000},
+		{"the trace's own machine over the user's", spec("sockets=1,cores=2,capacity=0:1024/1:256"), spec("sockets=1,cores=2,capacity=0:1024/1:512"), 500000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &noiseReader{evs: []timeline.Event{
+				nSwitch(1*ms, 1, 0, "R", 10),
+				nSwitch(3*ms, 1, 10, "S", 0),
+			}}
+			r.meta.Topology = tc.traced
+			w, err := ExtractWith(r, ExtractOptions{Topology: tc.user})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tk := range w.Tasks {
+				if tk.TID != 10 {
+					continue
+				}
+				var d int64
+				for _, a := range tk.Activations {
+					d += a.DemandNS
+				}
+				if d != tc.want {
+					t.Errorf("task 10's demand %d ns, want %d", d, tc.want)
+				}
+				return
+			}
+			t.Fatal("task 10 not extracted")
+		})
 	}
 }

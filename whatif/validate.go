@@ -769,7 +769,8 @@ func (t *teeReader) Err() error {
 }
 
 // ExtractAndMeasure reads a trace once, building the workload and the
-// observed metrics (with domains built from topo under kernel).
+// observed metrics (with domains built from topo under kernel; topo is
+// also the recorded machine when the trace names none).
 func ExtractAndMeasure(r timeline.EventReader, topo *model.Topology, kernel string) (*Workload, *Metrics, error) {
 	return ExtractAndMeasureWorst(r, topo, kernel, 0)
 }
@@ -789,7 +790,7 @@ func ExtractAndMeasureWorst(r timeline.EventReader, topo *model.Topology, kernel
 	}
 	m := newTraceMeasurer(d, ncpu, r.Meta(), worst)
 	t := &teeReader{EventReader: r, m: m}
-	w, err := Extract(t)
+	w, err := ExtractWith(t, ExtractOptions{Topology: topo})
 	if err != nil {
 		return nil, nil, err
 	}

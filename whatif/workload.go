@@ -774,6 +774,11 @@ type ExtractOptions struct {
 	// the trace's tick grid checks them (TickGridClasses), so they are
 	// offered for that check (scripts/tickgrid).
 	HardIRQRecord func(cpu int32, at int64, tick bool)
+	// Topology is the machine the trace was recorded on when the trace
+	// itself names none (a text trace given --topology): its capacities
+	// scale each run into demand at capacity 1024, as the trace's own
+	// topology's would. A trace that carries a topology keeps its own.
+	Topology *model.Topology
 }
 
 // ExtractWith is Extract with options.
@@ -785,6 +790,9 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 		w.Kernel = m.Source.OSRelease
 		w.Source = m.Source.Path
 		w.Cmdline = m.Source.Cmdline
+	}
+	if w.Topology == nil {
+		w.Topology = o.Topology
 	}
 	dom := tracedDomains(w.Topology, w.Kernel)
 	x := &extractor{w: w, byTID: map[int32]*extTask{}, pendIdle: map[int32]pendWake{}, pendBusy: map[int32]pendWake{}, comms: map[int32]string{}, perfExec: map[int32]bool{},

@@ -176,7 +176,7 @@ func runWhatif(c *cli.Context) error {
 		if c.Bool("validate") {
 			w, obs, err = whatif.ExtractAndMeasureWorst(r, topo, kernel, worst)
 		} else {
-			w, err = whatif.Extract(r)
+			w, err = whatif.ExtractWith(r, whatif.ExtractOptions{Topology: topo})
 		}
 		if err != nil {
 			return err
