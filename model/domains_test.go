@@ -165,6 +165,31 @@ func TestCornerCases(t *testing.T) {
 	}
 }
 
+// The Juno r0 preset is the machine LISA's Juno test traces ran on
+// (tests/assets/trace_txt/plat_info.yml at ARM-software/lisa bb5ff50d:
+// cpu-capacities 446 for CPUs 0, 3, 4, 5 and 1024 for CPUs 1, 2; its
+// freq-domains, Juno's clusters, {0,3,4,5} and {1,2}). Its clusters'
+// CPU numbers interleave, which no compact spec says: each is an MC
+// domain and an LLC, under one DIE spanning both capacities.
+func TestJunoR0Preset(t *testing.T) {
+	d := build(t, "juno-r0", "4.19.0-07801-gf317706")
+	for _, tc := range []struct {
+		cpu, capacity int
+		mc            string
+	}{{0, 446, "0,3-5"}, {1, 1024, "1-2"}, {2, 1024, "1-2"}, {5, 446, "0,3-5"}} {
+		cd := d.CPUs[tc.cpu]
+		if got := d.Capacity[tc.cpu]; got != tc.capacity {
+			t.Errorf("cpu%d capacity %d; want %d", tc.cpu, got, tc.capacity)
+		}
+		if len(cd.Domains) != 2 || cd.Domains[0].Name != "MC" || FormatCPUList(cd.Domains[0].Span) != tc.mc || cd.Domains[1].Name != "DIE" {
+			t.Fatalf("cpu%d domains %v; want MC %s, DIE 0-5", tc.cpu, cd.Domains, tc.mc)
+		}
+		if cd.AsymCPUCapacity == nil || cd.AsymCPUCapacity.Name != "DIE" {
+			t.Errorf("cpu%d sd_asym_cpucapacity = %v; want DIE", tc.cpu, cd.AsymCPUCapacity)
+		}
+	}
+}
+
 func TestAsymmetricCapacityShortcuts(t *testing.T) {
 	d := build(t, "sockets=1,cores=8,clusters=2,llc=cluster,arch=arm64,capacity=0-3:446/4-7:1024", "6.1")
 	cd := d.CPUs[1]
@@ -212,6 +237,7 @@ func TestPresets(t *testing.T) {
 		llcSizeOfCPU0 int
 	}{
 		{"hikey", 8, 2, 1, "MC PKG", "MC DIE", "", false, 4},
+		{"juno-r0", 6, 2, 1, "MC PKG", "MC DIE", "", false, 4},
 		{"vm40-smt2", 40, 1, 1, "SMT MC", "SMT MC", "0-1", false, 40},
 		{"power8-22c-smt8", 176, 22, 2, "SMT PKG NUMA", "SMT DIE NUMA", "0-7", false, 8},
 		{"arm64-2node-224", 224, 2, 2, "SMT MC NUMA", "SMT MC NUMA", "0-3", false, 112},

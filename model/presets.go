@@ -1,6 +1,7 @@
 package model
 
 import (
+	_ "embed"
 	"fmt"
 	"sort"
 )
@@ -13,12 +14,22 @@ type Preset struct {
 	Description string
 	// Spec is the compact spec (with modifiers) that builds it.
 	Spec string
+	// JSON, when set, is the machine as a topology file (its Spec
+	// empty): for a machine the compact spec cannot say, such as
+	// clusters whose CPU numbers interleave.
+	JSON []byte
 }
+
+//go:embed presets/juno-r0.json
+var junoR0 []byte
 
 var presets = map[string]*Preset{
 	"hikey": {Name: "hikey",
 		Description: "HiKey (Kirin 620): 8x Cortex-A53 arm64, two clusters of 4 CPUs, each cluster with its own L2 (the LLC), one package, one node, no SMT",
 		Spec:        "sockets=1,cores=8,clusters=2,llc=cluster,arch=arm64"},
+	"juno-r0": {Name: "juno-r0",
+		Description: "Arm Juno r0: 2x Cortex-A57 (CPUs 1-2, capacity 1024) and 4x Cortex-A53 (CPUs 0, 3-5, capacity 446), a cluster each with its own L2, one node; the capacities and clusters LISA records for its Juno test traces",
+		JSON:        junoR0},
 	"vm40-smt2": {Name: "vm40-smt2",
 		Description: "40-CPU x86 VM: one socket of 20 cores x 2 threads, one LLC, one node, QEMU-style numbering (siblings 0,1)",
 		Spec:        "sockets=1,cores=20,threads=2"},
@@ -60,7 +71,13 @@ func buildPreset(name string) (*Topology, error) {
 	if p == nil {
 		return nil, fmt.Errorf("unknown preset %q; known: %v", name, PresetNames())
 	}
-	t, err := ParseSpec(p.Spec)
+	var t *Topology
+	var err error
+	if p.JSON != nil {
+		t, err = ParseTopologyBytes(p.JSON)
+	} else {
+		t, err = ParseSpec(p.Spec)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: %v", name, err)
 	}
