@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -263,4 +264,59 @@ func TestWhatifReportsSwitchCharge(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stdout, "switches the kernel charged") {
 		t.Errorf("switch_charge=off: exit %d, still reported:\n%s", r.code, r.stdout)
 	}
+}
+
+// A text trace names no machine, so --topology is the machine it was
+// recorded on: its capacities scale the runs into demand (by hand: 10 runs
+// 2 ms on CPU 1, capacity 512, so 1 ms of demand at capacity 1024), and
+// the replay, starting 10 on the same CPU, takes the trace's 2 ms (it took
+// 4 ms when the demand ignored the capacities). Both extraction paths:
+// with --validate and without.
+func TestWhatifTextTraceTakesTopologyCapacity(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.txt")
+	text := " swapper 0 [001] 1000.001000: sched:sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=10 next_prio=120\n" +
+		" a 10 [001] 1000.003000: sched:sched_switch: prev_comm=a prev_pid=10 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n"
+	if err := os.WriteFile(trace, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := "sockets=1,cores=2,capacity=0:1024/1:512"
+	r := run(t, dir, "whatif", "-i", trace, "--topology", spec, "--validate", "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out struct {
+		Fidelity struct {
+			Observed, Simulated map[string]any
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if o, s := out.Fidelity.Observed["cpu_time_ns"], out.Fidelity.Simulated["cpu_time_ns"]; o != 2e6 || s != 2e6 {
+		t.Errorf("cpu_time_ns observed %v, simulated %v; want 2 ms both", o, s)
+	}
+	// Without --validate the workload comes from the other extraction path.
+	wl := filepath.Join(dir, "w.arrow")
+	if r := run(t, dir, "whatif", "-i", trace, "--topology", spec, "--save-workload", wl); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	w, err := whatif.LoadWorkload(wl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range w.Tasks {
+		if tk.TID != 10 {
+			continue
+		}
+		var d int64
+		for _, a := range tk.Activations {
+			d += a.DemandNS
+		}
+		if d != 1000000 {
+			t.Errorf("task 10's demand %d ns, want 1 ms", d)
+		}
+		return
+	}
+	t.Fatal("task 10 not in the saved workload")
 }
