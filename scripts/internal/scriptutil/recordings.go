@@ -75,24 +75,31 @@ func Recordings(sharedKernels string, repeats, holdout bool) (recs []Recording, 
 	return recs, sharedFound
 }
 
+// JunoKernel is the release LISA's plat_info.yml gives for its Juno test
+// traces (kernel: release), which the traces themselves do not name.
+const JunoKernel = "4.19.0-07801-gf317706"
+
 // PublicRecordings lists the other real traces in ../shared (its
 // fixtures directory, sharedFixtures) that hold enough scheduling events
 // to replay (100 sched_switch or more; every one a parser fixture too):
-// group "public", from public projects (LISA's and trappy's, six CPUs of
-// an unrecorded machine, given as one cache of six cores), and group
-// "recorded", the format samples recorded on this project's machine
-// (2 CPUs; the perf.data files in file mode carry the topology, the
-// others are given it). The texts made from the same buffers as
-// tracecmd_v7_zstd.dat and perf_sched_pipe.data are left out: the same
-// events again. A trace that is absent is left out.
+// group "public", from public projects, and group "recorded", the format
+// samples recorded on this project's machine (2 CPUs; the perf.data files
+// in file mode carry the topology, the others are given it). LISA's two
+// test traces ran on a Juno r0 under a 4.19 kernel, as the plat_info.yml
+// LISA keeps beside each says (its capacities and clusters are the
+// juno-r0 preset); its tutorial trace and trappy's name no machine and
+// are given one cache of six cores. The texts made from the same buffers
+// as tracecmd_v7_zstd.dat and perf_sched_pipe.data are left out: the
+// same events again. A trace that is absent is left out.
 func PublicRecordings(sharedFixtures string) []Recording {
 	six := []string{"--topology", "sockets=1,cores=6,threads=1"}
+	juno := []string{"--topology", "juno-r0", "--kernel", JunoKernel}
 	two := []string{"--topology", "sockets=1,cores=2,threads=1"}
 	var recs []Recording
 	for _, r := range []Recording{
-		{"public", "public/lisa/tests/assets/sched_load/trace.dat", six},
+		{"public", "public/lisa/tests/assets/sched_load/trace.dat", juno},
 		{"public", "public/lisa/ipynb/deprecated/tutorial/example_rtapp/trace.dat", six},
-		{"public", "public/lisa/tests/assets/trace_txt/trace.txt", six},
+		{"public", "public/lisa/tests/assets/trace_txt/trace.txt", juno},
 		{"public", "public/trappy/tests/raw_trace.dat", six},
 		{"recorded", "recorded/perf_sched_record.data", nil},
 		{"recorded", "recorded/perf_sched_zstd.data", nil},

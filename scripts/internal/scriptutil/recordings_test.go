@@ -56,7 +56,8 @@ func TestRecordings(t *testing.T) {
 }
 
 // The other real traces: the eight in ../shared when it is there (four
-// public, four format samples; the LISA and trappy ones given six CPUs,
+// public, four format samples; LISA's two test traces given their Juno r0
+// and its 4.19 release, LISA's tutorial trace and trappy's six CPUs,
 // tracecmd_v7_zstd.dat two), none when it is absent.
 func TestPublicRecordings(t *testing.T) {
 	if got := PublicRecordings(t.TempDir()); len(got) != 0 {
@@ -78,9 +79,17 @@ func TestPublicRecordings(t *testing.T) {
 		t.Errorf("groups %v, want 4 public and 4 recorded", groups)
 	}
 	for _, r := range recs {
-		six := strings.Contains(r.Path, "/public/")
-		if got := strings.Join(r.Args, " "); six && got != "--topology sockets=1,cores=6,threads=1" {
-			t.Errorf("%s: args %q, want six CPUs", r.Path, got)
+		want := ""
+		switch {
+		case strings.Contains(r.Path, "/lisa/tests/assets/"):
+			want = "--topology juno-r0 --kernel " + JunoKernel
+		case strings.Contains(r.Path, "/public/"):
+			want = "--topology sockets=1,cores=6,threads=1"
+		default:
+			continue
+		}
+		if got := strings.Join(r.Args, " "); got != want {
+			t.Errorf("%s: args %q, want %q", r.Path, got, want)
 		}
 	}
 }
