@@ -29,7 +29,7 @@ func exercise(t *testing.T, top *Topology) {
 }
 
 func FuzzParseSpec(f *testing.F) {
-	for _, s := range []string{"sockets=2,cores=10,threads=2", "hikey", "epyc2-2s64c,distance=12",
+	for _, s := range []string{"sockets=2,cores=10,threads=2", "hikey", "juno-r0,capacity=0:512", "epyc2-2s64c,distance=12",
 		"sockets=4,cores=2,numa=4,distance=10:20:40:40/20:10:40:40/40:40:10:20/40:40:20:10",
 		"sockets=1,cores=8,clusters=2,llc=cluster,arch=arm64,capacity=0-3:446/4-7:1024",
 		"sockets=2,cores=4,threads=2,numbering=interleaved,numa=4,llc=2", "sockets=1,dies=2,cores=8,threads=2,llc=die",
