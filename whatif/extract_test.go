@@ -853,11 +853,7 @@ func TestExtractDemandAtCapacity(t *testing.T) {
 				if tk.TID != 10 {
 					continue
 				}
-				var d int64
-				for _, a := range tk.Activations {
-					d += a.DemandNS
-				}
-				if d != tc.want {
+				if d := tk.DemandNS(); d != tc.want {
 					t.Errorf("task 10's demand %d ns, want %d", d, tc.want)
 				}
 				return

@@ -195,6 +195,15 @@ func (t *Task) Nice() int { return niceOf(t.Prio) }
 // RT reports a real-time task (prio < 100).
 func (t *Task) RT() bool { return t.Prio < 100 }
 
+// DemandNS is the CPU time all its activations ask for, at capacity 1024.
+func (t *Task) DemandNS() int64 {
+	var d int64
+	for _, a := range t.Activations {
+		d += a.DemandNS
+	}
+	return d
+}
+
 // maxPrio is the largest kernel prio (nice 19).
 const maxPrio = 139
 

@@ -309,11 +309,7 @@ func TestWhatifTextTraceTakesTopologyCapacity(t *testing.T) {
 		if tk.TID != 10 {
 			continue
 		}
-		var d int64
-		for _, a := range tk.Activations {
-			d += a.DemandNS
-		}
-		if d != 1000000 {
+		if d := tk.DemandNS(); d != 1000000 {
 			t.Errorf("task 10's demand %d ns, want 1 ms", d)
 		}
 		return
