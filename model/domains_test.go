@@ -190,6 +190,29 @@ func TestJunoR0Preset(t *testing.T) {
 	}
 }
 
+// CapacitiesDiffer: by hand, a spec without capacities is symmetric (all
+// 1024), so is one naming 1024 everywhere; the Juno's 446 and 1024 differ,
+// and so does a spec naming one CPU 512.
+func TestCapacitiesDiffer(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want bool
+	}{
+		{"sockets=1,cores=4", false},
+		{"sockets=1,cores=4,capacity=1024", false},
+		{"sockets=1,cores=2,capacity=0:1024/1:512", true},
+		{"juno-r0", true},
+	} {
+		top, err := ParseSpec(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := top.CapacitiesDiffer(); got != tc.want {
+			t.Errorf("%s: CapacitiesDiffer %v, want %v", tc.spec, got, tc.want)
+		}
+	}
+}
+
 func TestAsymmetricCapacityShortcuts(t *testing.T) {
 	d := build(t, "sockets=1,cores=8,clusters=2,llc=cluster,arch=arm64,capacity=0-3:446/4-7:1024", "6.1")
 	cd := d.CPUs[1]

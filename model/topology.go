@@ -82,3 +82,26 @@ type Node struct {
 	// /sys/devices/system/node/nodeN/distance); nil when unknown.
 	Distance []int `json:"distance,omitempty"`
 }
+
+// CapacitiesDiffer reports whether the online CPUs differ in capacity (an
+// unknown capacity counts as 1024): a machine whose wakeups the kernel
+// places by capacity (wake_cap, select_idle_capacity, EAS), which the
+// what-if engine does not model.
+func (t *Topology) CapacitiesDiffer() bool {
+	first := -1
+	for _, c := range t.CPUs {
+		if !c.Online {
+			continue
+		}
+		capc := c.Capacity
+		if capc == 0 {
+			capc = 1024
+		}
+		if first < 0 {
+			first = capc
+		} else if capc != first {
+			return true
+		}
+	}
+	return false
+}

@@ -185,6 +185,9 @@ func runWhatif(c *cli.Context) error {
 	if err := applyAffinity(c, w, topo, whatif.IsWorkloadFile(in)); err != nil {
 		return err
 	}
+	if topo != nil && topo.CapacitiesDiffer() {
+		fmt.Fprintf(c.App.ErrWriter, "replay: the machine's CPUs differ in capacity; the model scales demand by it but places wakeups as on equal CPUs (no wake_cap, select_idle_capacity or energy-aware placement), so its placements depart where the kernel's used those\n")
+	}
 	numaRule := -1
 	if r := c.String("numa-rule"); r != "" {
 		nr, ok := whatif.ParseNumaRule(r)

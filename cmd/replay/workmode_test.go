@@ -271,7 +271,8 @@ func TestWhatifReportsSwitchCharge(t *testing.T) {
 // 2 ms on CPU 1, capacity 512, so 1 ms of demand at capacity 1024), and
 // the replay, starting 10 on the same CPU, takes the trace's 2 ms (it took
 // 4 ms when the demand ignored the capacities). Both extraction paths:
-// with --validate and without.
+// with --validate and without. whatif notes that it places wakeups as on
+// equal CPUs, and says nothing of it on a machine of equal capacities.
 func TestWhatifTextTraceTakesTopologyCapacity(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "t.txt")
@@ -285,6 +286,9 @@ func TestWhatifTextTraceTakesTopologyCapacity(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
+	if !strings.Contains(r.stderr, "differ in capacity") {
+		t.Errorf("no note that the model places wakeups as on equal CPUs:\n%s", r.stderr)
+	}
 	var out struct {
 		Fidelity struct {
 			Observed, Simulated map[string]any
@@ -295,6 +299,9 @@ func TestWhatifTextTraceTakesTopologyCapacity(t *testing.T) {
 	}
 	if o, s := out.Fidelity.Observed["cpu_time_ns"], out.Fidelity.Simulated["cpu_time_ns"]; o != 2e6 || s != 2e6 {
 		t.Errorf("cpu_time_ns observed %v, simulated %v; want 2 ms both", o, s)
+	}
+	if r := run(t, dir, "whatif", "-i", trace, "--topology", "sockets=1,cores=2"); r.code != 0 || strings.Contains(r.stderr, "capacity") {
+		t.Errorf("equal capacities: exit %d, stderr %q", r.code, r.stderr)
 	}
 	// Without --validate the workload comes from the other extraction path.
 	wl := filepath.Join(dir, "w.arrow")
