@@ -86,7 +86,7 @@ type Node struct {
 // CapacitiesDiffer reports whether the online CPUs differ in capacity (an
 // unknown capacity counts as 1024): a machine whose wakeups the kernel
 // places by capacity (wake_cap, select_idle_capacity, EAS), which the
-// what-if engine does not model.
+// what-if engine models only in part.
 func (t *Topology) CapacitiesDiffer() bool {
 	first := -1
 	for _, c := range t.CPUs {

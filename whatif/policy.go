@@ -169,6 +169,16 @@ type Knobs struct {
 	// (v6.0+); otherwise the scan is unlimited: the older SIS_PROP budget
 	// (avg_idle against the measured avg_scan_cost) is not modelled.
 	SISUtil bool
+	// SelectIdleCapacity: on a machine of unequal capacities (an
+	// SD_ASYM_CPUCAPACITY domain), select_idle_sibling takes target, prev
+	// and the recently used CPU only where the wakee's utilisation fits
+	// the CPU (asym_fits_cpu) and scans the asymmetric domain for an idle
+	// CPU it fits, else the idle one of most capacity
+	// (select_idle_capacity: b7a331615d25, v5.7, in its v5.10 form with
+	// b4c9c9f15649); without uclamp, which is not modelled. Off: wakeups
+	// are placed as on equal CPUs (and wake_cap, v4.10-v5.7, is not
+	// modelled).
+	SelectIdleCapacity bool
 	// RunnableInNumaOrWake etc. are not needed by v6.1.
 	// AllPinnedEarly: LBF_ALL_PINNED is set before the nr_running > 1 test
 	// and cleared by an active balance's kick (v5.12 on, 8a41dfcda7a3);

@@ -27,6 +27,8 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.knobs.AllPinnedEarly = on }, func(p *reworkPolicy) bool { return p.knobs.AllPinnedEarly }},
 	{"c5b0a7eefc70", "sched/fair: Remove sysctl_sched_migration_cost condition (newidle gate)", "v5.16",
 		func(p *reworkPolicy, on bool) { p.knobs.NewidleGate516 = on }, func(p *reworkPolicy) bool { return p.knobs.NewidleGate516 }},
+	{"b4c9c9f15649", "sched/fair: Prefer prev cpu in asymmetric wakeup path (with b7a331615d25, v5.7: select_idle_capacity on machines of unequal capacities)", "v5.10",
+		func(p *reworkPolicy, on bool) { p.knobs.SelectIdleCapacity = on }, func(p *reworkPolicy) bool { return p.knobs.SelectIdleCapacity }},
 	{"70fb5ccf2ebb", "sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg", "v6.0",
 		func(p *reworkPolicy, on bool) { p.knobs.SISUtil = on }, func(p *reworkPolicy) bool { return p.knobs.SISUtil }},
 	{"91dcf1e8068e", "sched/fair: Fix imbalance overflow", "v6.4",

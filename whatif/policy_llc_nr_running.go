@@ -32,6 +32,6 @@ func newLLCNrRunning() *reworkPolicy {
 	p.kernels = "v5.10: runnable-avg + 16b0a7a1a0af (LLC spreads by nr_running) + v5.10 LB tweaks"
 	p.r.LLCNrRunning = true
 	p.r.ShrBound = true
-	p.knobs = Knobs{IntervalMinusOne: true, ImbalancePctDefault: 117, BusyFactor: 16}
+	p.knobs = Knobs{IntervalMinusOne: true, ImbalancePctDefault: 117, BusyFactor: 16, SelectIdleCapacity: true}
 	return p
 }

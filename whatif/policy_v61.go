@@ -51,7 +51,7 @@ func newV61() *reworkPolicy {
 	p.r.OverflowGuard = true
 	p.r.UtilShrBound = true
 	p.r.ActiveTaskOnly = true
-	p.knobs = Knobs{IntervalMinusOne: true, ImbalancePctDefault: 117, BusyFactor: 16, NewidleGate516: true, SISUtil: true,
+	p.knobs = Knobs{IntervalMinusOne: true, ImbalancePctDefault: 117, BusyFactor: 16, NewidleGate516: true, SISUtil: true, SelectIdleCapacity: true,
 		BaseSlice: true, NIRandom: true, ForkNumaIdleDiff: true, AllPinnedEarly: true, StatRuntimeRT: true, WakeupStatsAllowed: true}
 	return p
 }

@@ -686,6 +686,9 @@ type Sim struct {
 	enqOn  int
 	smtOn  bool
 	smtSib [][]int
+	// asymCap is sched_asym_cpucap_active(): some CPU has a domain with
+	// SD_ASYM_CPUCAPACITY (set with smtSib, by initSMT).
+	asymCap bool
 
 	// During a task wakeup: its inferred WF_SYNC, and the waker's CPU + 1
 	// (a resched there is local: no IPI, no stall).

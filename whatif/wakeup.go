@@ -61,8 +61,21 @@ func (s *Sim) initSMT() {
 		if len(s.smtSib[c]) > 1 {
 			s.smtOn = true
 		}
+		if s.dom.CPUs[c].AsymCPUCapacity != nil {
+			s.asymCap = true
+		}
 	}
 }
+
+// asymCapActive is sched_asym_cpucap_active() where the policy places
+// wakeups by capacity (Knobs.SelectIdleCapacity).
+func (s *Sim) asymCapActive() bool {
+	s.initSMT()
+	return s.asymCap && s.knobs.SelectIdleCapacity
+}
+
+// fitsCapacity is fits_capacity(): util fits capacity with a 20 % margin.
+func fitsCapacity(util, capacity uint64) bool { return util*1280 < capacity*1024 }
 
 func inSpan(span []int, c int) bool {
 	for _, x := range span {
@@ -237,20 +250,40 @@ func wakeAffineWeightPulls(thisLoad, prevLoad, taskLoad, curLoad int64, imbalanc
 // and recent_used_cpu fast checks, then the LLC scan (idle core when
 // has_idle_cores, else an idle CPU within SIS_UTIL's budget), else target.
 func (s *Sim) selectIdleSibling(p *simTask, prev, target int, waker *simTask, wakerCPU int) int {
-	if s.availableIdle(target) && p.allowed(target) {
+	// On a machine of unequal capacities a CPU is taken only where the
+	// wakee's utilisation, brought up to prev's last update
+	// (sync_entity_load_avg), fits it (asym_fits_cpu).
+	asym := s.asymCapActive()
+	var util uint64
+	if asym {
+		if to := s.cpus[prev].avg.lastUpdate; to > p.avg.lastUpdate {
+			p.updateAvg(to, 0, false)
+		}
+		util = p.utilEstValue()
+	}
+	fits := func(c int) bool { return !asym || fitsCapacity(util, s.cpus[c].cpuCapacity) }
+	if s.availableIdle(target) && p.allowed(target) && fits(target) {
 		return target
 	}
-	if prev != target && s.cpusShareCache(prev, target) && s.availableIdle(prev) && p.allowed(prev) {
+	if prev != target && s.cpusShareCache(prev, target) && s.availableIdle(prev) && p.allowed(prev) && fits(prev) {
 		return prev
 	}
 	// A per-CPU kthread waker (IO completion) stacks the wakee on its CPU.
-	if waker != nil && waker.pinned >= 0 && prev == wakerCPU && s.cpus[prev].nrRunning() <= 1 {
+	if waker != nil && waker.pinned >= 0 && prev == wakerCPU && s.cpus[prev].nrRunning() <= 1 && fits(prev) {
 		return prev
 	}
 	r := int(p.recentUsedCPU)
 	p.recentUsedCPU = int32(prev)
-	if r != prev && r != target && r >= 0 && r < s.ncpu && s.cpusShareCache(r, target) && s.availableIdle(r) && p.allowed(r) {
+	if r != prev && r != target && r >= 0 && r < s.ncpu && s.cpusShareCache(r, target) && s.availableIdle(r) && p.allowed(r) && fits(r) {
 		return r
+	}
+	if asym {
+		if sd := s.dom.CPUs[target].AsymCPUCapacity; sd != nil {
+			if i := s.selectIdleCapacity(p, sd, target, util); i >= 0 {
+				return i
+			}
+			return target
+		}
 	}
 	sd := s.dom.CPUs[target].LLC
 	if sd == nil {
@@ -271,6 +304,32 @@ func (s *Sim) selectIdleSibling(p *simTask, prev, target int, waker *simTask, wa
 		return i
 	}
 	return target
+}
+
+// selectIdleCapacity is select_idle_capacity(): over the asymmetric
+// domain sd from target, wrapping, the first idle CPU whose capacity
+// (capacity_of) util fits, else the idle CPU of most capacity, else -1.
+func (s *Sim) selectIdleCapacity(p *simTask, sd *model.SchedDomain, target int, util uint64) int {
+	best, bestCap := -1, uint64(0)
+	n := len(sd.Span)
+	start := 0
+	for start < n && sd.Span[start] < target {
+		start++
+	}
+	for k := 0; k < n; k++ {
+		c := sd.Span[(start+k)%n]
+		if !p.allowed(c) || !s.availableIdle(c) {
+			continue
+		}
+		capc := s.cpus[c].cpuCapacity
+		if fitsCapacity(util, capc) {
+			return c
+		}
+		if capc > bestCap {
+			best, bestCap = c, capc
+		}
+	}
+	return best
 }
 
 // selectIdleCPU is select_idle_cpu(): one pass over the LLC from

@@ -186,7 +186,7 @@ func runWhatif(c *cli.Context) error {
 		return err
 	}
 	if topo != nil && topo.CapacitiesDiffer() {
-		fmt.Fprintf(c.App.ErrWriter, "replay: the machine's CPUs differ in capacity; the model scales demand by it but places wakeups as on equal CPUs (no wake_cap, select_idle_capacity or energy-aware placement), so its placements depart where the kernel's used those\n")
+		fmt.Fprintf(c.App.ErrWriter, "replay: the machine's CPUs differ in capacity; the model scales demand by it and, from v5.10, takes idle CPUs the wakee fits first (select_idle_capacity), but has no wake_cap (v4.10-v5.7) and no energy-aware placement (EAS), so its placements depart where the kernel's used those\n")
 	}
 	numaRule := -1
 	if r := c.String("numa-rule"); r != "" {

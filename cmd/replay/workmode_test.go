@@ -271,8 +271,9 @@ func TestWhatifReportsSwitchCharge(t *testing.T) {
 // 2 ms on CPU 1, capacity 512, so 1 ms of demand at capacity 1024), and
 // the replay, starting 10 on the same CPU, takes the trace's 2 ms (it took
 // 4 ms when the demand ignored the capacities). Both extraction paths:
-// with --validate and without. whatif notes that it places wakeups as on
-// equal CPUs, and says nothing of it on a machine of equal capacities.
+// with --validate and without. whatif notes what it leaves out of
+// capacity-aware placement, and says nothing of it on a machine of equal
+// capacities.
 func TestWhatifTextTraceTakesTopologyCapacity(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "t.txt")
@@ -287,7 +288,7 @@ func TestWhatifTextTraceTakesTopologyCapacity(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	if !strings.Contains(r.stderr, "differ in capacity") {
-		t.Errorf("no note that the model places wakeups as on equal CPUs:\n%s", r.stderr)
+		t.Errorf("no note of what the model leaves out on unequal CPUs:\n%s", r.stderr)
 	}
 	var out struct {
 		Fidelity struct {
