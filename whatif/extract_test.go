@@ -204,11 +204,7 @@ func TestLostSwitchInAfterDisplacedTasksLastEvent(t *testing.T) {
 	for i, tk := range w.Tasks {
 		idx[tk.TID] = i
 	}
-	var d40 int64
-	for _, a := range w.Tasks[idx[40]].Activations {
-		d40 += a.DemandNS
-	}
-	if d40 != 3*ms {
+	if d40 := w.Tasks[idx[40]].DemandNS(); d40 != 3*ms {
 		t.Errorf("task 40's demand %d ns, want 3 ms (activations %+v)", d40, w.Tasks[idx[40]].Activations)
 	}
 	ten := w.Tasks[idx[10]]

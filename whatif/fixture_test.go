@@ -155,10 +155,7 @@ func TestExtractDemandMatchesRunTime(t *testing.T) {
 			if tk.Comm == "perf" {
 				continue
 			}
-			var demand int64
-			for _, a := range tk.Activations {
-				demand += a.DemandNS
-			}
+			demand := tk.DemandNS()
 			totDemand += demand
 			totRun += run[tk.TID]
 			d := demand - run[tk.TID]

@@ -125,11 +125,7 @@ func TestLostSwitchOutsRealTrace(t *testing.T) {
 		}
 		for i, tk := range w.Tasks {
 			if want, ok := c.demand[tk.TID]; ok {
-				var d int64
-				for _, a := range tk.Activations {
-					d += a.DemandNS
-				}
-				if d != want {
+				if d := tk.DemandNS(); d != want {
 					t.Errorf("%s: task %d (%s) demand %d ns, want %d", c.path, tk.TID, tk.Comm, d, want)
 				}
 			}

@@ -53,11 +53,7 @@ func TestTransformAgainstPerfScript(t *testing.T) {
 	demand := func(tid int32) int64 {
 		for _, tk := range wl.Tasks {
 			if tk.TID == tid {
-				var d int64
-				for _, a := range tk.Activations {
-					d += a.DemandNS
-				}
-				return d
+				return tk.DemandNS()
 			}
 		}
 		return -1
