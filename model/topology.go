@@ -30,6 +30,10 @@ type Topology struct {
 	// the generic default_topology; uname -m spellings are accepted (see
 	// NormalizeArch).
 	Arch string `json:"arch,omitempty"`
+	// PerfDomains is the Energy Model (energy.go): empty on machines
+	// without one, which is every x86 machine and any Arm one whose
+	// firmware gives no power figures.
+	PerfDomains []PerfDomain `json:"perf_domains,omitempty"`
 }
 
 // CPU is one logical CPU (a hardware thread).

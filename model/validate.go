@@ -192,7 +192,7 @@ func (t *Topology) Validate() error {
 			}
 		}
 	}
-	return nil
+	return t.validatePerfDomains()
 }
 
 func equalInts(a, b []int) bool {
