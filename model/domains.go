@@ -558,6 +558,12 @@ func (b *builder) sdInit(li, cpu int, child *SchedDomain, classes []cpuset, asym
 	if sd.Flags&SDAsymCPUCapacity != 0 && child != nil {
 		child.Flags &^= SDPreferSibling
 	}
+	if sd.Flags&SDAsymCPUCapacity != 0 && b.kv.asymBalanceWake() {
+		sd.Flags |= SDBalanceWake
+		for t := child; t != nil; t = t.Child {
+			t.Flags |= SDBalanceWake
+		}
+	}
 	switch {
 	case sd.Flags&SDShareCPUCapacity != 0:
 		sd.ImbalancePct = 110

@@ -187,6 +187,19 @@ func TestJunoR0Preset(t *testing.T) {
 		if cd.AsymCPUCapacity == nil || cd.AsymCPUCapacity.Name != "DIE" {
 			t.Errorf("cpu%d sd_asym_cpucapacity = %v; want DIE", tc.cpu, cd.AsymCPUCapacity)
 		}
+		// v4.10-v5.7: SD_BALANCE_WAKE on the asymmetric domain and below.
+		for _, sd := range cd.Domains {
+			if sd.Flags&SDBalanceWake == 0 {
+				t.Errorf("cpu%d %s lacks SD_BALANCE_WAKE under 4.19", tc.cpu, sd.Name)
+			}
+		}
+	}
+	for _, rel := range []string{"5.8.0", "6.1.0", "4.9.0"} {
+		for _, sd := range build(t, "juno-r0", rel).CPUs[0].Domains {
+			if sd.Flags&SDBalanceWake != 0 {
+				t.Errorf("%s: %s has SD_BALANCE_WAKE; only v4.10-v5.7 set it", rel, sd.Name)
+			}
+		}
 	}
 }
 

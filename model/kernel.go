@@ -93,6 +93,17 @@ func (v KernelVersion) flagsByName() bool { return v.AtLeast(5, 10) }
 // from v5.14 (asym_cpu_capacity_classify).
 func (v KernelVersion) asymFull() bool { return v.AtLeast(5, 14) }
 
+// asymBalanceWake: from v4.10 to v5.7 sd_init sets SD_BALANCE_WAKE on a
+// domain of unequal capacities and every domain below it, for wake_cap's
+// slow path; v5.8 took both out with the capacity-aware wakeup scan
+// (000619680c37, a526d466798d) [~ver].
+func (v KernelVersion) asymBalanceWake() bool { return v.AtLeast(4, 10) && !v.AtLeast(5, 8) }
+
+// HasWakeCap: the kernel's wakeup path has wake_cap() (v4.10-v5.7): a
+// wakee that does not fit the smaller of the waking and previous CPUs'
+// capacities takes the slow path (asymBalanceWake).
+func (v KernelVersion) HasWakeCap() bool { return v.asymBalanceWake() }
+
 // busyFactor and defaultImbalancePct: v5.10 lowered them from 32 and 125
 // to 16 and 117.
 func (v KernelVersion) busyFactor() int {

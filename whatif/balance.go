@@ -446,7 +446,7 @@ func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
 	}
 	stats := sc.stats[:len(e.st.groups)]
 	clear(stats)
-	overload := false
+	overload, overutilized := false, false
 	// update_group_capacity for the local group: at the lowest domain it
 	// is update_cpu_capacity (higher levels sum the CPUs' values, which
 	// the group statistics below do).
@@ -467,6 +467,9 @@ func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
 		if sgs.Overload {
 			overload = true
 		}
+		if s.eas != nil && !overutilized {
+			overutilized = s.groupOverutilized(e, g)
+		}
 		if i == 0 {
 			sds.Local = sgs
 		} else if s.pol.PickBusiest(&e.LBEnv, sds, sgs) {
@@ -479,8 +482,9 @@ func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
 	if e.st.sd.Parent == nil {
 		s.rdOverload = overload
 	}
+	s.noteOverutilized(e.st.sd.Parent == nil, overutilized)
 	s.updateIdleCPUScan(e)
-	if s.pol.Decide(&e.LBEnv, sds) != ForceBalance {
+	if s.easBalanced() || s.pol.Decide(&e.LBEnv, sds) != ForceBalance {
 		return nil, -1
 	}
 	s.pol.CalculateImbalance(&e.LBEnv, sds)

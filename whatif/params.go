@@ -20,7 +20,7 @@ import (
 // policy: the question is how the policies differ under those parameters.
 
 // ParamKeys are the keys --set and --sweep accept, for usage messages.
-var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "irq_ipi", "wake_overhead", "wakee_flips", "trace_end_run_on", "host_stall", "nohz_kick", "idle_tick", "busy_host_wait", "stall_contention", "wake_stall", "balance_phase", "irq_stall", "irq_flip"}
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "irq_ipi", "wake_overhead", "wakee_flips", "trace_end_run_on", "host_stall", "nohz_kick", "idle_tick", "busy_host_wait", "stall_contention", "wake_stall", "balance_phase", "irq_stall", "irq_flip", "eas"}
 
 // ParamLevels are the domain level names imbalance_pct/busy_factor accept
 // (as model.BuildDomains names them; the package level is PKG from v6.9,
@@ -60,6 +60,7 @@ func ParamUsage() string {
 		"balance_phase=trace|own (a periodic balance the trace shows moving tasks between the two CPUs of a domain falls due at that tick on the less loaded of them, the balancer's phase being hidden state; own: the model's phase alone; default trace), " +
 		"irq_stall=own|all (the host stall an interrupt's wakeup preemption meets before its switch, at the rate the trace's real-time interrupt wakeups met one, is one of the stalls those wakeups waited through; all: one of every stall the trace measured; default own), " +
 		"irq_flip=trace|own (an interrupt's wakeup counts in record_wakee as a wakee flip of the task the trace shows it interrupted, none for the idle task; own: of the task the replay runs where it fires; default trace), " +
+		"eas=auto|on|off (energy-aware scheduling: auto runs it where the kernel, v5.0 on, and the machine have it, a topology with an Energy Model (perf_domains) and CPUs of unequal capacity; on: a development tree that had it before v5.0; default auto), " +
 		"wakee_flips=trace|N (wake_wide's wakee_flips of the tasks alive at the trace start; default trace: the count the trace's placements imply, else 0); " +
 		"LEVEL: " + strings.Join(ParamLevels, ", ")
 }
@@ -201,6 +202,13 @@ func (s Setting) Apply(cfg *Config) error {
 		return either(&cfg.NoForkWait, "off", "on")
 	case "exit_preempt":
 		return onOff(&cfg.ExitPreempt)
+	case "eas":
+		switch s.Value {
+		case "auto", "on", "off":
+			cfg.EAS = map[string]string{"auto": EASAuto, "on": EASOn, "off": EASOff}[s.Value]
+		default:
+			return bad("auto, on or off")
+		}
 	case "start_pelt":
 		return either(&cfg.StartPELTHeavy, "heavy", "trace")
 	case "exit_wake":

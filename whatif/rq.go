@@ -584,6 +584,7 @@ func (s *Sim) enqueue(r *rq, t *simTask, flag int) {
 	if r.nrRunning() >= 2 {
 		s.rdOverload = true
 	}
+	s.updateOverutilizedStatus(r.cpu)
 }
 
 // toHead moves t to the head of r's cfs_tasks list, which the balancer
@@ -1394,6 +1395,7 @@ func (s *Sim) tick(r *rq, late bool) {
 			} else if r.nrCFS > 1 {
 				s.checkPreemptTick(r, softirqEnd)
 			}
+			s.updateOverutilizedStatus(r.cpu) // task_tick_fair
 		}
 	} else {
 		s.updateRQLoad(r)

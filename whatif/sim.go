@@ -83,6 +83,10 @@ type Config struct {
 	Worst int
 	// Kernel is the release whose domain rules and tunables apply.
 	Kernel string
+	// EAS: energy-aware scheduling, EASAuto (where the kernel, v5.0 on,
+	// and the machine have it), EASOn (a development tree that had it
+	// before v5.0) or EASOff (`--set eas=`).
+	EAS string
 	// HZ is CONFIG_HZ (Debian's 6.1 amd64 kernel: 250).
 	HZ int
 	// Seed drives the only random choice: the idle-exit delay sampled from
@@ -617,6 +621,13 @@ type Sim struct {
 	maxLBInterval                      int64 // jiffies
 
 	rdOverload bool
+	// eas: energy-aware scheduling's state, nil where it does not run
+	// (initEAS).
+	eas *easState
+	// wakeCapOn: wake_cap() runs (a v4.10-v5.7 kernel on a machine of
+	// unequal capacities); maxCapOrig is rd->max_cpu_capacity.
+	wakeCapOn  bool
+	maxCapOrig uint64
 	// niStart: NI_RANDOM's starting success ratio (niStartRatio).
 	niStart int64
 	nohz    nohzState
@@ -794,6 +805,13 @@ type Stats struct {
 	// TTWUMoveAffine: wakeups wake_affine sent to the waker's CPU
 	// (schedstat's ttwu_move_affine).
 	TTWUMoveAffine int64 `json:"ttwu_move_affine"`
+	// EASPrev, EASMoved: wakeups energy-aware placement (eas.go) kept on
+	// the wakee's previous CPU and sent elsewhere; EASOverutilized: the
+	// times the root domain became overutilized, handing placement and
+	// balancing back to the ordinary paths. Absent without EAS.
+	EASPrev         int64 `json:"eas_prev,omitempty"`
+	EASMoved        int64 `json:"eas_moved,omitempty"`
+	EASOverutilized int64 `json:"eas_overutilized,omitempty"`
 	// TTWULocal, TTWUWakeRemote: wakeups placed on the CPU that ran
 	// them, and the others by the lowest domain of that CPU spanning the
 	// chosen one (schedstat's ttwu_local and per-domain
@@ -958,6 +976,14 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	}
 	if rp, ok := asRules(cfg.Policy); ok {
 		s.reducedCapMisfit = rp.r.MisfitLoadSym
+	}
+	s.initSMT()
+	s.wakeCapOn = s.asymCap && d.Kernel.HasWakeCap()
+	for _, c := range d.Online {
+		s.maxCapOrig = max(s.maxCapOrig, uint64(d.Capacity[c]))
+	}
+	if why := s.initEAS(topo); why != "" && cfg.EAS == EASOn {
+		return nil, fmt.Errorf("whatif: eas=on, but %s", why)
 	}
 	applyDomainKnobs(d, s.knobs)
 	if err := applyParams(d, cfg.Params); err != nil {

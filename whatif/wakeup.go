@@ -141,8 +141,9 @@ func wideFlips(master, slave, factor uint32) bool {
 
 // selectTaskRqFair is select_task_rq_fair() (§5.2): the affine fast path
 // (wake_affine then select_idle_sibling within the target's LLC) for
-// wakeups, the find_idlest_cpu slow path for forks. waker nil: an
-// interrupt/timer wakeup on cpu.
+// wakeups, the find_idlest_cpu slow path for forks; energy-aware
+// placement first where EAS runs. waker nil: an interrupt/timer wakeup
+// on cpu.
 func (s *Sim) selectTaskRqFair(p *simTask, prev, cpu int, waker *simTask, fork bool) int {
 	newCPU := prev
 	wantAffine := false
@@ -151,8 +152,13 @@ func (s *Sim) selectTaskRqFair(p *simTask, prev, cpu int, waker *simTask, fork b
 		flag = model.SDBalanceFork
 		newCPU = cpu
 	} else {
+		if s.eas != nil {
+			if c := s.findEnergyEfficientCPU(p, prev, cpu); c >= 0 {
+				return c
+			}
+		}
 		wide := waker != nil && s.wakeWide(waker, p, cpu)
-		wantAffine = !wide && p.allowed(cpu)
+		wantAffine = !wide && !s.wakeCap(p, cpu, prev) && p.allowed(cpu)
 	}
 	var slow *model.SchedDomain
 	for _, sd := range s.domains(cpu) {
@@ -176,6 +182,25 @@ func (s *Sim) selectTaskRqFair(p *simTask, prev, cpu int, waker *simTask, fork b
 		return newCPU
 	}
 	return s.selectIdleSibling(p, prev, newCPU, waker, cpu)
+}
+
+// wakeCap is wake_cap() (v4.10-v5.7): on a machine whose smaller of the
+// waking and previous CPUs falls an eighth or more short of the biggest
+// CPU, a wakee whose utilisation (synced to prev) does not fit that
+// smaller capacity with the 20 % margin is not woken affine: it takes
+// the slow path over the domains SD_BALANCE_WAKE marks there.
+func (s *Sim) wakeCap(p *simTask, cpu, prev int) bool {
+	if !s.wakeCapOn {
+		return false
+	}
+	minCap := min(s.cpus[prev].capacity, s.cpus[cpu].capacity)
+	if s.maxCapOrig-minCap < s.maxCapOrig>>3 {
+		return false
+	}
+	if to := s.cpus[prev].avg.lastUpdate; to > p.avg.lastUpdate {
+		p.updateAvg(to, 0, false)
+	}
+	return !fitsCapacity(p.utilEstValue(), minCap)
 }
 
 // wakeAffine is wake_affine(): wake_affine_idle, then wake_affine_weight.
