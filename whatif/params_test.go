@@ -34,6 +34,11 @@ func TestParseSetting(t *testing.T) {
 	if s, err := ParseSetting("irq_cpu=own"); err != nil || s.Apply(&cfg) != nil || cfg.IRQCPU {
 		t.Errorf("irq_cpu=own: %v, IRQCPU %v, want false", err, cfg.IRQCPU)
 	}
+	for v, want := range map[string]string{"on": EASOn, "off": EASOff, "auto": EASAuto} {
+		if s, err := ParseSetting("eas=" + v); err != nil || s.Apply(&cfg) != nil || cfg.EAS != want {
+			t.Errorf("eas=%s: %v, EAS %q, want %q", v, err, cfg.EAS, want)
+		}
+	}
 	for _, c := range []struct {
 		kv   string
 		flag *bool
@@ -68,6 +73,7 @@ func TestParseSetting(t *testing.T) {
 		"irq_cpu=on":          "trace or own",
 		"irq_ipi=trace":       "on or off",
 		"start_pelt=light":    "heavy or trace",
+		"eas=maybe":           "auto, on or off",
 		"wakee_flips=-1":      "0..1048576",
 		"wakee_flips=many":    "0..1048576",
 		"tick=250":            "unknown key",

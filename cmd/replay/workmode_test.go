@@ -324,3 +324,68 @@ func TestWhatifTextTraceTakesTopologyCapacity(t *testing.T) {
 	}
 	t.Fatal("task 10 not in the saved workload")
 }
+
+// Energy-aware placement from the command line: two tasks waking each
+// other on the Juno r0 preset (which carries an Energy Model) under a
+// v5.4 kernel are placed by find_energy_efficient_cpu (the replay's
+// eas_prev and eas_moved count its choices); --set eas=off leaves them
+// to the ordinary path, and --set eas=on on a machine without an Energy
+// Model is refused, saying why.
+func TestWhatifEAS(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.txt")
+	var b strings.Builder
+	sw := func(cpu int, ts float64, prev string, ppid int, state, next string, npid int) {
+		fmt.Fprintf(&b, " %s %d [%03d] %.6f: sched:sched_switch: prev_comm=%s prev_pid=%d prev_prio=120 prev_state=%s ==> next_comm=%s next_pid=%d next_prio=120\n",
+			prev, ppid, cpu, ts, prev, ppid, state, next, npid)
+	}
+	wake := func(cpu int, ts float64, waker string, wpid int, wakee string, pid, target int) {
+		fmt.Fprintf(&b, " %s %d [%03d] %.6f: sched:sched_waking: comm=%s pid=%d prio=120 target_cpu=%03d\n", waker, wpid, cpu, ts, wakee, pid, target)
+	}
+	ts := 1000.0
+	sw(0, ts, "swapper/0", 0, "R", "a", 10)
+	for i := 0; i < 20; i++ {
+		wake(0, ts+0.001, "a", 10, "b", 11, 3)
+		sw(0, ts+0.001, "a", 10, "S", "swapper/0", 0)
+		sw(3, ts+0.00101, "swapper/3", 0, "R", "b", 11)
+		wake(3, ts+0.002, "b", 11, "a", 10, 0)
+		sw(3, ts+0.002, "b", 11, "S", "swapper/3", 0)
+		sw(0, ts+0.00201, "swapper/0", 0, "R", "a", 10)
+		ts += 0.002
+	}
+	if err := os.WriteFile(trace, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	placed := func(args ...string) int64 {
+		t.Helper()
+		r := run(t, dir, append([]string{"whatif", "-i", trace, "--validate", "--format", "json"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+		var out struct {
+			Fidelity struct {
+				Stats struct {
+					Prev  int64 `json:"eas_prev"`
+					Moved int64 `json:"eas_moved"`
+				} `json:"replay_stats"`
+			}
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.Fidelity.Stats.Prev + out.Fidelity.Stats.Moved
+	}
+	if n := placed("--topology", "juno-r0", "--kernel", "5.4.0"); n < 20 {
+		t.Errorf("EAS placed %d wakeups under 5.4 on juno-r0; want the 40 exchanges' less those merged, at least 20", n)
+	}
+	if n := placed("--topology", "juno-r0", "--kernel", "5.4.0", "--set", "eas=off"); n != 0 {
+		t.Errorf("eas=off: EAS placed %d wakeups", n)
+	}
+	if n := placed("--topology", "juno-r0", "--kernel", "4.19.0"); n != 0 {
+		t.Errorf("4.19 (before EAS): EAS placed %d wakeups", n)
+	}
+	r := run(t, dir, "whatif", "-i", trace, "--topology", "sockets=1,cores=4", "--set", "eas=on")
+	if r.code == 0 || !strings.Contains(r.stderr, "no Energy Model") {
+		t.Errorf("eas=on without an Energy Model: exit %d, stderr %s", r.code, r.stderr)
+	}
+}
