@@ -74,7 +74,16 @@ func (sa *avg) divider() uint64 { return peltMinDivider + sa.periodContrib }
 // now with inputs (load, runnable, running) constant since the last
 // update; refresh the averages (load scaled by weight) when a period
 // boundary was crossed. It reports whether the averages changed.
-func (sa *avg) update(now int64, load, runnable uint64, running bool, weight uint64) bool {
+//
+// scale is the original capacity of the CPU the entity ran on
+// (arch_scale_cpu_capacity): running time adds to util_sum at that rate,
+// so a task always running on a CPU of capacity 446 tends to util_avg
+// 446, not 1024, as accumulate_sum scaled it up to v5.0. From v5.1
+// (23127296889f) the kernel scales PELT's clock instead, which gives the
+// same utilisation wherever the CPU idles now and then, but lets a CPU
+// that never idles reach 1024; the model keeps the first form. The CPU
+// runs at its top frequency throughout (no frequency invariance).
+func (sa *avg) update(now int64, load, runnable uint64, running bool, weight, scale uint64) bool {
 	delta := now - sa.lastUpdate
 	if delta < 0 {
 		sa.lastUpdate = now
@@ -110,7 +119,7 @@ func (sa *avg) update(now int64, load, runnable uint64, running bool, weight uin
 		sa.runnableSum += runnable * contrib << capacityShift
 	}
 	if running {
-		sa.utilSum += contrib << capacityShift
+		sa.utilSum += contrib * scale
 	}
 	if periods == 0 {
 		return false

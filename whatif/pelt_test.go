@@ -385,3 +385,29 @@ func TestStartPELTFromTheTrace(t *testing.T) {
 		}
 	}
 }
+
+// Capacity invariance: a task that runs 1 s without a break tends to
+// util_avg equal to its CPU's original capacity, as accumulate_sum's
+// scale_cpu makes it (446 on an A53 of the Juno, 1024 on a big CPU);
+// load_avg tends to the weight either way. (Within 1 %: after 1 s the
+// sums are 1 − y^1000 of the way there, y^32 = 1/2.)
+func TestUtilCapacityInvariant(t *testing.T) {
+	for _, tc := range []struct {
+		cpu  int32
+		want uint64
+	}{{0, 446}, {1, 1024}} {
+		b := newBuilder(t, "juno-r0")
+		x := b.task("x", 120, tc.cpu, true, CauseStart, 1000*ms)
+		s, _ := newSim(t, b.done(t), testConfig())
+		if _, err := s.Run(); err != nil {
+			t.Fatal(err)
+		}
+		a := s.tasks[x].avg
+		if a.utilAvg*100 < tc.want*99 || a.utilAvg > tc.want {
+			t.Errorf("cpu%d: util_avg %d after 1 s running, want about %d", tc.cpu, a.utilAvg, tc.want)
+		}
+		if a.loadAvg < 1014 {
+			t.Errorf("cpu%d: load_avg %d, want about 1024 whatever the capacity", tc.cpu, a.loadAvg)
+		}
+	}
+}

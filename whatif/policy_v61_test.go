@@ -136,19 +136,19 @@ func TestPELT(t *testing.T) {
 	var a avg
 	period := int64(1024 * 1024)
 	for i := int64(1); i <= 32; i++ {
-		a.update(i*period, 1, 1, true, 1024)
+		a.update(i*period, 1, 1, true, 1024, capacityScale)
 	}
 	if a.utilAvg < 490 || a.utilAvg > 530 {
 		t.Errorf("util after 32 periods %d, want ~512", a.utilAvg)
 	}
 	for i := int64(33); i <= 300; i++ {
-		a.update(i*period, 1, 1, true, 1024)
+		a.update(i*period, 1, 1, true, 1024, capacityScale)
 	}
 	if a.utilAvg < 1000 || a.loadAvg < 1000 {
 		t.Errorf("util %d load %d after 300 periods, want > 1000", a.utilAvg, a.loadAvg)
 	}
 	u := a.utilAvg
-	a.update(332*period, 0, 0, false, 1024)
+	a.update(332*period, 0, 0, false, 1024, capacityScale)
 	if a.utilAvg < u/2-15 || a.utilAvg > u/2+15 {
 		t.Errorf("util after 32 periods asleep %d, want ~%d", a.utilAvg, u/2)
 	}

@@ -296,7 +296,7 @@ func (s *Sim) updateRQLoad(r *rq) {
 		r.removedLoad, r.removedUtil, r.removedRunnable, r.removedNr = 0, 0, 0, 0
 	}
 	running := r.curr != nil && !r.curr.rt
-	r.avg.update(s.now, r.loadWeight, uint64(r.nrCFS), running, 1)
+	r.avg.update(s.now, r.loadWeight, uint64(r.nrCFS), running, 1, r.capacity)
 	s.updateRT(r)
 }
 
@@ -330,7 +330,7 @@ func (s *Sim) updateRT(r *rq) {
 	if r.curr != nil && r.curr.rt && !r.curr.stop {
 		b = 1
 	}
-	r.avgRT.update(s.now, b, b, b == 1, 1)
+	r.avgRT.update(s.now, b, b, b == 1, 1, r.capacity)
 }
 
 // updateCPUCapacity is update_cpu_capacity() with scale_rt_capacity():
@@ -362,7 +362,7 @@ func (s *Sim) updateTaskLoad(r *rq, t *simTask) {
 	if onrq {
 		l = 1
 	}
-	t.updateAvg(s.now, l, r.curr == t)
+	t.updateAvgOn(s.now, l, r.curr == t, r.capacity)
 	s.updateRQLoad(r)
 }
 
@@ -370,7 +370,13 @@ func (s *Sim) updateTaskLoad(r *rq, t *simTask) {
 // load and runnable l (0 or 1) and running; averages that changed clear
 // UTIL_AVG_UNCHANGED (cfs_se_util_change).
 func (t *simTask) updateAvg(now int64, l uint64, running bool) {
-	if t.avg.update(now, l, l, running, t.weight) {
+	t.updateAvgOn(now, l, running, capacityScale)
+}
+
+// updateAvgOn is updateAvg for a task that may have been running on a
+// CPU of original capacity scale (avg.update).
+func (t *simTask) updateAvgOn(now int64, l uint64, running bool, scale uint64) {
+	if t.avg.update(now, l, l, running, t.weight, scale) {
 		t.ueUnchanged = false
 	}
 }
@@ -614,7 +620,7 @@ func (s *Sim) dequeue(r *rq, t *simTask, sleep bool) {
 	// the queue (and still current if it was running): the time since
 	// its last update was runnable, whatever state its caller has
 	// already given it.
-	t.updateAvg(s.now, 1, r.curr == t)
+	t.updateAvgOn(s.now, 1, r.curr == t, r.capacity)
 	s.updateRQLoad(r)
 	delay := s.eevdf && s.knobs.DelayDequeue && sleep && t.state == tsSleeping && !r.eligible(t)
 	if s.eevdf && !delay {
@@ -665,7 +671,7 @@ func (s *Sim) migrateSleeping(t *simTask, src, dst *rq) {
 		t.vruntime -= src.minVruntime
 		t.vruntime += dst.minVruntime
 	}
-	dst.avg.update(s.now, dst.loadWeight, uint64(dst.nrCFS), dst.curr != nil && !dst.curr.rt, 1)
+	dst.avg.update(s.now, dst.loadWeight, uint64(dst.nrCFS), dst.curr != nil && !dst.curr.rt, 1, dst.capacity)
 	dst.avg.attach(&t.avg, t.weight)
 	t.execStart = -1
 }

@@ -1777,7 +1777,7 @@ func (s *Sim) takeActPrio(t *simTask) {
 			if !s.eevdf {
 				t.vruntime += r.minVruntime
 			}
-			if t.avg.update(s.now, 0, 0, false, w) {
+			if t.avg.update(s.now, 0, 0, false, w, capacityScale) {
 				t.ueUnchanged = false
 			}
 			r.avg.attach(&t.avg, w)

@@ -219,7 +219,7 @@ func (s *wakeShadow) updRQ(r *shadowRQ, now int64) {
 	if r.avg.lastUpdate == 0 {
 		r.avg.lastUpdate = now
 	}
-	r.avg.update(now, r.loadW, r.nr, r.curr > 0, 1)
+	r.avg.update(now, r.loadW, r.nr, r.curr > 0, 1, capacityScale)
 }
 
 func (s *wakeShadow) updTask(t *shadowTask, now int64, running bool) {
@@ -230,7 +230,7 @@ func (s *wakeShadow) updTask(t *shadowTask, now int64, running bool) {
 	if t.onRQ {
 		l = 1
 	}
-	t.avg.update(now, l, l, running, t.w)
+	t.avg.update(now, l, l, running, t.w, capacityScale)
 }
 
 // remove queues t's load to leave r (remove_entity_load_avg).
