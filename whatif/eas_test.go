@@ -263,3 +263,77 @@ func TestEASBalanceGate(t *testing.T) {
 		}
 	}
 }
+
+// find_idlest_group up to v5.4 by hand on the Juno r0 (legacy policy),
+// over DIE from CPU 4 (an A53): the LITTLE group 0,3-5 is local, the big
+// group 1-2 remote; imbalance_pct 125 makes imbalance 256 and the
+// spare-capacity scale 112.
+func TestFindIdlestGroupByLoadByHand(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		util     uint64 // the task's, counted on CPU 4
+		fork     bool
+		bigLoad  uint64 // runnable load on CPU 1 (its running task's load_avg)
+		bigUtil  uint64 // util_avg on CPUs 1 and 2
+		wantBig  bool
+		wantNone bool
+	}{
+		// Local spare 446 (CPU 4 less the wakee's own 445), remote 1024:
+		// 446 > 222 but 112 × 446 < 100 × 1024, and 1024 > 222: the big
+		// group.
+		{"a big wakee: most spare capacity", 445, false, 0, 0, true, false},
+		// The same beside big CPUs at util 300 (spare 724) and CPU 1's
+		// runnable load 1024 (512 per 1024 of the group's capacity,
+		// which the load test would leave): spare capacity decides.
+		{"a big wakee goes by spare capacity, not load", 445, false, 1024, 300, true, false},
+		// Both big CPUs at util 700, remote spare 1024 − 700 = 324: 112 ×
+		// 446 = 49,952 > 32,400 and 446 > 50: stay local.
+		{"a small wakee, a busy big CPU: local", 100, false, 0, 700, false, true},
+		// A fork skips spare capacity. All loads 0: the remote group is
+		// idlest, and the local one, no lighter, does not keep it.
+		{"a fork on an idle machine", 0, true, 0, 0, true, false},
+		// Remote runnable 1024 over capacity 2048, 512 per 1024, more
+		// than local 0 + 256: stay local (load_avg, 0 on both, would not
+		// tell them apart).
+		{"a fork beside a loaded big group", 0, true, 1024, 0, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBuilder(t, "juno-r0")
+			b.w.Kernel = "4.19.0"
+			wakee := b.task("wakee", 120, 4, false, CauseStart, ms)
+			busy := b.task("busy", 120, 1, false, CauseStart, ms)
+			s, _ := newSim(t, b.done(t), policyConfig(t, "legacy"))
+			p := s.tasks[wakee]
+			p.cpu, p.avg.utilAvg = 4, tc.util
+			for c := range s.cpus {
+				r := s.cpus[c]
+				r.avg.utilAvg, r.utilEst, r.avg.loadAvg = 0, 0, 0
+			}
+			s.cpus[4].avg.utilAvg = tc.util
+			r1 := s.cpus[1]
+			r1.avg.utilAvg = tc.bigUtil
+			s.cpus[2].avg.utilAvg = tc.bigUtil
+			if tc.bigLoad > 0 {
+				r1.curr = s.tasks[busy]
+				r1.curr.avg.loadAvg = tc.bigLoad
+			}
+			var die *model.SchedDomain
+			for _, sd := range s.domains(4) {
+				if sd.Name == "DIE" {
+					die = sd
+				}
+			}
+			flag := model.SDBalanceWake
+			if tc.fork {
+				flag = model.SDBalanceFork
+			}
+			g := findIdlestGroupByLoad(simFork{s, p}, die, 4, flag)
+			switch {
+			case tc.wantNone && g != nil:
+				t.Errorf("group %v; want none (stay local)", g.Span)
+			case tc.wantBig && (g == nil || model.FormatCPUList(g.Span) != "1-2"):
+				t.Errorf("group %v; want the big group 1-2", g)
+			}
+		})
+	}
+}

@@ -311,6 +311,11 @@ type Knobs struct {
 	// RunnableLoad asks the engine to fill SGStats.RunnableLoad (v5.4's
 	// runnable_load_avg, for legacy policies).
 	RunnableLoad bool
+	// IdlestByLoad: find_idlest_group as it was up to v5.4 (v5.5 reworked
+	// it by group type, 57abff067a08): the group of least runnable load,
+	// blocked load breaking near ties, and for a wakeup first the group
+	// with the CPU of most spare capacity (findIdlestGroupByLoad).
+	IdlestByLoad bool
 }
 
 // GroupStatsHook is implemented by policies that look at the domain's

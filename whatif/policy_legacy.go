@@ -55,7 +55,7 @@ func (p legacyPolicy) Kernels() string {
 }
 
 func (legacyPolicy) Knobs() Knobs {
-	return Knobs{ImbalancePctDefault: 125, BusyFactor: 32, RunnableLoad: true}
+	return Knobs{ImbalancePctDefault: 125, BusyFactor: 32, RunnableLoad: true, IdlestByLoad: true}
 }
 
 // legacyHasCapacity is v5.4's group_has_capacity().

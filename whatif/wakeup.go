@@ -176,6 +176,13 @@ func (s *Sim) selectTaskRqFair(p *simTask, prev, cpu int, waker *simTask, fork b
 		}
 	}
 	if slow != nil {
+		if !fork {
+			// find_idlest_cpu brings a wakee's util up to prev's last
+			// update (sync_entity_load_avg) for the spare-capacity test.
+			if to := s.cpus[prev].avg.lastUpdate; to > p.avg.lastUpdate {
+				p.updateAvg(to, 0, false)
+			}
+		}
 		return findIdlestCPU(simFork{s, p}, slow, cpu, flag)
 	}
 	if fork {
@@ -463,10 +470,124 @@ func (f simFork) allowed(c int) bool { return f.p.allowed(c) }
 func (f simFork) idle(c int) (bool, int64) {
 	return f.s.availableIdle(c), f.s.cpus[c].idleStamp
 }
-func (f simFork) load(c int) uint64                                  { return f.s.cpuLoad(c) }
+func (f simFork) load(c int) uint64 {
+	if f.s.knobs.IdlestByLoad {
+		return f.s.runnableLoad(f.s.cpus[c]) // weighted_cpuload, v5.4
+	}
+	return f.s.cpuLoad(c)
+}
+func (f simFork) idlestByLoad() bool { return f.s.knobs.IdlestByLoad }
+func (f simFork) cpuLoads(c int) (runnable, load, spare uint64) {
+	r := f.s.cpus[c]
+	return f.s.runnableLoad(r), f.s.cpuLoad(c), r.cpuCapacity - min(r.cpuCapacity, f.s.cpuUtilWithout(c, f.p))
+}
+func (f simFork) capacity(c int) uint64                              { return f.s.cpus[c].cpuCapacity }
+func (f simFork) taskUtil() uint64                                   { return f.p.avg.utilAvg }
 func (f simFork) domainsOf(c int) []*model.SchedDomain               { return f.s.domains(c) }
 func (f simFork) groupsOf(sd *model.SchedDomain) []*model.SchedGroup { return f.s.groupsOf(sd) }
 func (f simFork) numaIdleDiff() bool                                 { return f.s.knobs.ForkNumaIdleDiff }
+
+// loadForkMachine is what find_idlest_group read of the machine up to
+// v5.4 (findIdlestGroupByLoad): per CPU its runnable_load_avg, its cfs
+// load_avg and its spare capacity without the task (capacity_of less
+// cpu_util_without, at least 0); capacity_of; the task's util_avg.
+type loadForkMachine interface {
+	forkMachine
+	idlestByLoad() bool
+	cpuLoads(c int) (runnable, load, spare uint64)
+	capacity(c int) uint64
+	taskUtil() uint64
+}
+
+// cpuUtilWithout is cpu_util_without(): CPU c's utilisation with p's
+// taken off where p's util sits (task_cpu); p, waking, is in neither
+// run queue nor util_est.
+func (s *Sim) cpuUtilWithout(c int, p *simTask) uint64 {
+	if int(p.cpu) != c {
+		return s.cpuUtil(c)
+	}
+	r := s.cpus[c]
+	util := r.avg.utilAvg - min(r.avg.utilAvg, p.avg.utilAvg)
+	return min(max(util, r.utilEst), r.capacity)
+}
+
+// findIdlestGroupByLoad is find_idlest_group() up to v5.4: over the
+// groups the task may use, the remote one of least runnable load per
+// capacity (another replacing it only when lighter by the imbalance, or
+// within it and lighter in load_avg by half the imbalance_pct), and the
+// remote one holding the CPU of most spare capacity. A wakeup (not a
+// fork, whose util is not set yet) stays local while the local group's
+// most spare capacity exceeds half the task's util and, raised by half
+// the imbalance_pct, the remote best; else goes to the group of most
+// spare capacity if that exceeds half the util. Then the load test: the
+// idlest group unless the local one is about as light.
+func findIdlestGroupByLoad(m loadForkMachine, sd *model.SchedDomain, cpu int, flag model.SDFlags) *model.SchedGroup {
+	const none = ^uint64(0)
+	pct := uint64(sd.ImbalancePct)
+	scale := 100 + (pct-100)/2
+	imb := uint64(capacityScale) * (pct - 100) / 100
+	var idlest, mostSpareSG *model.SchedGroup
+	minRunnable, minAvg := none, none
+	thisRunnable, thisAvg := none, none
+	var mostSpare, thisSpare uint64
+	for _, g := range m.groupsOf(sd) {
+		allowed := false
+		for _, c := range g.Span {
+			if m.allowed(c) {
+				allowed = true
+				break
+			}
+		}
+		if !allowed {
+			continue
+		}
+		var runnable, load, maxSpare, capacity uint64
+		for _, c := range g.Span {
+			r, l, sp := m.cpuLoads(c)
+			runnable += r
+			load += l
+			maxSpare = max(maxSpare, sp)
+			capacity += m.capacity(c)
+		}
+		capacity = max(capacity, 1)
+		avgLoad := load * capacityScale / capacity
+		runnable = runnable * capacityScale / capacity
+		if inSpan(g.Span, cpu) {
+			thisRunnable, thisAvg, thisSpare = runnable, avgLoad, maxSpare
+			continue
+		}
+		if minRunnable > runnable+imb {
+			minRunnable, minAvg, idlest = runnable, avgLoad, g
+		} else if runnable < minRunnable+imb && 100*minAvg > scale*avgLoad {
+			minAvg, idlest = avgLoad, g
+		}
+		if mostSpare < maxSpare {
+			mostSpare, mostSpareSG = maxSpare, g
+		}
+	}
+	if flag&model.SDBalanceFork == 0 {
+		u := m.taskUtil()
+		if thisSpare > u/2 && scale*thisSpare > 100*mostSpare {
+			return nil
+		}
+		if mostSpare > u/2 {
+			return mostSpareSG
+		}
+	}
+	if idlest == nil {
+		return nil
+	}
+	if sd.Flags&model.SDNUMA != 0 && minRunnable+imb >= thisRunnable {
+		return nil
+	}
+	if minRunnable > thisRunnable+imb {
+		return nil
+	}
+	if thisRunnable < minRunnable+imb && 100*thisAvg < scale*minAvg {
+		return nil
+	}
+	return idlest
+}
 
 // findIdlestCPU is find_idlest_cpu() (§5.5): descend from sd picking the
 // idlest group and its idlest CPU at each level with the flag.
@@ -476,7 +597,12 @@ func findIdlestCPU(m forkMachine, sd *model.SchedDomain, cpu int, flag model.SDF
 			sd = sd.Child
 			continue
 		}
-		g := findIdlestGroup(m, sd, cpu)
+		var g *model.SchedGroup
+		if lm, ok := m.(loadForkMachine); ok && lm.idlestByLoad() {
+			g = findIdlestGroupByLoad(lm, sd, cpu, flag)
+		} else {
+			g = findIdlestGroup(m, sd, cpu)
+		}
 		if g == nil {
 			sd = sd.Child
 			continue
