@@ -95,3 +95,29 @@ func FuzzSysfsDump(f *testing.F) {
 		exercise(t, top)
 	})
 }
+
+// FuzzParseTopologyBytes: a topology file's content, the JSON form with
+// an Energy Model among the seeds. An accepted topology validates, its
+// Energy Model (if whole) has costs for every state, and its domains
+// build.
+func FuzzParseTopologyBytes(f *testing.F) {
+	f.Add(junoR0)
+	f.Add([]byte(`{"nr_cpus":2,"cpus":[{"cpu":0,"online":true,"capacity":512},{"cpu":1,"online":true}],` +
+		`"perf_domains":[{"cpus":[0],"states":[{"khz":500000,"power_mw":50}]},{"cpus":[1],"states":[{"khz":1000000,"power_mw":300}]}]}`))
+	f.Add([]byte("# CPU,Core,Socket,Node\n0,0,0,0\n1,1,0,0\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		top, err := ParseTopologyBytes(b)
+		if err != nil {
+			return
+		}
+		if err := top.Validate(); err != nil {
+			t.Fatalf("accepted topology is invalid: %v", err)
+		}
+		for _, pd := range top.EnergyModel() {
+			for i := range pd.States {
+				_ = pd.Cost(i)
+			}
+		}
+		exercise(t, top)
+	})
+}

@@ -130,7 +130,7 @@ func normalize(in *Topology) *Topology {
 			n = c.ID + 1
 		}
 	}
-	if n > MaxCPUs {
+	if n > MaxCPUs || n < 0 {
 		return t // Validate reports it
 	}
 	cpus := make([]CPU, n)
