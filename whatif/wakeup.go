@@ -531,14 +531,7 @@ func findIdlestGroupByLoad(m loadForkMachine, sd *model.SchedDomain, cpu int, fl
 	thisRunnable, thisAvg := none, none
 	var mostSpare, thisSpare uint64
 	for _, g := range m.groupsOf(sd) {
-		allowed := false
-		for _, c := range g.Span {
-			if m.allowed(c) {
-				allowed = true
-				break
-			}
-		}
-		if !allowed {
+		if !anyAllowed(m, g) {
 			continue
 		}
 		var runnable, load, maxSpare, capacity uint64
@@ -665,20 +658,24 @@ func (ws *wakeupStats) classify(pol Policy, env *LBEnv, sgs *SGStats) {
 	}
 }
 
+// anyAllowed: the task may run on some CPU of g (find_idlest_group
+// passes over a group it may not).
+func anyAllowed(m forkMachine, g *model.SchedGroup) bool {
+	for _, c := range g.Span {
+		if m.allowed(c) {
+			return true
+		}
+	}
+	return false
+}
+
 // findIdlestGroup is find_idlest_group() for symmetric machines.
 func findIdlestGroup(m forkMachine, sd *model.SchedDomain, cpu int) *model.SchedGroup {
 	pct := uint64(sd.ImbalancePct)
 	var idlest, local *model.SchedGroup
 	var is, ls wakeupStats
 	for _, g := range m.groupsOf(sd) {
-		allowed := false
-		for _, c := range g.Span {
-			if m.allowed(c) {
-				allowed = true
-				break
-			}
-		}
-		if !allowed {
+		if !anyAllowed(m, g) {
 			continue
 		}
 		ws := m.groupStats(g, pct, sd.Level)
