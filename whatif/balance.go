@@ -437,6 +437,7 @@ func (s *Sim) outAllPinned(st *sdState, idle IdleType) int { return s.outBalance
 func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
 	sc := e.scratch
 	e.sumUtil = 0 // per pass: a redo starts again
+	e.DstCapacity = s.cpus[e.DstCPU].cpuCapacity
 	sc.sds = SDStats{BusiestIdx: -1}
 	sds := &sc.sds
 	child := e.st.sd.Child
@@ -487,6 +488,7 @@ func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
 	if s.easBalanced() || s.pol.Decide(&e.LBEnv, sds) != ForceBalance {
 		return nil, -1
 	}
+	e.SrcGroupType = sds.Busiest.GroupType
 	s.pol.CalculateImbalance(&e.LBEnv, sds)
 	if e.Imbalance == 0 {
 		return nil, -1
@@ -494,9 +496,8 @@ func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
 	return sds, sds.BusiestIdx
 }
 
-// updateSGLBStats is update_sg_lb_stats() (§3.6) for a symmetric machine
-// (no misfit); group capacity is Σ capacity_of(), which RT pressure
-// lowers (updateCPUCapacity).
+// updateSGLBStats is update_sg_lb_stats() (§3.6); group capacity is
+// Σ capacity_of(), which RT pressure lowers (updateCPUCapacity).
 func (s *Sim) updateSGLBStats(e *lbRun, g *model.SchedGroup, sgs *SGStats, local bool) {
 	for _, c := range g.Span {
 		if !e.cpus[c] {
@@ -516,12 +517,24 @@ func (s *Sim) updateSGLBStats(e *lbRun, g *model.SchedGroup, sgs *SGStats, local
 			sgs.IdleCPUs++
 		}
 		sgs.GroupCapacity += r.cpuCapacity
-		// A non-local CPU running one CFS task with its capacity reduced
-		// (RT pressure) by more than the domain's imbalance_pct, seen by
-		// an idle balancer: a misfit by its load (sched_reduced_capacity,
-		// v6.0; policies with MisfitLoadSym).
-		if !local && e.Idle != CPUNotIdle && s.reducedCapMisfit && r.nrCFS == 1 &&
+		if sgs.MinCapacity == 0 || r.cpuCapacity < sgs.MinCapacity {
+			sgs.MinCapacity = r.cpuCapacity
+		}
+		sgs.MaxCapacity = max(sgs.MaxCapacity, r.cpuCapacity)
+		if e.SDFlags&model.SDAsymCPUCapacity != 0 {
+			// A misfit task (misfit.go); from v5.5 not looked for in
+			// the local group.
+			if s.misfitOn && !(s.misfitV6 && local) && sgs.MisfitLoad < r.misfitTaskLoad {
+				sgs.MisfitLoad = r.misfitTaskLoad
+				sgs.Overload = true
+			}
+		} else if !local && e.Idle != CPUNotIdle && s.reducedCapMisfit && r.nrCFS == 1 &&
 			checkCPUCapacity(r, e.ImbalancePct) && sgs.MisfitLoad < s.cpuLoad(c) {
+			// A non-local CPU running one CFS task with its capacity
+			// reduced (RT pressure) by more than the domain's
+			// imbalance_pct, seen by an idle balancer: a misfit by its
+			// load (sched_reduced_capacity, v6.0; policies with
+			// MisfitLoadSym).
 			sgs.MisfitLoad = s.cpuLoad(c)
 		}
 	}
@@ -564,14 +577,15 @@ func (s *Sim) updateIdleCPUScan(e *lbRun) {
 	sh.nrIdleScan = int((capacityScale - tmp) * llcW / capacityScale)
 }
 
-// findBusiestQueue is find_busiest_queue() (§3.9) for symmetric machines.
+// findBusiestQueue is find_busiest_queue() (§3.9).
 func (s *Sim) findBusiestQueue(e *lbRun, g *model.SchedGroup) int {
 	// The kernel starts from load 0 over capacity 1 and util 0: a CPU
 	// whose load (or util) is 0 is never the busiest.
 	best := -1
 	bestLoad, bestCap := uint64(0), uint64(1)
-	var bestUtil uint64
+	var bestUtil, bestMisfit uint64
 	bestNr := 0
+	dstCap := s.cpus[e.DstCPU].cpuCapacity
 	for _, c := range g.Span {
 		if !e.cpus[c] {
 			continue
@@ -580,6 +594,28 @@ func (s *Sim) findBusiestQueue(e *lbRun, g *model.SchedGroup) int {
 		nr := r.nrCFS
 		if nr == 0 {
 			continue
+		}
+		if !s.misfitV6 && e.SrcGroupType == GroupMisfitTask {
+			// Up to v5.4: the CPU of the biggest misfit.
+			if r.misfitTaskLoad > bestMisfit {
+				best, bestMisfit = c, r.misfitTaskLoad
+			}
+			continue
+		}
+		if e.SDFlags&model.SDAsymCPUCapacity != 0 && s.misfitOn {
+			// A lone task is not pulled to a CPU of less capacity
+			// (v4.20's misfit series; not clearly more, capacity_greater,
+			// from v5.13 [~ver]: the policies with v6.0's
+			// reduced-capacity misfit).
+			n, smaller := nr, dstCap < r.cpuCapacity
+			if !s.misfitV6 {
+				n = r.nrRunning()
+			} else if s.reducedCapMisfit {
+				smaller = !capacityGreater(dstCap, r.cpuCapacity)
+			}
+			if n == 1 && smaller {
+				continue
+			}
 		}
 		switch e.MigrationType {
 		case MigrateLoad:
@@ -606,10 +642,16 @@ func (s *Sim) findBusiestQueue(e *lbRun, g *model.SchedGroup) int {
 				best, bestNr = c, nr
 			}
 		case MigrateMisfit:
+			if r.misfitTaskLoad > bestMisfit {
+				best, bestMisfit = c, r.misfitTaskLoad
+			}
 		}
 	}
 	return best
 }
+
+// capacityGreater is capacity_greater(): a over b by more than about 5 %.
+func capacityGreater(a, b uint64) bool { return a*1024 > b*1078 }
 
 // cfsTasksTailFirst lists a rq's CFS tasks from the tail of cfs_tasks
 // (least recently enqueued or picked first), in ts's storage.
@@ -1102,13 +1144,22 @@ func (s *Sim) nohzBalancerKick(r *rq) {
 	if s.nohz.hasBlocked && s.now > s.nohz.nextBlocked {
 		flags = kickStats
 	}
+	asymKick := s.asymCap && s.dom.Kernel.AtLeast(5, 1) && s.dom.CPUs[r.cpu].AsymCPUCapacity != nil
 	if s.jiffies() >= s.nohz.nextBalance {
-		if r.nrRunning() >= 2 {
+		if r.nrRunning() >= 2 || !s.dom.Kernel.AtLeast(5, 1) && r.misfitTaskLoad > 0 {
+			// (Up to v5.0 any misfit kicks here too.)
 			flags = kickStats | kickBalance
 		} else if len(r.sd) > 0 && r.nrCFS >= 1 && checkCPUCapacity(r, uint64(r.sd[0].sd.ImbalancePct)) {
 			// A CFS task on a CPU whose capacity RT pressure reduced:
 			// the idle balancer may find it a better CPU.
 			flags = kickStats | kickBalance
+		} else if asymKick {
+			// From v5.1 a CPU of an asymmetric domain kicks for a
+			// misfit a bigger CPU may take, and skips the LLC test:
+			// such machines balance for capacity, not cache.
+			if s.checkMisfitStatus(r) {
+				flags = kickStats | kickBalance
+			}
 		} else if llc := s.dom.CPUs[r.cpu].LLC; llc != nil {
 			busy := 0
 			for _, c := range llc.Span {

@@ -390,7 +390,8 @@ func TestStartPELTFromTheTrace(t *testing.T) {
 // util_avg equal to its CPU's original capacity, as accumulate_sum's
 // scale_cpu makes it (446 on an A53 of the Juno, 1024 on a big CPU);
 // load_avg tends to the weight either way. (Within 1 %: after 1 s the
-// sums are 1 − y^1000 of the way there, y^32 = 1/2.)
+// sums are 1 − y^1000 of the way there, y^32 = 1/2.) The task may run on
+// its CPU only, or a misfit on the A53 would move to an A57.
 func TestUtilCapacityInvariant(t *testing.T) {
 	for _, tc := range []struct {
 		cpu  int32
@@ -398,7 +399,9 @@ func TestUtilCapacityInvariant(t *testing.T) {
 	}{{0, 446}, {1, 1024}} {
 		b := newBuilder(t, "juno-r0")
 		x := b.task("x", 120, tc.cpu, true, CauseStart, 1000*ms)
-		s, _ := newSim(t, b.done(t), testConfig())
+		w := b.done(t)
+		w.Tasks[0].Allowed = []int{int(tc.cpu)}
+		s, _ := newSim(t, w, testConfig())
 		if _, err := s.Run(); err != nil {
 			t.Fatal(err)
 		}

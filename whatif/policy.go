@@ -65,6 +65,10 @@ type SGStats struct {
 	GroupWeight   uint32
 	GroupType     GroupType
 	MisfitLoad    uint64
+	// MinCapacity, MaxCapacity: the least and most capacity_of of the
+	// group's CPUs (sgc->min_capacity, max_capacity), which the misfit
+	// and asymmetric-capacity rules compare.
+	MinCapacity, MaxCapacity uint64
 	// Imbalanced is the group's sgc->imbalance flag; Overload records a CPU
 	// with more than one task.
 	Imbalanced bool
@@ -106,9 +110,14 @@ type LBEnv struct {
 
 	DstCPU int
 	Idle   IdleType
+	// DstCapacity is capacity_of(DstCPU).
+	DstCapacity uint64
 
 	Imbalance     int64
 	MigrationType MigrationType
+	// SrcGroupType is the busiest group's type (lb_env's src_grp_type up
+	// to v5.4, which find_busiest_queue and need_active_balance read).
+	SrcGroupType GroupType
 }
 
 // Verdict is the outcome of find_busiest_group's decision sequence.

@@ -1,5 +1,7 @@
 package whatif
 
+import "github.com/schedreplay/replay/model"
+
 // The `legacy` policy: the load balancer of Linux v4.15?–v5.4, as shipped
 // in v5.4 (kernel-lb.md §4.1; the v5.4 rules were read in linux-5.4.286
 // kernel/sched/fair.c), before 0b0695f2b34a "sched/fair: Rework
@@ -127,10 +129,14 @@ func (p legacyPolicy) AdjustGroup(env *LBEnv, sds *SDStats, sgs *SGStats, local 
 	sgs.GroupType = legacyClassify(noCap, sgs)
 }
 
-// PickBusiest is v5.4's update_sd_pick_busiest() for symmetric machines
-// (a misfit group is never picked: no group has smaller max capacity).
+// PickBusiest is v5.4's update_sd_pick_busiest() (v5.0's read): a misfit
+// group only when its biggest CPU is smaller than the local group's and
+// the local group has capacity; on an asymmetric domain, not a group of
+// at most one task per CPU whose smallest CPU is bigger than the local
+// group's smallest, and of two misfit groups the bigger misfit.
 func (legacyPolicy) PickBusiest(env *LBEnv, sds *SDStats, sgs *SGStats) bool {
-	if sgs.GroupType == GroupMisfitTask {
+	if sgs.GroupType == GroupMisfitTask && (sds.Local == nil ||
+		!fitsCapacity(sgs.MaxCapacity, sds.Local.MaxCapacity) || !legacyHasCapacity(env.ImbalancePct, sds.Local)) {
 		return false
 	}
 	b := sds.Busiest
@@ -143,7 +149,18 @@ func (legacyPolicy) PickBusiest(env *LBEnv, sds *SDStats, sgs *SGStats) bool {
 	if sgs.GroupType < b.GroupType {
 		return false
 	}
-	return sgs.AvgLoad > b.AvgLoad
+	if sgs.AvgLoad <= b.AvgLoad {
+		return false
+	}
+	if env.SDFlags&model.SDAsymCPUCapacity != 0 {
+		if sgs.SumNrRunning <= sgs.GroupWeight && sds.Local != nil && fitsCapacity(sds.Local.MinCapacity, sgs.MinCapacity) {
+			return false
+		}
+		if sgs.GroupType == GroupMisfitTask && sgs.MisfitLoad < b.MisfitLoad {
+			return false
+		}
+	}
+	return true
 }
 
 // Decide is v5.4's find_busiest_group() after the statistics (§4.1 steps
@@ -268,5 +285,8 @@ func (legacyPolicy) AcceptForDetach(env *LBEnv, t DetachTask) bool {
 // machine: after more than cache_nice_tries+2 failures (the reduced-capacity
 // source rule is the engine's, Sim.reducedCapacitySource).
 func (legacyPolicy) NeedActiveBalance(env *LBEnv) bool {
+	if env.SrcGroupType == GroupMisfitTask {
+		return true
+	}
 	return env.NrBalanceFailed > env.CacheNiceTries+2
 }

@@ -231,7 +231,33 @@ func smtVsNonSMT(a, b *SGStats) bool {
 	return (a.Flags^b.Flags)&model.SDShareCPUCapacity != 0
 }
 
-// PickBusiest is update_sd_pick_busiest() for symmetric machines.
+// canHelpMisfit: the balancing CPU is bigger than the misfit group's
+// biggest CPU (capacity_greater from v5.13 [~ver], the policies with
+// v6.0's reduced-capacity misfit; before, the group's biggest CPU
+// smaller than the local group's, group_smaller_max_cpu_capacity).
+func (p *reworkPolicy) canHelpMisfit(env *LBEnv, sds *SDStats, sgs *SGStats) bool {
+	if p.r.MisfitLoadSym {
+		return capacityGreater(env.DstCapacity, sgs.MaxCapacity)
+	}
+	return fitsCapacity(sgs.MaxCapacity, sds.Local.MaxCapacity)
+}
+
+// bigIdleGroup is update_sd_pick_busiest()'s last test on an asymmetric
+// domain: a group at most fully busy whose smallest CPU is bigger than
+// the balancing side's (capacity_greater over the balancing CPU from
+// v5.13 [~ver]; before, the local group's smallest CPU smaller than its
+// own) is not emptied onto smaller CPUs.
+func (p *reworkPolicy) bigIdleGroup(env *LBEnv, sds *SDStats, sgs *SGStats) bool {
+	if env.SDFlags&model.SDAsymCPUCapacity == 0 || sgs.GroupType > GroupFullyBusy {
+		return false
+	}
+	if p.r.MisfitLoadSym {
+		return capacityGreater(sgs.MinCapacity, env.DstCapacity)
+	}
+	return sds.Local != nil && fitsCapacity(sds.Local.MinCapacity, sgs.MinCapacity)
+}
+
+// PickBusiest is update_sd_pick_busiest().
 func (p *reworkPolicy) PickBusiest(env *LBEnv, sds *SDStats, sgs *SGStats) bool {
 	if sgs.SumHNrRunning == 0 {
 		return false
@@ -241,11 +267,12 @@ func (p *reworkPolicy) PickBusiest(env *LBEnv, sds *SDStats, sgs *SGStats) bool 
 	// asymmetric domains (a reduced-capacity misfit on a symmetric one is
 	// pulled by load whatever the local group).
 	asymOnly := p.r.MisfitLoadSym && env.SDFlags&model.SDAsymCPUCapacity == 0
-	if sgs.GroupType == GroupMisfitTask && !asymOnly && (sds.Local == nil || sds.Local.GroupType != GroupHasSpare) {
+	if sgs.GroupType == GroupMisfitTask && !asymOnly && (sds.Local == nil || sds.Local.GroupType != GroupHasSpare ||
+		env.SDFlags&model.SDAsymCPUCapacity != 0 && !p.canHelpMisfit(env, sds, sgs)) {
 		return false
 	}
 	if b == nil {
-		return true
+		return !p.bigIdleGroup(env, sds, sgs)
 	}
 	if sgs.GroupType > b.GroupType {
 		return true
@@ -291,8 +318,11 @@ func (p *reworkPolicy) PickBusiest(env *LBEnv, sds *SDStats, sgs *SGStats) bool 
 		}
 		return fullyBusy()
 	case GroupFullyBusy:
-		return fullyBusy()
+		return fullyBusy() && !p.bigIdleGroup(env, sds, sgs)
 	case GroupHasSpare:
+		if p.bigIdleGroup(env, sds, sgs) {
+			return false
+		}
 		if p.r.SMTBalance && smtVsNonSMT(b, sgs) {
 			// Do not empty an SMT core running one task.
 			return !(sgs.Flags&model.SDShareCPUCapacity != 0 && sgs.SumHNrRunning <= 1)

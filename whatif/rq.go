@@ -22,6 +22,9 @@ type rq struct {
 	avgVruntime, avgLoad int64
 	avg                  avg // cfs_rq PELT
 	utilEst              uint64
+	// misfitTaskLoad is rq->misfit_task_load: the task_h_load of the
+	// running CFS task that does not fit this CPU (misfit.go), else 0.
+	misfitTaskLoad uint64
 	// hLoad is the root cfs_rq's h_load: its load_avg, taken at most once
 	// per jiffy (update_cfs_rq_h_load; hLoadJiffy is that jiffy, noJiffy
 	// before the first).
@@ -827,6 +830,7 @@ func (s *Sim) schedule(r *rq, prevState string) {
 		s.updateRT(r)
 		r.curr = nil
 		r.inBalance = true
+		s.updateMisfitStatus(r, nil)
 		was := s.balancingOn(r.cpu, prev)
 		s.newidleBalance(r)
 		s.endBalancing(was)
@@ -843,6 +847,9 @@ func (s *Sim) schedule(r *rq, prevState string) {
 		}
 		s.enterIdle(r)
 		return
+	}
+	if !next.rt {
+		s.updateMisfitStatus(r, next) // pick_next_task_fair
 	}
 	if prev != next {
 		r.curr = prev
@@ -1401,7 +1408,8 @@ func (s *Sim) tick(r *rq, late bool) {
 			} else if r.nrCFS > 1 {
 				s.checkPreemptTick(r, softirqEnd)
 			}
-			s.updateOverutilizedStatus(r.cpu) // task_tick_fair
+			s.updateMisfitStatus(r, r.curr) // task_tick_fair
+			s.updateOverutilizedStatus(r.cpu)
 		}
 	} else {
 		s.updateRQLoad(r)

@@ -628,6 +628,9 @@ type Sim struct {
 	// unequal capacities); maxCapOrig is rd->max_cpu_capacity.
 	wakeCapOn  bool
 	maxCapOrig uint64
+	// misfitOn: the balancer moves misfit tasks up (misfit.go); misfitV6:
+	// in the form of the reworked balancer's policies (v5.5 on).
+	misfitOn, misfitV6 bool
 	// niStart: NI_RANDOM's starting success ratio (niStartRatio).
 	niStart int64
 	nohz    nohzState
@@ -979,6 +982,8 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	}
 	s.initSMT()
 	s.wakeCapOn = s.asymCap && d.Kernel.HasWakeCap()
+	_, s.misfitV6 = asRules(cfg.Policy)
+	s.misfitOn = s.asymCap && (s.misfitV6 || d.Kernel.AtLeast(4, 20))
 	for _, c := range d.Online {
 		s.maxCapOrig = max(s.maxCapOrig, uint64(d.Capacity[c]))
 	}
