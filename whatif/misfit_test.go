@@ -175,3 +175,37 @@ func TestLegacyMisfitBalanceByHand(t *testing.T) {
 		t.Error("an A53 balancer took an A57 misfit group it cannot help")
 	}
 }
+
+// The reworked balancer's update_sd_pick_busiest on an asymmetric domain
+// by hand (v6.1: capacity_greater, over 1078/1024): an A57 balancer
+// (1024 > 446 × 1.053) takes an A53 misfit group when its local group
+// has spare capacity; an A53 balancer cannot help an A57 misfit; and a
+// has_spare A57 group (smallest CPU 1024, clearly over 446) is not
+// emptied onto an A53. Under rework (v5.5) the same by the groups'
+// capacities with the 20 % margin.
+func TestReworkMisfitPickByHand(t *testing.T) {
+	for _, name := range []string{"v6.1", "rework"} {
+		pol := mustPolicy(t, name)
+		spare := &SGStats{GroupType: GroupHasSpare, MaxCapacity: 1024, MinCapacity: 1024, GroupWeight: 2, IdleCPUs: 2}
+		littleSpare := &SGStats{GroupType: GroupHasSpare, MaxCapacity: 446, MinCapacity: 446, GroupWeight: 4, IdleCPUs: 4}
+		mis := func(c uint64) *SGStats {
+			return &SGStats{GroupType: GroupMisfitTask, MisfitLoad: 300, MaxCapacity: c, MinCapacity: c, SumHNrRunning: 1, SumNrRunning: 1, GroupWeight: 2}
+		}
+		for _, tc := range []struct {
+			what   string
+			dstCap uint64
+			local  *SGStats
+			sgs    *SGStats
+			want   bool
+		}{
+			{"an A57 balancer, an A53 misfit", 1024, spare, mis(446), true},
+			{"an A53 balancer, an A57 misfit", 446, littleSpare, mis(1024), false},
+			{"an A53 balancer, a has_spare A57 group", 446, littleSpare, &SGStats{GroupType: GroupHasSpare, MaxCapacity: 1024, MinCapacity: 1024, SumHNrRunning: 1, SumNrRunning: 1, GroupWeight: 2, IdleCPUs: 1}, false},
+		} {
+			env := &LBEnv{SDFlags: model.SDAsymCPUCapacity, ImbalancePct: 117, DstCapacity: tc.dstCap}
+			if got := pol.PickBusiest(env, &SDStats{Local: tc.local}, tc.sgs); got != tc.want {
+				t.Errorf("%s: %s: picked %v, want %v", name, tc.what, got, tc.want)
+			}
+		}
+	}
+}
