@@ -186,7 +186,7 @@ func runWhatif(c *cli.Context) error {
 		return err
 	}
 	if topo != nil && topo.CapacitiesDiffer() {
-		fmt.Fprintf(c.App.ErrWriter, "replay: the machine's CPUs differ in capacity; the model scales demand by it, sends a wakee that does not fit to the slow path (wake_cap, v4.10-v5.7) or takes idle CPUs it fits first (select_idle_capacity, v5.10 on), and places by energy where the topology carries an Energy Model (EAS, v5.0 on, or --set eas=on), but moves no misfit task (rq->misfit_task_load) and has none of Android's EAS variants, so its placements depart where the kernel's used those\n")
+		fmt.Fprintf(c.App.ErrWriter, "replay: the machine's CPUs differ in capacity; the model scales demand by it, sends a wakee that does not fit to the slow path (wake_cap, v4.10-v5.7) or takes idle CPUs it fits first (select_idle_capacity, v5.10 on), places by energy where the topology carries an Energy Model (EAS, v5.0 on, or --set eas=on) and moves misfit tasks up (v4.20 on), but runs every CPU at its top frequency and has none of Android's EAS variants, so its placements depart where the kernel's used those\n")
 	}
 	numaRule := -1
 	if r := c.String("numa-rule"); r != "" {
