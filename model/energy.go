@@ -85,9 +85,9 @@ func (t *Topology) validatePerfDomains() error {
 
 // EnergyModel returns the performance domains covering the online CPUs,
 // each sorted by CPU, in the order of their first CPU (the kernel's
-// rd->pd list order does not change its sums); nil when the topology has
-// none or they leave an online CPU out (build_perf_domains then gives up
-// on EAS).
+// rd->pd list runs the other way, which the what-if engine follows);
+// nil when the topology has none or they leave an online CPU out
+// (build_perf_domains then gives up on EAS).
 func (t *Topology) EnergyModel() []PerfDomain {
 	if len(t.PerfDomains) == 0 {
 		return nil

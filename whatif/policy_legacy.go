@@ -281,9 +281,10 @@ func (legacyPolicy) AcceptForDetach(env *LBEnv, t DetachTask) bool {
 	return true
 }
 
-// NeedActiveBalance is v5.4's need_active_balance() on a symmetric
-// machine: after more than cache_nice_tries+2 failures (the reduced-capacity
-// source rule is the engine's, Sim.reducedCapacitySource).
+// NeedActiveBalance is v5.4's need_active_balance(): for a misfit
+// busiest group (its running task can move no other way), else after
+// more than cache_nice_tries+2 failures (the reduced-capacity source
+// rule is the engine's, Sim.reducedCapacitySource).
 func (legacyPolicy) NeedActiveBalance(env *LBEnv) bool {
 	if env.SrcGroupType == GroupMisfitTask {
 		return true

@@ -669,7 +669,8 @@ func anyAllowed(m forkMachine, g *model.SchedGroup) bool {
 	return false
 }
 
-// findIdlestGroup is find_idlest_group() for symmetric machines.
+// findIdlestGroup is find_idlest_group() as v5.5 reworked it, by group
+// type (the legacy policies' is findIdlestGroupByLoad).
 func findIdlestGroup(m forkMachine, sd *model.SchedDomain, cpu int) *model.SchedGroup {
 	pct := uint64(sd.ImbalancePct)
 	var idlest, local *model.SchedGroup
