@@ -468,8 +468,8 @@ func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
 		if sgs.Overload {
 			overload = true
 		}
-		if s.eas != nil && !overutilized {
-			overutilized = s.groupOverutilized(e, g)
+		if sgs.Overutilized {
+			overutilized = true
 		}
 		if i == 0 {
 			sds.Local = sgs
@@ -521,6 +521,9 @@ func (s *Sim) updateSGLBStats(e *lbRun, g *model.SchedGroup, sgs *SGStats, local
 			sgs.MinCapacity = r.cpuCapacity
 		}
 		sgs.MaxCapacity = max(sgs.MaxCapacity, r.cpuCapacity)
+		if s.eas != nil && !sgs.Overutilized && s.cpuOverutilized(c) {
+			sgs.Overutilized = true // SG_OVERUTILIZED
+		}
 		if e.SDFlags&model.SDAsymCPUCapacity != 0 {
 			// A misfit task (misfit.go); from v5.5 not looked for in
 			// the local group.

@@ -110,17 +110,6 @@ func (s *Sim) noteOverutilized(top, ou bool) {
 	}
 }
 
-// groupOverutilized is update_sg_lb_stats()'s SG_OVERUTILIZED: some CPU
-// of the group the balance looks at is overutilized.
-func (s *Sim) groupOverutilized(e *lbRun, g *model.SchedGroup) bool {
-	for _, c := range g.Span {
-		if e.cpus[c] && s.cpuOverutilized(c) {
-			return true
-		}
-	}
-	return false
-}
-
 // easBalanced is find_busiest_group()'s EAS gate: with an Energy Model
 // and no CPU overutilized the balance ends balanced, after
 // update_sd_lb_stats has refreshed the flag.
@@ -205,9 +194,7 @@ func (s *Sim) findEnergyEfficientCPU(p *simTask, prev, cpu int) int {
 	if span == nil {
 		return -1
 	}
-	if to := s.cpus[prev].avg.lastUpdate; to > p.avg.lastUpdate {
-		p.updateAvg(to, 0, false) // sync_entity_load_avg
-	}
+	s.syncEntityLoadAvg(p, prev)
 	// v5.0 returns prev for a task of no utilisation, a test that never
 	// holds there: _task_util_est ORs in a flag bit, so it is at least 1.
 	const none = ^uint64(0)

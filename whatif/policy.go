@@ -73,6 +73,9 @@ type SGStats struct {
 	// with more than one task.
 	Imbalanced bool
 	Overload   bool
+	// Overutilized: a CPU of the group is overutilized (SG_OVERUTILIZED,
+	// with EAS only).
+	Overutilized bool
 	// Flags are the group's flags (the child domain's, sg->flags).
 	Flags model.SDFlags
 	// Cores is the number of SMT cores in the group (sg->cores, v6.6+).

@@ -979,10 +979,10 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	}
 	if rp, ok := asRules(cfg.Policy); ok {
 		s.reducedCapMisfit = rp.r.MisfitLoadSym
+		s.misfitV6 = true
 	}
 	s.initSMT()
 	s.wakeCapOn = s.asymCap && d.Kernel.HasWakeCap()
-	_, s.misfitV6 = asRules(cfg.Policy)
 	s.misfitOn = s.asymCap && (s.misfitV6 || d.Kernel.AtLeast(4, 20))
 	for _, c := range d.Online {
 		s.maxCapOrig = max(s.maxCapOrig, uint64(d.Capacity[c]))

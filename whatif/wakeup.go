@@ -179,9 +179,7 @@ func (s *Sim) selectTaskRqFair(p *simTask, prev, cpu int, waker *simTask, fork b
 		if !fork {
 			// find_idlest_cpu brings a wakee's util up to prev's last
 			// update (sync_entity_load_avg) for the spare-capacity test.
-			if to := s.cpus[prev].avg.lastUpdate; to > p.avg.lastUpdate {
-				p.updateAvg(to, 0, false)
-			}
+			s.syncEntityLoadAvg(p, prev)
 		}
 		return findIdlestCPU(simFork{s, p}, slow, cpu, flag)
 	}
@@ -189,6 +187,15 @@ func (s *Sim) selectTaskRqFair(p *simTask, prev, cpu int, waker *simTask, fork b
 		return newCPU
 	}
 	return s.selectIdleSibling(p, prev, newCPU, waker, cpu)
+}
+
+// syncEntityLoadAvg is sync_entity_load_avg(): a sleeping task's PELT
+// averages brought up to its previous CPU's last update, before a
+// placement reads its utilisation.
+func (s *Sim) syncEntityLoadAvg(p *simTask, prev int) {
+	if to := s.cpus[prev].avg.lastUpdate; to > p.avg.lastUpdate {
+		p.updateAvg(to, 0, false)
+	}
 }
 
 // wakeCap is wake_cap() (v4.10-v5.7): on a machine whose smaller of the
@@ -204,9 +211,7 @@ func (s *Sim) wakeCap(p *simTask, cpu, prev int) bool {
 	if s.maxCapOrig-minCap < s.maxCapOrig>>3 {
 		return false
 	}
-	if to := s.cpus[prev].avg.lastUpdate; to > p.avg.lastUpdate {
-		p.updateAvg(to, 0, false)
-	}
+	s.syncEntityLoadAvg(p, prev)
 	return !fitsCapacity(p.utilEstValue(), minCap)
 }
 
@@ -288,9 +293,7 @@ func (s *Sim) selectIdleSibling(p *simTask, prev, target int, waker *simTask, wa
 	asym := s.asymCapActive()
 	var util uint64
 	if asym {
-		if to := s.cpus[prev].avg.lastUpdate; to > p.avg.lastUpdate {
-			p.updateAvg(to, 0, false)
-		}
+		s.syncEntityLoadAvg(p, prev)
 		util = p.utilEstValue()
 	}
 	fits := func(c int) bool { return !asym || fitsCapacity(util, s.cpus[c].cpuCapacity) }
