@@ -55,6 +55,10 @@ fidelity-status:
 fidelity-public:
     go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -public -status
 
+# The what-if question put to the guests recorded under 6.1 and 6.12: each recording replayed under the other kernel's policy, against the change the recordings show (FIDELITY.md round 108).
+crosskernel:
+    go run ./scripts/crosskernel -runs ${RUNS:-10}
+
 # The 6.12 kernel's EEVDF state against the replays' (FIDELITY.md round 61): W=hackbench|stressng-mix for another workload.
 shadow:
     #!/usr/bin/env bash

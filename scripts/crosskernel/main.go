@@ -1,0 +1,436 @@
+// Command crosskernel puts the what-if question to recordings whose answer
+// is known. The same three workloads were recorded on the same two-vCPU
+// guests under Debian's 6.1 (fixtures/kernels/guest-*, with the repeats)
+// and 6.12.57 (fixtures/kernels/v6.12): what the kernels did differently
+// is in the recordings themselves. Each 6.1 recording replayed under
+// 6.12's policy against its own kernel's (replay whatif --baseline v6.1
+// --policy v6.12~33cf66d88306 --runs N) predicts the change from 6.1 to
+// 6.12; each 6.12 recording replayed the other way predicts the reverse,
+// read here as the same forward change. The table sets both beside the
+// change the recordings show, and beside the kernel's own spread: every
+// pair of one 6.1 and one 6.12 recording, so a prediction is held to the
+// range two real boots give, not to one number (FIDELITY.md, "Cross-kernel
+// what-if").
+//
+//	go run ./scripts/crosskernel [-runs 10] [-j 2] [-set KEY=VALUE]... [-json]
+//
+// A change is "real" where every pair of recordings moves the same way;
+// the summary counts how many of those the replay predicts with the right
+// sign, and how many of all the cells' predictions fall within the pairs'
+// range.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The policies the fidelity script replays each kernel's recordings
+// under: 6.1's is the trace's own (v6.1); Debian's 6.12.57 predates
+// NI_RANDOM's backport.
+const (
+	policy61  = "v6.1"
+	policy612 = "v6.12~33cf66d88306"
+)
+
+// metrics are the latency percentiles compared.
+var metrics = []string{"wakeup_p50_ns", "wakeup_p95_ns", "wakeup_p99_ns"}
+
+// cell is one guest's workload under both kernels.
+type cell struct {
+	Guest, Workload string
+	Old, New        []string // recordings: 6.1, 6.12
+}
+
+// cells pairs the recordings under root (the repository's): every guest
+// with 6.12 recordings, every workload recorded under both kernels.
+func cells(root string) ([]cell, error) {
+	news, err := filepath.Glob(filepath.Join(root, "fixtures/kernels/v6.12/*/r*/*.perf.data.gz"))
+	if err != nil {
+		return nil, err
+	}
+	byKey := map[[2]string]*cell{}
+	for _, f := range news {
+		guest := filepath.Base(filepath.Dir(filepath.Dir(f)))
+		work := strings.TrimSuffix(filepath.Base(f), ".perf.data.gz")
+		k := [2]string{guest, work}
+		if byKey[k] == nil {
+			byKey[k] = &cell{Guest: guest, Workload: work}
+		}
+		byKey[k].New = append(byKey[k].New, f)
+	}
+	var out []cell
+	for k, c := range byKey {
+		var old []string
+		for _, pat := range []string{
+			filepath.Join(root, "fixtures/kernels", k[0], k[1]+".perf.data"),
+			filepath.Join(root, "fixtures/kernels", k[0], k[1]+".perf.data.gz"),
+			filepath.Join(root, "fixtures/kernels/repeats", k[0], "r*", k[1]+".perf.data.gz"),
+		} {
+			fs, err := filepath.Glob(pat)
+			if err != nil {
+				return nil, err
+			}
+			old = append(old, fs...)
+		}
+		if len(old) == 0 {
+			continue
+		}
+		sort.Strings(old)
+		sort.Strings(c.New)
+		c.Old = old
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Guest != out[j].Guest {
+			return out[i].Guest < out[j].Guest
+		}
+		return out[i].Workload < out[j].Workload
+	})
+	return out, nil
+}
+
+// median of xs (NaN when empty); xs is not changed.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// pairRange is the lowest and highest relative change new/old - 1 over
+// every pair of one old and one new recording's values.
+func pairRange(old, new []float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, a := range old {
+		for _, b := range new {
+			if a <= 0 {
+				continue
+			}
+			d := b/a - 1
+			lo, hi = min(lo, d), max(hi, d)
+		}
+	}
+	if lo > hi {
+		return math.NaN(), math.NaN()
+	}
+	return lo, hi
+}
+
+// forward reads a change predicted from the new kernel's recordings
+// (baseline new, policy old: old/new - 1 = d) as the old-to-new change
+// it implies: new/old - 1 = 1/(1+d) - 1.
+func forward(d float64) float64 {
+	if d <= -1 {
+		return math.NaN()
+	}
+	return 1/(1+d) - 1
+}
+
+// sign is -1, 0 or +1: the direction every pair of recordings agrees on
+// (0: the pairs disagree, no real change).
+func sign(lo, hi float64) int {
+	switch {
+	case lo > 0:
+		return 1
+	case hi < 0:
+		return -1
+	}
+	return 0
+}
+
+// placeIn says where a predicted change falls against the pairs' range.
+func placeIn(pred, lo, hi float64) string {
+	switch {
+	case math.IsNaN(pred) || math.IsNaN(lo):
+		return "-"
+	case pred < lo:
+		return "below"
+	case pred > hi:
+		return "above"
+	}
+	return "within"
+}
+
+// validateOut is what the script reads of `replay whatif --validate -f json`.
+type validateOut struct {
+	Fidelity struct {
+		Observed map[string]json.RawMessage `json:"observed"`
+	} `json:"fidelity"`
+}
+
+// compareOut is what it reads of `replay whatif --baseline --policy -f json`.
+type compareOut struct {
+	Results []struct {
+		Policy   string             `json:"policy"`
+		DeltaPct map[string]float64 `json:"delta_pct"`
+	} `json:"results"`
+}
+
+// recording is one trace's observed percentiles and the change its
+// replays predict (fraction, old-to-new).
+type recording struct {
+	Path      string
+	Observed  map[string]float64
+	Predicted map[string]float64
+}
+
+// row is one cell's metric.
+type row struct {
+	Guest, Workload, Metric string
+	OldMedian, NewMedian    float64 // ns
+	NOld, NNew              int
+	// Observed: the change of the medians; PairLo, PairHi: the pairs'
+	// range; Sign: the direction all pairs agree on (0: none).
+	Observed, PairLo, PairHi float64
+	Sign                     int
+	// FromOld, FromNew: the median prediction of the 6.1 recordings'
+	// replays and of the 6.12 recordings' (read forward); Pred the
+	// median of all of them.
+	FromOld, FromNew, Pred float64
+	Place                  string // Pred against [PairLo, PairHi]
+	SignRight              bool   // Sign != 0 and Pred has it
+}
+
+// summarize turns a cell's recordings into rows.
+func summarize(c cell, old, new []recording) []row {
+	var rows []row
+	for _, m := range metrics {
+		var ov, nv, po, pn []float64
+		for _, r := range old {
+			ov = append(ov, r.Observed[m])
+			po = append(po, r.Predicted[m])
+		}
+		for _, r := range new {
+			nv = append(nv, r.Observed[m])
+			pn = append(pn, r.Predicted[m])
+		}
+		lo, hi := pairRange(ov, nv)
+		r := row{Guest: c.Guest, Workload: c.Workload, Metric: m,
+			OldMedian: median(ov), NewMedian: median(nv), NOld: len(ov), NNew: len(nv),
+			PairLo: lo, PairHi: hi, Sign: sign(lo, hi),
+			FromOld: median(po), FromNew: median(pn), Pred: median(append(slices.Clone(po), pn...))}
+		r.Observed = r.NewMedian/r.OldMedian - 1
+		r.Place = placeIn(r.Pred, lo, hi)
+		r.SignRight = r.Sign != 0 && (r.Pred > 0) == (r.Sign > 0) && r.Pred != 0
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// job is one replay command and where its result goes.
+type job struct {
+	args []string
+	out  any
+	err  error
+}
+
+func run(bin string, jobs []*job, n int) {
+	var wg sync.WaitGroup
+	next := make(chan *job)
+	for range max(n, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				out, err := exec.Command(bin, j.args...).Output()
+				if err != nil {
+					msg := ""
+					if ee, ok := err.(*exec.ExitError); ok {
+						msg = strings.TrimSpace(string(ee.Stderr))
+					}
+					j.err = fmt.Errorf("replay %s: %v %s", strings.Join(j.args, " "), err, msg)
+					continue
+				}
+				if err := json.Unmarshal(out, j.out); err != nil {
+					j.err = fmt.Errorf("replay %s: %v", strings.Join(j.args, " "), err)
+				}
+			}
+		}()
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+}
+
+// measure runs, for every recording of the cells, the validation (its
+// observed percentiles) and the cross-kernel comparison.
+func measure(bin string, cs []cell, runs, n int, extra []string) ([][2][]recording, error) {
+	type pending struct {
+		v   validateOut
+		c   compareOut
+		old bool
+	}
+	var jobs []*job
+	out := make([][2][]recording, len(cs))
+	var ps [][2][]*pending
+	for _, c := range cs {
+		var pc [2][]*pending
+		for k, files := range [2][]string{c.Old, c.New} {
+			base, pol := policy61, policy612
+			if k == 1 {
+				base, pol = policy612, policy61
+			}
+			for _, f := range files {
+				p := &pending{old: k == 0}
+				pc[k] = append(pc[k], p)
+				jobs = append(jobs,
+					&job{args: []string{"whatif", "-i", f, "--validate", "--seed", "0", "--policy", base, "-f", "json"}, out: &p.v},
+					&job{args: append([]string{"whatif", "-i", f, "--baseline", base, "--policy", pol, "--runs", strconv.Itoa(runs), "-f", "json"}, extra...), out: &p.c})
+			}
+		}
+		ps = append(ps, pc)
+	}
+	run(bin, jobs, n)
+	for _, j := range jobs {
+		if j.err != nil {
+			return nil, j.err
+		}
+	}
+	for i, c := range cs {
+		for k, files := range [2][]string{c.Old, c.New} {
+			for fi, f := range files {
+				p := ps[i][k][fi]
+				if len(p.c.Results) != 1 {
+					return nil, fmt.Errorf("%s: %d comparison results, want 1", f, len(p.c.Results))
+				}
+				r := recording{Path: f, Observed: map[string]float64{}, Predicted: map[string]float64{}}
+				for _, m := range metrics {
+					var v float64
+					if err := json.Unmarshal(p.v.Fidelity.Observed[m], &v); err != nil {
+						return nil, fmt.Errorf("%s: observed %s: %v", f, m, err)
+					}
+					r.Observed[m] = v
+					d, ok := p.c.Results[0].DeltaPct[m]
+					if !ok {
+						return nil, fmt.Errorf("%s: no delta_pct %s", f, m)
+					}
+					d /= 100
+					if k == 1 {
+						d = forward(d)
+					}
+					r.Predicted[m] = d
+				}
+				out[i][k] = append(out[i][k], r)
+			}
+		}
+	}
+	return out, nil
+}
+
+func pct(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%+.0f%%", 100*x)
+}
+
+func printTable(w io.Writer, rows []row) {
+	fmt.Fprintf(w, "%-22s %-13s %-4s %10s %10s %8s %17s %8s %8s %8s  %s\n",
+		"guest", "workload", "", "6.1 ms", "6.12 ms", "kernel", "pairs' range", "replay", "from 6.1", "from 6.12", "prediction")
+	for _, r := range rows {
+		m := strings.TrimSuffix(strings.TrimPrefix(r.Metric, "wakeup_"), "_ns")
+		verdict := r.Place
+		switch {
+		case r.Sign == 0:
+			verdict += ", no real change"
+		case r.SignRight:
+			verdict += ", sign right"
+		default:
+			verdict += ", sign wrong"
+		}
+		fmt.Fprintf(w, "%-22s %-13s %-4s %6.3f (%d) %6.3f (%d) %8s %8s..%-8s %8s %8s %8s  %s\n",
+			r.Guest, r.Workload, m, r.OldMedian/1e6, r.NOld, r.NewMedian/1e6, r.NNew,
+			pct(r.Observed), pct(r.PairLo), pct(r.PairHi), pct(r.Pred), pct(r.FromOld), pct(r.FromNew), verdict)
+	}
+	within, real, right := 0, 0, 0
+	for _, r := range rows {
+		if r.Place == "within" {
+			within++
+		}
+		if r.Sign != 0 {
+			real++
+			if r.SignRight {
+				right++
+			}
+		}
+	}
+	fmt.Fprintf(w, "\npredictions within the pairs' range: %d of %d; real changes (every pair one way): %d, predicted with their sign: %d\n",
+		within, len(rows), real, right)
+}
+
+func main() {
+	runs := flag.Int("runs", 10, "seeds per comparison (replay whatif --runs)")
+	jobs := flag.Int("j", 2, "replays at once")
+	bin := flag.String("bin", "", "the replay binary (default: go build ./cmd/replay)")
+	asJSON := flag.Bool("json", false, "print the rows as JSON")
+	var extra []string
+	flag.Func("set", "a --set KEY=VALUE for every comparison (a model option's effect on the predictions); repeatable", func(v string) error {
+		extra = append(extra, "--set", v)
+		return nil
+	})
+	flag.Parse()
+	if flag.NArg() != 0 {
+		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/crosskernel [-runs N] [-j N] [-bin PATH] [-set KEY=VALUE]... [-json] (from the repository's root)")
+		os.Exit(2)
+	}
+	if *bin == "" {
+		dir, err := os.MkdirTemp("", "crosskernel")
+		if err != nil {
+			fail(err)
+		}
+		defer os.RemoveAll(dir)
+		*bin = filepath.Join(dir, "replay")
+		if out, err := exec.Command("go", "build", "-o", *bin, "./cmd/replay").CombinedOutput(); err != nil {
+			fail(fmt.Errorf("go build: %v\n%s", err, out))
+		}
+	}
+	cs, err := cells(".")
+	if err != nil {
+		fail(err)
+	}
+	if len(cs) == 0 {
+		fail(fmt.Errorf("no recordings under fixtures/kernels/v6.12 with 6.1 counterparts (run from the repository's root)"))
+	}
+	recs, err := measure(*bin, cs, *runs, *jobs, extra)
+	if err != nil {
+		fail(err)
+	}
+	var rows []row
+	for i, c := range cs {
+		rows = append(rows, summarize(c, recs[i][0], recs[i][1])...)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rows); err != nil {
+			fail(err)
+		}
+		return
+	}
+	printTable(os.Stdout, rows)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "crosskernel:", err)
+	os.Exit(1)
+}
