@@ -12,7 +12,7 @@
 // range two real boots give, not to one number (FIDELITY.md, "Cross-kernel
 // what-if").
 //
-//	go run ./scripts/crosskernel [-runs 10] [-j 2] [-set KEY=VALUE]... [-json]
+//	go run ./scripts/crosskernel [-runs 10] [-j 2] [-set KEY=VALUE]... [-json | -markdown]
 //
 // A change is "real" where every pair of recordings moves the same way;
 // the summary counts how many of those the replay predicts with the right
@@ -344,23 +344,41 @@ func pct(x float64) string {
 	return fmt.Sprintf("%+.0f%%", 100*x)
 }
 
+// verdict is a row's prediction against the kernels' pairs.
+func (r row) verdict() string {
+	switch {
+	case r.Sign == 0:
+		return r.Place + ", no real change"
+	case r.SignRight:
+		return r.Place + ", sign right"
+	}
+	return r.Place + ", sign wrong"
+}
+
+// short is a metric's name as the tables print it (p50).
+func short(metric string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(metric, "wakeup_"), "_ns")
+}
+
+// printMarkdown prints the rows as FIDELITY.md's round 108 table.
+func printMarkdown(w io.Writer, rows []row) {
+	md := func(x float64) string { return strings.Replace(pct(x), "%", " %", 1) }
+	fmt.Fprintln(w, "| guest | workload | | 6.1 median ms (n) | 6.12 median ms (n) | kernel | pairs' range | replay | from 6.1 | from 6.12 | prediction |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s | %s | %s | %.3f (%d) | %.3f (%d) | %s | %s … %s | %s | %s | %s | %s |\n",
+			r.Guest, r.Workload, short(r.Metric), r.OldMedian/1e6, r.NOld, r.NewMedian/1e6, r.NNew,
+			md(r.Observed), md(r.PairLo), md(r.PairHi), md(r.Pred), md(r.FromOld), md(r.FromNew), r.verdict())
+	}
+}
+
 func printTable(w io.Writer, rows []row) {
 	fmt.Fprintf(w, "%-22s %-13s %-4s %10s %10s %8s %17s %8s %8s %8s  %s\n",
 		"guest", "workload", "", "6.1 ms", "6.12 ms", "kernel", "pairs' range", "replay", "from 6.1", "from 6.12", "prediction")
 	for _, r := range rows {
-		m := strings.TrimSuffix(strings.TrimPrefix(r.Metric, "wakeup_"), "_ns")
-		verdict := r.Place
-		switch {
-		case r.Sign == 0:
-			verdict += ", no real change"
-		case r.SignRight:
-			verdict += ", sign right"
-		default:
-			verdict += ", sign wrong"
-		}
 		fmt.Fprintf(w, "%-22s %-13s %-4s %6.3f (%d) %6.3f (%d) %8s %8s..%-8s %8s %8s %8s  %s\n",
-			r.Guest, r.Workload, m, r.OldMedian/1e6, r.NOld, r.NewMedian/1e6, r.NNew,
-			pct(r.Observed), pct(r.PairLo), pct(r.PairHi), pct(r.Pred), pct(r.FromOld), pct(r.FromNew), verdict)
+			r.Guest, r.Workload, short(r.Metric), r.OldMedian/1e6, r.NOld, r.NewMedian/1e6, r.NNew,
+			pct(r.Observed), pct(r.PairLo), pct(r.PairHi), pct(r.Pred), pct(r.FromOld), pct(r.FromNew), r.verdict())
 	}
 	within, real, right := 0, 0, 0
 	for _, r := range rows {
@@ -383,6 +401,7 @@ func main() {
 	jobs := flag.Int("j", 2, "replays at once")
 	bin := flag.String("bin", "", "the replay binary (default: go build ./cmd/replay)")
 	asJSON := flag.Bool("json", false, "print the rows as JSON")
+	markdown := flag.Bool("markdown", false, "print FIDELITY.md's round 108 table (markdown)")
 	var extra []string
 	flag.Func("set", "a --set KEY=VALUE for every comparison (a model option's effect on the predictions); repeatable", func(v string) error {
 		extra = append(extra, "--set", v)
@@ -390,7 +409,7 @@ func main() {
 	})
 	flag.Parse()
 	if flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/crosskernel [-runs N] [-j N] [-bin PATH] [-set KEY=VALUE]... [-json] (from the repository's root)")
+		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/crosskernel [-runs N] [-j N] [-bin PATH] [-set KEY=VALUE]... [-json | -markdown] (from the repository's root)")
 		os.Exit(2)
 	}
 	if *bin == "" {
@@ -425,6 +444,10 @@ func main() {
 		if err := enc.Encode(rows); err != nil {
 			fail(err)
 		}
+		return
+	}
+	if *markdown {
+		printMarkdown(os.Stdout, rows)
 		return
 	}
 	printTable(os.Stdout, rows)

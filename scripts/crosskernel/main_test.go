@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -129,5 +130,17 @@ func TestCellsFromFixtures(t *testing.T) {
 		if len(c.Old) != wantOld || len(c.New) != 3 {
 			t.Errorf("%s %s: %d 6.1 and %d 6.12 recordings, want %d and 3", c.Guest, c.Workload, len(c.Old), len(c.New), wantOld)
 		}
+	}
+}
+
+// TestMarkdownRow: one row as FIDELITY.md's table prints it.
+func TestMarkdownRow(t *testing.T) {
+	r := row{Guest: "g", Workload: "w", Metric: "wakeup_p50_ns", OldMedian: 150e3, NewMedian: 300e3, NOld: 2, NNew: 1,
+		Observed: 1, PairLo: 0.5, PairHi: 2, Sign: 1, Pred: 0.6, FromOld: 0.5, FromNew: 1, Place: "within", SignRight: true}
+	var b strings.Builder
+	printMarkdown(&b, []row{r})
+	want := "| g | w | p50 | 0.150 (2) | 0.300 (1) | +100 % | +50 % … +200 % | +60 % | +50 % | +100 % | within, sign right |\n"
+	if got := strings.SplitAfterN(b.String(), "\n", 3)[2]; got != want {
+		t.Errorf("row:\n%q\nwant\n%q", got, want)
 	}
 }
