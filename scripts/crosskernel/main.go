@@ -34,6 +34,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 )
 
 // The policies the fidelity script replays each kernel's recordings
@@ -412,17 +414,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/crosskernel [-runs N] [-j N] [-bin PATH] [-set KEY=VALUE]... [-json | -markdown] (from the repository's root)")
 		os.Exit(2)
 	}
-	if *bin == "" {
-		dir, err := os.MkdirTemp("", "crosskernel")
-		if err != nil {
-			fail(err)
-		}
-		defer os.RemoveAll(dir)
-		*bin = filepath.Join(dir, "replay")
-		if out, err := exec.Command("go", "build", "-o", *bin, "./cmd/replay").CombinedOutput(); err != nil {
-			fail(fmt.Errorf("go build: %v\n%s", err, out))
-		}
+	replayBin, cleanup, err := scriptutil.ReplayBinary(*bin)
+	if err != nil {
+		fail(err)
 	}
+	defer cleanup()
+	*bin = replayBin
 	cs, err := cells(".")
 	if err != nil {
 		fail(err)

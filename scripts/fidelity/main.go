@@ -120,17 +120,12 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	if *bin == "" {
-		dir, err := os.MkdirTemp("", "fidelity")
-		if err != nil {
-			fail(err)
-		}
-		defer os.RemoveAll(dir)
-		*bin = filepath.Join(dir, "replay")
-		if out, err := exec.Command("go", "build", "-o", *bin, "./cmd/replay").CombinedOutput(); err != nil {
-			fail(fmt.Errorf("go build: %v\n%s", err, out))
-		}
+	replayBin, cleanup, err := scriptutil.ReplayBinary(*bin)
+	if err != nil {
+		fail(err)
 	}
+	defer cleanup()
+	*bin = replayBin
 	// A setting only the 6.18 group's kernel (EEVDF) takes.
 	groupArgs := map[string][]string{}
 	if *set618 != "" {
