@@ -9,8 +9,7 @@
 // read here as the same forward change. The table sets both beside the
 // change the recordings show, and beside the kernel's own spread: every
 // pair of one 6.1 and one 6.12 recording, so a prediction is held to the
-// range two real boots give, not to one number (FIDELITY.md, "Cross-kernel
-// what-if").
+// range two real boots give, not to one number (FIDELITY.md round 108).
 //
 //	go run ./scripts/crosskernel [-runs 10] [-j 2] [-set KEY=VALUE]... [-json | -markdown]
 //
@@ -117,12 +116,12 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// pairRange is the lowest and highest relative change new/old - 1 over
-// every pair of one old and one new recording's values.
-func pairRange(old, new []float64) (lo, hi float64) {
+// pairRange is the lowest and highest relative change newer/old - 1 over
+// every pair of one old and one newer recording's values.
+func pairRange(old, newer []float64) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, a := range old {
-		for _, b := range new {
+		for _, b := range newer {
 			if a <= 0 {
 				continue
 			}
@@ -212,7 +211,7 @@ type row struct {
 }
 
 // summarize turns a cell's recordings into rows.
-func summarize(c cell, old, new []recording) []row {
+func summarize(c cell, old, newer []recording) []row {
 	var rows []row
 	for _, m := range metrics {
 		var ov, nv, po, pn []float64
@@ -220,7 +219,7 @@ func summarize(c cell, old, new []recording) []row {
 			ov = append(ov, r.Observed[m])
 			po = append(po, r.Predicted[m])
 		}
-		for _, r := range new {
+		for _, r := range newer {
 			nv = append(nv, r.Observed[m])
 			pn = append(pn, r.Predicted[m])
 		}

@@ -18,17 +18,17 @@ func near(a, b float64) bool {
 // 3/1-1 = 2, 1.5/1-1 = 0.5, 3/2-1 = 0.5, 1.5/2-1 = -0.25.
 func TestPairRangeByHand(t *testing.T) {
 	for _, c := range []struct {
-		old, new []float64
-		lo, hi   float64
+		old, newer []float64
+		lo, hi     float64
 	}{
 		{[]float64{1, 2}, []float64{3, 1.5}, -0.25, 2},
 		{[]float64{4}, []float64{2}, -0.5, -0.5},
 		{[]float64{0}, []float64{2}, math.NaN(), math.NaN()}, // no usable pair
 		{nil, []float64{2}, math.NaN(), math.NaN()},
 	} {
-		lo, hi := pairRange(c.old, c.new)
+		lo, hi := pairRange(c.old, c.newer)
 		if !near(lo, c.lo) || !near(hi, c.hi) {
-			t.Errorf("pairRange(%v, %v) = %v, %v; want %v, %v", c.old, c.new, lo, hi, c.lo, c.hi)
+			t.Errorf("pairRange(%v, %v) = %v, %v; want %v, %v", c.old, c.newer, lo, hi, c.lo, c.hi)
 		}
 	}
 }
@@ -88,8 +88,8 @@ func TestSummarizeByHand(t *testing.T) {
 		return map[string]float64{"wakeup_p50_ns": p50, "wakeup_p95_ns": p95, "wakeup_p99_ns": 0}
 	}
 	old := []recording{{Observed: obs(100e3, 10e6), Predicted: pred(0.4, 0.1)}, {Observed: obs(200e3, 10e6), Predicted: pred(0.6, 0.2)}}
-	new := []recording{{Observed: obs(300e3, 5e6), Predicted: pred(forward(-0.5), 0.3)}}
-	rows := summarize(cell{Guest: "g", Workload: "w"}, old, new)
+	newer := []recording{{Observed: obs(300e3, 5e6), Predicted: pred(forward(-0.5), 0.3)}}
+	rows := summarize(cell{Guest: "g", Workload: "w"}, old, newer)
 	if len(rows) != 3 {
 		t.Fatalf("%d rows, want 3", len(rows))
 	}
