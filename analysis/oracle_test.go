@@ -242,9 +242,18 @@ func oracleCases(t *testing.T) []oracleCase {
 			repeats = append(repeats, fs...)
 		}
 	}
+	if !testing.Short() {
+		// The six workloads under 6.1 and 6.12 on one day
+		// (fixtures/kernels/crosskernel/vK/GUEST/rN/, 108 traces).
+		fs, _ := filepath.Glob(filepath.Join(repoRoot(), "fixtures", "kernels", "crosskernel", "*", "*", "*", "*.perf.data.gz"))
+		repeats = append(repeats, fs...)
+	}
 	for _, tr := range repeats {
 		rep := filepath.Dir(tr)
 		set := filepath.Base(filepath.Dir(filepath.Dir(rep)))
+		if filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(rep)))) == "crosskernel" {
+			set = "crosskernel/" + set
+		}
 		name := set + "/" + filepath.Base(filepath.Dir(rep)) + "/" + filepath.Base(rep) + "/" + strings.TrimSuffix(filepath.Base(tr), ".gz")
 		cases = addCase(cases, seen, name, tr, []string{filepath.Join(rep, "oracle")}, true)
 	}

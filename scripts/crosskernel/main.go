@@ -1,22 +1,31 @@
 // Command crosskernel puts the what-if question to recordings whose answer
-// is known. The same three workloads were recorded on the same two-vCPU
-// guests under Debian's 6.1 (fixtures/kernels/guest-*, with the repeats)
-// and 6.12.57 (fixtures/kernels/v6.12): what the kernels did differently
-// is in the recordings themselves. Each 6.1 recording replayed under
-// 6.12's policy against its own kernel's (replay whatif --baseline v6.1
-// --policy v6.12~33cf66d88306 --runs N) predicts the change from 6.1 to
-// 6.12; each 6.12 recording replayed the other way predicts the reverse,
-// read here as the same forward change. The table sets both beside the
-// change the recordings show, and beside the kernel's own spread: every
-// pair of one 6.1 and one 6.12 recording, so a prediction is held to the
-// range two real boots give, not to one number (FIDELITY.md round 108).
+// is known. The same workloads were recorded on the same two-vCPU guests
+// under Debian's 6.1 and 6.12.57: what the kernels did differently is in
+// the recordings themselves. Each 6.1 recording replayed under 6.12's
+// policy against its own kernel's (replay whatif --baseline v6.1 --policy
+// v6.12~33cf66d88306 --runs N) predicts the change from 6.1 to 6.12; each
+// 6.12 recording replayed the other way predicts the reverse, read here
+// as the same forward change. The table sets both beside the change the
+// recordings show, and beside the kernels' own spread: every pair of one
+// 6.1 and one 6.12 recording, so a prediction is held to the range two
+// real boots give, not to one number.
 //
-//	go run ./scripts/crosskernel [-runs 10] [-j 2] [-set KEY=VALUE]... [-json | -markdown]
+//	go run ./scripts/crosskernel [-pairs same-day|earlier] [-runs 10] [-j 2] [-set KEY=VALUE]... [-json | -markdown]
 //
-// A change is "real" where every pair of recordings moves the same way;
-// the summary counts how many of those the replay predicts with the right
-// sign, and how many of all the cells' predictions fall within the pairs'
-// range.
+// -pairs same-day (the default) compares the six workloads recorded
+// under both kernels on one day, boots alternating
+// (fixtures/kernels/crosskernel, FIDELITY.md round 109); -pairs earlier
+// the committed workloads' 6.1 recordings and repeats with
+// fixtures/kernels/v6.12, made on other days, when the host ran the TCG
+// guests two to three times slower or faster: that table (round 108)
+// mixes the kernels' change with the host's.
+//
+// A change is "real" where every pair of recordings moves the same way.
+// A prediction has a direction where most of its comparisons find the
+// change significant (their seeds' 95 % interval excludes none) and the
+// predictions' median is at least minEffect; the summary counts the real
+// changes predicted with their sign, with none and with the other, and
+// the predictions within the pairs' range.
 package main
 
 import (
@@ -45,6 +54,12 @@ const (
 	policy612 = "v6.12~33cf66d88306"
 )
 
+// minEffect is the smallest predicted change that counts as a direction:
+// a deterministic ping-pong's replays find a change of a few tenths of a
+// percent significant (their seeds barely differ), which predicts
+// nothing a fleet would see.
+const minEffect = 0.05
+
 // metrics are the latency percentiles compared.
 var metrics = []string{"wakeup_p50_ns", "wakeup_p95_ns", "wakeup_p99_ns"}
 
@@ -54,43 +69,68 @@ type cell struct {
 	Old, New        []string // recordings: 6.1, 6.12
 }
 
-// cells pairs the recordings under root (the repository's): every guest
-// with 6.12 recordings, every workload recorded under both kernels.
-func cells(root string) ([]cell, error) {
-	news, err := filepath.Glob(filepath.Join(root, "fixtures/kernels/v6.12/*/r*/*.perf.data.gz"))
+// pairing names where each kernel's recordings of the same guests'
+// workloads are.
+type pairing struct {
+	name string
+	// old lists the 6.1 recordings' glob patterns for a guest's workload
+	// of the 6.12 recordings found by newGlob.
+	newGlob string
+	old     func(kernels, guest, work string) []string
+}
+
+// pairings: "same-day", the six workloads recorded under both kernels on
+// one day, boots alternating (fixtures/kernels/crosskernel); "earlier",
+// the committed workloads' 6.12 boots (fixtures/kernels/v6.12) against
+// the committed 6.1 recordings and their repeats, made on other days, on
+// which the host ran the guests at other speeds (FIDELITY.md rounds 108
+// and 109).
+var pairings = []pairing{
+	{"same-day", "crosskernel/v6.12/*/r*/*.perf.data.gz", func(k, g, w string) []string {
+		return []string{filepath.Join(k, "crosskernel", "v6.1", g, "r*", w+".perf.data.gz")}
+	}},
+	{"earlier", "v6.12/*/r*/*.perf.data.gz", func(k, g, w string) []string {
+		return []string{filepath.Join(k, g, w+".perf.data"), filepath.Join(k, g, w+".perf.data.gz"),
+			filepath.Join(k, "repeats", g, "r*", w+".perf.data.gz")}
+	}},
+}
+
+// cells pairs the recordings under root (the repository's) as pr says:
+// every guest with 6.12 recordings, every workload recorded under both
+// kernels, in guest and workload order.
+func cells(root string, pr pairing) ([]cell, error) {
+	kernels := filepath.Join(root, "fixtures/kernels")
+	news, err := filepath.Glob(filepath.Join(kernels, pr.newGlob))
 	if err != nil {
 		return nil, err
 	}
 	byKey := map[[2]string]*cell{}
+	var keys [][2]string
 	for _, f := range news {
 		guest := filepath.Base(filepath.Dir(filepath.Dir(f)))
 		work := strings.TrimSuffix(filepath.Base(f), ".perf.data.gz")
 		k := [2]string{guest, work}
 		if byKey[k] == nil {
 			byKey[k] = &cell{Guest: guest, Workload: work}
+			keys = append(keys, k)
 		}
 		byKey[k].New = append(byKey[k].New, f)
 	}
 	var out []cell
-	for k, c := range byKey {
-		var old []string
-		for _, pat := range []string{
-			filepath.Join(root, "fixtures/kernels", k[0], k[1]+".perf.data"),
-			filepath.Join(root, "fixtures/kernels", k[0], k[1]+".perf.data.gz"),
-			filepath.Join(root, "fixtures/kernels/repeats", k[0], "r*", k[1]+".perf.data.gz"),
-		} {
+	for _, k := range keys {
+		c := byKey[k]
+		for _, pat := range pr.old(kernels, k[0], k[1]) {
 			fs, err := filepath.Glob(pat)
 			if err != nil {
 				return nil, err
 			}
-			old = append(old, fs...)
+			c.Old = append(c.Old, fs...)
 		}
-		if len(old) == 0 {
+		if len(c.Old) == 0 {
 			continue
 		}
-		sort.Strings(old)
+		sort.Strings(c.Old)
 		sort.Strings(c.New)
-		c.Old = old
 		out = append(out, *c)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -145,6 +185,19 @@ func forward(d float64) float64 {
 	return 1/(1+d) - 1
 }
 
+// verdictDir reads a comparison's verdict on a latency (lower is
+// better) as the direction of the change: "worse" a rise, "better" a
+// fall, anything else ("no significant change") none.
+func verdictDir(v string) int {
+	switch v {
+	case "worse":
+		return 1
+	case "better":
+		return -1
+	}
+	return 0
+}
+
 // sign is -1, 0 or +1: the direction every pair of recordings agrees on
 // (0: the pairs disagree, no real change).
 func sign(lo, hi float64) int {
@@ -182,15 +235,19 @@ type compareOut struct {
 	Results []struct {
 		Policy   string             `json:"policy"`
 		DeltaPct map[string]float64 `json:"delta_pct"`
+		Verdict  map[string]string  `json:"verdict"`
 	} `json:"results"`
 }
 
 // recording is one trace's observed percentiles and the change its
-// replays predict (fraction, old-to-new).
+// replays predict (fraction, old-to-new), with that change's direction
+// where its seeds' 95 % interval excludes none (Dir: +1 a rise, -1 a
+// fall, 0 no significant change: the comparison's own verdict).
 type recording struct {
 	Path      string
 	Observed  map[string]float64
 	Predicted map[string]float64
+	Dir       map[string]int
 }
 
 // row is one cell's metric.
@@ -207,7 +264,11 @@ type row struct {
 	// median of all of them.
 	FromOld, FromNew, Pred float64
 	Place                  string // Pred against [PairLo, PairHi]
-	SignRight              bool   // Sign != 0 and Pred has it
+	// PredSign: the direction most of the recordings' comparisons find
+	// significant, when Pred is at least minEffect (0: as many each way,
+	// none, or too small); SignRight: Sign != 0 and PredSign is it.
+	PredSign  int
+	SignRight bool
 }
 
 // summarize turns a cell's recordings into rows.
@@ -215,13 +276,16 @@ func summarize(c cell, old, newer []recording) []row {
 	var rows []row
 	for _, m := range metrics {
 		var ov, nv, po, pn []float64
+		votes := 0
 		for _, r := range old {
 			ov = append(ov, r.Observed[m])
 			po = append(po, r.Predicted[m])
+			votes += r.Dir[m]
 		}
 		for _, r := range newer {
 			nv = append(nv, r.Observed[m])
 			pn = append(pn, r.Predicted[m])
+			votes += r.Dir[m]
 		}
 		lo, hi := pairRange(ov, nv)
 		r := row{Guest: c.Guest, Workload: c.Workload, Metric: m,
@@ -230,7 +294,10 @@ func summarize(c cell, old, newer []recording) []row {
 			FromOld: median(po), FromNew: median(pn), Pred: median(append(slices.Clone(po), pn...))}
 		r.Observed = r.NewMedian/r.OldMedian - 1
 		r.Place = placeIn(r.Pred, lo, hi)
-		r.SignRight = r.Sign != 0 && (r.Pred > 0) == (r.Sign > 0) && r.Pred != 0
+		if math.Abs(r.Pred) >= minEffect {
+			r.PredSign = max(-1, min(1, votes))
+		}
+		r.SignRight = r.Sign != 0 && r.PredSign == r.Sign
 		rows = append(rows, r)
 	}
 	return rows
@@ -314,7 +381,7 @@ func measure(bin string, cs []cell, runs, n int, extra []string) ([][2][]recordi
 				if len(p.c.Results) != 1 {
 					return nil, fmt.Errorf("%s: %d comparison results, want 1", f, len(p.c.Results))
 				}
-				r := recording{Path: f, Observed: map[string]float64{}, Predicted: map[string]float64{}}
+				r := recording{Path: f, Observed: map[string]float64{}, Predicted: map[string]float64{}, Dir: map[string]int{}}
 				for _, m := range metrics {
 					var v float64
 					if err := json.Unmarshal(p.v.Fidelity.Observed[m], &v); err != nil {
@@ -326,10 +393,11 @@ func measure(bin string, cs []cell, runs, n int, extra []string) ([][2][]recordi
 						return nil, fmt.Errorf("%s: no delta_pct %s", f, m)
 					}
 					d /= 100
+					dir := verdictDir(p.c.Results[0].Verdict[m])
 					if k == 1 {
-						d = forward(d)
+						d, dir = forward(d), -dir
 					}
-					r.Predicted[m] = d
+					r.Predicted[m], r.Dir[m] = d, dir
 				}
 				out[i][k] = append(out[i][k], r)
 			}
@@ -352,6 +420,8 @@ func (r row) verdict() string {
 		return r.Place + ", no real change"
 	case r.SignRight:
 		return r.Place + ", sign right"
+	case r.PredSign == 0:
+		return r.Place + ", none predicted"
 	}
 	return r.Place + ", sign wrong"
 }
@@ -361,7 +431,7 @@ func short(metric string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(metric, "wakeup_"), "_ns")
 }
 
-// printMarkdown prints the rows as FIDELITY.md's round 108 table.
+// printMarkdown prints the rows as FIDELITY.md's round 108 and 109 tables.
 func printMarkdown(w io.Writer, rows []row) {
 	md := func(x float64) string { return strings.Replace(pct(x), "%", " %", 1) }
 	fmt.Fprintln(w, "| guest | workload | | 6.1 median ms (n) | 6.12 median ms (n) | kernel | pairs' range | replay | from 6.1 | from 6.12 | prediction |")
@@ -381,20 +451,23 @@ func printTable(w io.Writer, rows []row) {
 			r.Guest, r.Workload, short(r.Metric), r.OldMedian/1e6, r.NOld, r.NewMedian/1e6, r.NNew,
 			pct(r.Observed), pct(r.PairLo), pct(r.PairHi), pct(r.Pred), pct(r.FromOld), pct(r.FromNew), r.verdict())
 	}
-	within, real, right := 0, 0, 0
+	within, real, right, none := 0, 0, 0, 0
 	for _, r := range rows {
 		if r.Place == "within" {
 			within++
 		}
 		if r.Sign != 0 {
 			real++
-			if r.SignRight {
+			switch {
+			case r.SignRight:
 				right++
+			case r.PredSign == 0:
+				none++
 			}
 		}
 	}
-	fmt.Fprintf(w, "\npredictions within the pairs' range: %d of %d; real changes (every pair one way): %d, predicted with their sign: %d\n",
-		within, len(rows), real, right)
+	fmt.Fprintf(w, "\npredictions within the pairs' range: %d of %d; real changes (every pair one way): %d, predicted with their sign: %d, with none: %d, with the other sign: %d\n",
+		within, len(rows), real, right, none, real-right-none)
 }
 
 func main() {
@@ -402,7 +475,8 @@ func main() {
 	jobs := flag.Int("j", 2, "replays at once")
 	bin := flag.String("bin", "", "the replay binary (default: go build ./cmd/replay)")
 	asJSON := flag.Bool("json", false, "print the rows as JSON")
-	markdown := flag.Bool("markdown", false, "print FIDELITY.md's round 108 table (markdown)")
+	markdown := flag.Bool("markdown", false, "print the table as markdown (FIDELITY.md rounds 108 and 109)")
+	pairs := flag.String("pairs", "same-day", "which recordings to compare: same-day (both kernels' boots alternating on one day, fixtures/kernels/crosskernel) or earlier (the committed 6.1 recordings and repeats against fixtures/kernels/v6.12, made on days the host ran the guests at other speeds: round 108)")
 	var extra []string
 	flag.Func("set", "a --set KEY=VALUE for every comparison (a model option's effect on the predictions); repeatable", func(v string) error {
 		extra = append(extra, "--set", v)
@@ -419,12 +493,16 @@ func main() {
 	}
 	defer cleanup()
 	*bin = replayBin
-	cs, err := cells(".")
+	i := slices.IndexFunc(pairings, func(p pairing) bool { return p.name == *pairs })
+	if i < 0 {
+		fail(fmt.Errorf("-pairs %q: want same-day or earlier", *pairs))
+	}
+	cs, err := cells(".", pairings[i])
 	if err != nil {
 		fail(err)
 	}
 	if len(cs) == 0 {
-		fail(fmt.Errorf("no recordings under fixtures/kernels/v6.12 with 6.1 counterparts (run from the repository's root)"))
+		fail(fmt.Errorf("no 6.12 recordings with 6.1 counterparts for -pairs %s (run from the repository's root)", *pairs))
 	}
 	recs, err := measure(*bin, cs, *runs, *jobs, extra)
 	if err != nil {

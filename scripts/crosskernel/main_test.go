@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -77,9 +78,11 @@ func TestSignAndPlace(t *testing.T) {
 // %, the pairs' 300/200-1 = +50 % to 300/100-1 = +200 %, all one way.
 // The 6.1 recordings' replays predict +40 % and +60 % (median +50 %), the
 // 6.12 one's -50 % under 6.1, which reads forward as +100 %: the median
-// of the three predictions is +60 %, within the range, sign right. The
-// p95 has a real fall (-50 % on every pair: 10 and 10 against 5) that
-// every replay predicts as a rise: above, sign wrong.
+// of the three predictions is +60 %, within the range; two comparisons
+// call the rise significant and one none: sign right. The p95 has a real
+// fall (-50 % on every pair: 10 and 10 against 5) that every replay
+// predicts as a significant rise: above, sign wrong. The p99 changes
+// nowhere and no comparison finds a change.
 func TestSummarizeByHand(t *testing.T) {
 	obs := func(p50, p95 float64) map[string]float64 {
 		return map[string]float64{"wakeup_p50_ns": p50, "wakeup_p95_ns": p95, "wakeup_p99_ns": 1}
@@ -87,8 +90,10 @@ func TestSummarizeByHand(t *testing.T) {
 	pred := func(p50, p95 float64) map[string]float64 {
 		return map[string]float64{"wakeup_p50_ns": p50, "wakeup_p95_ns": p95, "wakeup_p99_ns": 0}
 	}
-	old := []recording{{Observed: obs(100e3, 10e6), Predicted: pred(0.4, 0.1)}, {Observed: obs(200e3, 10e6), Predicted: pred(0.6, 0.2)}}
-	newer := []recording{{Observed: obs(300e3, 5e6), Predicted: pred(forward(-0.5), 0.3)}}
+	dir := func(p50, p95 int) map[string]int { return map[string]int{"wakeup_p50_ns": p50, "wakeup_p95_ns": p95} }
+	old := []recording{{Observed: obs(100e3, 10e6), Predicted: pred(0.4, 0.1), Dir: dir(1, 1)},
+		{Observed: obs(200e3, 10e6), Predicted: pred(0.6, 0.2), Dir: dir(0, 1)}}
+	newer := []recording{{Observed: obs(300e3, 5e6), Predicted: pred(forward(-0.5), 0.3), Dir: dir(1, 1)}}
 	rows := summarize(cell{Guest: "g", Workload: "w"}, old, newer)
 	if len(rows) != 3 {
 		t.Fatalf("%d rows, want 3", len(rows))
@@ -98,37 +103,50 @@ func TestSummarizeByHand(t *testing.T) {
 		!near(p50.PairLo, 0.5) || !near(p50.PairHi, 2) || p50.Sign != 1 {
 		t.Errorf("p50 observed side: %+v", p50)
 	}
-	if !near(p50.FromOld, 0.5) || !near(p50.FromNew, 1) || !near(p50.Pred, 0.6) || p50.Place != "within" || !p50.SignRight {
+	if !near(p50.FromOld, 0.5) || !near(p50.FromNew, 1) || !near(p50.Pred, 0.6) || p50.Place != "within" || p50.PredSign != 1 || !p50.SignRight {
 		t.Errorf("p50 predicted side: %+v", p50)
 	}
-	if !near(p95.Observed, -0.5) || p95.Sign != -1 || p95.Place != "above" || p95.SignRight {
+	if !near(p95.Observed, -0.5) || p95.Sign != -1 || p95.Place != "above" || p95.PredSign != 1 || p95.SignRight || p95.verdict() != "above, sign wrong" {
 		t.Errorf("p95: %+v", p95)
 	}
 	// p99: no change observed (every pair 0), none predicted.
-	if p99.Sign != 0 || p99.Place != "within" || p99.SignRight {
+	if p99.Sign != 0 || p99.Place != "within" || p99.PredSign != 0 || p99.SignRight || p99.verdict() != "within, no real change" {
 		t.Errorf("p99: %+v", p99)
 	}
 }
 
 // TestCellsFromFixtures: the committed recordings pair up as FIDELITY.md
-// counts them: three two-vCPU guests with 6.12 recordings, three
-// workloads each; 6.1 has the committed recording and five repeats (four
-// on guest-P: r2, r3, r5, r6), 6.12 three boots.
+// counts them. Same day: six workloads on each of the three two-vCPU
+// guests, three boots under each kernel. Earlier: the committed three
+// workloads; 6.1 has the committed recording and five repeats (four on
+// guest-P: r2, r3, r5, r6), 6.12 three boots.
 func TestCellsFromFixtures(t *testing.T) {
-	cs, err := cells(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cs) != 9 {
-		t.Fatalf("%d cells, want 9: %+v", len(cs), cs)
-	}
-	for _, c := range cs {
-		wantOld := 6
-		if c.Guest == "guest-P-1s2c1t" {
-			wantOld = 5
+	for _, c := range []struct {
+		pairs     string
+		cells     int
+		old, oldP int
+	}{{"same-day", 18, 3, 3}, {"earlier", 9, 6, 5}} {
+		i := slices.IndexFunc(pairings, func(p pairing) bool { return p.name == c.pairs })
+		cs, err := cells(filepath.Join("..", ".."), pairings[i])
+		if err != nil {
+			t.Fatal(err)
 		}
-		if len(c.Old) != wantOld || len(c.New) != 3 {
-			t.Errorf("%s %s: %d 6.1 and %d 6.12 recordings, want %d and 3", c.Guest, c.Workload, len(c.Old), len(c.New), wantOld)
+		if len(cs) != c.cells {
+			t.Fatalf("%s: %d cells, want %d: %+v", c.pairs, len(cs), c.cells, cs)
+		}
+		for _, x := range cs {
+			want := c.old
+			if x.Guest == "guest-P-1s2c1t" {
+				want = c.oldP
+			}
+			if len(x.Old) != want || len(x.New) != 3 {
+				t.Errorf("%s %s %s: %d 6.1 and %d 6.12 recordings, want %d and 3", c.pairs, x.Guest, x.Workload, len(x.Old), len(x.New), want)
+			}
+			for _, f := range x.Old {
+				if strings.Contains(f, "v6.12") || (c.pairs == "same-day") != strings.Contains(f, "crosskernel") {
+					t.Errorf("%s: 6.1 side %s", c.pairs, f)
+				}
+			}
 		}
 	}
 }
@@ -136,11 +154,25 @@ func TestCellsFromFixtures(t *testing.T) {
 // TestMarkdownRow: one row as FIDELITY.md's table prints it.
 func TestMarkdownRow(t *testing.T) {
 	r := row{Guest: "g", Workload: "w", Metric: "wakeup_p50_ns", OldMedian: 150e3, NewMedian: 300e3, NOld: 2, NNew: 1,
-		Observed: 1, PairLo: 0.5, PairHi: 2, Sign: 1, Pred: 0.6, FromOld: 0.5, FromNew: 1, Place: "within", SignRight: true}
+		Observed: 1, PairLo: 0.5, PairHi: 2, Sign: 1, Pred: 0.6, FromOld: 0.5, FromNew: 1, Place: "within", PredSign: 1, SignRight: true}
 	var b strings.Builder
 	printMarkdown(&b, []row{r})
 	want := "| g | w | p50 | 0.150 (2) | 0.300 (1) | +100 % | +50 % … +200 % | +60 % | +50 % | +100 % | within, sign right |\n"
 	if got := strings.SplitAfterN(b.String(), "\n", 3)[2]; got != want {
 		t.Errorf("row:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestVerdictDir: lower latency is better, so "worse" is a rise; a
+// real change with no significant prediction is "none predicted".
+func TestVerdictDir(t *testing.T) {
+	for v, want := range map[string]int{"worse": 1, "better": -1, "no significant change": 0, "": 0} {
+		if got := verdictDir(v); got != want {
+			t.Errorf("verdictDir(%q) = %d, want %d", v, got, want)
+		}
+	}
+	r := row{Sign: -1, PredSign: 0, Place: "above"}
+	if got := r.verdict(); got != "above, none predicted" {
+		t.Errorf("verdict %q", got)
 	}
 }

@@ -107,6 +107,7 @@ func main() {
 	against := flag.String("against", "", "compare with the runs kept in this directory (an earlier -o): per recording and goal, the runs that met it before and now, over the seeds both have")
 	goals := flag.Bool("goals", false, "also print, per recording, how many runs met each goal (the per-recording counts FIDELITY.md's rounds quote, e.g. round 34)")
 	repeats := flag.Bool("repeats", false, "also replay the repeat recordings (fixtures/kernels/repeats) and print how the kernel's own recordings of a workload meet the goals against each other (FIDELITY.md round 49)")
+	sameDay := flag.Bool("same-day", false, "also replay the six workloads recorded under 6.1 and 6.12 on one day, boots alternating (fixtures/kernels/crosskernel, FIDELITY.md round 109), groups of their own, and print the kernel against itself for them")
 	holdout := flag.Bool("holdout", false, "also replay the holdout recordings (fixtures/kernels/holdout: workloads recorded after the model's rules were set, on the two-vCPU guests and guest-B, FIDELITY.md round 50) and print the kernel against itself for them")
 	status := flag.Bool("status", false, "also print FIDELITY.md's status tables (markdown): per recording (a recording made several times pooled per group) the runs that met each goal, the median signed error, and with -repeats or -holdout the kernel against itself")
 	bands := flag.Bool("bands", false, "also print, per recording, where each latency goal's band falls in the trace's wakeups and the replays' (--validate's goal bands: the share below the band and up to its top, the replay's median over the seeds; FIDELITY.md round 53)")
@@ -143,7 +144,8 @@ func main() {
 	if *set612 != "" {
 		groupArgs["6.12"] = append(groupArgs["6.12"], "--set", *set612)
 	}
-	for _, g := range []string{"6.1 committed", "6.1 shared", "6.1 2-vCPU", "6.1 repeats", "6.1 timers repeats", "6.1 2-vCPU holdout", "6.1 8-vCPU holdout", "6.1 affinity"} {
+	groupArgs["6.12 same-day"] = groupArgs["6.12"]
+	for _, g := range []string{"6.1 committed", "6.1 shared", "6.1 2-vCPU", "6.1 repeats", "6.1 timers repeats", "6.1 2-vCPU holdout", "6.1 8-vCPU holdout", "6.1 affinity", "6.1 same-day"} {
 		if *policy61 != "" {
 			groupArgs[g] = append(groupArgs[g], "--policy", *policy61)
 		}
@@ -151,7 +153,7 @@ func main() {
 			groupArgs[g] = append(groupArgs[g], "--set", *set61)
 		}
 	}
-	recs, sharedFound := scriptutil.Recordings(*shared, *repeats, *holdout)
+	recs, sharedFound := scriptutil.Recordings(*shared, *repeats, *holdout, *sameDay)
 	if !sharedFound {
 		fmt.Fprintf(os.Stderr, "note: %s absent: the five shared 6.1 recordings are left out\n", *shared)
 	}
@@ -294,7 +296,7 @@ func main() {
 			fail(err)
 		}
 	}
-	if *repeats || *holdout {
+	if *repeats || *holdout || *sameDay {
 		if err := printSpread(runs); err != nil {
 			fail(err)
 		}
@@ -868,6 +870,12 @@ func kernelOf(group string) string {
 func recordingName(path string) string {
 	dir := filepath.Dir(path)
 	work := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".gz"), ".perf.data")
+	if filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(dir)))) == "crosskernel" {
+		// crosskernel/vK/GUEST/rN: each kernel's same-day boots a family
+		// of their own.
+		k := strings.TrimPrefix(filepath.Base(filepath.Dir(filepath.Dir(dir))), "v")
+		return filepath.Base(filepath.Dir(dir)) + "-" + k + "-same-day/" + work + "@" + filepath.Base(dir)
+	}
 	switch filepath.Base(filepath.Dir(filepath.Dir(dir))) {
 	case "repeats", "holdout", "affinity":
 		return filepath.Base(filepath.Dir(dir)) + "/" + work + "@" + filepath.Base(dir)
@@ -961,6 +969,10 @@ func printSpread(runs []*run) error {
 			kind = "the holdout workloads, two vCPUs"
 		case "6.1 8-vCPU holdout":
 			kind = "the holdout workloads, eight vCPUs"
+		case "6.1 same-day":
+			kind = "6.1 beside 6.12 on one day"
+		case "6.12 same-day":
+			kind = "6.12 beside 6.1 on one day"
 		}
 		if sum[kind] == nil {
 			kinds = append(kinds, kind)

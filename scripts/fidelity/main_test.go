@@ -65,6 +65,8 @@ func TestRecordingName(t *testing.T) {
 		"fixtures/kernels/holdout/guest-B-1s4c2t/r1/pipe.perf.data.gz":                       "guest-B-1s4c2t/pipe@r1",
 		"fixtures/kernels/affinity/guest-Q-1s2c2t/r1/taskset-hogs.perf.data.gz":              "guest-Q-1s2c2t/taskset-hogs@r1",
 		"fixtures/kernels/v6.12/guest-P-1s2c1t/r3/schbench.perf.data.gz":                     "guest-P-1s2c1t-v6.12/schbench@r3",
+		"fixtures/kernels/crosskernel/v6.12/guest-N-2s1c1t-2numa/r2/pipe.perf.data.gz":       "guest-N-2s1c1t-2numa-6.12-same-day/pipe@r2",
+		"fixtures/kernels/crosskernel/v6.1/guest-M-1s1c2t/r1/hackbench.perf.data.gz":         "guest-M-1s1c2t-6.1-same-day/hackbench@r1",
 		"fixtures/local-6.18/repeats/r2/stressng-mix.perf.data":                              "local-6.18/stressng-mix@r2",
 		"fixtures/local-6.18/hackbench-g2-l100.perf.data":                                    "local-6.18/hackbench-g2-l100",
 		"fixtures/kernels/idle-tick/guest-B-1s4c2t/schbench/schbench-3.perf.data.gz":         "guest-B-1s4c2t/schbench@t3",

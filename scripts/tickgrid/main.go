@@ -44,7 +44,7 @@ func main() {
 			recs = append(recs, scriptutil.Recording{Group: "given", Path: f})
 		}
 	} else {
-		all, found := scriptutil.Recordings(*shared, true, true)
+		all, found := scriptutil.Recordings(*shared, true, true, false)
 		if !found {
 			fmt.Fprintf(os.Stderr, "note: %s absent: the five shared 6.1 recordings are left out\n", *shared)
 		}

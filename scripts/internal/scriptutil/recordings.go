@@ -24,8 +24,9 @@ type Recording struct {
 // the 6.1 guest's commands under taskset (round 98); with repeats, the repeat recordings of the 6.1 guests and of this
 // machine (FIDELITY.md round 49; the vfork workload's since round 74; the
 // eight-vCPU guests' schbench with the timer events since round 100); with holdout, the workloads recorded
-// after the model's rules were set (round 50).
-func Recordings(sharedKernels string, repeats, holdout bool) (recs []Recording, sharedFound bool) {
+// after the model's rules were set (round 50); with sameDay, the six
+// workloads recorded under 6.1 and 6.12 on one day (round 109).
+func Recordings(sharedKernels string, repeats, holdout, sameDay bool) (recs []Recording, sharedFound bool) {
 	add := func(group, pattern string) {
 		fs, _ := filepath.Glob(pattern)
 		sort.Strings(fs)
@@ -71,6 +72,12 @@ func Recordings(sharedKernels string, repeats, holdout bool) (recs []Recording, 
 			add("6.1 2-vCPU holdout", filepath.Join("fixtures/kernels/holdout", g, "r*", "*.perf.data.gz"))
 		}
 		add("6.1 8-vCPU holdout", "fixtures/kernels/holdout/guest-B-*/r*/*.perf.data.gz")
+	}
+	if sameDay {
+		// Six workloads under 6.1 and 6.12 on one day, boots alternating
+		// (FIDELITY.md round 109).
+		add("6.1 same-day", "fixtures/kernels/crosskernel/v6.1/*/r*/*.perf.data.gz")
+		add("6.12 same-day", "fixtures/kernels/crosskernel/v6.12/*/r*/*.perf.data.gz")
 	}
 	return recs, sharedFound
 }

@@ -13,19 +13,21 @@ import (
 // eight-vCPU guests, 9 of the two-vCPU ones, 5 of this machine's 6.18,
 // 27 of Debian's 6.12, 5 more workloads on this machine, 6 under taskset on
 // the 6.1 guest-Q (three boots); the repeats 78,
-// 15 and 3 (the vfork workload's), the holdouts 27 and 9. The
+// 15 and 3 (the vfork workload's), the holdouts 27 and 9, the six
+// workloads of one day 54 under each kernel. The
 // shared ones are counted apart (../shared may be absent).
 func TestRecordings(t *testing.T) {
 	t.Chdir("../../..")
 	for _, c := range []struct {
-		repeats, holdout bool
-		want             map[string]int
+		repeats, holdout, sameDay bool
+		want                      map[string]int
 	}{
-		{false, false, map[string]int{"6.1 committed": 4, "6.1 2-vCPU": 9, "6.18": 5, "6.12": 27, "6.18 workloads": 5, "6.1 affinity": 6}},
-		{true, true, map[string]int{"6.1 committed": 4, "6.1 2-vCPU": 9, "6.18": 5, "6.12": 27, "6.18 workloads": 5, "6.1 affinity": 6,
-			"6.1 repeats": 78, "6.1 timers repeats": 9, "6.18 repeats": 15, "6.18 workloads repeats": 3, "6.1 2-vCPU holdout": 27, "6.1 8-vCPU holdout": 9}},
+		{false, false, false, map[string]int{"6.1 committed": 4, "6.1 2-vCPU": 9, "6.18": 5, "6.12": 27, "6.18 workloads": 5, "6.1 affinity": 6}},
+		{true, true, true, map[string]int{"6.1 committed": 4, "6.1 2-vCPU": 9, "6.18": 5, "6.12": 27, "6.18 workloads": 5, "6.1 affinity": 6,
+			"6.1 repeats": 78, "6.1 timers repeats": 9, "6.18 repeats": 15, "6.18 workloads repeats": 3, "6.1 2-vCPU holdout": 27, "6.1 8-vCPU holdout": 9,
+			"6.1 same-day": 54, "6.12 same-day": 54}},
 	} {
-		recs, found := Recordings(filepath.Join(t.TempDir(), "absent"), c.repeats, c.holdout)
+		recs, found := Recordings(filepath.Join(t.TempDir(), "absent"), c.repeats, c.holdout, c.sameDay)
 		if found {
 			t.Errorf("an absent shared directory found")
 		}
@@ -34,15 +36,15 @@ func TestRecordings(t *testing.T) {
 			got[r.Group]++
 		}
 		if len(got) != len(c.want) {
-			t.Errorf("repeats %v holdout %v: groups %v, want %v", c.repeats, c.holdout, got, c.want)
+			t.Errorf("repeats %v holdout %v same-day %v: groups %v, want %v", c.repeats, c.holdout, c.sameDay, got, c.want)
 		}
 		for g, n := range c.want {
 			if got[g] != n {
-				t.Errorf("repeats %v holdout %v: %s has %d recordings, want %d", c.repeats, c.holdout, g, got[g], n)
+				t.Errorf("repeats %v holdout %v same-day %v: %s has %d recordings, want %d", c.repeats, c.holdout, c.sameDay, g, got[g], n)
 			}
 		}
 	}
-	if recs, found := Recordings("../shared/fixtures/kernels", false, false); found {
+	if recs, found := Recordings("../shared/fixtures/kernels", false, false, false); found {
 		n := 0
 		for _, r := range recs {
 			if r.Group == "6.1 shared" {
