@@ -55,9 +55,13 @@ fidelity-status:
 fidelity-public:
     go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -public -status
 
-# The what-if question put to the guests recorded under 6.1 and 6.12: each recording replayed under the other kernel's policy, against the change the recordings show (FIDELITY.md round 108).
+# The what-if question put to the guests recorded under 6.1 and 6.12 on one day: each recording replayed under the other kernel's policy, against the change the recordings show (FIDELITY.md rounds 108-109; PAIRS=earlier for round 108's recordings of other days).
 crosskernel:
-    go run ./scripts/crosskernel -runs ${RUNS:-10}
+    go run ./scripts/crosskernel -runs ${RUNS:-10} -pairs ${PAIRS:-same-day}
+
+# The goals on the six workloads recorded under 6.1 and 6.12 on one day, with the kernel against itself (FIDELITY.md round 109).
+fidelity-same-day:
+    go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -same-day -status
 
 # The 6.12 kernel's EEVDF state against the replays' (FIDELITY.md round 61): W=hackbench|stressng-mix for another workload.
 shadow:
