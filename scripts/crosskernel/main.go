@@ -265,8 +265,9 @@ type row struct {
 	FromOld, FromNew, Pred float64
 	Place                  string // Pred against [PairLo, PairHi]
 	// PredSign: the direction most of the recordings' comparisons find
-	// significant, when Pred is at least minEffect (0: as many each way,
-	// none, or too small); SignRight: Sign != 0 and PredSign is it.
+	// significant, when Pred has it and is at least minEffect (0: as many
+	// each way, none, too small, or against Pred); SignRight: Sign != 0
+	// and PredSign is it.
 	PredSign  int
 	SignRight bool
 }
@@ -294,8 +295,8 @@ func summarize(c cell, old, newer []recording) []row {
 			FromOld: median(po), FromNew: median(pn), Pred: median(append(slices.Clone(po), pn...))}
 		r.Observed = r.NewMedian/r.OldMedian - 1
 		r.Place = placeIn(r.Pred, lo, hi)
-		if math.Abs(r.Pred) >= minEffect {
-			r.PredSign = max(-1, min(1, votes))
+		if v := max(-1, min(1, votes)); math.Abs(r.Pred) >= minEffect && (v > 0) == (r.Pred > 0) {
+			r.PredSign = v
 		}
 		r.SignRight = r.Sign != 0 && r.PredSign == r.Sign
 		rows = append(rows, r)
