@@ -142,20 +142,6 @@ func cells(root string, pr pairing) ([]cell, error) {
 	return out, nil
 }
 
-// median of xs (NaN when empty); xs is not changed.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // pairRange is the lowest and highest relative change newer/old - 1 over
 // every pair of one old and one newer recording's values.
 func pairRange(old, newer []float64) (lo, hi float64) {
@@ -290,9 +276,9 @@ func summarize(c cell, old, newer []recording) []row {
 		}
 		lo, hi := pairRange(ov, nv)
 		r := row{Guest: c.Guest, Workload: c.Workload, Metric: m,
-			OldMedian: median(ov), NewMedian: median(nv), NOld: len(ov), NNew: len(nv),
+			OldMedian: scriptutil.Median(ov), NewMedian: scriptutil.Median(nv), NOld: len(ov), NNew: len(nv),
 			PairLo: lo, PairHi: hi, Sign: sign(lo, hi),
-			FromOld: median(po), FromNew: median(pn), Pred: median(append(slices.Clone(po), pn...))}
+			FromOld: scriptutil.Median(po), FromNew: scriptutil.Median(pn), Pred: scriptutil.Median(append(slices.Clone(po), pn...))}
 		r.Observed = r.NewMedian/r.OldMedian - 1
 		r.Place = placeIn(r.Pred, lo, hi)
 		if v := max(-1, min(1, votes)); math.Abs(r.Pred) >= minEffect && (v > 0) == (r.Pred > 0) {

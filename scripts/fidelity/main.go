@@ -44,7 +44,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -315,7 +314,7 @@ func main() {
 		var parts []string
 		for _, m := range goalLabels {
 			if v := errs[k][m.metric]; len(v) > 0 {
-				parts = append(parts, fmt.Sprintf("%s %.1f%%", m.label, 100*median(v)))
+				parts = append(parts, fmt.Sprintf("%s %.1f%%", m.label, 100*scriptutil.Median(v)))
 			}
 		}
 		fmt.Printf("%-14s median |error|: %s\n", k, strings.Join(parts, ", "))
@@ -401,7 +400,7 @@ func printStatus(runs []*run) error {
 			}
 			cell := fmt.Sprintf("%d/%d", met[i], len(vals[i]))
 			if len(vals[i]) > 0 {
-				cell += fmt.Sprintf(" (%+.0f %%)", 100*median(vals[i]))
+				cell += fmt.Sprintf(" (%+.0f %%)", 100*scriptutil.Median(vals[i]))
 			}
 			row = append(row, cell)
 		}
@@ -511,7 +510,7 @@ func biasRows(runs []*run) []string {
 			a := &tot[g][i]
 			a.recs++
 			a.share += float64(met) / float64(len(vals))
-			if math.Abs(median(vals)) <= limit {
+			if math.Abs(scriptutil.Median(vals)) <= limit {
 				a.median++
 			}
 		}
@@ -639,7 +638,7 @@ func printNewidleShares(runs []*run) {
 			}
 		}
 		if len(sims) > 0 {
-			sim = fmt.Sprintf("%.0f%%", 100*median(sims))
+			sim = fmt.Sprintf("%.0f%%", 100*scriptutil.Median(sims))
 		}
 		fmt.Printf("  %-40s %5s  %5s\n", n, obs, sim)
 	}
@@ -695,7 +694,7 @@ func choiceRows(runs []*run) (families, recordings []choiceRow) {
 		}
 		row := choiceRow{name: n, obs: obs, recordings: 1}
 		for i := range per {
-			row.sim[i] = median(per[i])
+			row.sim[i] = scriptutil.Median(per[i])
 		}
 		recordings = append(recordings, row)
 		fam := rs[0].group + " " + filepath.Base(family(n))
@@ -788,7 +787,7 @@ func printPlaces(runs []*run) {
 				fmt.Print(" - |")
 				continue
 			}
-			fmt.Printf(" %.0f, %.3f ms \\| %.0f, %.3f ms |", oc, op/1e6, median(sc), median(sp)/1e6)
+			fmt.Printf(" %.0f, %.3f ms \\| %.0f, %.3f ms |", oc, op/1e6, scriptutil.Median(sc), scriptutil.Median(sp)/1e6)
 		}
 		fmt.Println()
 	}
@@ -832,7 +831,7 @@ func bandRows(runs []*run) []string {
 					over++
 				}
 			}
-			cells = append(cells, fmt.Sprintf("%.1f..%.1f %% \\| %.1f..%.1f %% (%d/%d/%d)", ob.ObservedBelow, ob.ObservedUpTo, median(lo), median(hi), under, in, over))
+			cells = append(cells, fmt.Sprintf("%.1f..%.1f %% \\| %.1f..%.1f %% (%d/%d/%d)", ob.ObservedBelow, ob.ObservedUpTo, scriptutil.Median(lo), scriptutil.Median(hi), under, in, over))
 		}
 		rows = append(rows, fmt.Sprintf("| %s |", strings.Join(cells, " | ")))
 	}
@@ -1206,7 +1205,7 @@ func placeMove(name, place string, trace float64, haveTrace bool, before, after 
 	if len(before) == 0 || len(before) != len(after) {
 		return "", false
 	}
-	b, a := median(append([]float64(nil), before...)), median(append([]float64(nil), after...))
+	b, a := scriptutil.Median(before), scriptutil.Median(after)
 	lo, hi := math.Min(a, b), math.Max(a, b)
 	if hi < 1.5*lo || hi-lo < 500000 {
 		return "", false
@@ -1233,16 +1232,6 @@ func chanceVar(before, now, n int) float64 {
 	}
 	pb, pn := float64(before)/float64(n), float64(now)/float64(n)
 	return float64(n) * (pb*(1-pb) + pn*(1-pn))
-}
-
-// median of v (sorted in place).
-func median(v []float64) float64 {
-	sort.Float64s(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // tableRow is one run as a row of FIDELITY.md's results table: the goals'

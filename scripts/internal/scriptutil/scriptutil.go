@@ -10,7 +10,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -272,4 +274,19 @@ func ShadowMain(name, what string, run func(w io.Writer, path, policy string, ve
 			os.Exit(1)
 		}
 	}
+}
+
+// Median is the median of xs (the mean of the middle two for an even
+// count; NaN for none); xs is left as it is.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -218,5 +219,24 @@ func TestNeighboursAndPlacement(t *testing.T) {
 	}
 	if got := Placement(5, next, 7, 2, moveOf); got != 2 {
 		t.Errorf("last record: placed on %d, want its target 2", got)
+	}
+}
+
+// TestMedianByHand: odd and even counts, none, and the input untouched.
+func TestMedianByHand(t *testing.T) {
+	in := []float64{3, 1, 2, 10}
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{{[]float64{3, 1, 2}, 2}, {in, 2.5}, {[]float64{7}, 7}} {
+		if got := Median(c.xs); got != c.want {
+			t.Errorf("Median(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+	if in[0] != 3 || in[3] != 10 {
+		t.Errorf("Median sorted its input: %v", in)
+	}
+	if got := Median(nil); !math.IsNaN(got) {
+		t.Errorf("Median(nil) = %v, want NaN", got)
 	}
 }
