@@ -209,15 +209,13 @@ func placeIn(pred, lo, hi float64) string {
 	return "within"
 }
 
-// validateOut is what the script reads of `replay whatif --validate -f json`.
-type validateOut struct {
+// compareOut is what the script reads of `replay whatif --baseline
+// --policy --validate -f json`: the comparison, and the trace's own
+// metrics from --validate's fidelity report.
+type compareOut struct {
 	Fidelity struct {
 		Observed map[string]json.RawMessage `json:"observed"`
 	} `json:"fidelity"`
-}
-
-// compareOut is what it reads of `replay whatif --baseline --policy -f json`.
-type compareOut struct {
 	Results []struct {
 		Policy   string             `json:"policy"`
 		DeltaPct map[string]float64 `json:"delta_pct"`
@@ -327,30 +325,25 @@ func run(bin string, jobs []*job, n int) {
 	wg.Wait()
 }
 
-// measure runs, for every recording of the cells, the validation (its
-// observed percentiles) and the cross-kernel comparison.
+// measure runs, for every recording of the cells, the cross-kernel
+// comparison with --validate: one extraction gives the comparison and the
+// trace's observed percentiles.
 func measure(bin string, cs []cell, runs, n int, extra []string) ([][2][]recording, error) {
-	type pending struct {
-		v   validateOut
-		c   compareOut
-		old bool
-	}
 	var jobs []*job
 	out := make([][2][]recording, len(cs))
-	var ps [][2][]*pending
+	var ps [][2][]*compareOut
 	for _, c := range cs {
-		var pc [2][]*pending
+		var pc [2][]*compareOut
 		for k, files := range [2][]string{c.Old, c.New} {
 			base, pol := policy61, policy612
 			if k == 1 {
 				base, pol = policy612, policy61
 			}
 			for _, f := range files {
-				p := &pending{old: k == 0}
+				p := &compareOut{}
 				pc[k] = append(pc[k], p)
-				jobs = append(jobs,
-					&job{args: []string{"whatif", "-i", f, "--validate", "--seed", "0", "--policy", base, "-f", "json"}, out: &p.v},
-					&job{args: append([]string{"whatif", "-i", f, "--baseline", base, "--policy", pol, "--runs", strconv.Itoa(runs), "-f", "json"}, extra...), out: &p.c})
+				jobs = append(jobs, &job{args: append([]string{"whatif", "-i", f, "--baseline", base, "--policy", pol,
+					"--runs", strconv.Itoa(runs), "--validate", "-f", "json"}, extra...), out: p})
 			}
 		}
 		ps = append(ps, pc)
@@ -365,22 +358,22 @@ func measure(bin string, cs []cell, runs, n int, extra []string) ([][2][]recordi
 		for k, files := range [2][]string{c.Old, c.New} {
 			for fi, f := range files {
 				p := ps[i][k][fi]
-				if len(p.c.Results) != 1 {
-					return nil, fmt.Errorf("%s: %d comparison results, want 1", f, len(p.c.Results))
+				if len(p.Results) != 1 {
+					return nil, fmt.Errorf("%s: %d comparison results, want 1", f, len(p.Results))
 				}
 				r := recording{Path: f, Observed: map[string]float64{}, Predicted: map[string]float64{}, Dir: map[string]int{}}
 				for _, m := range metrics {
 					var v float64
-					if err := json.Unmarshal(p.v.Fidelity.Observed[m], &v); err != nil {
+					if err := json.Unmarshal(p.Fidelity.Observed[m], &v); err != nil {
 						return nil, fmt.Errorf("%s: observed %s: %v", f, m, err)
 					}
 					r.Observed[m] = v
-					d, ok := p.c.Results[0].DeltaPct[m]
+					d, ok := p.Results[0].DeltaPct[m]
 					if !ok {
 						return nil, fmt.Errorf("%s: no delta_pct %s", f, m)
 					}
 					d /= 100
-					dir := verdictDir(p.c.Results[0].Verdict[m])
+					dir := verdictDir(p.Results[0].Verdict[m])
 					if k == 1 {
 						d, dir = forward(d), -dir
 					}
