@@ -232,21 +232,16 @@ func oracleCases(t *testing.T) []oracleCase {
 	}
 	// The repeat, holdout, system-call, Debian 6.12 and affinity
 	// recordings (fixtures/kernels/{repeats,holdout,syscalls,v6.12,
-	// affinity}/GUEST/rN/) carry perf sched latency's output only (their
-	// guest ran no full timehist). They are 136 more traces: -short (the
-	// race run) leaves them out.
+	// affinity}/GUEST/rN/, 148 traces) and the six workloads under 6.1 and
+	// 6.12 on one day (crosskernel/vK/GUEST/rN/, 108) carry perf sched
+	// latency's output only (their guest ran no full timehist): -short
+	// (the race run) leaves them out.
 	var repeats []string
 	if !testing.Short() {
-		for _, set := range []string{"repeats", "holdout", "syscalls", "v6.12", "affinity"} {
+		for _, set := range []string{"repeats", "holdout", "syscalls", "v6.12", "affinity", "crosskernel/*"} {
 			fs, _ := filepath.Glob(filepath.Join(repoRoot(), "fixtures", "kernels", set, "*", "*", "*.perf.data.gz"))
 			repeats = append(repeats, fs...)
 		}
-	}
-	if !testing.Short() {
-		// The six workloads under 6.1 and 6.12 on one day
-		// (fixtures/kernels/crosskernel/vK/GUEST/rN/, 108 traces).
-		fs, _ := filepath.Glob(filepath.Join(repoRoot(), "fixtures", "kernels", "crosskernel", "*", "*", "*", "*.perf.data.gz"))
-		repeats = append(repeats, fs...)
 	}
 	for _, tr := range repeats {
 		rep := filepath.Dir(tr)
