@@ -233,7 +233,7 @@ func oracleCases(t *testing.T) []oracleCase {
 	// The repeat, holdout, system-call, Debian 6.12 and affinity
 	// recordings (fixtures/kernels/{repeats,holdout,syscalls,v6.12,
 	// affinity}/GUEST/rN/, 148 traces) and the six workloads under 6.1 and
-	// 6.12 on one day (crosskernel/vK/GUEST/rN/, 108) carry perf sched
+	// 6.12 on one day (crosskernel/vK/GUEST/rN/, 144) carry perf sched
 	// latency's output only (their guest ran no full timehist): -short
 	// (the race run) leaves them out.
 	var repeats []string
