@@ -412,10 +412,28 @@ var kernelRanges = []struct {
 	{5, 5, "rework"}, {4, 15, "legacy"}, {4, 0, "legacy-presibfix"},
 }
 
+// stableBefore lists the switchable changes a stable series took at a
+// known sublevel: a release of that series named with an earlier,
+// nonzero sublevel lacks the change its policy has. Only sublevels
+// checked against the stable tree's own history are listed; a release
+// that names none (6.12, or a distribution's 6.1.0-57) keeps the
+// policy's default, as its true sublevel is not in the name.
+var stableBefore = []struct {
+	major, minor, sublevel int
+	commit                 string
+}{
+	// NI_RANDOM reached 6.12.y in 6.12.65 (linux-stable-rc's 6.12.65-rc1,
+	// January 2026); Debian's 6.12.57, whose sched/features list no
+	// NI_RANDOM, is one such release (FIDELITY.md round 110).
+	{6, 12, 65, "33cf66d88306"},
+}
+
 // PolicyForKernel picks the policy modelling a kernel release: the one
 // whose range holds it (legacy from v4.15, where the prefer-sibling
 // "+1" rule is taken to have landed [unverified, kernel-lb.md §9.2];
-// legacy-presibfix for older v4.x). Releases before v4.0 get an error.
+// legacy-presibfix for older v4.x), less the stable series' changes
+// its sublevel predates (stableBefore). Releases before v4.0 get an
+// error.
 func PolicyForKernel(release string) (Policy, error) {
 	kv, err := model.ParseKernelVersion(release)
 	if err != nil {
@@ -424,7 +442,13 @@ func PolicyForKernel(release string) (Policy, error) {
 	for _, r := range kernelRanges {
 		if kv.AtLeast(r.major, r.minor) {
 			if _, ok := policies[r.policy]; ok {
-				return LookupPolicy(r.policy)
+				name := r.policy
+				for _, b := range stableBefore {
+					if kv.Major == b.major && kv.Minor == b.minor && kv.Patch > 0 && kv.Patch < b.sublevel {
+						name += "~" + b.commit
+					}
+				}
+				return LookupPolicy(name)
 			}
 			break
 		}

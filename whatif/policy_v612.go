@@ -40,7 +40,9 @@ func newV612() *reworkPolicy {
 	// The 6.12 LTS series took the 0.70 ms base slice (2ae891b82695,
 	// 6.12.26).
 	p.knobs.BaseSlice070 = true
-	// The 6.12 LTS series took NI_RANDOM (33cf66d88306) in January 2026.
+	// The 6.12 LTS series took NI_RANDOM (33cf66d88306) in 6.12.65
+	// (January 2026); PolicyForKernel takes it out for a release naming
+	// an earlier sublevel (stableBefore).
 	p.knobs.NIRandom = true
 	// Whether it took 82d6e01a0699 (find_idlest_group's allowed CPUs,
 	// in 5.10.y, 6.1.y, 6.6.y and 6.18.y from July 2026) is not checked

@@ -138,8 +138,8 @@ func main() {
 	groupArgs["6.18 workloads"] = groupArgs["6.18"]
 	groupArgs["6.18 workloads repeats"] = groupArgs["6.18"]
 	// Debian's 6.12.57 predates NI_RANDOM's backport (its debugfs
-	// features list has none).
-	groupArgs["6.12"] = []string{"--policy", "v6.12~33cf66d88306"}
+	// features list has none): its release names the sublevel, so the
+	// replay's default policy is v6.12~33cf66d88306 (whatif.PolicyForKernel).
 	if *set612 != "" {
 		groupArgs["6.12"] = append(groupArgs["6.12"], "--set", *set612)
 	}
