@@ -102,6 +102,12 @@ type rq struct {
 	reschedGen      uint32
 	// reschedAt: when the pending reschedule switches (its evResched).
 	reschedAt int64
+	// tickDue: the tick (Sim.tick) set TIF_NEED_RESCHED for a switch at
+	// its own instant, which waits for the tick's softirq (the periodic
+	// balance) and comes after it; tickMaybe: EEVDF's flag was set but
+	// the pick before the balance was curr again (a task the balance
+	// pulls may yet win it).
+	tickDue, tickMaybe bool
 	// deadlineCrossed (EEVDF): curr's request was found used up and
 	// renewed by an update_curr whose reschedule was not yet evaluated;
 	// the next evaluation (eevdfReschedCurr) reschedules on it.
@@ -1384,6 +1390,7 @@ func (s *Sim) tick(r *rq, late bool) {
 	if !r.tickOn {
 		return
 	}
+	s.tickDeferring = true
 	idleAtTick := r.curr == nil && r.nrRunning() == 0
 	if idleAtTick {
 		r.idleTicks++
@@ -1402,8 +1409,12 @@ func (s *Sim) tick(r *rq, late bool) {
 				// so no new protection): only one that switches is made.
 				// A wakee of the tick's softirq may yet change the pick
 				// (softirqEnd).
-				if s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed) && (softirqEnd > s.now || s.eevdfPick(r) != r.curr) {
-					s.tickResched(r, softirqEnd)
+				if s.eevdfReschedCurr(r, r.nrCFS+r.nrDelayed) {
+					if softirqEnd > s.now || s.eevdfPick(r) != r.curr {
+						s.tickResched(r, softirqEnd)
+					} else {
+						r.tickMaybe = true
+					}
 				}
 			} else if r.nrCFS > 1 {
 				s.checkPreemptTick(r, softirqEnd)
@@ -1414,10 +1425,28 @@ func (s *Sim) tick(r *rq, late bool) {
 	} else {
 		s.updateRQLoad(r)
 	}
+	s.tickDeferring = false
+	// The tick's reschedule sets TIF_NEED_RESCHED; the switch comes when
+	// the interrupt returns, after irq_exit has run the softirq raised by
+	// trigger_load_balance: the pick sees what that balance pulled, and a
+	// pulled task's wakeup check finds the flag set and does nothing.
+	flagged := (r.tickDue || r.tickMaybe) && !r.reschedPending
+	if flagged {
+		r.reschedPending = true
+	}
 	if s.cfg.BalancePhase {
 		s.balancePullsDue()
 	}
 	s.triggerLoadBalance(r, idleAtTick)
+	if flagged {
+		r.reschedPending = false
+	}
+	if due, maybe := r.tickDue, r.tickMaybe; due || maybe {
+		r.tickDue, r.tickMaybe = false, false
+		if r.curr != nil && (due || s.eevdfPick(r) != r.curr) {
+			s.reschedAtPoint(r, s.preemptionPoint(r, s.now), false)
+		}
+	}
 	if r.curr == nil && r.nrRunning() == 0 {
 		if s.cfg.IdleTicks == 0 {
 			// Gone idle without enterIdle (the stopper's push left it
@@ -1503,6 +1532,11 @@ func (s *Sim) tickResched(r *rq, softirqEnd int64) {
 		}
 	} else if pool := s.w.TickSwitchNS; s.cfg.TickSwitch && s.cfg.IdleWake && len(pool) > 0 {
 		at += pool[s.rand()%uint64(len(pool))]
+	}
+	if at == s.now && s.tickDeferring {
+		// Due at the tick's own instant: after its softirq (Sim.tick).
+		r.tickDue = true
+		return
 	}
 	s.reschedAtPoint(r, s.preemptionPoint(r, at), false)
 }

@@ -2427,3 +2427,53 @@ func TestNohzKickWaitsForIdleExit(t *testing.T) {
 		})
 	}
 }
+
+// The tick's reschedule switches after the tick's softirq: the periodic
+// balance raised by trigger_load_balance runs at irq_exit, before the
+// interrupt returns to the preemption point, so the pick sees what it
+// pulled (and the pulled task's wakeup check finds TIF_NEED_RESCHED set
+// and does nothing). By hand, v6.1 on two cores (one MC domain): CPU 1
+// runs a (vruntime M+2 ms, its slice long used up) with b queued at M+1
+// ms; CPU 0 runs c with d, e, f, g queued, none run for 10 ms (not cache
+// hot). Every task carries a full load, runnable and util average (1024),
+// so both groups are overloaded (runnable 2048 and 5120 against 1,198 for
+// a capacity of 1024 at imbalance_pct 117) and the migrate_load imbalance
+// is min(5120 − 3584, 3584 − 2048) = 1536: one task of load 1024 moves.
+// The one detached (CPU 0's cfs_tasks tail, the first queued: d at
+// M0+0.1 ms) lands at M+0.1 ms, left of b, and is picked at the switch;
+// with the switch before the balance the pick was b.
+func TestTickSwitchAfterItsBalance(t *testing.T) {
+	s := idleTickSim(t, "sockets=1,cores=2,threads=1", 1, 1, 1, 0, 0, 0, 0, 0)
+	r0, r1 := s.cpus[0], s.cpus[1]
+	const m1, m0 = int64(1e9), int64(5e8)
+	r1.minVruntime, r0.minVruntime = m1, m0
+	vr := []int64{m1 + 2*ms, m1 + ms, m0 + 2*ms, m0 + ms/10, m0 + 2*ms/10, m0 + 3*ms/10, m0 + 4*ms/10}
+	for i, p := range s.tasks {
+		s.startActivation(p, 0)
+		p.vruntime = vr[i]
+		p.avg = avg{lastUpdate: s.now, loadAvg: 1024, runnableAvg: 1024, utilAvg: 1024}
+		r := s.cpus[p.cpu]
+		s.enqueue(r, p, enqWakeup)
+		p.execStart = s.now - 10*ms
+	}
+	for _, r := range []*rq{r0, r1} {
+		n := uint64(r.nrRunning())
+		r.avg = avg{lastUpdate: s.now, loadAvg: 1024 * n, runnableAvg: 1024 * n, utilAvg: 1024}
+	}
+	a, b, d := s.tasks[0], s.tasks[1], s.tasks[3]
+	s.switchTo(r1, a, "")
+	s.switchTo(r0, s.tasks[2], "")
+	a.prevSumExec = a.sumExec - 20*ms
+	for _, st := range r1.sd {
+		st.lastBalance = s.jiffies() - 100
+	}
+	r1.nextBalance = s.jiffies()
+	r1.tickOn = true
+	s.tick(r1, false)
+	if r1.curr != d || d.cpu != 1 {
+		t.Errorf("CPU 1 runs %v after its tick (d on CPU %d), want d, pulled by the tick's balance", r1.curr.w.Comm, d.cpu)
+	}
+	if b.state != tsQueued || b.cpu != 1 {
+		t.Errorf("b: state %d on CPU %d, want queued on CPU 1", b.state, b.cpu)
+	}
+}

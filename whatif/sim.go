@@ -731,6 +731,10 @@ type Sim struct {
 	wakeEnv LBEnv
 	// swapperComm[c] is the idle task's comm on CPU c, made once.
 	swapperComm []string
+
+	// tickDeferring: inside Sim.tick before its softirq's balance, where
+	// a reschedule due at once waits for that balance (rq.tickDue).
+	tickDeferring bool
 }
 
 type sgcKey struct{ level, id int }

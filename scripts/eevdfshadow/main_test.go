@@ -204,15 +204,13 @@ func TestExactOnReplay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The policy the shadow was made exact against: v6.12 with
-		// NI_RANDOM. Debian's 6.12.57 predates 6.12.y's NI_RANDOM
-		// (6.12.65), so its default is v6.12~33cf66d88306, whose replay
-		// of hackbench here disagrees with the shadow at 7 of 1,011
-		// picks, all within 1.6 ms after a balancer pull written at a
-		// tick's switch (FIDELITY.md round 110): not yet traced.
-		pol, err := whatif.LookupPolicy("v6.12")
+		pol, err := whatif.PolicyForKernel(meta.Source.OSRelease)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// Debian's 6.12.57 predates 6.12.y's NI_RANDOM (6.12.65).
+		if pol.Name() != "v6.12~33cf66d88306" {
+			t.Fatalf("policy %s for %s, want v6.12~33cf66d88306", pol.Name(), meta.Source.OSRelease)
 		}
 		cfg := whatif.DefaultConfig(pol)
 		cfg.Topology, cfg.Kernel = meta.Topology, meta.Source.OSRelease
