@@ -41,7 +41,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 )
@@ -296,33 +295,21 @@ type job struct {
 }
 
 func run(bin string, jobs []*job, n int) {
-	var wg sync.WaitGroup
-	next := make(chan *job)
-	for range max(n, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range next {
-				out, err := exec.Command(bin, j.args...).Output()
-				if err != nil {
-					msg := ""
-					if ee, ok := err.(*exec.ExitError); ok {
-						msg = strings.TrimSpace(string(ee.Stderr))
-					}
-					j.err = fmt.Errorf("replay %s: %v %s", strings.Join(j.args, " "), err, msg)
-					continue
-				}
-				if err := json.Unmarshal(out, j.out); err != nil {
-					j.err = fmt.Errorf("replay %s: %v", strings.Join(j.args, " "), err)
-				}
+	scriptutil.Parallel(n, len(jobs), func(i int) {
+		j := jobs[i]
+		out, err := exec.Command(bin, j.args...).Output()
+		if err != nil {
+			msg := ""
+			if ee, ok := err.(*exec.ExitError); ok {
+				msg = strings.TrimSpace(string(ee.Stderr))
 			}
-		}()
-	}
-	for _, j := range jobs {
-		next <- j
-	}
-	close(next)
-	wg.Wait()
+			j.err = fmt.Errorf("replay %s: %v %s", strings.Join(j.args, " "), err, msg)
+			return
+		}
+		if err := json.Unmarshal(out, j.out); err != nil {
+			j.err = fmt.Errorf("replay %s: %v", strings.Join(j.args, " "), err)
+		}
+	})
 }
 
 // measure runs, for every recording of the cells, the cross-kernel

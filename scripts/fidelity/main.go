@@ -46,7 +46,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/schedreplay/replay/scripts/internal/scriptutil"
 	"github.com/schedreplay/replay/whatif"
@@ -172,33 +171,21 @@ func main() {
 			fail(err)
 		}
 	}
-	var wg sync.WaitGroup
-	next := make(chan *run)
-	for range max(*jobs, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range next {
-				args := append([]string{"whatif", "-i", r.path, "--validate", "--seed", strconv.Itoa(r.seed), "--format", "json"}, groupArgs[r.group]...)
-				args = append(args, r.args...)
-				for _, kv := range setAll {
-					args = append(args, "--set", kv)
-				}
-				for _, a := range affinity {
-					args = append(args, "--affinity", a)
-				}
-				r.out, r.err = exec.Command(*bin, args...).Output()
-				if r.err == nil {
-					r.err = json.Unmarshal(r.out, &r.res)
-				}
-			}
-		}()
-	}
-	for _, r := range runs {
-		next <- r
-	}
-	close(next)
-	wg.Wait()
+	scriptutil.Parallel(*jobs, len(runs), func(i int) {
+		r := runs[i]
+		args := append([]string{"whatif", "-i", r.path, "--validate", "--seed", strconv.Itoa(r.seed), "--format", "json"}, groupArgs[r.group]...)
+		args = append(args, r.args...)
+		for _, kv := range setAll {
+			args = append(args, "--set", kv)
+		}
+		for _, a := range affinity {
+			args = append(args, "--affinity", a)
+		}
+		r.out, r.err = exec.Command(*bin, args...).Output()
+		if r.err == nil {
+			r.err = json.Unmarshal(r.out, &r.res)
+		}
+	})
 
 	type tot struct{ met, all int }
 	totals := map[string]*tot{}

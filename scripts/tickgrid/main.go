@@ -21,7 +21,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/schedreplay/replay/ingest"
@@ -57,22 +56,9 @@ func main() {
 
 	counts := make([]whatif.TickGridCount, len(recs))
 	errs := make([]error, len(recs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				counts[i], errs[i] = measure(recs[i].Path, int64(*tick), int64(*bin), int64(*window))
-			}
-		}()
-	}
-	for i := range recs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	scriptutil.Parallel(runtime.GOMAXPROCS(0), len(recs), func(i int) {
+		counts[i], errs[i] = measure(recs[i].Path, int64(*tick), int64(*bin), int64(*window))
+	})
 
 	for i, r := range recs {
 		if errs[i] != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 	"github.com/schedreplay/replay/whatif"
+	"golang.org/x/sync/errgroup"
 )
 
 // ParseArgs parses a script's command line (flag.CommandLine) and
@@ -289,4 +290,16 @@ func Median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Parallel calls f(i) for every i below count, n at a time (at least
+// one); each call keeps its own result, so the order they run in does
+// not matter.
+func Parallel(n, count int, f func(i int)) {
+	var g errgroup.Group
+	g.SetLimit(max(n, 1))
+	for i := range count {
+		g.Go(func() error { f(i); return nil })
+	}
+	g.Wait()
 }

@@ -9,7 +9,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
@@ -238,5 +240,34 @@ func TestMedianByHand(t *testing.T) {
 	}
 	if got := Median(nil); !math.IsNaN(got) {
 		t.Errorf("Median(nil) = %v, want NaN", got)
+	}
+}
+
+// Parallel calls f once for every index, never more than n at a time
+// (n below 1 is one at a time).
+func TestParallel(t *testing.T) {
+	for _, n := range []int{0, 1, 3} {
+		var mu sync.Mutex
+		calls := make([]int, 50)
+		running, most := 0, 0
+		Parallel(n, len(calls), func(i int) {
+			mu.Lock()
+			calls[i]++
+			running++
+			most = max(most, running)
+			mu.Unlock()
+			time.Sleep(time.Millisecond)
+			mu.Lock()
+			running--
+			mu.Unlock()
+		})
+		for i, c := range calls {
+			if c != 1 {
+				t.Errorf("n %d: f(%d) called %d times, want 1", n, i, c)
+			}
+		}
+		if limit := max(n, 1); most > limit {
+			t.Errorf("n %d: %d calls at once, want at most %d", n, most, limit)
+		}
 	}
 }
