@@ -239,6 +239,7 @@ func (s *Sim) newLBRun(st *sdState, dst int, idle IdleType) *lbRun {
 	e.ImbNUMANr, e.CacheNiceTries, e.NrBalanceFailed = sd.ImbNUMANr, sd.CacheNiceTries, st.nrBalanceFailed
 	e.HasParent = sd.Parent != nil
 	e.DstCPU, e.Idle = dst, idle
+	e.DstCapacity = s.cpus[dst].cpuCapacity // findBusiestGroup refreshes it
 	for _, c := range sd.Span {
 		e.cpus[c] = true
 	}
@@ -437,7 +438,6 @@ func (s *Sim) outAllPinned(st *sdState, idle IdleType) int { return s.outBalance
 func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
 	sc := e.scratch
 	e.sumUtil = 0 // per pass: a redo starts again
-	e.DstCapacity = s.cpus[e.DstCPU].cpuCapacity
 	sc.sds = SDStats{BusiestIdx: -1}
 	sds := &sc.sds
 	child := e.st.sd.Child
@@ -456,6 +456,9 @@ func (s *Sim) findBusiestGroup(e *lbRun) (*SDStats, int) {
 		e.st.capNextUpdate = s.jiffies() + min(max(j, 1), s.maxLBInterval)
 		s.updateCPUCapacity(s.cpus[e.DstCPU])
 	}
+	// capacity_of(dst_cpu) as the groups' tests read it: after the
+	// update above (and unchanged until find_busiest_queue).
+	e.DstCapacity = s.cpus[e.DstCPU].cpuCapacity
 	for i, g := range e.st.groups {
 		sgs := &stats[i]
 		s.updateSGLBStats(e, g, sgs, i == 0)
@@ -588,7 +591,7 @@ func (s *Sim) findBusiestQueue(e *lbRun, g *model.SchedGroup) int {
 	bestLoad, bestCap := uint64(0), uint64(1)
 	var bestUtil, bestMisfit uint64
 	bestNr := 0
-	dstCap := s.cpus[e.DstCPU].cpuCapacity
+	dstCap := e.DstCapacity
 	for _, c := range g.Span {
 		if !e.cpus[c] {
 			continue

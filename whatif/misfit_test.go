@@ -209,3 +209,36 @@ func TestReworkMisfitPickByHand(t *testing.T) {
 		}
 	}
 }
+
+// update_sd_lb_stats refreshes the balancing CPU's capacity_of (the local
+// group's update_group_capacity, update_cpu_capacity at the lowest
+// domain) before any group is weighed, so "can we help this misfit"
+// compares the fresh value. On a DynamIQ-like MC of three A53s (446) and
+// one big CPU (the lowest domain is the asymmetric one), big CPU 3 idle
+// with its capacity_of left at 300 from RT pressure that has since gone
+// (RT average 0): the update makes it 1024, over 446 × 1.053, and CPU 0's
+// misfit group is the busiest; read before the update (300) it could not
+// help and the domain would be balanced.
+func TestMisfitPickAfterDstCapacityUpdate(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=4,arch=arm64,capacity=0-2:446/3:1024")
+	b.w.Kernel = "6.1.0"
+	m := b.task("m", 120, 0, true, CauseStart, ms)
+	s, _ := newSim(t, b.done(t), policyConfig(t, "v6.1"))
+	r0, r3 := s.cpus[0], s.cpus[3]
+	r0.curr, r0.nrCFS, r0.misfitTaskLoad = s.tasks[m], 1, 1024
+	s.tasks[m].avg.loadAvg, s.tasks[m].avg.utilAvg = 1024, 446
+	r0.avg.loadAvg, r0.avg.utilAvg, r0.avg.runnableAvg = 1024, 446, 1024
+	r3.cpuCapacity = 300
+	st := r3.sd[0]
+	if st.sd.Child != nil || st.sd.Flags&model.SDAsymCPUCapacity == 0 {
+		t.Fatalf("CPU 3's lowest domain %s: want the asymmetric one", st.sd.Name)
+	}
+	e := s.newLBRun(st, 3, CPUIdle)
+	sds, _ := s.findBusiestGroup(e)
+	if r3.cpuCapacity != 1024 || e.DstCapacity != 1024 {
+		t.Errorf("capacity_of(3) %d, the balancer's %d; want both 1024", r3.cpuCapacity, e.DstCapacity)
+	}
+	if sds == nil || sds.Busiest == nil || sds.Busiest.GroupType != GroupMisfitTask {
+		t.Fatalf("busiest %+v; want CPU 0's misfit group", sds)
+	}
+}
