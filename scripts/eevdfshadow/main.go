@@ -34,8 +34,11 @@
 // raced its block if a block follows (placed after that switch). A pick
 // that the timeline does not show (schedule() keeping the running task)
 // is redone where it must have happened: after the tick's update that
-// asked for it, or at the running task's next update; the delayed tasks
-// it met leave then.
+// asked for it (one in hard-interrupt context that no waking onto the CPU
+// waits for: a remote wakeup's enqueue from the wake list's IPI is in
+// that context too, and its reschedule waits like any other), or at the
+// running task's next update that is no enqueue's; the delayed tasks it
+// met leave then.
 //
 // -no-parity, -no-delay and -no-inflate switch one rule off, to see how
 // much of a trace another rule would explain.
@@ -602,9 +605,14 @@ func (s *shadow) event(e *timeline.Event) {
 			// not traced, but the delayed tasks it met have left
 			// (settle). The tick's comes at once (the return from the
 			// interrupt); another's after the enqueue this update is
-			// part of, when the CPU gets to it.
+			// part of, when the CPU gets to it: also an enqueue's in
+			// hard-interrupt context (a remote wakeup's IPI), which a
+			// replay's switch may follow much later (the guest-N r2
+			// hackbench replay: a waking by the running task came
+			// between, its placement must see the delayed tasks the
+			// pick has not yet purged).
 			r.resched = true
-			r.reschedTick = e.Int(timeline.CommonFlags)&0x08 != 0
+			r.reschedTick = e.Int(timeline.CommonFlags)&0x08 != 0 && !claimed
 		} else if !claimed && r.resched && !r.reschedTick {
 			// This update is the schedule()'s own (pick_task_fair's
 			// update_curr).

@@ -180,6 +180,66 @@ func TestHeldWakeupOfADelayedTask(t *testing.T) {
 	}
 }
 
+// An update_curr in hard-interrupt context that is a remote wakeup's
+// enqueue (the wake list's IPI: a waking onto this CPU is waiting for it)
+// is not the tick's: the reschedule it asks for is taken at the running
+// task's next update that is no enqueue's, as any other, not at once.
+// By hand (one CPU, slice 1 ms, vruntimes in µs):
+//
+//	0    A forked onto the empty queue: v 0, deadline 500.
+//	100  B forked; A's update (v 100): B at V = 100, deadline 600.
+//	200  A's update (v 200), A blocks: V = 150, A not eligible: delayed.
+//	     B is picked (agree).
+//	700  C woken from CPU 1; B's update in hard-interrupt context (v 600)
+//	     renews B's request and asks for a reschedule. C (lag unknown: 0)
+//	     at V = (200 + 600) / 2 = 400.
+//	800  E woken by B on this CPU; B's update (v 700), E at V with A
+//	     still delayed on the queue: (200 + 700 + 400) / 3 = 433.333.
+//	850  B's update (v 750) and the switch: the pick meets A (eligible
+//	     at V 445.8, deadline 500) and purges it; then C (400, deadline
+//	     1400) before E (433.3, deadline 1433.3): B to C, the shadow's
+//	     pick too, counted unverified (C's and E's lags are guesses).
+//
+// Taken for the tick's, the reschedule would have run at E's waking and
+// purged A before E's placement: V (700 + 400) / 2 = 550 (the guest-N r2
+// hackbench replay, FIDELITY.md round 113).
+func TestIPIEnqueueReschedIsNotTheTicks(t *testing.T) {
+	wakeC := wake(700*us, timeline.SchedWaking, 3, "c")
+	wakeC.SetInt(timeline.CPU, 1)
+	evs := []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "a"),
+		sw(0, 0, "R", 1),
+		runtime(100*us, 1, 100*us, false),
+		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
+		runtime(200*us, 1, 100*us, false),
+		sw(200*us, 1, "S", 2),
+		wakeC,
+		runtime(700*us, 2, 500*us, true),
+		wake(800*us, timeline.SchedWaking, 4, "e"),
+		runtime(800*us, 2, 100*us, false),
+	}
+	s := handShadow(evs)
+	if c := s.ents[3]; !c.onRQ || c.v != 400*us {
+		t.Fatalf("C: queued %v, v %d; want queued at 400 µs", c.onRQ, c.v)
+	}
+	e, a := s.ents[4], s.ents[1]
+	if !e.onRQ || e.v != 433333 {
+		t.Errorf("E: queued %v, v %d; want queued at 433333 ns (A still delayed on the queue)", e.onRQ, e.v)
+	}
+	if !a.onRQ || !a.delayed {
+		t.Errorf("A before the schedule's update: queued %v, delayed %v; want both", a.onRQ, a.delayed)
+	}
+	s.event(runtime(850*us, 2, 50*us, false))
+	s.event(sw(850*us, 2, "R", 3))
+	if a.onRQ {
+		t.Errorf("A after the switch still queued (delayed %v), want purged", a.delayed)
+	}
+	checkPicks(t, s, map[string]picks{"idle": {agree: 1}, "block": {agree: 1}, "renewed": {unverified: 1}})
+	if got := s.rq(0).curr; got != s.ents[3] {
+		t.Errorf("running after the switch: %v, want C", got)
+	}
+}
+
 // The shadow follows the engine's v6.12 rules exactly: on a replay of a
 // committed 6.12 recording every pick it can check agrees with the
 // replay's switch (FIDELITY.md round 61; the engine writes a
