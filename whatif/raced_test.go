@@ -147,6 +147,34 @@ func TestRacedWakeupHeldUntilBlock(t *testing.T) {
 	}
 }
 
+// A raced wakeup that finds its wakee queued, woken but not yet run, is
+// not held: try_to_wake_up on a TASK_RUNNING task writes nothing and does
+// nothing, and the wakee runs its next activation on without sleeping.
+// Two CPUs: A runs 1 ms on CPU 0 and wakes B at 0.5 ms; C runs 2 ms on
+// CPU 1, where B (0.3 ms, then 0.3 ms woken by A) waits from the start.
+// By hand: at 0.5 ms B is queued behind C; CPU 0, idle at 1 ms, pulls it
+// (newidle balance) and B runs 1.0–1.6 ms: no sched_waking, one
+// activation continued. Held as for a running wakee (the engine before),
+// a sched_waking was written at 0.5 ms for a queued task and B slept at
+// 1.3 ms to be woken at once: runs 1.0–1.3 and 1.3–1.6.
+func TestRacedWakeupFindsWakeeQueued(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	a := b.task("a", 120, 0, true, CauseStart, ms)
+	c := b.task("c", 120, 1, true, CauseStart, 2*ms)
+	bt := b.task("b", 120, 1, false, CauseStart, 3*ms/10, 3*ms/10)
+	b.edge(a, 0, ms/2, bt, 1)
+	b.w.Edges[0].Raced = true
+	w := b.done(t)
+	res, ch := replayChecked(t, w, testConfig())
+	got := ch.namedCPURuns(map[int64]string{int64(w.Tasks[a].TID): "a", int64(w.Tasks[bt].TID): "b", int64(w.Tasks[c].TID): "c"})
+	if want := "[a@cpu0:0-10 b@cpu0:10-16 c@cpu1:0-20]"; fmt.Sprint(got) != want {
+		t.Errorf("runs (name@cpu:start-end in 0.1 ms) %v, want %s", got, want)
+	}
+	if res.Stats.RacedHeld != 0 || res.Stats.ContinuedWithoutSleep != 1 || len(ch.wakings) != 0 {
+		t.Errorf("raced held %d, continued %d, %d sched_waking; want 0, 1, 0", res.Stats.RacedHeld, res.Stats.ContinuedWithoutSleep, len(ch.wakings))
+	}
+}
+
 // On a real trace, checked against `perf script` of guest-P's schbench
 // (fixtures/kernels/guest-P-1s2c1t/schbench.perf.data):
 //

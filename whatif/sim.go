@@ -1953,8 +1953,12 @@ func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) int32 {
 		if waker != nil && t.act == k-1 && (t.state == tsRunning || t.state == tsQueued) {
 			// A reply to the wakee's own request, or a wakeup that in the
 			// trace raced the wakee's block (Edge.Raced): held until it
-			// blocks.
-			raced := s.racedWake && t.heldK < 0
+			// blocks. A raced one only while the wakee runs: one that
+			// finds it queued, woken and not yet run, is try_to_wake_up
+			// on a TASK_RUNNING task, which writes no sched_waking and
+			// does nothing: the wakee's activations merge, as for any
+			// pending wakeup (FIDELITY.md round 114).
+			raced := s.racedWake && t.heldK < 0 && t.state == tsRunning
 			if raced || s.isReply(t, waker) && !s.replyFindsRunnable(t, wakerCPU) {
 				t.trig[k] = false
 				t.heldK, t.heldWaker, t.heldRaced = k, waker, raced
