@@ -28,8 +28,10 @@
 // target CPU's running task at the waking's own time (a replay), else
 // before the next event on that CPU. A task the balancer moves is placed
 // on its new CPU the same way, after the switch that ends the running
-// task there if one comes first (a newly idle CPU's pull), several moved
-// at once in attach_tasks' order (the last detached first). A wakeup
+// task there if one comes first (a newly idle CPU's pull; before that
+// switch's pick where the CPU still has a runnable task: a tick's softirq
+// balance, which a pending reschedule of that tick waits for), several
+// moved at once in attach_tasks' order (the last detached first). A wakeup
 // that comes while its wakee is still on a queue is taken for one that
 // raced its block if a block follows (placed after that switch). A pick
 // that the timeline does not show (schedule() keeping the running task)
@@ -106,8 +108,9 @@ type cfsRQ struct {
 	lastV int64  // V when the queue last emptied
 	since int64  // when the running task was switched in
 	// resched: an update_curr asked for a reschedule not yet seen;
-	// reschedTick: the tick's.
+	// reschedTick: the tick's, written at reschedAt.
 	resched, reschedTick bool
+	reschedAt            int64
 	// dv: V's change since the running task's pick, by cause; cum: since
 	// the start, by cause (a waiting task's share is the change since its
 	// switch-out).
@@ -484,6 +487,20 @@ func (s *shadow) settle(c int32) {
 	}
 }
 
+// settleFrom is settle for an enqueue or move onto CPU c written on CPU
+// w at time t. One written on c itself at the instant of its tick's
+// update that asked for the reschedule comes from inside that interrupt
+// (the tick's softirq: its balance's pulls, its timers' wakeups), which
+// irq_exit runs before returning to schedule(): the pick comes after it,
+// as a replay's does (FIDELITY.md round 111). A trace's softirq comes
+// microseconds after its tick's update and is not told apart.
+func (s *shadow) settleFrom(c, w int32, t int64) {
+	if r := s.rqs[c]; r != nil && c == w && r.reschedAt == t {
+		return
+	}
+	s.settle(c)
+}
+
 func (s *shadow) settleNow(c int32) {
 	r := s.rq(c)
 	r.resched = false
@@ -568,10 +585,10 @@ func (s *shadow) event(e *timeline.Event) {
 	case timeline.SchedSwitch:
 		s.rq(c).resched = false
 	case timeline.SchedWaking, timeline.SchedWakeupNew:
-		s.settle(e.Int32(timeline.TargetCPU))
+		s.settleFrom(e.Int32(timeline.TargetCPU), c, e.Time)
 	case timeline.SchedMigrateTask:
-		s.settle(e.Int32(timeline.OrigCPU))
-		s.settle(e.Int32(timeline.DestCPU))
+		s.settleFrom(e.Int32(timeline.OrigCPU), c, e.Time)
+		s.settleFrom(e.Int32(timeline.DestCPU), c, e.Time)
 	}
 	switch e.Kind {
 	case timeline.SchedStatRuntime:
@@ -613,6 +630,7 @@ func (s *shadow) event(e *timeline.Event) {
 			// pick has not yet purged).
 			r.resched = true
 			r.reschedTick = e.Int(timeline.CommonFlags)&0x08 != 0 && !claimed
+			r.reschedAt = e.Time
 		} else if !claimed && r.resched && !r.reschedTick {
 			// This update is the schedule()'s own (pick_task_fair's
 			// update_curr).
@@ -874,6 +892,13 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 	stopper := nextPID == 0 && prev != nil && !prev.rt && runnable(state) && prev.onRQ
 	if (nextCFS || nextPID == 0) && !stopper {
 		// A newly idle CPU's pulls come after its pick found nothing.
+		// Moves onto a CPU that still has a runnable task were not
+		// such pulls: made before this schedule() (its tick's softirq
+		// balance), they are placed before its pick meets the
+		// delayed tasks.
+		if slices.ContainsFunc(r.q, func(x *ent) bool { return !x.delayed }) {
+			s.flush(c, true)
+		}
 		s.trackCum(r, "purges", func() { s.p.pickNext(r) })
 		s.flush(c, true)
 		var got *ent

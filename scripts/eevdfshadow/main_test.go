@@ -240,6 +240,68 @@ func TestIPIEnqueueReschedIsNotTheTicks(t *testing.T) {
 	}
 }
 
+// A tick's balance pulls tasks before the schedule() its update asked
+// for: irq_exit runs the softirq before the interrupt returns. A replay
+// writes the tick's update, the pulls and the switch at one instant (the
+// engine's order since FIDELITY.md round 111); the pulled task is placed
+// with the delayed tasks the pick then purges still queued. By hand (two
+// CPUs, slice 1 ms, vruntimes in µs):
+//
+//	0    CPU 0: A forked (v 0, deadline 500) and run. CPU 1: N forked
+//	     and run.
+//	50   CPU 1: N's update (v 50); M forked there at V 50 (deadline 550),
+//	     queued.
+//	100  CPU 0: A's update (v 100); B forked at V 100 (deadline 600).
+//	200  A's update (v 200), A blocks: V 150, not eligible: delayed. B
+//	     is picked (agree).
+//	700  CPU 0's tick: B's update (v 600) renews its request (deadline
+//	     1600) and asks for a reschedule. Its softirq pulls M from CPU 1
+//	     (lag 0 there: V 50): M at CPU 0's V with A still delayed on the
+//	     queue, (200 + 600) / 2 = 400, deadline 900. Then the pick: V
+//	     400, A eligible with deadline 500 but delayed: purged; then M
+//	     (eligible, deadline 900) before B: B to M (agree).
+//
+// Settled at the pull, A would have left first and M stood at 600.
+func TestTickBalancePullBeforeItsPick(t *testing.T) {
+	on1 := func(e *timeline.Event) *timeline.Event {
+		e.SetInt(timeline.CPU, 1)
+		if e.IsSet(timeline.TargetCPU) {
+			e.SetInt(timeline.TargetCPU, 1)
+		}
+		return e
+	}
+	mig := ev(700*us, timeline.SchedMigrateTask)
+	mig.SetInt(timeline.PID, 4)
+	mig.SetStr(timeline.Comm, "m")
+	mig.SetInt(timeline.Prio, 120)
+	mig.SetInt(timeline.OrigCPU, 1)
+	mig.SetInt(timeline.DestCPU, 0)
+	evs := []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "a"),
+		sw(0, 0, "R", 1),
+		on1(wake(0, timeline.SchedWakeupNew, 3, "n")),
+		on1(sw(0, 0, "R", 3)),
+		on1(runtime(50*us, 3, 50*us, false)),
+		on1(wake(50*us, timeline.SchedWakeupNew, 4, "m")),
+		runtime(100*us, 1, 100*us, false),
+		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
+		runtime(200*us, 1, 100*us, false),
+		sw(200*us, 1, "S", 2),
+		runtime(700*us, 2, 500*us, true),
+		mig,
+		sw(700*us, 2, "R", 4),
+	}
+	s := handShadow(evs)
+	m := s.ents[4]
+	if m.v != 400*us || m.d != 900*us {
+		t.Errorf("M: v %d, deadline %d; want 400 µs, 900 µs (placed with A still delayed on CPU 0)", m.v, m.d)
+	}
+	if a := s.ents[1]; a.onRQ {
+		t.Errorf("A still queued (delayed %v), want purged by the pick", a.delayed)
+	}
+	checkPicks(t, s, map[string]picks{"idle": {agree: 2}, "block": {agree: 1}, "renewed": {agree: 1}})
+}
+
 // The shadow follows the engine's v6.12 rules exactly: on a replay of a
 // committed 6.12 recording every pick it can check agrees with the
 // replay's switch (FIDELITY.md round 61; the engine writes a
