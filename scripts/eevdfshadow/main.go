@@ -725,7 +725,12 @@ func (s *shadow) event(e *timeline.Event) {
 			}
 			return
 		}
+		// A balance detaching from this CPU comes after the attach of an
+		// earlier one's moves onto it (attach_tasks holds that queue's
+		// lock until all are attached): two ticks' balances at one
+		// instant of a replay, pulling each way.
 		src := s.rq(t.cpu)
+		s.flushIf(func(pd *pending) bool { return pd.moved && pd.cpu == t.cpu }, e.Time)
 		if src.curr == t {
 			src.curr = nil
 		}

@@ -302,6 +302,61 @@ func TestTickBalancePullBeforeItsPick(t *testing.T) {
 	checkPicks(t, s, map[string]picks{"idle": {agree: 2}, "block": {agree: 1}, "renewed": {agree: 1}})
 }
 
+// Two balances at one instant, each way: CPU 0's pulls X from CPU 1,
+// then CPU 1's pulls B from CPU 0. attach_tasks holds CPU 0's queue until
+// X is attached, so B's lag is taken with X there. By hand (two CPUs,
+// slice 1 ms, vruntimes in µs):
+//
+//	0     CPU 0: A forked (v 0) and run. CPU 1: N forked (v 0) and run.
+//	50    CPU 1: N's update (v 50); X forked at V 50 (deadline 550).
+//	100   CPU 0: A's update (v 100); B forked at V 100.
+//	1000  CPU 1: N's update (v 1000). X moved to CPU 0: lag 525 − 50 =
+//	      475 there, placed on CPU 0 (A and B at 100, load 2) with its
+//	      lag inflated to 475 × 3 / 2 = 712.5: v −612.5. Then B moved to
+//	      CPU 1: V on CPU 0 (100 + 100 − 612.5) / 3 = −137.5, B's lag
+//	      −237.5.
+//
+// Detached before X was attached, B's lag would have been 0.
+func TestAttachBeforeTheNextDetach(t *testing.T) {
+	on1 := func(e *timeline.Event) *timeline.Event {
+		e.SetInt(timeline.CPU, 1)
+		if e.IsSet(timeline.TargetCPU) {
+			e.SetInt(timeline.TargetCPU, 1)
+		}
+		return e
+	}
+	mig := func(pid int32, comm string, from, to int64) *timeline.Event {
+		e := ev(1000*us, timeline.SchedMigrateTask)
+		e.SetInt(timeline.CPU, to)
+		e.SetInt(timeline.PID, int64(pid))
+		e.SetStr(timeline.Comm, comm)
+		e.SetInt(timeline.Prio, 120)
+		e.SetInt(timeline.OrigCPU, from)
+		e.SetInt(timeline.DestCPU, to)
+		return e
+	}
+	evs := []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "a"),
+		sw(0, 0, "R", 1),
+		on1(wake(0, timeline.SchedWakeupNew, 3, "n")),
+		on1(sw(0, 0, "R", 3)),
+		on1(runtime(50*us, 3, 50*us, false)),
+		on1(wake(50*us, timeline.SchedWakeupNew, 4, "x")),
+		runtime(100*us, 1, 100*us, false),
+		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
+		on1(runtime(1000*us, 3, 950*us, false)),
+		mig(4, "x", 1, 0),
+		mig(2, "b", 0, 1),
+	}
+	s := handShadow(evs)
+	if x := s.ents[4]; !x.onRQ || x.cpu != 0 || x.v != -612500 {
+		t.Errorf("X: queued %v on CPU %d at v %d; want queued on CPU 0 at -612500 ns", x.onRQ, x.cpu, x.v)
+	}
+	if b := s.ents[2]; b.vlag != -237500 {
+		t.Errorf("B's lag at its move: %d ns, want -237500 (taken with X attached)", b.vlag)
+	}
+}
+
 // The shadow follows the engine's v6.12 rules exactly: on a replay of a
 // committed 6.12 recording every pick it can check agrees with the
 // replay's switch (FIDELITY.md round 61; the engine writes a
@@ -309,13 +364,18 @@ func TestTickBalancePullBeforeItsPick(t *testing.T) {
 // either side's rules that the other does not share shows up here.
 // schbench (two groups of threads cycling through usleep and futex
 // wakeups, hogs at ticks), hackbench (tens of tasks per CPU) and stress-ng
-// (real-time tasks, forks, exits) on guest-M r3.
+// (real-time tasks, forks, exits) on guest-M r3, and hackbench on guest-N
+// r2 and guest-P r3, whose replays found the shadow's order wrong three
+// times (FIDELITY.md rounds 113, 115 and 116).
 func TestExactOnReplay(t *testing.T) {
 	for _, c := range []struct {
-		workload string
-		min      int // picks checked, about the recording's count
-	}{{"schbench", 1500}, {"hackbench", 600}, {"stressng-mix", 4000}} {
-		path := filepath.Join("..", "..", "fixtures", "kernels", "v6.12", "guest-M-1s1c2t", "r3", c.workload+".perf.data.gz")
+		guest, workload string
+		min             int // picks checked, about the recording's count
+	}{
+		{"guest-M-1s1c2t/r3", "schbench", 1500}, {"guest-M-1s1c2t/r3", "hackbench", 600}, {"guest-M-1s1c2t/r3", "stressng-mix", 4000},
+		{"guest-N-2s1c1t-2numa/r2", "hackbench", 400}, {"guest-P-1s2c1t/r3", "hackbench", 200},
+	} {
+		path := filepath.Join("..", "..", "fixtures", "kernels", "v6.12", c.guest, c.workload+".perf.data.gz")
 		rd, err := ingest.Open(path)
 		if err != nil {
 			t.Fatal(err)
@@ -347,13 +407,13 @@ func TestExactOnReplay(t *testing.T) {
 			agree += p[0].agree
 			disagree += p[0].disagree
 			if p[0].disagree > 0 {
-				t.Errorf("%s, %s: %d of %d picks disagree with the replay", c.workload, k, p[0].disagree, p[0].agree+p[0].disagree)
+				t.Errorf("%s %s, %s: %d of %d picks disagree with the replay", c.guest, c.workload, k, p[0].disagree, p[0].agree+p[0].disagree)
 			}
 		}
 		if agree < c.min {
-			t.Errorf("%s: %d picks checked, want at least %d", c.workload, agree, c.min)
+			t.Errorf("%s %s: %d picks checked, want at least %d", c.guest, c.workload, agree, c.min)
 		}
-		t.Logf("%s: %d picks agree, %d disagree", c.workload, agree, disagree)
+		t.Logf("%s %s: %d picks agree, %d disagree", c.guest, c.workload, agree, disagree)
 	}
 }
 
