@@ -891,7 +891,8 @@ type Stats struct {
 	WakeOverheadNS    int64 `json:"wake_overhead_ns,omitempty"`
 	RepliesHeld       int64 `json:"replies_held"`
 	// RacedHeld: wakeups that raced their wakee's block in the trace
-	// (Edge.Raced), held until it blocked in the replay too.
+	// (Edge.Raced), found it running in the replay and were held until
+	// it blocked (one that finds it queued is a pending wakeup).
 	RacedHeld int64 `json:"raced_held"`
 	// RepliesAwaited: a waker that reached its await point before its
 	// wakee's reply and slept there (await.go); AwaitsStranded: such a

@@ -350,9 +350,10 @@ type Edge struct {
 	// Raced: this wakeup came while its wakee was still on its CPU,
 	// blocking (its sched_waking before its switch-out in S or D): the
 	// kernel's try_to_wake_up waited for the switch and queued it again at
-	// once (extractor.wakeRaced). The replay, finding the wakee not yet
-	// blocked at this edge, holds the wakeup until it blocks and wakes it
-	// then, rather than letting it run on without sleeping.
+	// once (extractor.wakeRaced). The replay, finding the wakee still
+	// running at this edge, holds the wakeup until it blocks and wakes it
+	// then, rather than letting it run on without sleeping (one that finds
+	// it queued is a no-op, as try_to_wake_up on a runnable task is).
 	Raced bool
 	// EnqueueAfterStall: the waker's vCPU was descheduled inside this
 	// try_to_wake_up: the trace shows a host stall of the waker ending at
