@@ -44,6 +44,62 @@ func wake(t int64, kind timeline.Kind, pid int32, comm string) *timeline.Event {
 	return e
 }
 
+// on1 moves a hand-made event (and its target) to CPU 1.
+func on1(e *timeline.Event) *timeline.Event {
+	e.SetInt(timeline.CPU, 1)
+	if e.IsSet(timeline.TargetCPU) {
+		e.SetInt(timeline.TargetCPU, 1)
+	}
+	return e
+}
+
+// migrate is a balancer's sched_migrate_task of pid, written on the
+// pulling CPU (to).
+func migrate(t int64, pid int32, comm string, from, to int64) *timeline.Event {
+	e := ev(t, timeline.SchedMigrateTask)
+	e.SetInt(timeline.CPU, to)
+	e.SetInt(timeline.PID, int64(pid))
+	e.SetStr(timeline.Comm, comm)
+	e.SetInt(timeline.Prio, 120)
+	e.SetInt(timeline.OrigCPU, from)
+	e.SetInt(timeline.DestCPU, to)
+	return e
+}
+
+// aDelayedBRuns is the start several hand-worked schedules share, on CPU
+// 0 (vruntimes in µs): A forked onto the empty queue (v 0, deadline 500)
+// and run; B forked at 100 after A's update (A v 100; B at V 100,
+// deadline 600); A's update at 200 (v 200) and its block, not eligible
+// (V 150): delayed; B picked.
+func aDelayedBRuns() []*timeline.Event {
+	return []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "a"),
+		sw(0, 0, "R", 1),
+		runtime(100*us, 1, 100*us, false),
+		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
+		runtime(200*us, 1, 100*us, false),
+		sw(200*us, 1, "S", 2),
+	}
+}
+
+// twoCPUStart is the start two hand-worked schedules share (vruntimes
+// in µs): A forked onto CPU 0's empty queue (v 0, deadline 500) and run,
+// N onto CPU 1's; at 50 N's update (v 50) and task 4, named fourth,
+// forked onto CPU 1 at V 50 (deadline 550), queued; at 100 A's update
+// (v 100) and B forked onto CPU 0 at V 100 (deadline 600).
+func twoCPUStart(fourth string) []*timeline.Event {
+	return []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "a"),
+		sw(0, 0, "R", 1),
+		on1(wake(0, timeline.SchedWakeupNew, 3, "n")),
+		on1(sw(0, 0, "R", 3)),
+		on1(runtime(50*us, 3, 50*us, false)),
+		on1(wake(50*us, timeline.SchedWakeupNew, 4, fourth)),
+		runtime(100*us, 1, 100*us, false),
+		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
+	}
+}
+
 const us = 1000
 
 // handShadow runs a hand-worked one-CPU schedule (slice 1 ms, HZ 250, no
@@ -157,19 +213,13 @@ func TestHandWorked(t *testing.T) {
 func TestHeldWakeupOfADelayedTask(t *testing.T) {
 	waking := wake(300*us, timeline.SchedWaking, 2, "b")
 	waking.SetInt(timeline.CPU, 1)
-	evs := []*timeline.Event{
-		wake(0, timeline.SchedWakeupNew, 1, "a"),
-		sw(0, 0, "R", 1),
-		runtime(100*us, 1, 100*us, false),
-		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
-		runtime(200*us, 1, 100*us, false),
-		sw(200*us, 1, "S", 2),
+	evs := append(aDelayedBRuns(),
 		runtime(300*us, 2, 100*us, false),
 		waking,
 		runtime(350*us, 2, 50*us, false),
 		sw(350*us, 2, "D", 0),
 		sw(400*us, 0, "R", 2),
-	}
+	)
 	s := handShadow(evs)
 	checkPicks(t, s, map[string]picks{"idle": {agree: 2}, "block": {agree: 2}})
 	if a := s.ents[1]; a.onRQ {
@@ -206,18 +256,12 @@ func TestHeldWakeupOfADelayedTask(t *testing.T) {
 func TestIPIEnqueueReschedIsNotTheTicks(t *testing.T) {
 	wakeC := wake(700*us, timeline.SchedWaking, 3, "c")
 	wakeC.SetInt(timeline.CPU, 1)
-	evs := []*timeline.Event{
-		wake(0, timeline.SchedWakeupNew, 1, "a"),
-		sw(0, 0, "R", 1),
-		runtime(100*us, 1, 100*us, false),
-		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
-		runtime(200*us, 1, 100*us, false),
-		sw(200*us, 1, "S", 2),
+	evs := append(aDelayedBRuns(),
 		wakeC,
 		runtime(700*us, 2, 500*us, true),
 		wake(800*us, timeline.SchedWaking, 4, "e"),
 		runtime(800*us, 2, 100*us, false),
-	}
+	)
 	s := handShadow(evs)
 	if c := s.ents[3]; !c.onRQ || c.v != 400*us {
 		t.Fatalf("C: queued %v, v %d; want queued at 400 µs", c.onRQ, c.v)
@@ -263,34 +307,13 @@ func TestIPIEnqueueReschedIsNotTheTicks(t *testing.T) {
 //
 // Settled at the pull, A would have left first and M stood at 600.
 func TestTickBalancePullBeforeItsPick(t *testing.T) {
-	on1 := func(e *timeline.Event) *timeline.Event {
-		e.SetInt(timeline.CPU, 1)
-		if e.IsSet(timeline.TargetCPU) {
-			e.SetInt(timeline.TargetCPU, 1)
-		}
-		return e
-	}
-	mig := ev(700*us, timeline.SchedMigrateTask)
-	mig.SetInt(timeline.PID, 4)
-	mig.SetStr(timeline.Comm, "m")
-	mig.SetInt(timeline.Prio, 120)
-	mig.SetInt(timeline.OrigCPU, 1)
-	mig.SetInt(timeline.DestCPU, 0)
-	evs := []*timeline.Event{
-		wake(0, timeline.SchedWakeupNew, 1, "a"),
-		sw(0, 0, "R", 1),
-		on1(wake(0, timeline.SchedWakeupNew, 3, "n")),
-		on1(sw(0, 0, "R", 3)),
-		on1(runtime(50*us, 3, 50*us, false)),
-		on1(wake(50*us, timeline.SchedWakeupNew, 4, "m")),
-		runtime(100*us, 1, 100*us, false),
-		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
+	evs := append(twoCPUStart("m"),
 		runtime(200*us, 1, 100*us, false),
 		sw(200*us, 1, "S", 2),
 		runtime(700*us, 2, 500*us, true),
-		mig,
+		migrate(700*us, 4, "m", 1, 0),
 		sw(700*us, 2, "R", 4),
-	}
+	)
 	s := handShadow(evs)
 	m := s.ents[4]
 	if m.v != 400*us || m.d != 900*us {
@@ -318,36 +341,11 @@ func TestTickBalancePullBeforeItsPick(t *testing.T) {
 //
 // Detached before X was attached, B's lag would have been 0.
 func TestAttachBeforeTheNextDetach(t *testing.T) {
-	on1 := func(e *timeline.Event) *timeline.Event {
-		e.SetInt(timeline.CPU, 1)
-		if e.IsSet(timeline.TargetCPU) {
-			e.SetInt(timeline.TargetCPU, 1)
-		}
-		return e
-	}
-	mig := func(pid int32, comm string, from, to int64) *timeline.Event {
-		e := ev(1000*us, timeline.SchedMigrateTask)
-		e.SetInt(timeline.CPU, to)
-		e.SetInt(timeline.PID, int64(pid))
-		e.SetStr(timeline.Comm, comm)
-		e.SetInt(timeline.Prio, 120)
-		e.SetInt(timeline.OrigCPU, from)
-		e.SetInt(timeline.DestCPU, to)
-		return e
-	}
-	evs := []*timeline.Event{
-		wake(0, timeline.SchedWakeupNew, 1, "a"),
-		sw(0, 0, "R", 1),
-		on1(wake(0, timeline.SchedWakeupNew, 3, "n")),
-		on1(sw(0, 0, "R", 3)),
-		on1(runtime(50*us, 3, 50*us, false)),
-		on1(wake(50*us, timeline.SchedWakeupNew, 4, "x")),
-		runtime(100*us, 1, 100*us, false),
-		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
+	evs := append(twoCPUStart("x"),
 		on1(runtime(1000*us, 3, 950*us, false)),
-		mig(4, "x", 1, 0),
-		mig(2, "b", 0, 1),
-	}
+		migrate(1000*us, 4, "x", 1, 0),
+		migrate(1000*us, 2, "b", 0, 1),
+	)
 	s := handShadow(evs)
 	if x := s.ents[4]; !x.onRQ || x.cpu != 0 || x.v != -612500 {
 		t.Errorf("X: queued %v on CPU %d at v %d; want queued on CPU 0 at -612500 ns", x.onRQ, x.cpu, x.v)
