@@ -102,7 +102,7 @@ func main() {
 	set612 := flag.String("set612", "", "a --set for Debian's 6.12 recordings only (an EEVDF option the 6.1 policies refuse, e.g. slice_protection=none: FIDELITY.md round 76)")
 	policy618 := flag.String("policy618", "", "the policy for this machine's 6.18 recordings instead of latest (e.g. latest+155213a2aed4: FIDELITY.md round 25)")
 	table := flag.Bool("table", false, "print FIDELITY.md's results table (markdown) instead of one line per run")
-	against := flag.String("against", "", "compare with the runs kept in this directory (an earlier -o): per recording and goal, the runs that met it before and now, over the seeds both have")
+	against := flag.String("against", "", "compare with the runs kept in this directory (an earlier -o): per recording and goal, the runs that met it before and now, over the seeds both have; then the totals per kernel, overall and per workload, each with the change chance alone would give")
 	goals := flag.Bool("goals", false, "also print, per recording, how many runs met each goal (the per-recording counts FIDELITY.md's rounds quote, e.g. round 34)")
 	repeats := flag.Bool("repeats", false, "also replay the repeat recordings (fixtures/kernels/repeats) and print how the kernel's own recordings of a workload meet the goals against each other (FIDELITY.md round 49)")
 	sameDay := flag.Bool("same-day", false, "also replay the six workloads recorded under 6.1 and 6.12 on one day, boots alternating (fixtures/kernels/crosskernel, FIDELITY.md round 109), groups of their own, and print the kernel against itself for them")
@@ -1075,6 +1075,11 @@ func printAgainst(runs []*run, dir string) error {
 	var kerns []string
 	var allB, allN int
 	var allChance float64
+	// Per workload too: a change that moves every recording of one
+	// workload the same way is a rule's effect even where the total is
+	// within chance (round 114: schbench and stress-ng up, messaging
+	// and hackbench down over both seed ranges).
+	wlB, wlN, wlChance := map[string]int{}, map[string]int{}, map[string]float64{}
 	for _, k := range keys {
 		kn := kern[k.name]
 		if _, ok := totB[kn]; !ok {
@@ -1084,6 +1089,10 @@ func printAgainst(runs []*run, dir string) error {
 		totN[kn] += now[k]
 		v := chanceVar(before[k], now[k], runsOf[k])
 		chance[kn] += v
+		wl := workloadOf(k.name)
+		wlB[wl] += before[k]
+		wlN[wl] += now[k]
+		wlChance[wl] += v
 		allB, allN, allChance = allB+before[k], allN+now[k], allChance+v
 		if before[k] != now[k] {
 			fmt.Printf("  %-40s %-24s %3d -> %3d\n", k.name, k.metric, before[k], now[k])
@@ -1101,7 +1110,28 @@ func printAgainst(runs []*run, dir string) error {
 		line(kn, totB[kn], totN[kn], chance[kn])
 	}
 	line("all", allB, allN, allChance)
+	var wls []string
+	for wl := range wlB {
+		if wlB[wl] != wlN[wl] {
+			wls = append(wls, wl)
+		}
+	}
+	if len(wls) > 0 {
+		slices.Sort(wls)
+		fmt.Println("by workload (every group):")
+		for _, wl := range wls {
+			line("  "+wl, wlB[wl], wlN[wl], wlChance[wl])
+		}
+	}
 	return nil
+}
+
+// workloadOf is a recording's workload: its name's last path element
+// without the repeat suffix ("guest-M-1s1c2t-v6.12/hackbench@r2":
+// hackbench).
+func workloadOf(name string) string {
+	f := family(name)
+	return f[strings.LastIndex(f, "/")+1:]
 }
 
 // readKept reads run r's JSON kept in dir by an earlier -o; nil when that

@@ -232,3 +232,17 @@ func TestMergedRowsByHand(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestWorkloadOf(t *testing.T) {
+	for name, want := range map[string]string{
+		"guest-M-1s1c2t-v6.12/hackbench@r2":         "hackbench",
+		"guest-Q-1s2c2t-6.12-same-day/messaging@r3": "messaging",
+		"local-6.18/schbench-m1-t2":                 "schbench-m1-t2",
+		"recorded/perf_sched_pipe.data":             "perf_sched_pipe.data",
+		"plain":                                     "plain",
+	} {
+		if got := workloadOf(name); got != want {
+			t.Errorf("workloadOf(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
