@@ -57,23 +57,28 @@ func TestBandRowsByHand(t *testing.T) {
 // recordingName by hand: a committed recording is GUEST/WORKLOAD; a
 // repeat, holdout or affinity recording adds @rN to its guest's family, a
 // run of one boot with the timer events @tN; Debian's 6.12 boots of a
-// guest are a family of their own.
+// guest are a family of their own. The workload (-against's per-workload
+// totals) is the family's last element.
 func TestRecordingName(t *testing.T) {
-	for path, want := range map[string]string{
-		"fixtures/kernels/guest-P-1s2c1t/hackbench.perf.data":                                "guest-P-1s2c1t/hackbench",
-		"fixtures/kernels/repeats/guest-P-1s2c1t/r2/hackbench.perf.data.gz":                  "guest-P-1s2c1t/hackbench@r2",
-		"fixtures/kernels/holdout/guest-B-1s4c2t/r1/pipe.perf.data.gz":                       "guest-B-1s4c2t/pipe@r1",
-		"fixtures/kernels/affinity/guest-Q-1s2c2t/r1/taskset-hogs.perf.data.gz":              "guest-Q-1s2c2t/taskset-hogs@r1",
-		"fixtures/kernels/v6.12/guest-P-1s2c1t/r3/schbench.perf.data.gz":                     "guest-P-1s2c1t-v6.12/schbench@r3",
-		"fixtures/kernels/crosskernel/v6.12/guest-N-2s1c1t-2numa/r2/pipe.perf.data.gz":       "guest-N-2s1c1t-2numa-6.12-same-day/pipe@r2",
-		"fixtures/kernels/crosskernel/v6.1/guest-M-1s1c2t/r1/hackbench.perf.data.gz":         "guest-M-1s1c2t-6.1-same-day/hackbench@r1",
-		"fixtures/local-6.18/repeats/r2/stressng-mix.perf.data":                              "local-6.18/stressng-mix@r2",
-		"fixtures/local-6.18/hackbench-g2-l100.perf.data":                                    "local-6.18/hackbench-g2-l100",
-		"fixtures/kernels/idle-tick/guest-B-1s4c2t/schbench/schbench-3.perf.data.gz":         "guest-B-1s4c2t/schbench@t3",
-		"fixtures/kernels/idle-tick/guest-B-1s4c2t/stressng-mix/stressng-mix-2.perf.data.gz": "guest-B-1s4c2t/stressng-mix@t2",
+	for path, want := range map[string][2]string{ // name, workload
+		"fixtures/kernels/guest-P-1s2c1t/hackbench.perf.data":                                {"guest-P-1s2c1t/hackbench", "hackbench"},
+		"fixtures/kernels/repeats/guest-P-1s2c1t/r2/hackbench.perf.data.gz":                  {"guest-P-1s2c1t/hackbench@r2", "hackbench"},
+		"fixtures/kernels/holdout/guest-B-1s4c2t/r1/pipe.perf.data.gz":                       {"guest-B-1s4c2t/pipe@r1", "pipe"},
+		"fixtures/kernels/affinity/guest-Q-1s2c2t/r1/taskset-hogs.perf.data.gz":              {"guest-Q-1s2c2t/taskset-hogs@r1", "taskset-hogs"},
+		"fixtures/kernels/v6.12/guest-P-1s2c1t/r3/schbench.perf.data.gz":                     {"guest-P-1s2c1t-v6.12/schbench@r3", "schbench"},
+		"fixtures/kernels/crosskernel/v6.12/guest-N-2s1c1t-2numa/r2/pipe.perf.data.gz":       {"guest-N-2s1c1t-2numa-6.12-same-day/pipe@r2", "pipe"},
+		"fixtures/kernels/crosskernel/v6.1/guest-M-1s1c2t/r1/hackbench.perf.data.gz":         {"guest-M-1s1c2t-6.1-same-day/hackbench@r1", "hackbench"},
+		"fixtures/local-6.18/repeats/r2/stressng-mix.perf.data":                              {"local-6.18/stressng-mix@r2", "stressng-mix"},
+		"fixtures/local-6.18/hackbench-g2-l100.perf.data":                                    {"local-6.18/hackbench-g2-l100", "hackbench-g2-l100"},
+		"fixtures/kernels/idle-tick/guest-B-1s4c2t/schbench/schbench-3.perf.data.gz":         {"guest-B-1s4c2t/schbench@t3", "schbench"},
+		"fixtures/kernels/idle-tick/guest-B-1s4c2t/stressng-mix/stressng-mix-2.perf.data.gz": {"guest-B-1s4c2t/stressng-mix@t2", "stressng-mix"},
 	} {
-		if got := recordingName(path); got != want {
-			t.Errorf("%s: %q, want %q", path, got, want)
+		got := recordingName(path)
+		if got != want[0] {
+			t.Errorf("%s: %q, want %q", path, got, want[0])
+		}
+		if wl := workloadOf(got); wl != want[1] {
+			t.Errorf("%s: workload %q, want %q", path, wl, want[1])
 		}
 	}
 }
@@ -230,19 +235,5 @@ func TestMergedRowsByHand(t *testing.T) {
 	want := "6.1 shared           p50 1 missed, 0 within the bound, p95 2 missed, 1 within the bound, p99 0 missed, 0 within the bound"
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
-func TestWorkloadOf(t *testing.T) {
-	for name, want := range map[string]string{
-		"guest-M-1s1c2t-v6.12/hackbench@r2":         "hackbench",
-		"guest-Q-1s2c2t-6.12-same-day/messaging@r3": "messaging",
-		"local-6.18/schbench-m1-t2":                 "schbench-m1-t2",
-		"recorded/perf_sched_pipe.data":             "perf_sched_pipe.data",
-		"plain":                                     "plain",
-	} {
-		if got := workloadOf(name); got != want {
-			t.Errorf("workloadOf(%q) = %q, want %q", name, got, want)
-		}
 	}
 }
