@@ -684,7 +684,7 @@ func choiceRows(runs []*run) (families, recordings []choiceRow) {
 			row.sim[i] = scriptutil.Median(per[i])
 		}
 		recordings = append(recordings, row)
-		fam := rs[0].group + " " + filepath.Base(family(n))
+		fam := rs[0].group + " " + workloadOf(n)
 		j, seen := famIdx[fam]
 		if !seen {
 			j = len(families)
@@ -1070,49 +1070,55 @@ func printAgainst(runs []*run, dir string) error {
 		fmt.Printf("; %d runs not there, left out", missing)
 	}
 	fmt.Println(":")
-	totB, totN := map[string]int{}, map[string]int{}
-	chance := map[string]float64{}
-	var kerns []string
-	var allB, allN int
-	var allChance float64
-	// Per workload too: a change that moves every recording of one
+	// A tally is goals met before and now over some keys, with the
+	// variance chance alone gives their difference. Per kernel, overall,
+	// and per workload: a change that moves every recording of one
 	// workload the same way is a rule's effect even where the total is
 	// within chance (round 114: schbench and stress-ng up, messaging
 	// and hackbench down over both seed ranges).
-	wlB, wlN, wlChance := map[string]int{}, map[string]int{}, map[string]float64{}
+	type tally struct {
+		before, now int
+		chance      float64
+	}
+	byKern, byWorkload := map[string]*tally{}, map[string]*tally{}
+	var kerns []string
+	var all tally
+	add := func(m map[string]*tally, name string, b, n int, v float64) {
+		t := m[name]
+		if t == nil {
+			t = &tally{}
+			m[name] = t
+		}
+		t.before, t.now, t.chance = t.before+b, t.now+n, t.chance+v
+	}
 	for _, k := range keys {
 		kn := kern[k.name]
-		if _, ok := totB[kn]; !ok {
+		if _, ok := byKern[kn]; !ok {
 			kerns = append(kerns, kn)
 		}
-		totB[kn] += before[k]
-		totN[kn] += now[k]
 		v := chanceVar(before[k], now[k], runsOf[k])
-		chance[kn] += v
-		wl := workloadOf(k.name)
-		wlB[wl] += before[k]
-		wlN[wl] += now[k]
-		wlChance[wl] += v
-		allB, allN, allChance = allB+before[k], allN+now[k], allChance+v
+		add(byKern, kn, before[k], now[k], v)
+		add(byWorkload, workloadOf(k.name), before[k], now[k], v)
+		all.before, all.now, all.chance = all.before+before[k], all.now+now[k], all.chance+v
 		if before[k] != now[k] {
 			fmt.Printf("  %-40s %-24s %3d -> %3d\n", k.name, k.metric, before[k], now[k])
 		}
 	}
-	line := func(name string, b, n int, v float64) {
-		sd := math.Sqrt(v)
+	line := func(name string, t *tally) {
+		sd := math.Sqrt(t.chance)
 		z := 0.0
 		if sd > 0 {
-			z = float64(n-b) / sd
+			z = float64(t.now-t.before) / sd
 		}
-		fmt.Printf("%-14s %d -> %d goals met (%+d; by chance ±%.0f, so %+.1f of that)\n", name, b, n, n-b, sd, z)
+		fmt.Printf("%-14s %d -> %d goals met (%+d; by chance ±%.0f, so %+.1f of that)\n", name, t.before, t.now, t.now-t.before, sd, z)
 	}
 	for _, kn := range kerns {
-		line(kn, totB[kn], totN[kn], chance[kn])
+		line(kn, byKern[kn])
 	}
-	line("all", allB, allN, allChance)
+	line("all", &all)
 	var wls []string
-	for wl := range wlB {
-		if wlB[wl] != wlN[wl] {
+	for wl, t := range byWorkload {
+		if t.before != t.now {
 			wls = append(wls, wl)
 		}
 	}
@@ -1120,7 +1126,7 @@ func printAgainst(runs []*run, dir string) error {
 		slices.Sort(wls)
 		fmt.Println("by workload (every group):")
 		for _, wl := range wls {
-			line("  "+wl, wlB[wl], wlN[wl], wlChance[wl])
+			line("  "+wl, byWorkload[wl])
 		}
 	}
 	return nil
@@ -1129,10 +1135,7 @@ func printAgainst(runs []*run, dir string) error {
 // workloadOf is a recording's workload: its name's last path element
 // without the repeat suffix ("guest-M-1s1c2t-v6.12/hackbench@r2":
 // hackbench).
-func workloadOf(name string) string {
-	f := family(name)
-	return f[strings.LastIndex(f, "/")+1:]
-}
+func workloadOf(name string) string { return filepath.Base(family(name)) }
 
 // readKept reads run r's JSON kept in dir by an earlier -o; nil when that
 // run is not there.
