@@ -16,6 +16,7 @@ import (
 
 	"github.com/schedreplay/replay/analysis"
 	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/internal/arrowtest"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -274,6 +275,51 @@ func TestWorkloadRoundTrip(t *testing.T) {
 	b2, _ = os.ReadFile(s2)
 	if !bytes.Equal(b1, b2) {
 		t.Error("replay of the saved workload differs from the replay of the extracted one")
+	}
+}
+
+// A workload file is written in record batches of at most
+// workloadBatchRows rows (a large trace's in one batch passed arrow-go's
+// 256 MiB bound on a message body, and LoadWorkload refused the file
+// --save-workload had written). Saved with a bound of 100 rows, the
+// fixture's file has one batch per 100 rows, and read back and saved
+// again with the usual bound it gives the bytes of the usual save.
+func TestWorkloadFileInBatches(t *testing.T) {
+	w, _ := extractFixture(t, fixtures(t)[0])
+	dir := t.TempDir()
+	one, small, again := filepath.Join(dir, "one.arrow"), filepath.Join(dir, "small.arrow"), filepath.Join(dir, "again.arrow")
+	if err := SaveWorkload(one, w); err != nil {
+		t.Fatal(err)
+	}
+	defer func(n int64) { workloadBatchRows = n }(workloadBatchRows)
+	workloadBatchRows = 100
+	if err := SaveWorkload(small, w); err != nil {
+		t.Fatal(err)
+	}
+	fr := arrowtest.OpenFile(t, small)
+	rows, batches := int64(0), int64(fr.NumRecords())
+	for i := range fr.NumRecords() {
+		rec, err := fr.RecordBatch(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows += rec.NumRows()
+	}
+	if want := (rows + 99) / 100; batches != want || rows <= 100 {
+		t.Fatalf("%d rows in %d batches, want %d batches of at most 100 rows (and more than one)", rows, batches, want)
+	}
+	w2, err := LoadWorkload(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	workloadBatchRows = 1 << 17
+	if err := SaveWorkload(again, w2); err != nil {
+		t.Fatal(err)
+	}
+	b1, _ := os.ReadFile(one)
+	b2, _ := os.ReadFile(again)
+	if !bytes.Equal(b1, b2) {
+		t.Error("the workload read from batches of 100 rows saves other bytes than the workload itself")
 	}
 }
 

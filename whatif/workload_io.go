@@ -132,9 +132,16 @@ func wlMetadata(w *Workload) (arrow.Metadata, error) {
 	return arrow.NewMetadata(keys, vals), nil
 }
 
-// writeWorkloadFile writes the one record batch of a workload file to
-// path (under a temporary name, then renamed).
-// wrap, if not nil, wraps the file's writer.
+// workloadBatchRows is the most rows one record batch of a workload file
+// holds. Arrow readers bound a message's body (arrow-go: 256 MiB by
+// default), which a large trace's workload in one batch passes (a
+// 1.0 M-event hackbench recording: 286 MB); a batch of this many rows
+// stays near 50 MB. A variable for tests.
+var workloadBatchRows int64 = 1 << 17
+
+// writeWorkloadFile writes the rows of a workload file to path (under a
+// temporary name, then renamed), in record batches of at most
+// workloadBatchRows rows. wrap, if not nil, wraps the file's writer.
 func writeWorkloadFile(path string, schema *arrow.Schema, mem memory.Allocator, rec arrow.RecordBatch, wrap func(io.Writer) io.Writer) error {
 	out, err := atomicfile.Create(path)
 	if err != nil {
@@ -146,7 +153,11 @@ func writeWorkloadFile(path string, schema *arrow.Schema, mem memory.Allocator, 
 	}
 	fw, err := ipc.NewFileWriter(ow, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	if err == nil {
-		err = fw.Write(rec)
+		for lo, n := int64(0), rec.NumRows(); err == nil && (lo < n || lo == 0); lo += workloadBatchRows {
+			part := rec.NewSlice(lo, min(lo+workloadBatchRows, n))
+			err = fw.Write(part)
+			part.Release()
+		}
 		if cerr := fw.Close(); err == nil {
 			err = cerr
 		}
@@ -301,6 +312,15 @@ func IsWorkloadFile(path string) (ok bool) {
 	return md.FindKey("replay_workload") >= 0
 }
 
+// bodyLimit bounds a record batch's body by the file holding it: files
+// written before workloadBatchRows held one batch, over arrow-go's
+// default bound on a large trace, and no batch can be longer than its
+// file (the file reader checks each block against the file's size), so
+// the allocation stays what the input justifies.
+func bodyLimit(fileSize int64) ipc.Option {
+	return ipc.WithBodySizeLimit(max(fileSize, 1))
+}
+
 // LoadWorkload reads a file SaveWorkload wrote (or any Arrow file with
 // the same columns, e.g. written by a notebook or a synthetic generator).
 func LoadWorkload(path string) (w *Workload, err error) {
@@ -322,7 +342,7 @@ func LoadWorkload(path string) (w *Workload, err error) {
 	if err := timeline.CheckIPCFooter(f, st.Size()); err != nil {
 		return nil, fmt.Errorf("%s: damaged Arrow IPC file: %w", path, err)
 	}
-	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(memory.NewGoAllocator()))
+	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(memory.NewGoAllocator()), bodyLimit(st.Size()))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
