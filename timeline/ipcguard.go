@@ -5,8 +5,19 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"io"
 )
+
+// IPCBodyLimit is the reader option bounding an Arrow IPC file's record
+// batch bodies by the file's size (arrow-go's reader checks every block
+// against the file as well): the allocation stays what the input
+// justifies. arrow-go's own default, 256 MiB, refuses a batch a notebook
+// or an older replay wrote larger than that (a large trace's workload
+// in one batch was 286 MB).
+func IPCBodyLimit(fileSize int64) ipc.Option {
+	return ipc.WithBodySizeLimit(max(fileSize, 1))
+}
 
 // CheckIPCFooter reads an Arrow IPC file's footer (f of size bytes) and
 // checks that every vector its schema names fits in the footer's bytes;

@@ -135,7 +135,7 @@ func (r *Reader) openIPC() error {
 	if err := CheckIPCFooter(r.f, st.Size()); err != nil {
 		return fmt.Errorf("damaged Arrow IPC file: %w", err)
 	}
-	fr, err := ipc.NewFileReader(r.f, ipc.WithAllocator(memory.NewGoAllocator()))
+	fr, err := ipc.NewFileReader(r.f, ipc.WithAllocator(memory.NewGoAllocator()), IPCBodyLimit(st.Size()))
 	if err != nil {
 		return err
 	}

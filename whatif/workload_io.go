@@ -312,15 +312,6 @@ func IsWorkloadFile(path string) (ok bool) {
 	return md.FindKey("replay_workload") >= 0
 }
 
-// bodyLimit bounds a record batch's body by the file holding it: files
-// written before workloadBatchRows held one batch, over arrow-go's
-// default bound on a large trace, and no batch can be longer than its
-// file (the file reader checks each block against the file's size), so
-// the allocation stays what the input justifies.
-func bodyLimit(fileSize int64) ipc.Option {
-	return ipc.WithBodySizeLimit(max(fileSize, 1))
-}
-
 // LoadWorkload reads a file SaveWorkload wrote (or any Arrow file with
 // the same columns, e.g. written by a notebook or a synthetic generator).
 func LoadWorkload(path string) (w *Workload, err error) {
@@ -342,7 +333,7 @@ func LoadWorkload(path string) (w *Workload, err error) {
 	if err := timeline.CheckIPCFooter(f, st.Size()); err != nil {
 		return nil, fmt.Errorf("%s: damaged Arrow IPC file: %w", path, err)
 	}
-	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(memory.NewGoAllocator()), bodyLimit(st.Size()))
+	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(memory.NewGoAllocator()), timeline.IPCBodyLimit(st.Size()))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
