@@ -32,6 +32,15 @@ import (
 // statistics count everything. Config.FullWindow keeps the whole replay,
 // and so does a trace without such a recorder (not recorded by perf with
 // a command line, or a workload file without one).
+//
+// The recorder's own wakeups from interrupt context (perf record woken as
+// its ring buffers pass their watermark) are replayed at their recorded
+// times whatever Config.Arrivals says (scheduleArrival): the recorded
+// workload paced them, not a sleep of perf's, and replayed a recorded
+// sleep after each block they drift by every wait perf has in the replay,
+// which delays the activation the command's exit starts and so the
+// window's end (0.87 s of idle machine after a 15 s hackbench recording,
+// FIDELITY.md round 119).
 
 // recordingPlan returns the recorder task (-1: none) and, per task, whether
 // the window waits for its last activation.

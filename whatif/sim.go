@@ -15,7 +15,8 @@ type ArrivalMode int
 
 const (
 	// ArrivalsRelative (default): the recorded sleep length after the task
-	// blocked in the replay (a timer armed when the task slept).
+	// blocked in the replay (a timer armed when the task slept). The
+	// recorder's own are at their recorded times either way (recording.go).
 	ArrivalsRelative ArrivalMode = iota
 	// ArrivalsAbsolute: at the recorded time (an external event), or at
 	// once if the task is still busy then.
@@ -1868,7 +1869,7 @@ func (s *Sim) scheduleArrival(t *simTask, k int32) {
 	a := &t.w.Activations[k]
 	at := s.now + a.SleepNS
 	switch {
-	case s.cfg.Arrivals == ArrivalsAbsolute || k == 0:
+	case s.cfg.Arrivals == ArrivalsAbsolute || k == 0 || t.id == s.recorder:
 		at = a.ReleaseNS
 		if a.TickSoftIRQ && s.cfg.TickSoftIRQ {
 			s.holdTick(t, s.nearestTick(a.ReleaseNS), at)
