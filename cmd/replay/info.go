@@ -52,7 +52,7 @@ func infoCommand() *cli.Command {
 func readMeta(path string) (*timeline.Meta, error) {
 	r, err := ingest.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, workloadHint(path, err)
 	}
 	defer r.Close()
 	if _, ok := r.(*timeline.Reader); ok {

@@ -11,6 +11,7 @@ import (
 	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
+	"github.com/schedreplay/replay/whatif"
 )
 
 // inputPath is the trace a command reads: -i FILE, or FILE as its one
@@ -38,9 +39,20 @@ func inputPath(c *cli.Context, command string) (string, error) {
 func openInput(path string, warn io.Writer) (timeline.EventReader, error) {
 	r, err := ingest.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, workloadHint(path, err)
 	}
 	return &dropWarner{EventReader: r, path: path, w: warn}, nil
+}
+
+// workloadHint returns err, or for a workload file (an Arrow file too,
+// which the timeline reader refuses for its missing replay_version, a
+// complaint that says neither what the file is nor which command reads
+// it) an error that says both.
+func workloadHint(path string, err error) error {
+	if whatif.IsWorkloadFile(path) {
+		return fmt.Errorf("%s is a replay workload file (tasks, activations and wake edges, as whatif --save-workload writes), not a trace or timeline: replay whatif -i reads it", path)
+	}
+	return err
 }
 
 // dropWarner says what the reader dropped when its stream ends.

@@ -45,3 +45,23 @@ func TestInputAsArgument(t *testing.T) {
 		})
 	}
 }
+
+// A workload file given to a command that reads traces says what it is
+// and which command reads it (exit 1), rather than the timeline reader's
+// "no replay_version"; replay whatif -i reads it.
+func TestWorkloadFileToTraceCommands(t *testing.T) {
+	dir := t.TempDir()
+	wl := dir + "/w.arrow"
+	if r := run(t, dir, "whatif", "-i", fixturePerfData(t)[0], "--save-workload", wl); r.code != 0 {
+		t.Fatalf("whatif --save-workload: exit %d: %s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"info"}, {"latency"}, {"script"}, {"report", "-o", dir + "/r.html"}, {"export", "pprof", "-o", dir + "/p.pb.gz"}} {
+		r := run(t, dir, append(args, "-i", wl)...)
+		if r.code != 1 || !strings.Contains(r.stderr, "is a replay workload file") || !strings.Contains(r.stderr, "replay whatif -i reads it") {
+			t.Errorf("%s -i workload: exit %d, stderr %q; want 1 and what the file is", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+	if r := run(t, dir, "whatif", "-i", wl); r.code != 0 {
+		t.Errorf("whatif -i workload: exit %d: %s", r.code, r.stderr)
+	}
+}
