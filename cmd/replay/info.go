@@ -13,6 +13,7 @@ import (
 	"github.com/schedreplay/replay/internal/textsafe"
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
+	"github.com/schedreplay/replay/whatif"
 )
 
 func inputFlag() cli.Flag {
@@ -24,7 +25,7 @@ func infoCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "info",
 		ArgsUsage: "[TRACE]  (or -i TRACE; default replay.arrow)",
-		Usage:     "summarise a timeline or any raw trace",
+		Usage:     "summarise a timeline, any raw trace, or a workload file (whatif --save-workload)",
 		Flags: []cli.Flag{
 			inputFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
@@ -33,6 +34,9 @@ func infoCommand() *cli.Command {
 			in, err := inputPath(c, "info")
 			if err != nil {
 				return err
+			}
+			if whatif.IsWorkloadFile(in) {
+				return writeWorkloadInfo(c.App.Writer, in, c.Bool("json"))
 			}
 			meta, err := readMeta(in)
 			if err != nil {
@@ -144,4 +148,101 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// workloadInfo is `replay info --json` of a workload file: what whatif -i
+// replays (tasks, their activations, the wake edges between them), where
+// a trace's summary counts events, which a workload has none of.
+type workloadInfo struct {
+	Kind        string          `json:"kind"`
+	Source      string          `json:"source"`
+	Kernel      string          `json:"kernel"`
+	Cmdline     []string        `json:"cmdline,omitempty"`
+	StartNS     int64           `json:"start_ns"`
+	EndNS       int64           `json:"end_ns"`
+	Tasks       int             `json:"tasks"`
+	Forked      int             `json:"forked_tasks"`
+	Command     int             `json:"command_tasks"`
+	Pinned      int             `json:"pinned_tasks"`
+	RT          int             `json:"rt_tasks"`
+	Activations int             `json:"activations"`
+	ByCause     map[string]int  `json:"activations_by_cause"`
+	DemandNS    int64           `json:"demand_ns"`
+	Edges       int             `json:"wake_edges"`
+	CausalEdges int             `json:"causal_edges"`
+	EdgesByKind map[string]int  `json:"wake_edges_by_kind"`
+	Topology    *model.Topology `json:"topology"`
+}
+
+func summarizeWorkload(w *whatif.Workload) workloadInfo {
+	x := workloadInfo{Kind: "replay workload", Source: w.Source, Kernel: w.Kernel, Cmdline: w.Cmdline,
+		StartNS: w.StartNS, EndNS: w.EndNS, Tasks: len(w.Tasks), Edges: len(w.Edges),
+		ByCause: map[string]int{}, EdgesByKind: map[string]int{}, Topology: w.Topology}
+	for i := range w.Tasks {
+		t := &w.Tasks[i]
+		if t.Forked {
+			x.Forked++
+		}
+		if t.Command {
+			x.Command++
+		}
+		if t.Pinned >= 0 || t.Allowed != nil {
+			x.Pinned++
+		}
+		if t.RT() {
+			x.RT++
+		}
+		x.Activations += len(t.Activations)
+		for _, a := range t.Activations {
+			x.ByCause[a.Cause.String()]++
+		}
+		x.DemandNS += t.DemandNS()
+	}
+	for _, e := range w.Edges {
+		x.EdgesByKind[e.Kind.String()]++
+		if e.Causal {
+			x.CausalEdges++
+		}
+	}
+	return x
+}
+
+// writeWorkloadInfo is `replay info` of a workload file.
+func writeWorkloadInfo(w io.Writer, path string, asJSON bool) error {
+	wl, err := whatif.LoadWorkload(path)
+	if err != nil {
+		return err
+	}
+	x := summarizeWorkload(wl)
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(x)
+	}
+	// The names and command line came from a trace: terminal-safe.
+	p := func(k, format string, a ...any) {
+		fmt.Fprintf(w, "%-12s %s\n", k+":", textsafe.Terminal(fmt.Sprintf(format, a...)))
+	}
+	p("file", "%s", path)
+	p("kind", "replay workload (whatif --save-workload; replay whatif -i replays it)")
+	p("source", "%s (kernel %s)", x.Source, x.Kernel)
+	if len(x.Cmdline) > 0 {
+		p("cmdline", "%s", strings.Join(x.Cmdline, " "))
+	}
+	p("time", "%.6f .. %.6f s (%.6f s)", float64(x.StartNS)/1e9, float64(x.EndNS)/1e9, float64(x.EndNS-x.StartNS)/1e9)
+	p("tasks", "%d (forked in the trace %d, the recorded command's %d, pinned or with an affinity %d, real-time %d)", x.Tasks, x.Forked, x.Command, x.Pinned, x.RT)
+	p("activations", "%d, demand %.3f ms at capacity 1024", x.Activations, float64(x.DemandNS)/1e6)
+	for _, k := range sortedKeys(x.ByCause) {
+		fmt.Fprintf(w, "  %-26s %10d\n", k, x.ByCause[k])
+	}
+	p("wake edges", "%d (%d causal: each starts its wakee's activation)", x.Edges, x.CausalEdges)
+	for _, k := range sortedKeys(x.EdgesByKind) {
+		fmt.Fprintf(w, "  %-26s %10d\n", k, x.EdgesByKind[k])
+	}
+	if t := x.Topology; t != nil {
+		p("topology", "%d CPUs, %d NUMA nodes, %d caches (from %s)", t.NrCPUs, len(t.Nodes), len(t.Caches), t.Source)
+	} else {
+		p("topology", "none (give one with whatif --topology)")
+	}
+	return nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -48,14 +50,16 @@ func TestInputAsArgument(t *testing.T) {
 
 // A workload file given to a command that reads traces says what it is
 // and which command reads it (exit 1), rather than the timeline reader's
-// "no replay_version"; replay whatif -i reads it.
+// "no replay_version"; replay whatif -i reads it, and replay info
+// summarises it: its counts are those whatif said it wrote.
 func TestWorkloadFileToTraceCommands(t *testing.T) {
 	dir := t.TempDir()
 	wl := dir + "/w.arrow"
-	if r := run(t, dir, "whatif", "-i", fixturePerfData(t)[0], "--save-workload", wl); r.code != 0 {
-		t.Fatalf("whatif --save-workload: exit %d: %s", r.code, r.stderr)
+	save := run(t, dir, "whatif", "-i", fixturePerfData(t)[0], "--save-workload", wl)
+	if save.code != 0 {
+		t.Fatalf("whatif --save-workload: exit %d: %s", save.code, save.stderr)
 	}
-	for _, args := range [][]string{{"info"}, {"latency"}, {"script"}, {"report", "-o", dir + "/r.html"}, {"export", "pprof", "-o", dir + "/p.pb.gz"}} {
+	for _, args := range [][]string{{"latency"}, {"script"}, {"report", "-o", dir + "/r.html"}, {"export", "pprof", "-o", dir + "/p.pb.gz"}} {
 		r := run(t, dir, append(args, "-i", wl)...)
 		if r.code != 1 || !strings.Contains(r.stderr, "is a replay workload file") || !strings.Contains(r.stderr, "replay whatif -i reads it") {
 			t.Errorf("%s -i workload: exit %d, stderr %q; want 1 and what the file is", strings.Join(args, " "), r.code, r.stderr)
@@ -63,5 +67,25 @@ func TestWorkloadFileToTraceCommands(t *testing.T) {
 	}
 	if r := run(t, dir, "whatif", "-i", wl); r.code != 0 {
 		t.Errorf("whatif -i workload: exit %d: %s", r.code, r.stderr)
+	}
+	var tasks, acts, edges int
+	if _, err := fmt.Sscanf(save.stderr[strings.Index(save.stderr, "wrote the workload ("):], "wrote the workload (%d tasks, %d activations, %d wake edges)", &tasks, &acts, &edges); err != nil {
+		t.Fatalf("whatif's message %q: %v", save.stderr, err)
+	}
+	info := run(t, dir, "info", "--json", "-i", wl)
+	if info.code != 0 {
+		t.Fatalf("info -i workload: exit %d: %s", info.code, info.stderr)
+	}
+	var got struct {
+		Kind        string `json:"kind"`
+		Tasks       int    `json:"tasks"`
+		Activations int    `json:"activations"`
+		Edges       int    `json:"wake_edges"`
+	}
+	if err := json.Unmarshal([]byte(info.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Kind != "replay workload" || got.Tasks != tasks || got.Activations != acts || got.Edges != edges {
+		t.Errorf("info: %+v; want a replay workload of %d tasks, %d activations, %d wake edges", got, tasks, acts, edges)
 	}
 }
