@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/schedreplay/replay/ingest"
+	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 )
 
@@ -21,8 +23,10 @@ import (
 //     switch in, runtime, switch out) are not written.
 //
 // With the window the measured makespan is 7 ms and 4 events are counted
-// after it; with FullWindow, 12.2 ms and none. Without perf on the command
-// line there is no recorder: the whole replay, 12.2 ms. Without late, and
+// after it; with FullWindow, 12.2 ms and none. With another program on
+// the command line there is no recorder: the whole replay, 12.2 ms. A
+// trace with no command line (perf script's text, which has no header)
+// takes the perf task running at its end for the recorder: 7 ms. Without late, and
 // with exit deadlines and cmd's recorded exit at 3 ms, cmd is cut there,
 // its exit wakes perf at once (the final activation's edges fire at the
 // cut), perf runs to 3.5 ms and the window ends there: bg's second run is
@@ -65,6 +69,7 @@ func TestRecordingWindow(t *testing.T) {
 		{"window", perfCmd, true, false, false, 7 * ms, t0 + 7*ms, 4},
 		{"full window", perfCmd, true, false, true, 12*ms + ms/5, 0, 0},
 		{"no recorder", []string{"cmd"}, true, false, false, 12*ms + ms/5, 0, 0},
+		{"no command line", nil, true, false, false, 7 * ms, t0 + 7*ms, 4},
 		{"exit deadline", perfCmd, false, true, false, 3*ms + ms/2, t0 + 3*ms + ms/2, 4},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -143,5 +148,53 @@ func TestRecorderArrivalsAtRecordedTimes(t *testing.T) {
 				t.Errorf("perf switched in at %v, want %v", ins, want)
 			}
 		})
+	}
+}
+
+// A perf script text has no header, so no command line: the perf task
+// running at its end is its recorder. fixtures/text/perf_script_ns_fields.txt
+// (perf_sched_pipe.data's `perf script`, `perf sched record -- sh -c ...`):
+// the replay's window closes where perf 13085 is switched in by sh's
+// exit (its last activation, which it ran on to the trace's end), and
+// only the events of the replay's timer-driven tasks after it are left
+// out. Before, the whole replay was measured: 53 ms of idle machine past
+// where the replay's command had ended (the trace: none).
+func TestRecordingWindowOfPerfScriptText(t *testing.T) {
+	r, err := ingest.Open("../fixtures/text/perf_script_ns_fields.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	topo, err := model.ParseSpec("sockets=1,cores=2,threads=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := ExtractWith(r, ExtractOptions{Topology: topo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Cmdline) != 0 {
+		t.Fatalf("command line %q: a perf script text names none", w.Cmdline)
+	}
+	rec, _ := recordingPlan(w)
+	if rec < 0 || w.Tasks[rec].TID != 13085 {
+		t.Fatalf("recorder %d, want perf 13085", rec)
+	}
+	sw := collectKinds(timeline.SchedSwitch)
+	res, err := Replay(w, testConfig(), Tee{newChecker(t), sw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	for _, e := range sw.ev {
+		if e.Int32(timeline.NextPID) == 13085 && e.Time <= res.Stats.RecordingEndNS {
+			last = e.Time
+		}
+	}
+	if res.Stats.RecordingEndNS == 0 || res.Stats.EventsAfterRecording == 0 || last == 0 {
+		t.Errorf("recording end %d, %d events after, perf's last switch-in %d: want a window closing after perf's last run", res.Stats.RecordingEndNS, res.Stats.EventsAfterRecording, last)
+	}
+	if res.Metrics.IdleNS != 0 {
+		t.Errorf("idle %d ns in the window, want none (the trace's)", res.Metrics.IdleNS)
 	}
 }
