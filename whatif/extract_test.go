@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 )
@@ -856,5 +857,41 @@ func TestExtractDemandAtCapacity(t *testing.T) {
 			}
 			t.Fatal("task 10 not extracted")
 		})
+	}
+}
+
+// Workload.NoWakeContext says when a trace's wakings carry no
+// common_flags: perf script's text and trace-cmd report's without its
+// latency columns print none; a perf.data's samples hold them, and
+// tracefs's default text prints them (its irqs-off, need-resched and
+// hardirq/softirq columns, "d.h." before each timestamp).
+func TestNoWakeContext(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{"../fixtures/text/perf_script_ns_fields.txt", true},
+		{"../fixtures/text/tracecmd_report_noplugins.txt", true},
+		{"../fixtures/text/tracefs_trace_default.txt", false},
+		{"../fixtures/kernels/guest-D-1s8c1t/schbench.perf.data", false},
+	} {
+		r, err := ingest.Open(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		topo := r.Meta().Topology
+		if topo == nil {
+			if topo, err = model.ParseSpec("sockets=1,cores=2,threads=1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w, err := ExtractWith(r, ExtractOptions{Topology: topo})
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.NoWakeContext != c.want {
+			t.Errorf("%s: NoWakeContext %v, want %v", c.path, w.NoWakeContext, c.want)
+		}
 	}
 }

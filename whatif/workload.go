@@ -504,6 +504,14 @@ type Workload struct {
 	// were woken before they ran again (extractor.wokeDisplaced): taken
 	// as blocked there. Not kept in workload files.
 	DisplacedWoken int
+	// NoWakeContext: none of the trace's wakings carry common_flags
+	// (perf script's text, trace-cmd report's without its latency
+	// columns), so a wakeup raised in an interrupt cannot be told from
+	// one by the task it interrupted: it is taken for that task's, a wake
+	// edge where the kernel's was an arrival
+	// (fixtures/text/perf_script_ns_fields.txt: 41 wake edges, its
+	// perf.data 13). Not kept in workload files.
+	NoWakeContext bool
 }
 
 // delayPool is one of the workload's measured delay pools, named by its
@@ -732,6 +740,9 @@ type extractor struct {
 	lastBusyWake, nrCause []pendWake
 	// enq tells the enqueue's hard-IRQ update_curr from a tick's.
 	enq irqEnqueues
+	// wakings, wakingsFlagged: the trace's sched_waking records, and
+	// those with common_flags (Workload.NoWakeContext).
+	wakings, wakingsFlagged int
 	// stallEnd per CPU: the event that ended its last host stall (the
 	// vCPU running again), -1 none.
 	stallEnd []int64
@@ -952,6 +963,10 @@ func ExtractWith(r timeline.EventReader, o ExtractOptions) (*Workload, error) {
 				next := e.Int(timeline.NextPID) > 0
 				x.hostStalls.switchTo(c, next, next && (!e.IsSet(timeline.NextPrio) || e.Int(timeline.NextPrio) >= 100))
 			case timeline.SchedWaking:
+				x.wakings++
+				if e.IsSet(timeline.CommonFlags) {
+					x.wakingsFlagged++
+				}
 				x.stalls.event(c, e.Time)
 				target := c
 				if e.IsSet(timeline.TargetCPU) {
@@ -1999,6 +2014,7 @@ type unseenSwitchIn struct {
 
 func (x *extractor) finish() {
 	w := x.w
+	w.NoWakeContext = x.wakings > 0 && x.wakingsFlagged == 0
 	if !x.creation {
 		// A trace that does not record task creation: a task first seen
 		// at a switch-in is released there (an arrival), the first the

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -87,5 +88,20 @@ func TestWorkloadFileToTraceCommands(t *testing.T) {
 	}
 	if got.Kind != "replay workload" || got.Tasks != tasks || got.Activations != acts || got.Edges != edges {
 		t.Errorf("info: %+v; want a replay workload of %d tasks, %d activations, %d wake edges", got, tasks, acts, edges)
+	}
+}
+
+// A text trace without its wakings' context (perf script's) is replayed
+// with a warning that interrupt wakeups are taken for the interrupted
+// task's; a perf.data, which has the flags, gets none.
+func TestNoWakeContextWarning(t *testing.T) {
+	dir := t.TempDir()
+	text := run(t, dir, "whatif", "-i", filepath.Join(repoRoot(t), "fixtures", "text", "perf_script_ns_fields.txt"), "--topology", "sockets=1,cores=2,threads=1")
+	if text.code != 0 || !strings.Contains(text.stderr, "records no wakeup's context") {
+		t.Errorf("perf script text: exit %d, stderr %q; want 0 and the warning", text.code, text.stderr)
+	}
+	data := run(t, dir, "whatif", "-i", fixturePerfData(t)[0])
+	if data.code != 0 || strings.Contains(data.stderr, "records no wakeup's context") {
+		t.Errorf("perf.data: exit %d, stderr %q; want 0 and no warning", data.code, data.stderr)
 	}
 }

@@ -181,6 +181,9 @@ func runWhatif(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+		if w.NoWakeContext {
+			fmt.Fprintf(c.App.ErrWriter, "replay: %s records no wakeup's context (no common_flags: perf script's text, trace-cmd report's without its latency columns): a wakeup raised in an interrupt (a timer's, an IPI's) is taken for the task it interrupted, a wake edge of that task's work where the kernel's was an arrival; the perf.data or trace.dat it came from carries the flags\n", in)
+		}
 	}
 	if err := applyAffinity(c, w, topo, whatif.IsWorkloadFile(in)); err != nil {
 		return err
