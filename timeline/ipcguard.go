@@ -5,8 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"io"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 )
 
 // IPCBodyLimit is the reader option bounding an Arrow IPC file's record

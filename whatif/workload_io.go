@@ -153,6 +153,7 @@ func writeWorkloadFile(path string, schema *arrow.Schema, mem memory.Allocator, 
 	}
 	fw, err := ipc.NewFileWriter(ow, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	if err == nil {
+		// An empty workload still gets its one (empty) batch.
 		for lo, n := int64(0), rec.NumRows(); err == nil && (lo < n || lo == 0); lo += workloadBatchRows {
 			part := rec.NewSlice(lo, min(lo+workloadBatchRows, n))
 			err = fw.Write(part)

@@ -56,7 +56,7 @@ func infoCommand() *cli.Command {
 func readMeta(path string) (*timeline.Meta, error) {
 	r, err := ingest.Open(path)
 	if err != nil {
-		return nil, workloadHint(path, err)
+		return nil, err
 	}
 	defer r.Close()
 	if _, ok := r.(*timeline.Reader); ok {
