@@ -895,3 +895,45 @@ func TestNoWakeContext(t *testing.T) {
 		}
 	}
 }
+
+// What NoWakeContext costs, as its doc says: the perf script text of
+// perf_sched_pipe.data has 41 wake edges where the perf.data itself
+// (../shared, skipped without it) has 13, the text's interrupt wakeups
+// taken for the interrupted tasks' (counted with `replay info --json`
+// of each one's --save-workload: wake_edges_by_kind).
+func TestNoWakeContextEdges(t *testing.T) {
+	topo, err := model.ParseSpec("sockets=1,cores=2,threads=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		want int
+	}{
+		{"../fixtures/text/perf_script_ns_fields.txt", 41},
+		{"../../shared/fixtures/recorded/perf_sched_pipe.data", 13},
+	} {
+		if _, err := os.Stat(c.path); err != nil {
+			t.Logf("%s: %v; skipped", c.path, err)
+			continue
+		}
+		r, err := ingest.Open(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := ExtractWith(r, ExtractOptions{Topology: topo})
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range w.Edges {
+			if e.Kind == EdgeWake {
+				n++
+			}
+		}
+		if n != c.want {
+			t.Errorf("%s: %d wake edges, want %d", c.path, n, c.want)
+		}
+	}
+}

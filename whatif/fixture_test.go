@@ -291,7 +291,8 @@ func TestWorkloadFileInBatches(t *testing.T) {
 	if err := SaveWorkload(one, w); err != nil {
 		t.Fatal(err)
 	}
-	defer func(n int64) { workloadBatchRows = n }(workloadBatchRows)
+	usual := workloadBatchRows
+	defer func() { workloadBatchRows = usual }()
 	workloadBatchRows = 100
 	if err := SaveWorkload(small, w); err != nil {
 		t.Fatal(err)
@@ -312,7 +313,7 @@ func TestWorkloadFileInBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	workloadBatchRows = 1 << 17
+	workloadBatchRows = usual
 	if err := SaveWorkload(again, w2); err != nil {
 		t.Fatal(err)
 	}
