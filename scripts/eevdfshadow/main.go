@@ -728,9 +728,14 @@ func (s *shadow) event(e *timeline.Event) {
 		// A balance detaching from this CPU comes after the attach of an
 		// earlier one's moves onto it (attach_tasks holds that queue's
 		// lock until all are attached): two ticks' balances at one
-		// instant of a replay, pulling each way.
+		// instant of a replay, pulling each way. In a timeline without
+		// schedstats (a replay's, which enqueues at the waking), also
+		// after the placement of a wakeup written before it: the guest-N
+		// r2 hackbench replay with wake_overhead=skip, a waking at a
+		// switch-in and another CPU's tick pulling from that queue at
+		// the same instant (FIDELITY.md round 122).
 		src := s.rq(t.cpu)
-		s.flushIf(func(pd *pending) bool { return pd.moved && pd.cpu == t.cpu }, e.Time)
+		s.flushIf(func(pd *pending) bool { return pd.cpu == t.cpu && (pd.moved || !s.statMode) }, e.Time)
 		if src.curr == t {
 			src.curr = nil
 		}

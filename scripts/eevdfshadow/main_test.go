@@ -355,6 +355,47 @@ func TestAttachBeforeTheNextDetach(t *testing.T) {
 	}
 }
 
+// A wakeup written before a balance's detach from the same queue at the
+// same instant is placed first in a timeline without schedstats (a
+// replay's, which enqueues at the waking): the detached task's lag is
+// taken with the wakee queued. By hand (slice 1 ms, vruntimes in µs):
+//
+//	0    A forked onto CPU 0's empty queue: v 0, deadline 500.
+//	100  A's update (v 100), B forked at V 100 (deadline 600).
+//	200  A's update (v 200), C forked at V 150 (deadline 650); A
+//	     preempted, B picked (eligible, the earlier deadline).
+//	230  B's update (v 130), B blocks eligible (V 160): leaves with lag
+//	     30. C picked (A not eligible at V 175).
+//	300  C's update (v 220, V 210); C wakes B: placed with its lag
+//	     inflated to 30 × 3 / 2 = 45, v 165; V (200 + 220 + 165) / 3 =
+//	     195. CPU 1's balance detaches A at the same instant: lag −5.
+//
+// Detached before B's placement, A's lag would have been +10.
+func TestWakeupBeforeTheDetach(t *testing.T) {
+	evs := []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "a"),
+		sw(0, 0, "R", 1),
+		runtime(100*us, 1, 100*us, false),
+		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
+		runtime(200*us, 1, 100*us, false),
+		wake(200*us, timeline.SchedWakeupNew, 3, "c"),
+		sw(200*us, 1, "R", 2),
+		runtime(230*us, 2, 30*us, false),
+		sw(230*us, 2, "S", 3),
+		runtime(300*us, 3, 70*us, false),
+		wake(300*us, timeline.SchedWaking, 2, "b"),
+		migrate(300*us, 1, "a", 0, 1),
+	}
+	s := handShadow(evs)
+	checkPicks(t, s, map[string]picks{"idle": {agree: 1}, "preempt": {agree: 1}, "block": {agree: 1}})
+	if b := s.ents[2]; !b.onRQ || b.cpu != 0 || b.v != 165*us {
+		t.Errorf("B: queued %v on CPU %d at v %d; want queued on CPU 0 at 165 µs", b.onRQ, b.cpu, b.v)
+	}
+	if a := s.ents[1]; a.vlag != -5*us {
+		t.Errorf("A's lag at its move: %d ns, want -5000 (taken with B placed)", a.vlag)
+	}
+}
+
 // The shadow follows the engine's v6.12 rules exactly: on a replay of a
 // committed 6.12 recording every pick it can check agrees with the
 // replay's switch (FIDELITY.md round 61; the engine writes a
