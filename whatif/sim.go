@@ -232,9 +232,12 @@ type Config struct {
 	// SkipWakeOverhead: an activation a task continues into without
 	// blocking (its wakeup came first) starts past the task's wake
 	// overhead, the block and wakeup its recorded demand includes
-	// (wakeoverhead.go). Off by default: measured, it met more goals on
-	// the recordings it was found on and no more on the repeat and
-	// holdout recordings (FIDELITY.md, round 54).
+	// (wakeoverhead.go). On by default since FIDELITY.md round 122: off
+	// from round 54, where it met more goals on the recordings it was
+	// found on and no more on the repeat and holdout ones, it meets more
+	// on the recordings made since (6.12, the same-day pairs, the
+	// affinity set, LISA's text: +234 and +195 goals over two seed
+	// ranges).
 	SkipWakeOverhead bool
 	// WakeeFlips is the wakee_flips (record_wakee's count, which
 	// wake_wide reads) of every task alive at the trace start: what they
@@ -298,7 +301,7 @@ func (c Config) withDefaults() Config {
 
 // DefaultConfig is the configuration `replay whatif` uses for a policy.
 func DefaultConfig(p Policy) Config {
-	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, BusyHostWait: true, StallContention: true, WakeStall: true, BalancePhase: true, IRQFlip: true, IRQIPI: true, WakeeFlips: -1}.withDefaults()
+	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, BusyHostWait: true, StallContention: true, WakeStall: true, BalancePhase: true, IRQFlip: true, IRQIPI: true, SkipWakeOverhead: true, WakeeFlips: -1}.withDefaults()
 }
 
 // Event kinds of the discrete-event engine (§8.2).

@@ -682,7 +682,7 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 			format string
 		}{
 			{st.TraceEndRunOnTasks, st.TraceEndRunOnNS, "trace end: %d tasks the trace's end cut short were done with their recorded demand before it and ran on to it (%.1f ms past their demand)\n"},
-			{st.WakeOverheadSkips, st.WakeOverheadNS, "wake overhead: %d activations went on without blocking (their wakeup came first) and skipped the block and wakeup their demand includes, %.1f ms (each task's median activation demand: --set wake_overhead=skip)\n"},
+			{st.WakeOverheadSkips, st.WakeOverheadNS, "wake overhead: %d activations went on without blocking (their wakeup came first) and skipped the block and wakeup their demand includes, %.1f ms (each task's median activation demand; --set wake_overhead=keep: not)\n"},
 			{st.BusyHostWaits, st.BusyHostWaitNS, "host waits: %d wakeup preemptions sent to another busy vCPU, outside its task's own host stalls, waited for a host core (%.1f ms in all; the task fired no wakeup meanwhile; --set busy_host_wait=off: not)\n"},
 			{st.IRQWakeStalls, st.IRQWakeStallNS, "interrupt wakeup stalls: %d of the replay's wakeup preemptions raised by an interrupt on their own CPU met a stall before the switch, %.1f ms in all\n"},
 			{st.LongSwitchCharges, st.LongSwitchChargeNS, "long switch charges: %d of the replay's blocks came where the trace's had such a run, and charged the task switched in %.1f ms of it (at most what the leaving task ran since its last update)\n"},

@@ -22,12 +22,14 @@ import "slices"
 // 54). A sched trace shows no system calls, so the
 // replay can take each task's median activation demand as its wake
 // overhead (for a task with at least minWakeOverheadActs of them): with
-// Config.SkipWakeOverhead (--set wake_overhead=skip) a continued
-// activation starts that far into its demand (Stats.WakeOverheadSkips),
-// never past its own demand, its first wakeup or its first host stall,
-// which stay where they were in its work. Off by default: it met more
-// goals on the recordings it was found on, and no more on the kernel's
-// repeat and holdout recordings (FIDELITY.md round 54).
+// Config.SkipWakeOverhead (--set wake_overhead=skip, the default) a
+// continued activation starts that far into its demand
+// (Stats.WakeOverheadSkips), never past its own demand, its first wakeup
+// or its first host stall, which stay where they were in its work. Off
+// by default from round 54 (it met more goals on the recordings it was
+// found on, and no more on the kernel's repeat and holdout recordings),
+// on since round 122, when the recordings made after it (6.12, the
+// same-day pairs) and LISA's text met more goals with it (FIDELITY.md).
 
 // minWakeOverheadActs: a task needs this many activations started by a
 // wakeup for their median to stand for its wake overhead; with fewer, one

@@ -133,7 +133,7 @@ func TestFidelityTableWakeOverhead(t *testing.T) {
 		st   Stats
 		want string
 	}{
-		{Stats{WakeOverheadSkips: 213, WakeOverheadNS: 54234210}, "wake overhead: 213 activations went on without blocking (their wakeup came first) and skipped the block and wakeup their demand includes, 54.2 ms (each task's median activation demand: --set wake_overhead=skip)"},
+		{Stats{WakeOverheadSkips: 213, WakeOverheadNS: 54234210}, "wake overhead: 213 activations went on without blocking (their wakeup came first) and skipped the block and wakeup their demand includes, 54.2 ms (each task's median activation demand; --set wake_overhead=keep: not)"},
 		{Stats{ContinuedWithoutSleep: 5}, ""},
 	} {
 		m := &Metrics{}
