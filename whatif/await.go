@@ -42,9 +42,74 @@ import "slices"
 // request/reply.
 const minReplyExchanges = 3
 
+// A broadcast's hidden wait (Config.HerdAwaits).
+//
+// hackbench and perf bench sched messaging start their threads with a
+// barrier: each thread writes a byte to the main thread's ready pipe and
+// polls the start pipe; the main thread, woken by the last ready write,
+// writes the start byte, and that one write wakes every poller (a herd).
+// In the trace the last thread created, whose ready write woke the main
+// thread, is preempted by it at once (guest-P's 6.1 messaging r3: sender
+// 545 switched out runnable 34 µs after the fork) and runs again only
+// after the herd, so it never sleeps in poll: its activation runs from
+// the ready write straight into its sends, with no wakeup to wait for.
+// The replay, where that thread is not preempted there, ran it on into
+// its sends before the main thread's herd, its writes woke receivers
+// still waiting for the start (taken as their next wakeups) and the
+// receivers' activations shifted against their wakers' from then on.
+//
+// Such an edge is an Awaits candidate (the wakee preempted its waker and
+// ended its activation before the waker ran again); it is a herd's when
+// that activation of the wakee woke at least minHerd other tasks of the
+// waker's command: work the waker's peers were waiting for, which the
+// waker, runnable, would have waited for too had it got that far. With
+// Config.HerdAwaits (on by default) the replay makes the waker wait at
+// its preemption point for the wakee's first wakeup of a peer in that
+// activation (withReplyEdges), as ReplyAwaits does for request/reply
+// pairs. The rule also takes in exchanges inside a run (a messaging
+// receiver whose read woke a sender blocked on its full pipe, a schbench
+// worker whose request woke its message thread): there too the waker
+// did not run again before the wakee's whole activation, so the wait
+// keeps an order the trace shows, and is never longer than the trace's.
+// 35 recordings of hackbench, messaging and schbench have such edges
+// (FIDELITY.md round 123).
+const minHerd = 3
+
+// herdOf is how many tasks of e's waker's command, other than the waker,
+// the activation e started woke (causal wakeups), and the offset of the
+// first of those wakeups in it.
+func (w *Workload) herdOf(e *Edge) (n int, at int64) {
+	if e.Kind != EdgeWake || int(e.WakeeAct) >= len(w.Tasks[e.Wakee].Activations) {
+		return 0, 0
+	}
+	a := &w.Tasks[e.Wakee].Activations[e.WakeeAct]
+	comm := w.Tasks[e.Waker].Comm
+	var seen []int32
+	for i := a.EdgeLo; i < a.EdgeHi; i++ {
+		h := &w.Edges[i]
+		if h.Kind != EdgeWake || !h.Causal || h.Wakee == e.Waker || w.Tasks[h.Wakee].Comm != comm || slices.Contains(seen, h.Wakee) {
+			continue
+		}
+		if len(seen) == 0 {
+			at = h.OffsetNS
+		}
+		seen = append(seen, h.Wakee)
+		if len(seen) >= minHerd {
+			break
+		}
+	}
+	return len(seen), at
+}
+
+// isHerd: e's wait is a broadcast's (herdOf), not a request/reply pair's.
+func (w *Workload) isHerd(e *Edge) bool {
+	n, _ := w.herdOf(e)
+	return n >= minHerd
+}
+
 // keepRequestReplyAwaits keeps Awaits only on the edges of request/reply
-// pairs whose waker has demand left after its preemption point. It needs
-// the edge index (Workload.index).
+// pairs and herds (isHerd) whose waker has demand left after its
+// preemption point. It needs the edge index (Workload.index).
 func (w *Workload) keepRequestReplyAwaits() {
 	type pair struct{ waker, wakee int32 }
 	var blocks, replies map[pair]int
@@ -81,6 +146,12 @@ func (w *Workload) keepRequestReplyAwaits() {
 		if !e.Awaits {
 			continue
 		}
+		if w.isHerd(e) {
+			if e.OffsetNS+e.NoPreemptNS >= w.Tasks[e.Waker].Activations[e.WakerAct].DemandNS {
+				e.Awaits = false
+			}
+			continue
+		}
 		p := pair{e.Waker, e.Wakee}
 		if blocks[p] < minReplyExchanges || 2*replies[p] <= blocks[p] ||
 			e.OffsetNS+e.NoPreemptNS >= w.Tasks[e.Waker].Activations[e.WakerAct].DemandNS {
@@ -101,18 +172,30 @@ func (w *Workload) wakeCauses() map[[2]int32]int32 {
 	return cause
 }
 
-// withReplyEdges is w with each Awaits edge's reply (EdgeReply) added, for
-// a replay with Config.ReplyAwaits (w itself is not changed): in the
-// wakee's activation, as far before its end as the pair's replies the
-// trace shows come before the replier's block (their median; at the end
-// without any).
-func (w *Workload) withReplyEdges() *Workload {
+// withReplyEdges is w with the replies (EdgeReply) of its Awaits edges
+// added, for a replay with Config.ReplyAwaits (reply: request/reply
+// pairs) or Config.HerdAwaits (herd: herds) (w itself is not changed): in
+// the wakee's activation, a herd's at its first wakeup of a sibling of
+// the waker (herdOf), a pair's as far before its end as the pair's
+// replies the trace shows come before the replier's block (their median;
+// at the end without any).
+func (w *Workload) withReplyEdges(reply, herd bool) *Workload {
 	type pair struct{ waker, wakee int32 }
 	var cause map[[2]int32]int32
 	tails := map[pair][]int64{} // per (request's waker, wakee): the wakee's demand after its replies
 	var added []Edge
 	for _, e := range w.Edges {
 		if !e.Awaits {
+			continue
+		}
+		if n, at := w.herdOf(&e); n >= minHerd {
+			if herd {
+				added = append(added, Edge{Kind: EdgeReply, Waker: e.Wakee, WakerAct: e.WakeeAct, OffsetNS: at,
+					Wakee: e.Waker, WakeeAct: e.WakerAct, TimeNS: e.TimeNS, WakerCPU: e.Target, Target: e.WakerCPU, Sync: e.Sync})
+			}
+			continue
+		}
+		if !reply {
 			continue
 		}
 		if cause == nil {
@@ -153,7 +236,7 @@ func (w *Workload) withReplyEdges() *Workload {
 // awaitReply: t's wake edge e (Awaits) started or made pending activation
 // k of wakee; t waits for its end at its preemption point.
 func (s *Sim) awaitReply(t, wakee *simTask, k int32, e *Edge) {
-	if !s.cfg.ReplyAwaits {
+	if herd := s.w.isHerd(e); herd && !s.cfg.HerdAwaits || !herd && !s.cfg.ReplyAwaits {
 		return
 	}
 	t.awaitOn, t.awaitK, t.awaitAt, t.awaitSync = wakee, k, e.OffsetNS+e.NoPreemptNS, e.Sync

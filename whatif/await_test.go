@@ -155,7 +155,7 @@ func TestReplyEdgePlacement(t *testing.T) {
 	b.w.Edges[2].Awaits = true
 	b.w.Edges[3].Awaits = true
 	w := b.done(t)
-	r := w.withReplyEdges()
+	r := w.withReplyEdges(true, true)
 	if r == w || len(w.Edges) != 4 {
 		t.Fatal("withReplyEdges changed its workload or returned it")
 	}

@@ -20,7 +20,7 @@ import (
 // policy: the question is how the policies differ under those parameters.
 
 // ParamKeys are the keys --set and --sweep accept, for usage messages.
-var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "irq_ipi", "wake_overhead", "wakee_flips", "trace_end_run_on", "host_stall", "nohz_kick", "idle_tick", "busy_host_wait", "stall_contention", "wake_stall", "balance_phase", "irq_stall", "irq_flip", "eas"}
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "herd_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "irq_ipi", "wake_overhead", "wakee_flips", "trace_end_run_on", "host_stall", "nohz_kick", "idle_tick", "busy_host_wait", "stall_contention", "wake_stall", "balance_phase", "irq_stall", "irq_flip", "eas"}
 
 // ParamLevels are the domain level names imbalance_pct/busy_factor accept
 // (as model.BuildDomains names them; the package level is PKG from v6.9,
@@ -41,6 +41,7 @@ func ParamUsage() string {
 		"slice_protection=" + strings.Join(SliceProtections, "|") + " (EEVDF kernels), " +
 		"newidle_ratio=trace|share|boot|N (NI_RANDOM's starting success ratio of 1024; kernels with NI_RANDOM; trace: the trace's share of newidle chances taken when its kernel's policy has NI_RANDOM, share: whatever that policy), " +
 		"reply_awaits=on|off (a waker waits for the reply its wakee's preemption hid in the trace; default off), " +
+		"herd_awaits=on|off (a waker its wakee preempted, the wakee then waking at least three tasks of the waker's command before the waker ran again (a start barrier's broadcast), waits at its preemption point for the first of those wakeups; default on), " +
 		"fork_wait=on|off (a parent that waits for its children forks only once as many have exited as the trace shows by the fork, sleeping in the wait the trace hid; default on), " +
 		"exit_preempt=on|off (a child may be preempted between its exit notification and its exit, which the kernel never does; default off), " +
 		"exit_wake=early|late (a child's exit wakes the parent waiting for it before the child's last switch, as the kernel's exit_notify does, or after it, as the replay did before round 73; default early), " +
@@ -196,6 +197,8 @@ func (s Setting) Apply(cfg *Config) error {
 		}
 	case "reply_awaits":
 		return onOff(&cfg.ReplyAwaits)
+	case "herd_awaits":
+		return onOff(&cfg.HerdAwaits)
 	case "host_stall":
 		return either(&cfg.HostStallCPU, "cpu", "task")
 	case "fork_wait":

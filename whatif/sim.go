@@ -184,6 +184,11 @@ type Config struct {
 	// replier's CPU is not held for a block (await.go). Off by default:
 	// measured, it did not pass the fidelity gate (FIDELITY.md, round 35).
 	ReplyAwaits bool
+	// HerdAwaits: a waker whose wakee, preempting it, woke at least three
+	// tasks of the waker's command before the waker ran again (a start
+	// barrier's broadcast) waits at its preemption point for the first of
+	// those wakeups (await.go). On by default since FIDELITY.md round 123.
+	HerdAwaits bool
 	// HostStallCPU: the trace's host stalls stay on their vCPU's wall
 	// clock, whatever task the replay runs there, instead of travelling
 	// with the task's demand (hoststall_cpu.go). Off by default.
@@ -301,7 +306,7 @@ func (c Config) withDefaults() Config {
 
 // DefaultConfig is the configuration `replay whatif` uses for a policy.
 func DefaultConfig(p Policy) Config {
-	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, BusyHostWait: true, StallContention: true, WakeStall: true, BalancePhase: true, IRQFlip: true, IRQIPI: true, SkipWakeOverhead: true, WakeeFlips: -1}.withDefaults()
+	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, BusyHostWait: true, StallContention: true, WakeStall: true, BalancePhase: true, IRQFlip: true, IRQIPI: true, SkipWakeOverhead: true, HerdAwaits: true, WakeeFlips: -1}.withDefaults()
 }
 
 // Event kinds of the discrete-event engine (§8.2).
@@ -967,8 +972,8 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.ReplyAwaits {
-		w = w.withReplyEdges()
+	if cfg.ReplyAwaits || cfg.HerdAwaits {
+		w = w.withReplyEdges(cfg.ReplyAwaits, cfg.HerdAwaits)
 	}
 	var cpuStalls [][]stallSpan
 	if cfg.HostStallCPU {
