@@ -107,6 +107,22 @@ func (w *Workload) isHerd(e *Edge) bool {
 	return n >= minHerd
 }
 
+// AwaitCounts counts w's Awaits edges: the broadcasts' (isHerd), which a
+// replay waits for by default, and the request/reply pairs', which it
+// waits for with Config.ReplyAwaits.
+func (w *Workload) AwaitCounts() (herds, replies int) {
+	for i := range w.Edges {
+		if e := &w.Edges[i]; e.Awaits {
+			if w.isHerd(e) {
+				herds++
+			} else {
+				replies++
+			}
+		}
+	}
+	return herds, replies
+}
+
 // keepRequestReplyAwaits keeps Awaits only on the edges of request/reply
 // pairs and herds (isHerd) whose waker has demand left after its
 // preemption point. It needs the edge index (Workload.index).

@@ -146,6 +146,9 @@ func TestHerdOnMessaging(t *testing.T) {
 	if want := "[545->464@21957227754]"; fmt.Sprint(herds) != want {
 		t.Fatalf("herd edges %v, want %s", herds, want)
 	}
+	if h, r := w.AwaitCounts(); h != 1 || r != 0 {
+		t.Errorf("AwaitCounts %d herds, %d replies; want 1, 0", h, r)
+	}
 	for _, herd := range []bool{true, false} {
 		cfg := DefaultConfig(mustPolicy(t, "v6.1"))
 		cfg.Topology, cfg.HerdAwaits = w.Topology, herd
@@ -166,8 +169,12 @@ func TestHerdOnMessaging(t *testing.T) {
 			}
 			return nil
 		})
-		if _, err := Replay(w, cfg, sink); err != nil {
+		res, err := Replay(w, cfg, sink)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if want := map[bool]int64{true: 1, false: 0}[herd]; res.Stats.RepliesAwaited != want {
+			t.Errorf("herd %v: %d hidden waits slept, want %d", herd, res.Stats.RepliesAwaited, want)
 		}
 		if ready < 0 || firstSend < 0 || broadcast < 0 {
 			t.Fatalf("herd %v: ready write %d, first send %d, broadcast %d", herd, ready, firstSend, broadcast)
@@ -181,3 +188,23 @@ func TestHerdOnMessaging(t *testing.T) {
 type sinkFunc func(*timeline.Event) error
 
 func (f sinkFunc) Emit(e *timeline.Event) error { return f(e) }
+
+// --validate says how often a waker slept for what the trace hid, and
+// nothing when none did.
+func TestFidelityTableHiddenWaits(t *testing.T) {
+	for _, c := range []struct {
+		st   Stats
+		want string
+	}{
+		{Stats{RepliesAwaited: 3}, "hidden waits: wakers slept 3 times where the trace shows their wakee preempting them, until the broadcast or reply the wakee's activation made, which the trace hid (--set herd_awaits=off: not for broadcasts)"},
+		{Stats{}, ""},
+	} {
+		m := &Metrics{}
+		f := Compare("v6.1", m, m, nil)
+		st := c.st
+		f.Stats = &st
+		if got := tableLine(t, f, "hidden waits:"); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+	}
+}

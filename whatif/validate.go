@@ -693,6 +693,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 			}
 		}
 	}
+	if st := f.Stats; st != nil && st.RepliesAwaited > 0 {
+		fmt.Fprintf(&b, "hidden waits: wakers slept %d times where the trace shows their wakee preempting them, until the broadcast or reply the wakee's activation made, which the trace hid (--set herd_awaits=off: not for broadcasts)\n", st.RepliesAwaited)
+	}
 	if st := f.Stats; st != nil && st.StartPELTTasks > 0 && !st.StartPELTHeavy {
 		fmt.Fprintf(&b, "start PELT: %d tasks running or runnable at the trace start began with the averages of their running and runnable shares of its first %d ms, loads summing %d (their weights: %d; --set start_pelt=heavy starts them there)\n",
 			st.StartPELTTasks, startPELTWindowNS/1000000, st.StartPELTLoad, st.StartPELTWeight)

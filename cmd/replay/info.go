@@ -154,23 +154,27 @@ func sortedKeys[V any](m map[string]V) []string {
 // replays (tasks, their activations, the wake edges between them), where
 // a trace's summary counts events, which a workload has none of.
 type workloadInfo struct {
-	Kind        string          `json:"kind"`
-	Source      string          `json:"source"`
-	Kernel      string          `json:"kernel"`
-	Cmdline     []string        `json:"cmdline,omitempty"`
-	StartNS     int64           `json:"start_ns"`
-	EndNS       int64           `json:"end_ns"`
-	Tasks       int             `json:"tasks"`
-	Forked      int             `json:"forked_tasks"`
-	Command     int             `json:"command_tasks"`
-	Pinned      int             `json:"pinned_tasks"`
-	RT          int             `json:"rt_tasks"`
-	Activations int             `json:"activations"`
-	ByCause     map[string]int  `json:"activations_by_cause"`
-	DemandNS    int64           `json:"demand_ns"`
-	Edges       int             `json:"wake_edges"`
-	CausalEdges int             `json:"causal_edges"`
-	EdgesByKind map[string]int  `json:"wake_edges_by_kind"`
+	Kind        string         `json:"kind"`
+	Source      string         `json:"source"`
+	Kernel      string         `json:"kernel"`
+	Cmdline     []string       `json:"cmdline,omitempty"`
+	StartNS     int64          `json:"start_ns"`
+	EndNS       int64          `json:"end_ns"`
+	Tasks       int            `json:"tasks"`
+	Forked      int            `json:"forked_tasks"`
+	Command     int            `json:"command_tasks"`
+	Pinned      int            `json:"pinned_tasks"`
+	RT          int            `json:"rt_tasks"`
+	Activations int            `json:"activations"`
+	ByCause     map[string]int `json:"activations_by_cause"`
+	DemandNS    int64          `json:"demand_ns"`
+	Edges       int            `json:"wake_edges"`
+	CausalEdges int            `json:"causal_edges"`
+	EdgesByKind map[string]int `json:"wake_edges_by_kind"`
+	// AwaitsHerd, AwaitsReply: the edges whose waker waits for what the
+	// trace hid (whatif's await.go): a broadcast, a request's reply.
+	AwaitsHerd  int             `json:"awaits_herd"`
+	AwaitsReply int             `json:"awaits_reply"`
 	Topology    *model.Topology `json:"topology"`
 }
 
@@ -204,6 +208,7 @@ func summarizeWorkload(w *whatif.Workload) workloadInfo {
 			x.CausalEdges++
 		}
 	}
+	x.AwaitsHerd, x.AwaitsReply = w.AwaitCounts()
 	return x
 }
 
@@ -238,6 +243,9 @@ func writeWorkloadInfo(w io.Writer, path string, asJSON bool) error {
 	p("wake edges", "%d (%d causal: each starts its wakee's activation)", x.Edges, x.CausalEdges)
 	for _, k := range sortedKeys(x.EdgesByKind) {
 		fmt.Fprintf(w, "  %-26s %10d\n", k, x.EdgesByKind[k])
+	}
+	if x.AwaitsHerd+x.AwaitsReply > 0 {
+		p("hidden waits", "wake edges whose waker waits for a broadcast the trace hid %d (--set herd_awaits), for a reply %d (--set reply_awaits=on)", x.AwaitsHerd, x.AwaitsReply)
 	}
 	if t := x.Topology; t != nil {
 		p("topology", "%d CPUs, %d NUMA nodes, %d caches (from %s)", t.NrCPUs, len(t.Nodes), len(t.Caches), t.Source)

@@ -91,6 +91,32 @@ func TestWorkloadFileToTraceCommands(t *testing.T) {
 	}
 }
 
+// replay info counts a workload's hidden waits: guest-P's 6.1 messaging
+// recording has one, its start barrier's broadcast (whatif's
+// TestHerdOnMessaging), and no request/reply pair.
+func TestWorkloadInfoHiddenWaits(t *testing.T) {
+	dir := t.TempDir()
+	wl := dir + "/w.arrow"
+	f := filepath.Join(repoRoot(t), "fixtures", "kernels", "crosskernel", "v6.1", "guest-P-1s2c1t", "r3", "messaging.perf.data.gz")
+	if r := run(t, dir, "whatif", "-i", f, "--save-workload", wl); r.code != 0 {
+		t.Fatalf("whatif --save-workload: exit %d: %s", r.code, r.stderr)
+	}
+	info := run(t, dir, "info", "--json", "-i", wl)
+	var got struct {
+		Herd  *int `json:"awaits_herd"`
+		Reply *int `json:"awaits_reply"`
+	}
+	if err := json.Unmarshal([]byte(info.stdout), &got); err != nil || info.code != 0 {
+		t.Fatalf("info: exit %d, %v: %s", info.code, err, info.stderr)
+	}
+	if got.Herd == nil || *got.Herd != 1 || got.Reply == nil || *got.Reply != 0 {
+		t.Errorf("info: awaits_herd %v, awaits_reply %v; want 1 and 0", got.Herd, got.Reply)
+	}
+	if text := run(t, dir, "info", "-i", wl); !strings.Contains(text.stdout, "hidden waits: wake edges whose waker waits for a broadcast the trace hid 1 ") {
+		t.Errorf("info text lacks the hidden waits line:\n%s", text.stdout)
+	}
+}
+
 // A text trace without its wakings' context (perf script's) is replayed
 // with a warning that interrupt wakeups are taken for the interrupted
 // task's; a perf.data, which has the flags, gets none.
