@@ -87,6 +87,16 @@ func tableLine(t *testing.T, f *Fidelity, prefix string) string {
 	return got
 }
 
+// statsLine is the line of --validate's table starting with prefix for
+// replay statistics st ("" when there is none).
+func statsLine(t *testing.T, st Stats, prefix string) string {
+	t.Helper()
+	m := &Metrics{}
+	f := Compare("v6.1", m, m, nil)
+	f.Stats = &st
+	return tableLine(t, f, prefix)
+}
+
 // --validate's table reports the work the recorded exits bounded: tasks
 // cut at their exit (the stranded ones too) with the demand cut, and the
 // spinners that ran on to it; nothing without exit deadlines.

@@ -136,11 +136,7 @@ func TestFidelityTableWakeOverhead(t *testing.T) {
 		{Stats{WakeOverheadSkips: 213, WakeOverheadNS: 54234210}, "wake overhead: 213 activations went on without blocking (their wakeup came first) and skipped the block and wakeup their demand includes, 54.2 ms (each task's median activation demand; --set wake_overhead=keep: not)"},
 		{Stats{ContinuedWithoutSleep: 5}, ""},
 	} {
-		m := &Metrics{}
-		f := Compare("v6.1", m, m, nil)
-		st := c.st
-		f.Stats = &st
-		if got := tableLine(t, f, "wake overhead:"); got != c.want {
+		if got := statsLine(t, c.st, "wake overhead:"); got != c.want {
 			t.Errorf("got %q, want %q", got, c.want)
 		}
 	}
