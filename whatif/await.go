@@ -50,7 +50,7 @@ const minReplyExchanges = 3
 // writes the start byte, and that one write wakes every poller (a herd).
 // In the trace the last thread created, whose ready write woke the main
 // thread, is preempted by it at once (guest-P's 6.1 messaging r3: sender
-// 545 switched out runnable 34 µs after the fork) and runs again only
+// 545 switched out runnable 34 µs after its ready write) and runs again only
 // after the herd, so it never sleeps in poll: its activation runs from
 // the ready write straight into its sends, with no wakeup to wait for.
 // The replay, where that thread is not preempted there, ran it on into
