@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -75,17 +74,21 @@ type infoJSON struct {
 }
 
 func writeInfoJSON(w io.Writer, m *timeline.Meta) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(infoJSON{Summary: m.Summary, DurationNS: m.Summary.LastNS - m.Summary.FirstNS, Source: m.Source, Topology: m.Topology})
+	return writeJSON(w, infoJSON{Summary: m.Summary, DurationNS: m.Summary.LastNS - m.Summary.FirstNS, Source: m.Source, Topology: m.Topology})
+}
+
+// labeled returns a printer of "key: value" lines, the key padded to
+// width; the value is made terminal-safe (names and command lines come
+// from a trace).
+func labeled(w io.Writer, width int) func(k, format string, a ...any) {
+	return func(k, format string, a ...any) {
+		fmt.Fprintf(w, "%-*s %s\n", width, k+":", textsafe.Terminal(fmt.Sprintf(format, a...)))
+	}
 }
 
 func writeInfoText(w io.Writer, path string, m *timeline.Meta) {
 	s, src := m.Summary, m.Source
-	// Everything printed may come from the trace: make it terminal-safe.
-	p := func(k, format string, a ...any) {
-		fmt.Fprintf(w, "%-10s %s\n", k+":", textsafe.Terminal(fmt.Sprintf(format, a...)))
-	}
+	p := labeled(w, 10)
 	p("file", "%s", path)
 	var host []string
 	for _, x := range []struct{ k, v string }{{"host", src.Hostname}, {"kernel", src.OSRelease}, {"arch", src.Arch}, {"perf", src.PerfVersion}} {
@@ -220,14 +223,9 @@ func writeWorkloadInfo(w io.Writer, path string, asJSON bool) error {
 	}
 	x := summarizeWorkload(wl)
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(x)
+		return writeJSON(w, x)
 	}
-	// The names and command line came from a trace: terminal-safe.
-	p := func(k, format string, a ...any) {
-		fmt.Fprintf(w, "%-12s %s\n", k+":", textsafe.Terminal(fmt.Sprintf(format, a...)))
-	}
+	p := labeled(w, 12)
 	p("file", "%s", path)
 	p("kind", "replay workload (whatif --save-workload; replay whatif -i replays it)")
 	p("source", "%s (kernel %s)", x.Source, x.Kernel)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -149,9 +148,7 @@ func runSynth(c *cli.Context, sp synth.Spec) error {
 		return nil
 	}
 	if format == "json" {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		return enc.Encode(reps)
+		return writeJSON(c.App.Writer, reps)
 	}
 	for _, r := range reps {
 		if err := r.WriteText(c.App.Writer); err != nil {

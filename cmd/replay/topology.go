@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -59,9 +58,7 @@ func topologyCommand() *cli.Command {
 			}
 			w := c.App.Writer
 			if format == "topology" {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(topo)
+				return writeJSON(w, topo)
 			}
 			d, err := model.BuildDomains(topo, release)
 			if err != nil {
