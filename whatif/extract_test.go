@@ -875,25 +875,34 @@ func TestNoWakeContext(t *testing.T) {
 		{"../fixtures/text/tracefs_trace_default.txt", false},
 		{"../fixtures/kernels/guest-D-1s8c1t/schbench.perf.data", false},
 	} {
-		r, err := ingest.Open(c.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		topo := r.Meta().Topology
-		if topo == nil {
-			if topo, err = model.ParseSpec("sockets=1,cores=2,threads=1"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		w, err := ExtractWith(r, ExtractOptions{Topology: topo})
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := extractText(t, c.path)
 		if w.NoWakeContext != c.want {
 			t.Errorf("%s: NoWakeContext %v, want %v", c.path, w.NoWakeContext, c.want)
 		}
 	}
+}
+
+// extractText extracts the workload of the trace at path, on its own
+// topology or, for a text without one, two CPUs (this machine's, where
+// the text fixtures were recorded).
+func extractText(t *testing.T, path string) *Workload {
+	t.Helper()
+	r, err := ingest.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	topo := r.Meta().Topology
+	if topo == nil {
+		if topo, err = model.ParseSpec("sockets=1,cores=2,threads=1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := ExtractWith(r, ExtractOptions{Topology: topo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 // What NoWakeContext costs, as its doc says: the perf script text of
@@ -902,10 +911,6 @@ func TestNoWakeContext(t *testing.T) {
 // taken for the interrupted tasks' (counted with `replay info --json`
 // of each one's --save-workload: wake_edges_by_kind).
 func TestNoWakeContextEdges(t *testing.T) {
-	topo, err := model.ParseSpec("sockets=1,cores=2,threads=1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		path string
 		want int
@@ -917,15 +922,7 @@ func TestNoWakeContextEdges(t *testing.T) {
 			t.Logf("%s: %v; skipped", c.path, err)
 			continue
 		}
-		r, err := ingest.Open(c.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := ExtractWith(r, ExtractOptions{Topology: topo})
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := extractText(t, c.path)
 		n := 0
 		for _, e := range w.Edges {
 			if e.Kind == EdgeWake {
