@@ -418,10 +418,35 @@ func (s *shadow) ent(pid int32, comm string, prio int64) *ent {
 		e.comm = comm
 	}
 	if prio >= 0 {
-		e.rt = prio < 100
+		rt := prio < 100
+		if rt && !e.rt && e.onRQ {
+			s.leaveFair(e)
+		}
+		e.rt = rt
 		e.w = int64(whatif.WeightOfPrio(int32(prio)))
 	}
 	return e
+}
+
+// leaveFair takes e off its cfs_rq when the trace first shows it under a
+// real-time priority while the shadow still has it there: a task that
+// switched itself to SCHED_FIFO or SCHED_RR (stress-ng's cyclic stressor
+// does, mid-run). __sched_setscheduler dequeues it from the fair class
+// (its lag saved, the deadline kept relative, as for any dequeue that is
+// not a sleep), or ends a delayed dequeue (DEQUEUE_DELAYED). Left there,
+// it would hold V back for as long as it stays real-time.
+func (s *shadow) leaveFair(e *ent) {
+	r := s.rq(e.cpu)
+	if e.delayed {
+		s.p.dequeue(r, e, true, false)
+	} else {
+		s.p.dequeue(r, e, false, true)
+	}
+	if r.curr == e {
+		r.curr = nil
+	}
+	s.pend = slices.DeleteFunc(s.pend, func(pd *pending) bool { return pd.pid == e.pid })
+	s.res.leftFair[s.col]++
 }
 
 // flush places the pending enqueues onto cpu (c < 0: all), wakeups

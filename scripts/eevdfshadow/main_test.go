@@ -459,3 +459,47 @@ func TestExactOnReplay(t *testing.T) {
 type sinkFunc func(*timeline.Event) error
 
 func (f sinkFunc) Emit(e *timeline.Event) error { return f(e) }
+
+// A task the trace next shows under a real-time priority leaves the fair
+// queue (__sched_setscheduler's dequeue): found on stress-ng's cyclic
+// stressor, which switches itself to SCHED_FIFO mid-run and which the
+// shadow had kept queued for the rest of the recording, holding V back.
+// By hand, one CPU, slice 1 ms (vruntimes in µs): A forked at 0 (v 0,
+// deadline 500); B forked at 100 (A's update: v 100; B at V 100,
+// deadline 600); C at 200 (A v 200; V 150: C v 150, deadline 650); at
+// 300 A (v 300) blocks, shown with prio 0: it leaves with lag
+// 183.3 − 300 = −116.7 and its deadline kept relative (200); B is picked
+// (V 125: only B eligible). At 400 B (v 200) blocks: V = (200 + 150)/2 =
+// 175, B not eligible, delayed (with A counted V would be 216.7 and B
+// would leave); C is picked.
+func TestTurnedRealTimeLeavesTheQueue(t *testing.T) {
+	rtBlock := sw(300*us, 1, "S", 2)
+	rtBlock.SetInt(timeline.PrevPrio, 0)
+	evs := []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "a"),
+		sw(0, 0, "R", 1),
+		runtime(100*us, 1, 100*us, false),
+		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
+		runtime(200*us, 1, 100*us, false),
+		wake(200*us, timeline.SchedWakeupNew, 3, "c"),
+		runtime(300*us, 1, 100*us, false),
+		rtBlock,
+		runtime(400*us, 2, 100*us, false),
+		sw(400*us, 2, "S", 3),
+	}
+	s := handShadow(evs)
+	checkPicks(t, s, map[string]picks{"idle": {agree: 1}, "other": {agree: 1}, "block": {agree: 1}})
+	a := s.ents[1]
+	if a.onRQ || s.rq(0).has(a) || !a.rt {
+		t.Errorf("A: onRQ %v, on the queue %v, rt %v; want off the fair queue, real-time", a.onRQ, s.rq(0).has(a), a.rt)
+	}
+	if a.vlag != -116667 || !a.relDL || a.d != 200*us {
+		t.Errorf("A: lag %d ns, deadline %d (relative %v); want -116667, 200000 relative", a.vlag, a.d, a.relDL)
+	}
+	if b := s.ents[2]; !b.delayed || !b.onRQ {
+		t.Errorf("B after its block: delayed %v, on_rq %v; want delayed (V without A)", b.delayed, b.onRQ)
+	}
+	if s.res.leftFair[0] != 1 {
+		t.Errorf("tasks taken off on turning real-time: %d, want 1", s.res.leftFair[0])
+	}
+}

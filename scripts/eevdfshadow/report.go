@@ -28,6 +28,7 @@ type results struct {
 	renewals map[string]*[2]blockStats
 	held     [2]int // wakeups placed at the wakee's block
 	undone   [2]int // ... undone by a later waking
+	leftFair [2]int // tasks taken off a cfs_rq on turning real-time
 	// queue: time-weighted entities queued while a CFS task runs.
 	queue [2]struct{ busy, runnable, delayed int64 }
 }
@@ -187,6 +188,11 @@ func (res *results) print(w io.Writer, cols int) {
 	fmt.Fprint(w, "  wakeups that came while the wakee was queued, placed at its block (undone by a later waking):")
 	for c := 0; c < cols; c++ {
 		fmt.Fprintf(w, " %d (%d)", res.held[c], res.undone[c])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, "  tasks that turned real-time while on a fair queue (sched_setscheduler), taken off it:")
+	for c := 0; c < cols; c++ {
+		fmt.Fprintf(w, " %d", res.leftFair[c])
 	}
 	fmt.Fprintln(w)
 	fmt.Fprint(w, "  while a CFS task runs, entities on its queue (running one included; time-weighted mean): runnable, delayed:")
