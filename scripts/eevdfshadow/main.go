@@ -125,6 +125,9 @@ type params struct {
 	sliceNS, tickNS int64
 	// Rule switches, to test how far another rule explains a trace.
 	noParity, noDelay, noInflate bool
+	// wakeAtSwitch: place every pending wakeup onto a CPU before its
+	// switch, even a remote one whose sched_stat_sleep has not come.
+	wakeAtSwitch bool
 }
 
 func (r *cfsRQ) has(e *ent) bool {
@@ -315,6 +318,7 @@ type pending struct {
 	initial bool  // a new task's first enqueue
 	spec    bool  // a wakeup that came while its wakee was on a queue
 	waker   int32 // the task running where the waking was written
+	from    int32 // the CPU the waking was written on
 }
 
 // wakeRec is a wakeup placed on a CPU running a CFS task: the shadow's
@@ -453,6 +457,15 @@ func (s *shadow) leaveFair(e *ent) {
 // only when moves is false.
 func (s *shadow) flush(c int32, moves bool) {
 	s.flushIf(func(pd *pending) bool { return (c < 0 || pd.cpu == c) && (moves || !pd.moved) }, 0)
+}
+
+// placedBy reports whether pending wakeup pd onto CPU c is enqueued by
+// the time of a switch on c to nextPID: always without schedstats (a
+// replay enqueues at the waking) or with -wake-at-switch; else when the
+// waking was written on c (its enqueue follows it there at once) or its
+// wakee is the task switched in.
+func (s *shadow) placedBy(pd *pending, c, nextPID int32) bool {
+	return !s.statMode || s.p.wakeAtSwitch || pd.from == c || pd.pid == nextPID
 }
 
 func (s *shadow) placePending(pd *pending) {
@@ -706,7 +719,7 @@ func (s *shadow) event(e *timeline.Event) {
 					t.onRQ, t.vlag = false, t.specLag
 					s.res.undone[s.col]++
 					t.spec = false
-					s.pend = append(s.pend, &pending{pid: pid, cpu: e.Int32(timeline.TargetCPU), at: e.Time})
+					s.pend = append(s.pend, &pending{pid: pid, cpu: e.Int32(timeline.TargetCPU), at: e.Time, from: c})
 					return
 				}
 			} else {
@@ -723,7 +736,7 @@ func (s *shadow) event(e *timeline.Event) {
 		}
 		tc := e.Int32(timeline.TargetCPU)
 		s.flush(tc, false)
-		s.pend = append(s.pend, &pending{pid: pid, cpu: tc, at: e.Time, waker: e.Int32(timeline.CommonPID)})
+		s.pend = append(s.pend, &pending{pid: pid, cpu: tc, at: e.Time, waker: e.Int32(timeline.CommonPID), from: c})
 	case timeline.SchedWakeupNew:
 		pid := e.Int32(timeline.PID)
 		t := s.ent(pid, e.Str(timeline.Comm), prioOf(e, timeline.Prio))
@@ -820,8 +833,16 @@ func special(state string) bool {
 
 func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 	r := s.rq(c)
-	// Wakeups onto c were enqueued before this schedule.
-	s.flush(c, false)
+	// Wakeups onto c were enqueued before this schedule: with schedstats,
+	// those written on c and the one switched in; a remote waking's
+	// enqueue (sched_stat_sleep) may come after the pick. The waker takes
+	// c's run-queue lock 5–25 µs after its waking on the guests (select_
+	// task_rq and the records between), and the pick holds it meanwhile;
+	// placed at the switch all the same, a remote wakee with a lag kept
+	// from its sleep took the pick the kernel gave another (FIDELITY.md
+	// round 126).
+	nextPID := e.Int32(timeline.NextPID)
+	s.flushIf(func(pd *pending) bool { return pd.cpu == c && !pd.moved && s.placedBy(pd, c, nextPID) }, 0)
 	prevPID, nextPID := e.Int32(timeline.PrevPID), e.Int32(timeline.NextPID)
 	state := e.Str(timeline.PrevState)
 	how := "block"
@@ -931,11 +952,14 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 		// such pulls: made before this schedule() (its tick's softirq
 		// balance), they are placed before its pick meets the
 		// delayed tasks.
+		flushMoves := func() {
+			s.flushIf(func(pd *pending) bool { return pd.cpu == c && (pd.moved || s.placedBy(pd, c, nextPID)) }, 0)
+		}
 		if slices.ContainsFunc(r.q, func(x *ent) bool { return !x.delayed }) {
-			s.flush(c, true)
+			flushMoves()
 		}
 		s.trackCum(r, "purges", func() { s.p.pickNext(r) })
-		s.flush(c, true)
+		flushMoves()
 		var got *ent
 		s.trackCum(r, "purges", func() { got = s.p.pickNext(r) })
 		if tr := s.trace; tr != nil && c == tr.cpu && e.Time >= tr.from && e.Time <= tr.to {
@@ -1038,7 +1062,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 	}
 	if heldWake != nil {
 		s.res.held[s.col]++
-		s.pend = append(s.pend, &pending{pid: heldWake.pid, cpu: c, at: e.Time, spec: true})
+		s.pend = append(s.pend, &pending{pid: heldWake.pid, cpu: c, at: e.Time, spec: true, from: -1})
 	}
 }
 
@@ -1111,6 +1135,7 @@ func main() {
 	flag.BoolVar(&p.noParity, "no-parity", false, "rule test: no RUN_TO_PARITY")
 	flag.BoolVar(&p.noDelay, "no-delay", false, "rule test: no DELAY_DEQUEUE")
 	flag.BoolVar(&p.noInflate, "no-inflate", false, "rule test: place_entity keeps the lag as it is")
+	flag.BoolVar(&p.wakeAtSwitch, "wake-at-switch", false, "rule test: with schedstats, a remote wakeup is placed before a switch on its CPU although its sched_stat_sleep comes after")
 	flag.Parse()
 	p.sliceNS, p.tickNS = *slice, 1000000000 / *hz
 	s := newShadow(p, *verbose)

@@ -503,3 +503,62 @@ func TestTurnedRealTimeLeavesTheQueue(t *testing.T) {
 		t.Errorf("tasks taken off on turning real-time: %d, want 1", s.res.leftFair[0])
 	}
 }
+
+// With schedstats a remote wakeup's enqueue is its sched_stat_sleep, and
+// a switch on the target CPU before it picks without the wakee (the pick
+// holds that CPU's run-queue lock; the waker takes it later). By hand,
+// CPU 0, slice 1 ms (vruntimes in µs): A forked at 0 (v 0, deadline
+// 500), B at 100 (A v 100; B at V 100, deadline 600), C at 200 (A v 200;
+// C at V 150, deadline 650); at 300 A (v 300) blocks with V 183.3, not
+// eligible: delayed; B picked. At 400 B (v 200) blocks with V 216.7,
+// eligible: it leaves with lag 16.7 (16,666 ns, V floored); C picked. CPU 1 wakes B at 450 for
+// CPU 0; at 500 C (v 250) blocks: V 275, it leaves; A, delayed and now
+// eligible (V 300), leaves at the pick, and CPU 0 goes idle, as the
+// trace shows. B's enqueue (sched_stat_sleep, written on CPU 1) comes at
+// 510 and CPU 0 switches to it at 520. Placed at the switch instead
+// (-wake-at-switch), B (lag 16.7 × 3/2 = 25: v 250) would be the pick at
+// 500.
+func TestRemoteWakeupAfterThePick(t *testing.T) {
+	remote := wake(450*us, timeline.SchedWaking, 2, "b")
+	remote.SetInt(timeline.CPU, 1)
+	stat := ev(510*us, timeline.SchedStatSleep)
+	stat.SetInt(timeline.CPU, 1)
+	stat.SetInt(timeline.PID, 2)
+	stat.SetInt(timeline.Delay, 110*us)
+	evs := []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "a"),
+		sw(0, 0, "R", 1),
+		on1(wake(0, timeline.SchedWakeupNew, 4, "n")),
+		on1(sw(0, 0, "R", 4)),
+		runtime(100*us, 1, 100*us, false),
+		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
+		runtime(200*us, 1, 100*us, false),
+		wake(200*us, timeline.SchedWakeupNew, 3, "c"),
+		runtime(300*us, 1, 100*us, false),
+		sw(300*us, 1, "S", 2),
+		runtime(400*us, 2, 100*us, false),
+		sw(400*us, 2, "S", 3),
+		remote,
+		runtime(500*us, 3, 100*us, false),
+		sw(500*us, 3, "S", 0),
+		stat,
+		sw(520*us, 0, "R", 2),
+	}
+	for _, c := range []struct {
+		wakeAtSwitch bool
+		want         map[string]picks
+	}{
+		{false, map[string]picks{"idle": {agree: 3}, "block": {agree: 3}}},
+		{true, map[string]picks{"idle": {agree: 3}, "block": {agree: 2, disagree: 1}}},
+	} {
+		s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us, wakeAtSwitch: c.wakeAtSwitch}, false)
+		s.begin("hand", 0, true)
+		for _, e := range evs {
+			s.event(e)
+		}
+		checkPicks(t, s, c.want)
+		if b := s.ents[2]; !c.wakeAtSwitch && (b.vlag != 16666 || !b.onRQ || s.rq(0).curr != b) {
+			t.Errorf("B: lag at its block %d ns, on_rq %v, running %v; want 16666 (V floored), queued and running", b.vlag, b.onRQ, s.rq(0).curr == b)
+		}
+	}
+}
