@@ -459,11 +459,13 @@ func (s *shadow) flush(c int32, moves bool) {
 	s.flushIf(func(pd *pending) bool { return (c < 0 || pd.cpu == c) && (moves || !pd.moved) }, 0)
 }
 
-// placedBy reports whether pending wakeup pd onto CPU c is enqueued by
-// the time of a switch on c to nextPID: always without schedstats (a
-// replay enqueues at the waking) or with -wake-at-switch; else when the
-// waking was written on c (its enqueue follows it there at once) or its
-// wakee is the task switched in.
+// placedBy reports whether pending wakeup pd is enqueued by the time of
+// an event on CPU c (a switch there to nextPID, or another waking written
+// there onto pd's CPU; nextPID -1): always without schedstats (a replay
+// enqueues at the waking) or with -wake-at-switch; else when pd's waking
+// was written on c too (its enqueue followed it there at once) or its
+// wakee is the task switched in. A remote waking's enqueue is its
+// sched_stat_sleep, placed then.
 func (s *shadow) placedBy(pd *pending, c, nextPID int32) bool {
 	return !s.statMode || s.p.wakeAtSwitch || pd.from == c || pd.pid == nextPID
 }
@@ -735,7 +737,7 @@ func (s *shadow) event(e *timeline.Event) {
 			}
 		}
 		tc := e.Int32(timeline.TargetCPU)
-		s.flush(tc, false)
+		s.flushIf(func(pd *pending) bool { return pd.cpu == tc && !pd.moved && s.placedBy(pd, c, -1) }, 0)
 		s.pend = append(s.pend, &pending{pid: pid, cpu: tc, at: e.Time, waker: e.Int32(timeline.CommonPID), from: c})
 	case timeline.SchedWakeupNew:
 		pid := e.Int32(timeline.PID)
@@ -745,7 +747,7 @@ func (s *shadow) event(e *timeline.Event) {
 		}
 		t.vlag, t.relDL, t.lagKnown = 0, false, true
 		tc := e.Int32(timeline.TargetCPU)
-		s.flush(tc, false)
+		s.flushIf(func(pd *pending) bool { return pd.cpu == tc && !pd.moved && s.placedBy(pd, c, -1) }, 0)
 		s.placePending(&pending{pid: pid, cpu: tc, at: e.Time, initial: true})
 	case timeline.SchedMigrateTask:
 		pid := e.Int32(timeline.PID)

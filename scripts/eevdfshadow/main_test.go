@@ -562,3 +562,42 @@ func TestRemoteWakeupAfterThePick(t *testing.T) {
 		}
 	}
 }
+
+// A remote waking's enqueue comes at its sched_stat_sleep, after a local
+// waking onto the same CPU that was written later but enqueued first
+// (crosskernel guest-M r1's 6.12 hackbench at 4.416700–4.416722: 372
+// woken from CPU 1, 413 on CPU 0 itself 3 µs later and queued 14 µs
+// before 372). Placement order is what V and each later lag depend on.
+func TestRemoteWakeupPlacedAfterALaterLocalOne(t *testing.T) {
+	stat := func(at int64, cpu, pid int32) *timeline.Event {
+		e := ev(at, timeline.SchedStatSleep)
+		e.SetInt(timeline.CPU, int64(cpu))
+		e.SetInt(timeline.PID, int64(pid))
+		e.SetInt(timeline.Delay, 50*us)
+		return e
+	}
+	remote := wake(100*us, timeline.SchedWaking, 2, "a")
+	remote.SetInt(timeline.CPU, 1)
+	evs := []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "x"),
+		sw(0, 0, "R", 1),
+		remote,
+		wake(105*us, timeline.SchedWaking, 3, "b"),
+		stat(108*us, 0, 3),
+		stat(120*us, 1, 2),
+	}
+	for _, wakeAtSwitch := range []bool{false, true} {
+		s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us, wakeAtSwitch: wakeAtSwitch}, false)
+		s.begin("hand", 0, true)
+		for _, e := range evs {
+			s.event(e)
+		}
+		a, b := s.ents[2], s.ents[3]
+		if !a.onRQ || !b.onRQ {
+			t.Fatalf("wake-at-switch %v: A queued %v, B queued %v; want both", wakeAtSwitch, a.onRQ, b.onRQ)
+		}
+		if bFirst := b.seq < a.seq; bFirst == wakeAtSwitch {
+			t.Errorf("wake-at-switch %v: B placed before A %v, want %v", wakeAtSwitch, bFirst, !wakeAtSwitch)
+		}
+	}
+}
