@@ -601,3 +601,62 @@ func TestRemoteWakeupPlacedAfterALaterLocalOne(t *testing.T) {
 		}
 	}
 }
+
+// A block the trace shows the kernel kept queued (no sleep statistics
+// before the task runs again, and the wait sched_stat_wait then measures
+// began at the block) is a delayed dequeue even where the shadow's own V
+// finds the task eligible. By hand, one CPU, slice 1 ms (vruntimes in
+// µs): A forked at 0 (v 0, deadline 500) and run; at 600 its update (v
+// 600) renews its request (deadline 1600), B is forked at V 600
+// (deadline 1100) and A blocks: V = 600, lag 0, eligible to the shadow.
+// The trace shows no sched_stat_sleep for A before its switch-in at 800,
+// whose sched_stat_wait dates its wait from 600: the kernel kept it (its
+// V a hair below A's vruntime). B, the earlier deadline, is picked. At
+// 750 B (v 750) wakes A: a delayed task's requeue, its lag V − v =
+// 675 − 600 > 0 zeroed (DELAY_ZERO) and placed again at V = 750
+// (deadline 1750). At 800 B (v 800) blocks, not eligible (V 775):
+// delayed; A is picked.
+func TestBlockTheKernelKeptQueued(t *testing.T) {
+	wait := ev(800*us, timeline.SchedStatWait)
+	wait.SetInt(timeline.PID, 1)
+	wait.SetInt(timeline.Delay, 200*us)
+	evs := []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "a"),
+		sw(0, 0, "R", 1),
+		runtime(600*us, 1, 600*us, false),
+		wake(600*us, timeline.SchedWakeupNew, 2, "b"),
+		sw(600*us, 1, "S", 2),
+		runtime(750*us, 2, 150*us, false),
+		wake(750*us, timeline.SchedWaking, 1, "a"),
+		runtime(800*us, 2, 50*us, false),
+		wait,
+		sw(800*us, 2, "S", 1),
+	}
+	w := newBlockWatch()
+	for _, e := range evs {
+		w.event(e)
+	}
+	if len(w.kept) != 1 || !w.kept[blockKey{1, 600 * us}] {
+		t.Fatalf("kept blocks %v, want A's at 600 µs only", w.kept)
+	}
+	for _, own := range []bool{false, true} {
+		s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us, ownDelay: own}, false)
+		s.begin("hand", 0, true)
+		s.kept = w.kept
+		for i, e := range evs {
+			s.event(e)
+			if i == 4 {
+				if a := s.ents[1]; a.delayed != !own || a.onRQ != !own {
+					t.Errorf("own-delay %v: A after its block delayed %v, on_rq %v; want %v", own, a.delayed, a.onRQ, !own)
+				}
+			}
+		}
+		checkPicks(t, s, map[string]picks{"idle": {agree: 1}, "block": {agree: 2}})
+		if s.res.blockSeen[0] != 1 || s.res.blockDiffers[0] != 1 {
+			t.Errorf("own-delay %v: blocks seen %d, decided otherwise by the shadow %d; want 1, 1", own, s.res.blockSeen[0], s.res.blockDiffers[0])
+		}
+		if a := s.ents[1]; !own && (a.v != 750*us || a.d != 1750*us) {
+			t.Errorf("A requeued at v %d, deadline %d; want 750000, 1750000 (DELAY_ZERO)", a.v, a.d)
+		}
+	}
+}
