@@ -459,12 +459,6 @@ func (s *shadow) leaveFair(e *ent) {
 	s.res.leftFair[s.col]++
 }
 
-// flush places the pending enqueues onto cpu (c < 0: all), wakeups
-// only when moves is false.
-func (s *shadow) flush(c int32, moves bool) {
-	s.flushIf(func(pd *pending) bool { return (c < 0 || pd.cpu == c) && (moves || !pd.moved) }, 0)
-}
-
 // placedBy reports whether pending wakeup pd is enqueued by the time of
 // an event on CPU c (a switch there to nextPID, or another waking written
 // there onto pd's CPU; nextPID -1): always without schedstats (a replay
