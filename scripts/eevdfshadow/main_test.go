@@ -66,20 +66,24 @@ func migrate(t int64, pid int32, comm string, from, to int64) *timeline.Event {
 	return e
 }
 
-// aDelayedBRuns is the start several hand-worked schedules share, on CPU
-// 0 (vruntimes in µs): A forked onto the empty queue (v 0, deadline 500)
+// abRun is the start several hand-worked schedules share, on CPU 0
+// (vruntimes in µs): A forked onto the empty queue (v 0, deadline 500)
 // and run; B forked at 100 after A's update (A v 100; B at V 100,
-// deadline 600); A's update at 200 (v 200) and its block, not eligible
-// (V 150): delayed; B picked.
-func aDelayedBRuns() []*timeline.Event {
+// deadline 600); A's next update at 200 (v 200).
+func abRun() []*timeline.Event {
 	return []*timeline.Event{
 		wake(0, timeline.SchedWakeupNew, 1, "a"),
 		sw(0, 0, "R", 1),
 		runtime(100*us, 1, 100*us, false),
 		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
 		runtime(200*us, 1, 100*us, false),
-		sw(200*us, 1, "S", 2),
 	}
+}
+
+// aDelayedBRuns: abRun, then A's block at 200, not eligible (V 150):
+// delayed; B picked.
+func aDelayedBRuns() []*timeline.Event {
+	return append(abRun(), sw(200*us, 1, "S", 2))
 }
 
 // twoCPUStart is the start two hand-worked schedules share (vruntimes
@@ -98,6 +102,11 @@ func twoCPUStart(fourth string) []*timeline.Event {
 		runtime(100*us, 1, 100*us, false),
 		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
 	}
+}
+
+// abcForked: abRun, then C forked at 200 (V 150, deadline 650).
+func abcForked() []*timeline.Event {
+	return append(abRun(), wake(200*us, timeline.SchedWakeupNew, 3, "c"))
 }
 
 const us = 1000
@@ -372,20 +381,14 @@ func TestAttachBeforeTheNextDetach(t *testing.T) {
 //
 // Detached before B's placement, A's lag would have been +10.
 func TestWakeupBeforeTheDetach(t *testing.T) {
-	evs := []*timeline.Event{
-		wake(0, timeline.SchedWakeupNew, 1, "a"),
-		sw(0, 0, "R", 1),
-		runtime(100*us, 1, 100*us, false),
-		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
-		runtime(200*us, 1, 100*us, false),
-		wake(200*us, timeline.SchedWakeupNew, 3, "c"),
+	evs := append(abcForked(),
 		sw(200*us, 1, "R", 2),
 		runtime(230*us, 2, 30*us, false),
 		sw(230*us, 2, "S", 3),
 		runtime(300*us, 3, 70*us, false),
 		wake(300*us, timeline.SchedWaking, 2, "b"),
 		migrate(300*us, 1, "a", 0, 1),
-	}
+	)
 	s := handShadow(evs)
 	checkPicks(t, s, map[string]picks{"idle": {agree: 1}, "preempt": {agree: 1}, "block": {agree: 1}})
 	if b := s.ents[2]; !b.onRQ || b.cpu != 0 || b.v != 165*us {
@@ -475,18 +478,12 @@ func (f sinkFunc) Emit(e *timeline.Event) error { return f(e) }
 func TestTurnedRealTimeLeavesTheQueue(t *testing.T) {
 	rtBlock := sw(300*us, 1, "S", 2)
 	rtBlock.SetInt(timeline.PrevPrio, 0)
-	evs := []*timeline.Event{
-		wake(0, timeline.SchedWakeupNew, 1, "a"),
-		sw(0, 0, "R", 1),
-		runtime(100*us, 1, 100*us, false),
-		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
-		runtime(200*us, 1, 100*us, false),
-		wake(200*us, timeline.SchedWakeupNew, 3, "c"),
+	evs := append(abcForked(),
 		runtime(300*us, 1, 100*us, false),
 		rtBlock,
 		runtime(400*us, 2, 100*us, false),
 		sw(400*us, 2, "S", 3),
-	}
+	)
 	s := handShadow(evs)
 	checkPicks(t, s, map[string]picks{"idle": {agree: 1}, "other": {agree: 1}, "block": {agree: 1}})
 	a := s.ents[1]
