@@ -129,7 +129,7 @@ type params struct {
 	// switch, even a remote one whose sched_stat_sleep has not come.
 	wakeAtSwitch bool
 	// ownDelay: decide every block's delayed dequeue by the shadow's own
-	// eligibility, not also by the trace's evidence (keptQueued).
+	// eligibility, not also by the trace's evidence (blockEvidence).
 	ownDelay bool
 }
 
@@ -843,9 +843,8 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 	// placed at the switch all the same, a remote wakee with a lag kept
 	// from its sleep took the pick the kernel gave another (FIDELITY.md
 	// round 126).
-	nextPID := e.Int32(timeline.NextPID)
-	s.flushIf(func(pd *pending) bool { return pd.cpu == c && !pd.moved && s.placedBy(pd, c, nextPID) }, 0)
 	prevPID, nextPID := e.Int32(timeline.PrevPID), e.Int32(timeline.NextPID)
+	s.flushIf(func(pd *pending) bool { return pd.cpu == c && !pd.moved && s.placedBy(pd, c, nextPID) }, 0)
 	state := e.Str(timeline.PrevState)
 	how := "block"
 	agreed := false
@@ -889,17 +888,15 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 			prev.lastDV = r.dv
 			prev.lastCharged = prev.charged
 			delay := !r.eligible(prev)
-			if kept, known := s.kept[blockKey{prevPID, e.Time}]; known && !special(state) {
-				// The kernel's eligibility test, seen in the trace,
-				// differs from the shadow's by a margin of V it
-				// misses: count it, and follow the kernel's unless
-				// -own-delay.
-				s.res.blockSeen[s.col]++
-				if kept != delay {
-					s.res.blockDiffers[s.col]++
-					if !s.p.ownDelay {
-						delay = kept
-					}
+			if s.kept[blockKey{prevPID, e.Time}] && !special(state) {
+				// The trace shows the kernel kept it queued: its V
+				// found the task not eligible where the shadow's,
+				// off by a few µs, may not. Counted, and followed
+				// unless -own-delay.
+				s.res.kept[s.col]++
+				if !delay {
+					s.res.keptEligible[s.col]++
+					delay = !s.p.ownDelay
 				}
 			}
 			if !special(state) && !s.p.noDelay && delay {
@@ -968,14 +965,14 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 		// such pulls: made before this schedule() (its tick's softirq
 		// balance), they are placed before its pick meets the
 		// delayed tasks.
-		flushMoves := func() {
+		placeBeforePick := func() {
 			s.flushIf(func(pd *pending) bool { return pd.cpu == c && (pd.moved || s.placedBy(pd, c, nextPID)) }, 0)
 		}
 		if slices.ContainsFunc(r.q, func(x *ent) bool { return !x.delayed }) {
-			flushMoves()
+			placeBeforePick()
 		}
 		s.trackCum(r, "purges", func() { s.p.pickNext(r) })
-		flushMoves()
+		placeBeforePick()
 		var got *ent
 		s.trackCum(r, "purges", func() { got = s.p.pickNext(r) })
 		if tr := s.trace; tr != nil && c == tr.cpu && e.Time >= tr.from && e.Time <= tr.to {
@@ -1078,6 +1075,8 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 	}
 	if heldWake != nil {
 		s.res.held[s.col]++
+		// Its waking came from a CPU the switch does not name: its
+		// enqueue is its sched_stat_sleep (from -1).
 		s.pend = append(s.pend, &pending{pid: heldWake.pid, cpu: c, at: e.Time, spec: true, from: -1})
 	}
 }

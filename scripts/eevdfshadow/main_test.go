@@ -649,8 +649,8 @@ func TestBlockTheKernelKeptQueued(t *testing.T) {
 			}
 		}
 		checkPicks(t, s, map[string]picks{"idle": {agree: 1}, "block": {agree: 2}})
-		if s.res.blockSeen[0] != 1 || s.res.blockDiffers[0] != 1 {
-			t.Errorf("own-delay %v: blocks seen %d, decided otherwise by the shadow %d; want 1, 1", own, s.res.blockSeen[0], s.res.blockDiffers[0])
+		if s.res.kept[0] != 1 || s.res.keptEligible[0] != 1 {
+			t.Errorf("own-delay %v: blocks kept %d, eligible to the shadow %d; want 1, 1", own, s.res.kept[0], s.res.keptEligible[0])
 		}
 		if a := s.ents[1]; !own && (a.v != 750*us || a.d != 1750*us) {
 			t.Errorf("A requeued at v %d, deadline %d; want 750000, 1750000 (DELAY_ZERO)", a.v, a.d)

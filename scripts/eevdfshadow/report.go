@@ -29,10 +29,10 @@ type results struct {
 	held     [2]int // wakeups placed at the wakee's block
 	undone   [2]int // ... undone by a later waking
 	leftFair [2]int // tasks taken off a cfs_rq on turning real-time
-	// blockSeen: blocks whose delayed dequeue the trace shows
-	// (blockEvidence); blockDiffers: those the shadow's own eligibility
-	// test decided the other way.
-	blockSeen, blockDiffers [2]int
+	// kept: blocks the trace shows the kernel kept queued, delayed
+	// (blockEvidence); keptEligible: those the shadow's own eligibility
+	// test would have dequeued.
+	kept, keptEligible [2]int
 	// queue: time-weighted entities queued while a CFS task runs.
 	queue [2]struct{ busy, runnable, delayed int64 }
 }
@@ -194,9 +194,9 @@ func (res *results) print(w io.Writer, cols int) {
 		fmt.Fprintf(w, " %d (%d)", res.held[c], res.undone[c])
 	}
 	fmt.Fprintln(w)
-	fmt.Fprint(w, "  blocks whose delayed dequeue the schedstats show (kept queued or dequeued at the block), of them decided the other way by the shadow's own test (followed: the kernel's):")
+	fmt.Fprint(w, "  blocks the schedstats show the kernel kept queued (delayed), of them eligible to the shadow's own test (followed: the kernel):")
 	for c := 0; c < cols; c++ {
-		fmt.Fprintf(w, " %d (%d)", res.blockSeen[c], res.blockDiffers[c])
+		fmt.Fprintf(w, " %d (%d)", res.kept[c], res.keptEligible[c])
 	}
 	fmt.Fprintln(w)
 	fmt.Fprint(w, "  tasks that turned real-time while on a fair queue (sched_setscheduler), taken off it:")
