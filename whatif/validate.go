@@ -633,9 +633,9 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 		for i, k := range PlaceNames {
 			label := "wakeups@" + k
 			switch i {
-			case placeOtherBusyPreempt:
+			case placeWakerPreempt, placeOtherBusyPreempt:
 				label = "  ..preempting"
-			case placeOtherBusyBlock:
+			case placeWakerBlock, placeOtherBusyBlock:
 				label = "  ..after a block"
 			}
 			fmt.Fprintf(&b, "%-24s %28s %28s\n", label, placeCell(f.Observed.WakeupByPlace[k]), placeCell(f.Simulated.WakeupByPlace[k]))

@@ -22,19 +22,26 @@ import (
 // trace does not give (before the CPU's first switch, or since lost
 // records until its next).
 //
-// Another busy CPU's wakeups are split once more by how the wakee got the
-// CPU (the prev_state of its switch-in): by switching out a runnable task
-// (a wakeup preemption, or the tick's), or after the task there blocked or
-// exited. On the 8-vCPU guests the two differ the most: a remote wakeup
-// preemption is an IPI, which a vCPU the host has descheduled takes only
-// when it runs again (the guests' hackbench traces: p50 3.2–4.4 ms; this
-// machine's 6.18 one: 21 µs), while the wait behind a task about to block
-// can be short (guest-A: 0.29 ms); FIDELITY.md round 32.
+// A busy CPU's wakeups, the waker's own or another, are split once more
+// by how the wakee got the CPU (the prev_state of its switch-in): by
+// switching out a runnable task (a wakeup preemption, or the tick's), or
+// after the task there blocked or exited. On the 8-vCPU guests the two
+// differ the most on another CPU: a remote wakeup preemption is an IPI,
+// which a vCPU the host has descheduled takes only when it runs again
+// (the guests' hackbench traces: p50 3.2–4.4 ms; this machine's 6.18 one:
+// 21 µs), while the wait behind a task about to block can be short
+// (guest-A: 0.29 ms); FIDELITY.md round 32. On the waker's CPU the split
+// counts how often a wakee preempted its waker: on 6.12 hackbench the
+// kernel's senders are preempted by the receivers they wake far more
+// often than the replay's (FIDELITY.md round 128).
 
-// Wakeup places, in report order. The last two split placeOtherBusy.
+// Wakeup places, in report order. Each busy place is followed by its
+// split: by preempting a runnable task, after a block.
 const (
 	placeIdle = iota
 	placeWaker
+	placeWakerPreempt
+	placeWakerBlock
 	placeOtherBusy
 	placeOtherBusyPreempt
 	placeOtherBusyBlock
@@ -42,7 +49,7 @@ const (
 )
 
 // PlaceNames are the JSON keys of Metrics.WakeupByPlace.
-var PlaceNames = [nPlaces]string{"idle_cpu", "waker_cpu", "other_busy_cpu", "other_busy_cpu.preempt", "other_busy_cpu.block"}
+var PlaceNames = [nPlaces]string{"idle_cpu", "waker_cpu", "waker_cpu.preempt", "waker_cpu.block", "other_busy_cpu", "other_busy_cpu.preempt", "other_busy_cpu.block"}
 
 // PlaceStats is the wakeup latency of the wakeups of one place.
 type PlaceStats struct {
@@ -189,7 +196,7 @@ func (p *placeTally) after(e *timeline.Event) {
 }
 
 // classify books a wakeup latency by the state at the wakeup of cpu, the
-// CPU the wakee ran on, and on another busy CPU by whether its switch-in
+// CPU the wakee ran on, and on a busy CPU by whether its switch-in
 // preempted a runnable task.
 func (p *placeTally) classify(w *placeWake, cpu int32, delay int64, preempt bool) {
 	if int(cpu)/64 >= len(w.idle) {
@@ -202,14 +209,20 @@ func (p *placeTally) classify(w *placeWake, cpu int32, delay int64, preempt bool
 	case w.busy[cpu/64]&bit == 0:
 		// The CPU's state at the wakeup is not known.
 	case cpu == w.cpu:
-		p.lats[placeWaker] = append(p.lats[placeWaker], delay)
+		p.book(placeWaker, delay, preempt)
 	default:
-		p.lats[placeOtherBusy] = append(p.lats[placeOtherBusy], delay)
-		if preempt {
-			p.lats[placeOtherBusyPreempt] = append(p.lats[placeOtherBusyPreempt], delay)
-		} else {
-			p.lats[placeOtherBusyBlock] = append(p.lats[placeOtherBusyBlock], delay)
-		}
+		p.book(placeOtherBusy, delay, preempt)
+	}
+}
+
+// book adds delay to busy place k and to its split (k+1 preempting, k+2
+// after a block).
+func (p *placeTally) book(k int, delay int64, preempt bool) {
+	p.lats[k] = append(p.lats[k], delay)
+	if preempt {
+		p.lats[k+1] = append(p.lats[k+1], delay)
+	} else {
+		p.lats[k+2] = append(p.lats[k+2], delay)
 	}
 }
 

@@ -25,10 +25,14 @@ import (
 //     one at 7.5), until 10;
 //   - 11: 50 runs on CPU 0; 12: 50 wakes 10 onto CPU 1, where 20 runs
 //     and is switched out runnable at 12.6 for 10: another busy CPU, 0.6,
-//     by preemption (the one at 5.3 came after 30 blocked).
+//     by preemption (the one at 5.3 came after 30 blocked);
+//   - 13: 50 wakes 60 onto its own CPU 0 and is switched out runnable
+//     for it at 13.1: the waker's CPU, 0.1, by preemption (the one at 4.2
+//     came after 10 blocked).
 //
-// idle: 0.4 and 0.5 ms (p50 0.4, p95 0.5 by nearest rank); waker: 0.2;
-// other busy: 0.3 and 0.6, of which preempting 0.6 and after a block 0.3.
+// idle: 0.4 and 0.5 ms (p50 0.4, p95 0.5 by nearest rank); waker: 0.1
+// and 0.2, of which preempting 0.1 and after a block 0.2; other busy:
+// 0.3 and 0.6, of which preempting 0.6 and after a block 0.3.
 func TestWakePlaceByHand(t *testing.T) {
 	evs := []timeline.Event{
 		nSwitch(1*ms, 0, 0, "R", 10), nSwitch(1*ms, 1, 0, "R", 20),
@@ -43,11 +47,14 @@ func TestWakePlaceByHand(t *testing.T) {
 		nSwitch(10*ms, 0, 40, "S", 0),
 		nSwitch(11*ms, 0, 0, "R", 50),
 		nWaking(12*ms, 0, 50, 10, 1), nSwitch(12600000, 1, 20, "R", 10),
+		nWaking(13*ms, 0, 50, 60, 0), nSwitch(13100000, 0, 50, "R", 60),
 	}
 	mt := measureEvents(t, 2, evs)
 	want := map[string]PlaceStats{
 		"idle_cpu":               {Count: 2, P50NS: 400000, P95NS: 500000},
-		"waker_cpu":              {Count: 1, P50NS: 200000, P95NS: 200000},
+		"waker_cpu":              {Count: 2, P50NS: 100000, P95NS: 200000},
+		"waker_cpu.preempt":      {Count: 1, P50NS: 100000, P95NS: 100000},
+		"waker_cpu.block":        {Count: 1, P50NS: 200000, P95NS: 200000},
 		"other_busy_cpu":         {Count: 2, P50NS: 300000, P95NS: 600000},
 		"other_busy_cpu.preempt": {Count: 1, P50NS: 600000, P95NS: 600000},
 		"other_busy_cpu.block":   {Count: 1, P50NS: 300000, P95NS: 300000},

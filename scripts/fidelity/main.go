@@ -730,8 +730,8 @@ func printChoices(runs []*run) {
 // placeKeys are the wakeup places of --validate's JSON (wakeup_by_place),
 // with the table's labels.
 var placeKeys = [...]struct{ key, label string }{
-	{"idle_cpu", "idle CPU"}, {"waker_cpu", "waker's CPU"}, {"other_busy_cpu", "other busy CPU"},
-	{"other_busy_cpu.preempt", "..preempting"}, {"other_busy_cpu.block", "..after a block"},
+	{"idle_cpu", "idle CPU"}, {"waker_cpu", "waker's CPU"}, {"waker_cpu.preempt", "..preempting"}, {"waker_cpu.block", "..after a block"},
+	{"other_busy_cpu", "other busy CPU"}, {"other_busy_cpu.preempt", "..preempting"}, {"other_busy_cpu.block", "..after a block"},
 }
 
 // printPlaces prints, per recording, a markdown table of where its
