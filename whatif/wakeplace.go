@@ -31,9 +31,9 @@ import (
 // (the guests' hackbench traces: p50 3.2–4.4 ms; this machine's 6.18 one:
 // 21 µs), while the wait behind a task about to block can be short
 // (guest-A: 0.29 ms); FIDELITY.md round 32. On the waker's CPU the split
-// counts how often a wakee preempted its waker: on 6.12 hackbench the
-// kernel's senders are preempted by the receivers they wake far more
-// often than the replay's (FIDELITY.md round 128).
+// counts how often a wakee preempted its waker (FIDELITY.md round 128:
+// where 6.12's hackbench senders share a CPU with their receivers, each
+// is preempted by the receiver it wakes within a write or two).
 
 // Wakeup places, in report order. Each busy place is followed by its
 // split: by preempting a runnable task, after a block.
