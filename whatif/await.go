@@ -162,15 +162,14 @@ func (w *Workload) keepRequestReplyAwaits() {
 		if !e.Awaits {
 			continue
 		}
-		if w.isHerd(e) {
-			if e.OffsetNS+e.NoPreemptNS >= w.Tasks[e.Waker].Activations[e.WakerAct].DemandNS {
-				e.Awaits = false
-			}
-			continue
+		// The waker needs demand left after its preemption point; a
+		// pair, besides, the exchanges that make it one.
+		drop := e.OffsetNS+e.NoPreemptNS >= w.Tasks[e.Waker].Activations[e.WakerAct].DemandNS
+		if !drop && !w.isHerd(e) {
+			p := pair{e.Waker, e.Wakee}
+			drop = blocks[p] < minReplyExchanges || 2*replies[p] <= blocks[p]
 		}
-		p := pair{e.Waker, e.Wakee}
-		if blocks[p] < minReplyExchanges || 2*replies[p] <= blocks[p] ||
-			e.OffsetNS+e.NoPreemptNS >= w.Tasks[e.Waker].Activations[e.WakerAct].DemandNS {
+		if drop {
 			e.Awaits = false
 		}
 	}
