@@ -75,11 +75,14 @@ type ent struct {
 	// lagKnown: its lag came from a dequeue the shadow saw, of an entity
 	// placed from known state (or it was forked in the trace).
 	lagKnown bool
-	held     bool // woken while on a queue: its next block is a wakeup
-	spec     bool // placed at its block for a held wakeup, no waking since
-	specLag  int64
-	rt       bool
-	seq      int64 // tree insertion order (ties of deadline)
+	// clipped: its saved lag is DELAY_ZERO's 0 for a positive one (its
+	// delayed dequeue's), not a lag it had.
+	clipped bool
+	held    bool // woken while on a queue: its next block is a wakeup
+	spec    bool // placed at its block for a held wakeup, no waking since
+	specLag int64
+	rt      bool
+	seq     int64 // tree insertion order (ties of deadline)
 	// dlFrom: what set its deadline: "wakeup", "fork", "renewal",
 	// "move".
 	dlFrom  string
@@ -131,6 +134,9 @@ type params struct {
 	// ownDelay: decide every block's delayed dequeue by the shadow's own
 	// eligibility, not also by the trace's evidence (blockEvidence).
 	ownDelay bool
+	// noDelayZero: DELAY_ZERO off (a delayed entity keeps a positive
+	// lag when it leaves, and a woken one stays where it is).
+	noDelayZero bool
 }
 
 func (r *cfsRQ) has(e *ent) bool {
@@ -236,9 +242,12 @@ func (p params) dequeue(r *cfsRQ, e *ent, delayed, moved bool) {
 	p.updateLag(r, e)
 	r.remove(e)
 	e.onRQ = false
+	e.clipped = false
 	if delayed || e.delayed && !moved {
 		e.delayed = false
-		e.vlag = min(e.vlag, 0)
+		if e.vlag > 0 && !p.noDelayZero {
+			e.vlag, e.clipped = 0, true
+		}
 	}
 	if moved {
 		e.d -= e.v
@@ -363,6 +372,9 @@ type wakeRec struct {
 	currWaitDV                   [len(dvCauses)]int64
 	currWaitKnown                bool
 	currPrevRan, currPrevPickLag int64
+	// wakeeSaved: the lag the wakee's placement starts from (savedLag),
+	// and whether the running task was alone on its queue.
+	wakeeSaved string
 }
 
 type shadow struct {
@@ -381,10 +393,13 @@ type shadow struct {
 	statMode bool
 	// kept: the blocks after which the trace shows the kernel kept the
 	// task queued, delayed (blockEvidence; with schedstats only).
-	kept   map[blockKey]bool
-	window int64
-	trace  *traceWindow
-	lastT  int64
+	kept map[blockKey]bool
+	// rewoken: the blocks after which the trace shows a waking of the
+	// task before it ran again (blockEvidence; with schedstats only).
+	rewoken map[blockKey]bool
+	window  int64
+	trace   *traceWindow
+	lastT   int64
 }
 
 // traceWindow: print the shadow's queue at every switch on cpu in
@@ -483,6 +498,7 @@ func (s *shadow) placePending(pd *pending) {
 	}
 	e.spec, e.specLag = pd.spec, e.vlag
 	nq := len(r.q)
+	saved := savedLag(e)
 	s.track(r, "placements", func() { s.p.place(r, e, pd.initial) })
 	switch {
 	case pd.moved:
@@ -509,7 +525,10 @@ func (s *shadow) placePending(pd *pending) {
 		timer: pd.waker == 0 || pd.waker == r.curr.pid && pd.cpu == r.curr.cpu, currUsed: r.curr.pickUsed, currAfter: r.curr.pickEnd, currDL: r.curr.pickDL,
 		wakeeRan: e.outRan, wakeePickLag: e.pickLag, wakeeDV: e.lastDV, wakeeBlockLag: e.outLag, wakeeCharged: e.lastCharged, wakeeVlag: e.specLag, currOutLag: r.curr.pickOutLag, currWait: r.curr.pickWait, currAgreed: r.curr.pickAgreed,
 		currWaitDV: r.curr.pickWaitDV, currWaitKnown: r.curr.pickWaitKnown,
-		currPrevRan: r.curr.pickPrevRan, currPrevPickLag: r.curr.pickPrevPickLag}
+		currPrevRan: r.curr.pickPrevRan, currPrevPickLag: r.curr.pickPrevPickLag, wakeeSaved: saved}
+	if nq == 1 {
+		w.wakeeSaved += ", the running task alone"
+	}
 	for _, x := range r.q {
 		if x != e && x != r.curr && !x.delayed {
 			w.others = append(w.others, V-x.v)
@@ -517,6 +536,23 @@ func (s *shadow) placePending(pd *pending) {
 	}
 	slices.Sort(w.others)
 	s.watch[pd.cpu] = w
+}
+
+// savedLag says what lag a wakee is placed with, before the placement:
+// one the shadow does not know (placed as 0), DELAY_ZERO's clip of a
+// positive one, or the sign of the lag its dequeue saved.
+func savedLag(e *ent) string {
+	switch {
+	case !e.lagKnown:
+		return "unknown"
+	case e.clipped:
+		return "clipped to 0 by DELAY_ZERO"
+	case e.vlag > 0:
+		return "positive"
+	case e.vlag < 0:
+		return "negative"
+	}
+	return "0"
 }
 
 // settle runs the schedule() an update_curr asked for on CPU c before
@@ -703,7 +739,7 @@ func (s *shadow) event(e *timeline.Event) {
 				// requeue_delayed_entity: where it is; DELAY_ZERO.
 				r := s.rq(t.cpu)
 				s.p.updateLag(r, t)
-				if t.vlag > 0 {
+				if t.vlag > 0 && !s.p.noDelayZero {
 					s.track(r, "requeues", func() {
 						r.remove(t)
 						t.vlag = 0
@@ -933,6 +969,12 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 					b.delayed++
 				}
 			}
+			if prev.held && s.rewoken[blockKey{prevPID, e.Time}] {
+				// The trace wakes it again before it runs: the held
+				// waking ended an earlier wait while it ran on.
+				s.res.heldNot[s.col]++
+				prev.held = false
+			}
 			if prev.held && !special(state) {
 				// The wakeup came while it was switching out: its
 				// enqueue follows the switch (the wake list), undone
@@ -1122,7 +1164,7 @@ func (s *shadow) file(path string, col int) error {
 	}
 	s.begin(path, col, stat)
 	if stat {
-		if s.kept, err = blockEvidence(path); err != nil {
+		if s.kept, s.rewoken, err = blockEvidence(path); err != nil {
 			return err
 		}
 	}
@@ -1157,19 +1199,25 @@ const keptSlackNS = 50000
 // block can miss by a few µs of V, and a delayed task keeps its old
 // deadline where a dequeued one gets a new one at its wakeup: the error
 // lasts until it runs (FIDELITY.md round 127).
-func blockEvidence(path string) (map[blockKey]bool, error) {
+//
+// It also gives the blocks after which a waking of the task comes before
+// it runs again (any sleep a wakeup ends): where a waking came while the
+// task still ran before such a block (ttwu_runnable ending an earlier
+// wait, the task running on), that waking was not a wakeup racing this
+// block, which would have enqueued it with no second waking.
+func blockEvidence(path string) (kept, rewoken map[blockKey]bool, err error) {
 	w := newBlockWatch()
-	err := scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
+	err = scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
 		w.event(e)
 		return nil
 	})
-	return w.kept, err
+	return w.kept, w.rewoken, err
 }
 
 // blockWatch gathers blockEvidence's blocks from a timeline's events.
 type blockWatch struct {
-	kept    map[blockKey]bool
-	blocked map[int32]*openBlock
+	kept, rewoken map[blockKey]bool
+	blocked       map[int32]*openBlock
 }
 
 // openBlock: a task blocked at `block`, not switched in since; waitFrom:
@@ -1181,7 +1229,7 @@ type openBlock struct {
 }
 
 func newBlockWatch() *blockWatch {
-	return &blockWatch{kept: map[blockKey]bool{}, blocked: map[int32]*openBlock{}}
+	return &blockWatch{kept: map[blockKey]bool{}, rewoken: map[blockKey]bool{}, blocked: map[int32]*openBlock{}}
 }
 
 func (w *blockWatch) event(e *timeline.Event) {
@@ -1204,6 +1252,10 @@ func (w *blockWatch) event(e *timeline.Event) {
 	case timeline.SchedStatWait:
 		if b := w.blocked[e.Int32(timeline.PID)]; b != nil {
 			b.waitFrom = e.Time - e.Int(timeline.Delay)
+		}
+	case timeline.SchedWaking:
+		if pid := e.Int32(timeline.PID); w.blocked[pid] != nil {
+			w.rewoken[blockKey{pid, w.blocked[pid].block}] = true
 		}
 	}
 }
@@ -1231,6 +1283,7 @@ func main() {
 	flag.BoolVar(&p.noParity, "no-parity", false, "rule test: no RUN_TO_PARITY")
 	flag.BoolVar(&p.noDelay, "no-delay", false, "rule test: no DELAY_DEQUEUE")
 	flag.BoolVar(&p.noInflate, "no-inflate", false, "rule test: place_entity keeps the lag as it is")
+	flag.BoolVar(&p.noDelayZero, "no-delay-zero", false, "rule test: no DELAY_ZERO (a delayed entity leaves, or is woken, with its positive lag)")
 	flag.BoolVar(&p.ownDelay, "own-delay", false, "rule test: decide each block's delayed dequeue by the shadow's eligibility alone, not by the trace's evidence of what the kernel did")
 	flag.BoolVar(&p.wakeAtSwitch, "wake-at-switch", false, "rule test: with schedstats, a remote wakeup is placed before a switch on its CPU although its sched_stat_sleep comes after")
 	flag.Parse()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"path/filepath"
 	"testing"
 
@@ -193,6 +194,15 @@ func TestHandWorked(t *testing.T) {
 	}
 	if st[0].prot != 0 {
 		t.Errorf("%d wakeups found A protected and eligible, want 0 (protected but not eligible at 800, renewed at 2400)", st[0].prot)
+	}
+	// A runs alone at both wakeups; B's lag was its dequeue's at 800
+	// (200 µs), DELAY_ZERO's clip at 2500.
+	bySaved := map[string][3]int{}
+	for k, v := range st[0].bySaved {
+		bySaved[k] = *v
+	}
+	if want := map[string][3]int{"positive, the running task alone": {1, 1, 1}, "clipped to 0 by DELAY_ZERO, the running task alone": {1, 0, 0}}; !maps.Equal(bySaved, want) {
+		t.Errorf("checks (predicted, preempted) by the wakee's saved lag %v, want %v", bySaved, want)
 	}
 	if b := s.ents[2]; b.d-b.v != 1000*us || b.delayed || !b.onRQ {
 		t.Errorf("B: v %d, deadline %d, delayed %v; want a fresh request, runnable", b.v, b.d, b.delayed)
@@ -654,6 +664,79 @@ func TestBlockTheKernelKeptQueued(t *testing.T) {
 		}
 		if a := s.ents[1]; !own && (a.v != 750*us || a.d != 1750*us) {
 			t.Errorf("A requeued at v %d, deadline %d; want 750000, 1750000 (DELAY_ZERO)", a.v, a.d)
+		}
+	}
+}
+
+// A waking that comes while its task still runs (ttwu_runnable ending a
+// wait the task left on its own) is taken for a wakeup racing the task's
+// next block only if the trace does not wake the task again after that
+// block before it runs (crosskernel guest-P r1's 6.12 messaging at
+// 25.075076: 545 woken from CPU 1 while it ran, ran on 81 µs, blocked,
+// and was woken again 2.35 ms later, its sleep statistics dated from the
+// block; placed back at the block, it sat on CPU 0's queue meanwhile with
+// a lag of +1.4 ms, holding V down). By hand: A runs alone on CPU 0 from
+// 0; B, alone on CPU 1, blocks at 50 (lag 0). At 100 a waking of A is
+// written on CPU 1 while A runs; A blocks alone at 200 (lag 0). B is
+// woken onto CPU 0 at 550 (enqueued at its sched_stat_sleep, 555) and
+// switched in at 560; A is woken at 700. Taken for a wakeup racing A's
+// block, the waking at 100 would have put A back on CPU 0's queue once
+// its sched_stat_sleep failed to come within the window (300 µs): at
+// 550, at V with lag 0, before B, and the pick at 560 would name it.
+func TestWakingWhileRunningBeforeALaterBlock(t *testing.T) {
+	onCPU1 := func(e *timeline.Event) *timeline.Event {
+		e.SetInt(timeline.CPU, 1)
+		return e
+	}
+	sleep := func(at int64, pid int32, delay int64) *timeline.Event {
+		e := onCPU1(ev(at, timeline.SchedStatSleep))
+		e.SetInt(timeline.PID, int64(pid))
+		e.SetInt(timeline.Delay, delay)
+		return e
+	}
+	evs := []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "a"),
+		sw(0, 0, "R", 1),
+		on1(wake(0, timeline.SchedWakeupNew, 2, "b")),
+		on1(sw(0, 0, "R", 2)),
+		on1(runtime(50*us, 2, 50*us, false)),
+		on1(sw(50*us, 2, "S", 0)),
+		onCPU1(wake(100*us, timeline.SchedWaking, 1, "a")),
+		runtime(200*us, 1, 200*us, false),
+		sw(200*us, 1, "S", 0),
+		onCPU1(wake(550*us, timeline.SchedWaking, 2, "b")),
+		sleep(555*us, 2, 505*us),
+		sw(560*us, 0, "R", 2),
+		onCPU1(wake(700*us, timeline.SchedWaking, 1, "a")),
+		sleep(705*us, 1, 505*us),
+	}
+	w := newBlockWatch()
+	for _, e := range evs {
+		w.event(e)
+	}
+	if len(w.rewoken) != 2 || !w.rewoken[blockKey{1, 200 * us}] || !w.rewoken[blockKey{2, 50 * us}] {
+		t.Fatalf("blocks woken before the task ran again %v, want A's at 200 µs and B's at 50 µs", w.rewoken)
+	}
+	for _, c := range []struct {
+		rewoken               map[blockKey]bool
+		held, undone, notHeld int
+		idle                  picks
+	}{
+		{w.rewoken, 0, 0, 1, picks{agree: 3}},
+		{nil, 1, 1, 0, picks{agree: 2, disagree: 1}},
+	} {
+		s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
+		s.begin("hand", 0, true)
+		s.rewoken = c.rewoken
+		for _, e := range evs {
+			s.event(e)
+		}
+		checkPicks(t, s, map[string]picks{"idle": c.idle, "block": {agree: 2}})
+		if s.res.held[0] != c.held || s.res.undone[0] != c.undone || s.res.heldNot[0] != c.notHeld {
+			t.Errorf("rewoken %v: held %d (undone %d), not taken %d; want %d (%d), %d", c.rewoken != nil, s.res.held[0], s.res.undone[0], s.res.heldNot[0], c.held, c.undone, c.notHeld)
+		}
+		if a := s.ents[1]; !a.onRQ || a.spec {
+			t.Errorf("rewoken %v: A at the end queued %v, as a held wakeup %v; want queued by its own waking", c.rewoken != nil, a.onRQ, a.spec)
 		}
 	}
 }

@@ -28,6 +28,10 @@ type results struct {
 	renewals map[string]*[2]blockStats
 	held     [2]int // wakeups placed at the wakee's block
 	undone   [2]int // ... undone by a later waking
+	// heldNot: wakings that came while the task still ran, not taken
+	// for wakeups racing its next block because the trace wakes it
+	// again after that block before it runs.
+	heldNot  [2]int
 	leftFair [2]int // tasks taken off a cfs_rq on turning real-time
 	// kept: blocks the trace shows the kernel kept queued, delayed
 	// (blockEvidence); keptEligible: those the shadow's own eligibility
@@ -79,6 +83,9 @@ type wakeStats struct {
 	// currPrevRan, currPrevPickLag: the running task's run before that
 	// wait, and its lag at that run's pick.
 	currPrevRan, currPrevPickLag []int64
+	// bySaved: checks, predicted and preempted, by the lag the wakee's
+	// placement started from (wakeRec.wakeeSaved).
+	bySaved map[string]*[3]int
 }
 
 func (s *shadow) record(w *wakeRec) {
@@ -140,6 +147,20 @@ func (s *shadow) record(w *wakeRec) {
 	for i, d := range w.wakeeDV {
 		st.wakeeDV[i] = append(st.wakeeDV[i], d)
 	}
+	if st.bySaved == nil {
+		st.bySaved = map[string]*[3]int{}
+	}
+	if st.bySaved[w.wakeeSaved] == nil {
+		st.bySaved[w.wakeeSaved] = &[3]int{}
+	}
+	bs := st.bySaved[w.wakeeSaved]
+	bs[0]++
+	if w.predicted {
+		bs[1]++
+	}
+	if w.preempted {
+		bs[2]++
+	}
 	if st.after == nil {
 		st.after = map[string]*[2]int{}
 	}
@@ -192,6 +213,11 @@ func (res *results) print(w io.Writer, cols int) {
 	fmt.Fprint(w, "  wakeups that came while the wakee was queued, placed at its block (undone by a later waking):")
 	for c := 0; c < cols; c++ {
 		fmt.Fprintf(w, " %d (%d)", res.held[c], res.undone[c])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, "  wakings that came while the wakee still ran, not taken for one racing its block (the trace wakes it again after the block):")
+	for c := 0; c < cols; c++ {
+		fmt.Fprintf(w, " %d", res.heldNot[c])
 	}
 	fmt.Fprintln(w)
 	fmt.Fprint(w, "  blocks the schedstats show the kernel kept queued (delayed), of them eligible to the shadow's own test (followed: the kernel):")
@@ -267,6 +293,12 @@ func (res *results) print(w io.Writer, cols int) {
 				printDV(w, st.currWaitDV)
 				fmt.Fprintln(w)
 				fmt.Fprintf(w, "        the wakee's lag at its block %s, saved %s, lost since its pick %s\n", quart(st.wakeeBlockLag), quart(st.wakeeVlag), quart(st.wakeeLoss))
+				fmt.Fprintf(w, "        checks (shadow predicts, timeline preempts) by the lag the wakee's placement started from:")
+				for _, k := range slices.Sorted(maps.Keys(st.bySaved)) {
+					b := st.bySaved[k]
+					fmt.Fprintf(w, " %s %d (%d, %d);", k, b[0], b[1], b[2])
+				}
+				fmt.Fprintln(w)
 				fmt.Fprintf(w, "        the others queued: n %s, lowest lag %s, highest %s\n", quart(st.nOthers), quart(st.lowest), quart(st.highest))
 				fmt.Fprintf(w, "        the wakee's last run %s (mean %.3f, charged %.3f), its lag at that run's pick %s; V moved (mean ms):", quart(st.wakeeRan), mean(st.wakeeRan), mean(st.wakeeCharged), quart(st.wakeePickLag))
 				printDV(w, st.wakeeDV)
