@@ -740,3 +740,60 @@ func TestWakingWhileRunningBeforeALaterBlock(t *testing.T) {
 		}
 	}
 }
+
+// A block whose sleep the trace's statistics date from the block itself
+// was a dequeue there: the kernel found the task eligible where the
+// shadow's V may not, so it leaves with the least positive lag, 1 ns.
+// By hand, one CPU, slice 1 ms (vruntimes in µs): A forked at 0 (v 0,
+// deadline 500) and run; B forked at 100 after A's update (A v 100; B at
+// V 100, deadline 600); at 200 A's update (v 200) and A blocks: V = 150,
+// lag −50, not eligible to the shadow. Its sched_stat_sleep at 300 dates
+// the sleep from 200: dequeued, lag 1 ns; B runs alone. At 300 B's
+// update (v 200 = V) and B wakes A on its own CPU: A's lag 1 ns × (1024
+// + 1024)/1024 places it at 200 − 0.002, V falls 1 ns below B's
+// vruntime, and B, protected but not eligible, loses the wakeup check to
+// A: a preemption, which the trace shows at 310. Kept delayed instead
+// (-own-delay), A's lag at the waking is 0: B is eligible and keeps the
+// CPU, and the switch to A disagrees.
+func TestBlockTheKernelDequeued(t *testing.T) {
+	sleep := ev(300*us, timeline.SchedStatSleep)
+	sleep.SetInt(timeline.PID, 1)
+	sleep.SetInt(timeline.Delay, 100*us)
+	evs := append(abRun(),
+		sw(200*us, 1, "S", 2),
+		runtime(300*us, 2, 100*us, false),
+		wake(300*us, timeline.SchedWaking, 1, "a"),
+		sleep,
+		sw(310*us, 2, "R", 1),
+	)
+	w := newBlockWatch()
+	for _, e := range evs {
+		w.event(e)
+	}
+	if len(w.dequeued) != 1 || !w.dequeued[blockKey{1, 200 * us}] || len(w.kept) != 0 {
+		t.Fatalf("blocks dequeued %v (kept %v), want A's at 200 µs (none)", w.dequeued, w.kept)
+	}
+	for _, own := range []bool{false, true} {
+		s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us, ownDelay: own}, false)
+		s.begin("hand", 0, true)
+		s.kept, s.dequeued = w.kept, w.dequeued
+		for i, e := range evs {
+			s.event(e)
+			if a := s.ents[1]; i == 5 && (a.delayed != own || a.onRQ != own || !own && a.vlag != 1) {
+				t.Errorf("own-delay %v: A after its block delayed %v, on_rq %v, lag %d; want %v, %v, 1 ns if dequeued", own, a.delayed, a.onRQ, a.vlag, own, own)
+			}
+		}
+		preempt := picks{agree: 1}
+		if own {
+			preempt = picks{disagree: 1}
+		}
+		checkPicks(t, s, map[string]picks{"idle": {agree: 1}, "block": {agree: 1}, "preempt": preempt})
+		if s.res.dequeued[0] != 1 {
+			t.Errorf("own-delay %v: blocks dequeued against the shadow's test %d, want 1", own, s.res.dequeued[0])
+		}
+		st := s.res.wakes["b running, a woken (from the running task or an interrupt)"]
+		if own != (st == nil) || !own && (st[0].n != 1 || st[0].predicted != 1 || st[0].preempted != 1) {
+			t.Errorf("own-delay %v: B's wakeup check of A %v; want one, predicted and seen, if A was dequeued", own, st)
+		}
+	}
+}

@@ -37,6 +37,9 @@ type results struct {
 	// (blockEvidence); keptEligible: those the shadow's own eligibility
 	// test would have dequeued.
 	kept, keptEligible [2]int
+	// dequeued: blocks the shadow's own test found not eligible that the
+	// trace's sleep statistics date from the block (dequeued there).
+	dequeued [2]int
 	// queue: time-weighted entities queued while a CFS task runs.
 	queue [2]struct{ busy, runnable, delayed int64 }
 }
@@ -223,6 +226,11 @@ func (res *results) print(w io.Writer, cols int) {
 	fmt.Fprint(w, "  blocks the schedstats show the kernel kept queued (delayed), of them eligible to the shadow's own test (followed: the kernel):")
 	for c := 0; c < cols; c++ {
 		fmt.Fprintf(w, " %d (%d)", res.kept[c], res.keptEligible[c])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, "  blocks the shadow's own test found not eligible whose sleep the schedstats date from the block (dequeued there; followed: the kernel, with a lag of 1 ns):")
+	for c := 0; c < cols; c++ {
+		fmt.Fprintf(w, " %d", res.dequeued[c])
 	}
 	fmt.Fprintln(w)
 	fmt.Fprint(w, "  tasks that turned real-time while on a fair queue (sched_setscheduler), taken off it:")
