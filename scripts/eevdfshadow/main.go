@@ -331,6 +331,7 @@ type pending struct {
 	spec    bool  // a wakeup that came while its wakee was on a queue
 	waker   int32 // the task running where the waking was written
 	from    int32 // the CPU the waking was written on
+	pass    int   // a move's balance pass (movePass)
 }
 
 // wakeRec is a wakeup placed on a CPU running a CFS task: the shadow's
@@ -378,16 +379,21 @@ type wakeRec struct {
 }
 
 type shadow struct {
-	p       params
-	ents    map[int32]*ent
-	rqs     map[int32]*cfsRQ
-	pend    []*pending
-	gotRun  map[int32]bool // pid -> runtime of its target's curr seen
-	watch   map[int32]*wakeRec
-	col     int
-	res     *results
-	verbose bool
-	path    string
+	// cpuSeq: events written on each CPU so far; lastMove, passes:
+	// movePass's state.
+	cpuSeq   map[int32]int64
+	lastMove map[int32]lastMove
+	passes   int
+	p        params
+	ents     map[int32]*ent
+	rqs      map[int32]*cfsRQ
+	pend     []*pending
+	gotRun   map[int32]bool // pid -> runtime of its target's curr seen
+	watch    map[int32]*wakeRec
+	col      int
+	res      *results
+	verbose  bool
+	path     string
 	// statMode: the timeline has sched_stat_sleep; window: how long a
 	// pending enqueue waits for its update and placement events.
 	statMode bool
@@ -557,6 +563,31 @@ func savedLag(e *ent) string {
 	return "0"
 }
 
+// movePass numbers the balance pass a sched_migrate_task belongs to:
+// that of the event written just before it on the same CPU if that was
+// a move between the same two CPUs (detach_tasks writes one per task
+// under both queues' locks, nothing between them: a trace gives each
+// its own instant, a replay the same), else a new one.
+func (s *shadow) movePass(e *timeline.Event) int {
+	c := e.Int32(timeline.CPU)
+	k := [2]int32{e.Int32(timeline.OrigCPU), e.Int32(timeline.DestCPU)}
+	if last, ok := s.lastMove[c]; ok && last.seq == s.cpuSeq[c]-1 && last.cpus == k {
+		s.lastMove[c] = lastMove{s.cpuSeq[c], k, last.pass}
+		return last.pass
+	}
+	s.passes++
+	s.lastMove[c] = lastMove{s.cpuSeq[c], k, s.passes}
+	return s.passes
+}
+
+// lastMove: the last sched_migrate_task written on a CPU, by its event
+// number in the timeline, the CPUs it moved between, and its pass.
+type lastMove struct {
+	seq  int64
+	cpus [2]int32
+	pass int
+}
+
 // settle runs the schedule() an update_curr asked for on CPU c before
 // anything else happens there.
 func (s *shadow) settle(c int32) {
@@ -626,6 +657,7 @@ func causeIndex(c string) int {
 
 func (s *shadow) event(e *timeline.Event) {
 	c := e.Int32(timeline.CPU)
+	s.cpuSeq[c]++
 	if s.lastT > 0 && e.Time > s.lastT {
 		dt := e.Time - s.lastT
 		for _, r := range s.rqs {
@@ -821,7 +853,7 @@ func (s *shadow) event(e *timeline.Event) {
 		s.track(src, "departures", func() { s.p.dequeue(src, t, false, true) })
 		t.delayed = delayed
 		t.lastEnd += ", moved"
-		s.pend = append(s.pend, &pending{pid: pid, cpu: dest, at: e.Time, moved: true})
+		s.pend = append(s.pend, &pending{pid: pid, cpu: dest, at: e.Time, moved: true, pass: s.movePass(e)})
 	case timeline.SchedProcessExit:
 		// A replay stops a task at its recorded exit wherever it is
 		// (whatif's ExitDeadlines): a queued one leaves its queue.
@@ -839,10 +871,19 @@ func (s *shadow) event(e *timeline.Event) {
 }
 
 func (s *shadow) flushIf(f func(*pending) bool, now int64) {
+	// A move goes with the rest of its balance pass (attach_tasks
+	// attaches them all): one whose window ran out takes the pass's
+	// later moves along.
+	passes := map[[2]int]bool{}
+	for _, pd := range s.pend {
+		if pd.moved && f(pd) {
+			passes[[2]int{pd.pass, int(pd.cpu)}] = true
+		}
+	}
 	keep := s.pend[:0]
 	var out []*pending
 	for _, pd := range s.pend {
-		if f(pd) {
+		if f(pd) || pd.moved && passes[[2]int{pd.pass, int(pd.cpu)}] {
 			out = append(out, pd)
 		} else {
 			keep = append(keep, pd)
@@ -854,10 +895,14 @@ func (s *shadow) flushIf(f func(*pending) bool, now int64) {
 	// is placed first.
 	for i := 0; i < len(out); {
 		j := i + 1
-		for j < len(out) && out[i].moved && out[j].moved && out[j].at == out[i].at && out[j].cpu == out[i].cpu {
+		for j < len(out) && out[i].moved && out[j].moved && out[j].pass == out[i].pass && out[j].cpu == out[i].cpu {
 			j++
 		}
 		slices.Reverse(out[i:j])
+		if j-i >= 2 {
+			s.res.passes[s.col]++
+			s.res.passMoves[s.col] += j - i
+		}
 		i = j
 	}
 	for _, pd := range out {
@@ -1151,6 +1196,7 @@ func pidOf(e *ent) int32 {
 // col; stat: it has schedstats' sched_stat_sleep.
 func (s *shadow) begin(path string, col int, stat bool) {
 	s.ents, s.rqs, s.pend, s.gotRun, s.watch = map[int32]*ent{}, map[int32]*cfsRQ{}, nil, map[int32]bool{}, map[int32]*wakeRec{}
+	s.cpuSeq, s.lastMove = map[int32]int64{}, map[int32]lastMove{}
 	s.col, s.path, s.statMode = col, path, stat
 	s.lastT = 0
 	s.window = 0

@@ -797,3 +797,49 @@ func TestBlockTheKernelDequeued(t *testing.T) {
 		}
 	}
 }
+
+// A balance pass's moves are attached in the reverse of their detach
+// order (attach_tasks takes the task detached last first) though a trace
+// writes each sched_migrate_task at its own instant, and a move whose
+// placement window runs out takes the rest of its pass along
+// (crosskernel guest-N r3's 6.12 messaging at 25.4968: 29 tasks pulled
+// from CPU 1 in one pass, which the kernel then ran from the last
+// detached on). By hand (vruntimes in µs): on CPU 1, X forked at 0 and
+// run; B forked at 100 (V 100, deadline 600), C at 200 after X's update
+// (X v 200; C at V 150, deadline 650). On CPU 0, A forked at 0 and run,
+// updated at 290 (v 290). CPU 0 detaches C at 300 (V 150 on CPU 1: lag
+// 0) and B at 310 (V 150 without C: lag 50). At 605 C's window (300 µs)
+// has run out: B is attached first, its lag 50 × (1024 + 1024)/1024 =
+// 100 below V (v 190, deadline 190 + 500), V 240; then C at V (v 240,
+// deadline 740).
+func TestBalancePassAttachedLastDetachedFirst(t *testing.T) {
+	evs := []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "a"),
+		sw(0, 0, "R", 1),
+		on1(wake(0, timeline.SchedWakeupNew, 3, "x")),
+		on1(sw(0, 0, "R", 3)),
+		on1(runtime(100*us, 3, 100*us, false)),
+		on1(wake(100*us, timeline.SchedWakeupNew, 4, "b")),
+		on1(runtime(200*us, 3, 100*us, false)),
+		on1(wake(200*us, timeline.SchedWakeupNew, 5, "c")),
+		runtime(290*us, 1, 290*us, false),
+		migrate(300*us, 5, "c", 1, 0),
+		migrate(310*us, 4, "b", 1, 0),
+		runtime(605*us, 1, 315*us, false),
+	}
+	s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
+	s.begin("hand", 0, true)
+	for _, e := range evs {
+		s.event(e)
+	}
+	b, c := s.ents[4], s.ents[5]
+	if !b.onRQ || !c.onRQ || b.cpu != 0 || c.cpu != 0 {
+		t.Fatalf("B on CPU %d queued %v, C on CPU %d queued %v; want both queued on CPU 0", b.cpu, b.onRQ, c.cpu, c.onRQ)
+	}
+	if b.seq > c.seq || b.v != 190*us || b.d != 690*us || c.v != 240*us || c.d != 740*us {
+		t.Errorf("B placed first %v at v %d, deadline %d; C at v %d, deadline %d; want B first at 190000, 690000, C at 240000, 740000", b.seq < c.seq, b.v, b.d, c.v, c.d)
+	}
+	if s.res.passes[0] != 1 || s.res.passMoves[0] != 2 {
+		t.Errorf("passes of two or more moves %d (%d tasks), want 1 (2)", s.res.passes[0], s.res.passMoves[0])
+	}
+}

@@ -37,6 +37,9 @@ type results struct {
 	// (blockEvidence); keptEligible: those the shadow's own eligibility
 	// test would have dequeued.
 	kept, keptEligible [2]int
+	// passes, passMoves: balance passes that moved two or more tasks
+	// onto a CPU, and those tasks.
+	passes, passMoves [2]int
 	// dequeued: blocks the shadow's own test found not eligible that the
 	// trace's sleep statistics date from the block (dequeued there).
 	dequeued [2]int
@@ -231,6 +234,11 @@ func (res *results) print(w io.Writer, cols int) {
 	fmt.Fprint(w, "  blocks the shadow's own test found not eligible whose sleep the schedstats date from the block (dequeued there; followed: the kernel, with a lag of 1 ns):")
 	for c := 0; c < cols; c++ {
 		fmt.Fprintf(w, " %d", res.dequeued[c])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, "  balance passes that moved two or more tasks, attached the last detached first (their tasks):")
+	for c := 0; c < cols; c++ {
+		fmt.Fprintf(w, " %d (%d)", res.passes[c], res.passMoves[c])
 	}
 	fmt.Fprintln(w)
 	fmt.Fprint(w, "  tasks that turned real-time while on a fair queue (sched_setscheduler), taken off it:")
