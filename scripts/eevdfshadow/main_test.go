@@ -93,15 +93,22 @@ func aDelayedBRuns() []*timeline.Event {
 // forked onto CPU 1 at V 50 (deadline 550), queued; at 100 A's update
 // (v 100) and B forked onto CPU 0 at V 100 (deadline 600).
 func twoCPUStart(fourth string) []*timeline.Event {
-	return []*timeline.Event{
-		wake(0, timeline.SchedWakeupNew, 1, "a"),
-		sw(0, 0, "R", 1),
-		on1(wake(0, timeline.SchedWakeupNew, 3, "n")),
-		on1(sw(0, 0, "R", 3)),
+	return append(aAndOnCPU1(3, "n"),
 		on1(runtime(50*us, 3, 50*us, false)),
 		on1(wake(50*us, timeline.SchedWakeupNew, 4, fourth)),
 		runtime(100*us, 1, 100*us, false),
 		wake(100*us, timeline.SchedWakeupNew, 2, "b"),
+	)
+}
+
+// aAndOnCPU1: A forked onto CPU 0's empty queue and run, and task pid
+// (comm) onto CPU 1's.
+func aAndOnCPU1(pid int32, comm string) []*timeline.Event {
+	return []*timeline.Event{
+		wake(0, timeline.SchedWakeupNew, 1, "a"),
+		sw(0, 0, "R", 1),
+		on1(wake(0, timeline.SchedWakeupNew, pid, comm)),
+		on1(sw(0, 0, "R", pid)),
 	}
 }
 
@@ -694,11 +701,7 @@ func TestWakingWhileRunningBeforeALaterBlock(t *testing.T) {
 		e.SetInt(timeline.Delay, delay)
 		return e
 	}
-	evs := []*timeline.Event{
-		wake(0, timeline.SchedWakeupNew, 1, "a"),
-		sw(0, 0, "R", 1),
-		on1(wake(0, timeline.SchedWakeupNew, 2, "b")),
-		on1(sw(0, 0, "R", 2)),
+	evs := append(aAndOnCPU1(2, "b"),
 		on1(runtime(50*us, 2, 50*us, false)),
 		on1(sw(50*us, 2, "S", 0)),
 		onCPU1(wake(100*us, timeline.SchedWaking, 1, "a")),
@@ -709,7 +712,7 @@ func TestWakingWhileRunningBeforeALaterBlock(t *testing.T) {
 		sw(560*us, 0, "R", 2),
 		onCPU1(wake(700*us, timeline.SchedWaking, 1, "a")),
 		sleep(705*us, 1, 505*us),
-	}
+	)
 	w := newBlockWatch()
 	for _, e := range evs {
 		w.event(e)
@@ -813,11 +816,7 @@ func TestBlockTheKernelDequeued(t *testing.T) {
 // 100 below V (v 190, deadline 190 + 500), V 240; then C at V (v 240,
 // deadline 740).
 func TestBalancePassAttachedLastDetachedFirst(t *testing.T) {
-	evs := []*timeline.Event{
-		wake(0, timeline.SchedWakeupNew, 1, "a"),
-		sw(0, 0, "R", 1),
-		on1(wake(0, timeline.SchedWakeupNew, 3, "x")),
-		on1(sw(0, 0, "R", 3)),
+	evs := append(aAndOnCPU1(3, "x"),
 		on1(runtime(100*us, 3, 100*us, false)),
 		on1(wake(100*us, timeline.SchedWakeupNew, 4, "b")),
 		on1(runtime(200*us, 3, 100*us, false)),
@@ -826,7 +825,7 @@ func TestBalancePassAttachedLastDetachedFirst(t *testing.T) {
 		migrate(300*us, 5, "c", 1, 0),
 		migrate(310*us, 4, "b", 1, 0),
 		runtime(605*us, 1, 315*us, false),
-	}
+	)
 	s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
 	s.begin("hand", 0, true)
 	for _, e := range evs {

@@ -211,41 +211,13 @@ func (res *results) print(w io.Writer, cols int) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprint(w, "  runtimes of a task not running in the shadow (ignored):")
-	for c := 0; c < cols; c++ {
-		fmt.Fprintf(w, " %d", res.notCur[c])
-	}
-	fmt.Fprintln(w)
-	fmt.Fprint(w, "  wakeups that came while the wakee was queued, placed at its block (undone by a later waking):")
-	for c := 0; c < cols; c++ {
-		fmt.Fprintf(w, " %d (%d)", res.held[c], res.undone[c])
-	}
-	fmt.Fprintln(w)
-	fmt.Fprint(w, "  wakings that came while the wakee still ran, not taken for one racing its block (the trace wakes it again after the block):")
-	for c := 0; c < cols; c++ {
-		fmt.Fprintf(w, " %d", res.heldNot[c])
-	}
-	fmt.Fprintln(w)
-	fmt.Fprint(w, "  blocks the schedstats show the kernel kept queued (delayed), of them eligible to the shadow's own test (followed: the kernel):")
-	for c := 0; c < cols; c++ {
-		fmt.Fprintf(w, " %d (%d)", res.kept[c], res.keptEligible[c])
-	}
-	fmt.Fprintln(w)
-	fmt.Fprint(w, "  blocks the shadow's own test found not eligible whose sleep the schedstats date from the block (dequeued there; followed: the kernel, with a lag of 1 ns):")
-	for c := 0; c < cols; c++ {
-		fmt.Fprintf(w, " %d", res.dequeued[c])
-	}
-	fmt.Fprintln(w)
-	fmt.Fprint(w, "  balance passes that moved two or more tasks, attached the last detached first (their tasks):")
-	for c := 0; c < cols; c++ {
-		fmt.Fprintf(w, " %d (%d)", res.passes[c], res.passMoves[c])
-	}
-	fmt.Fprintln(w)
-	fmt.Fprint(w, "  tasks that turned real-time while on a fair queue (sched_setscheduler), taken off it:")
-	for c := 0; c < cols; c++ {
-		fmt.Fprintf(w, " %d", res.leftFair[c])
-	}
-	fmt.Fprintln(w)
+	counts(w, cols, "runtimes of a task not running in the shadow (ignored)", func(c int) string { return fmt.Sprintf(" %d", res.notCur[c]) })
+	counts(w, cols, "wakeups that came while the wakee was queued, placed at its block (undone by a later waking)", func(c int) string { return fmt.Sprintf(" %d (%d)", res.held[c], res.undone[c]) })
+	counts(w, cols, "wakings that came while the wakee still ran, not taken for one racing its block (the trace wakes it again after the block)", func(c int) string { return fmt.Sprintf(" %d", res.heldNot[c]) })
+	counts(w, cols, "blocks the schedstats show the kernel kept queued (delayed), of them eligible to the shadow's own test (followed: the kernel)", func(c int) string { return fmt.Sprintf(" %d (%d)", res.kept[c], res.keptEligible[c]) })
+	counts(w, cols, "blocks the shadow's own test found not eligible whose sleep the schedstats date from the block (dequeued there; followed: the kernel, with a lag of 1 ns)", func(c int) string { return fmt.Sprintf(" %d", res.dequeued[c]) })
+	counts(w, cols, "balance passes that moved two or more tasks, attached the last detached first (their tasks)", func(c int) string { return fmt.Sprintf(" %d (%d)", res.passes[c], res.passMoves[c]) })
+	counts(w, cols, "tasks that turned real-time while on a fair queue (sched_setscheduler), taken off it", func(c int) string { return fmt.Sprintf(" %d", res.leftFair[c]) })
 	fmt.Fprint(w, "  while a CFS task runs, entities on its queue (running one included; time-weighted mean): runnable, delayed:")
 	for c := 0; c < cols; c++ {
 		q := res.queue[c]
@@ -322,6 +294,15 @@ func (res *results) print(w io.Writer, cols int) {
 			}
 		}
 	}
+}
+
+// counts prints one line of tallies: the label, then each column's.
+func counts(w io.Writer, cols int, label string, col func(c int) string) {
+	fmt.Fprintf(w, "  %s:", label)
+	for c := 0; c < cols; c++ {
+		fmt.Fprint(w, col(c))
+	}
+	fmt.Fprintln(w)
 }
 
 // printDV prints V's moves by cause, each the mean over the runs (ms).
