@@ -842,3 +842,21 @@ func TestBalancePassAttachedLastDetachedFirst(t *testing.T) {
 		t.Errorf("passes of two or more moves %d (%d tasks), want 1 (2)", s.res.passes[0], s.res.passMoves[0])
 	}
 }
+
+// The base slice follows the timeline's CPU count as the kernel scales
+// it (the guests' debugfs base_slice_ns: 1400000 on two vCPUs, 2100000
+// on guest-Q's four).
+func TestBaseSliceFromCPUs(t *testing.T) {
+	for _, c := range []struct {
+		online, cpus int
+		want         int64
+	}{
+		{0, 0, 1400000}, {1, 1, 700000}, {2, 2, 1400000}, {4, 4, 2100000}, {0, 4, 2100000}, {3, 8, 1400000}, {8, 8, 2800000}, {64, 64, 2800000},
+	} {
+		m := &timeline.Meta{}
+		m.Source.NrCPUsOnline, m.Source.NrCPUs = c.online, c.cpus
+		if got := baseSliceNS(m); got != c.want {
+			t.Errorf("%d of %d CPUs online: base slice %d ns, want %d", c.online, c.cpus, got, c.want)
+		}
+	}
+}
