@@ -30,10 +30,18 @@
 // on its new CPU the same way, after the switch that ends the running
 // task there if one comes first (a newly idle CPU's pull; before that
 // switch's pick where the CPU still has a runnable task: a tick's softirq
-// balance, which a pending reschedule of that tick waits for), several
-// moved at once in attach_tasks' order (the last detached first). A wakeup
-// that comes while its wakee is still on a queue is taken for one that
-// raced its block if a block follows (placed after that switch). A pick
+// balance, which a pending reschedule of that tick waits for), a balance
+// pass's moves (written one after another on the pulling CPU, at one
+// instant in a replay, each at its own in a trace) together and in
+// attach_tasks' order (the last detached first). A wakeup that comes
+// while its wakee is still on a queue is taken for one that raced its
+// block if a block follows (placed after that switch), unless the
+// timeline wakes the task again after that block before it runs. With
+// schedstats, a block they show the kernel kept queued is a delayed
+// dequeue, and one whose sleep they date from the block a dequeue with
+// a lag of at least 1 ns, whatever the shadow's own V says (FIDELITY.md
+// rounds 127 and 130). The base slice is the timeline's machine's
+// (0.70 ms × (1 + ilog2 of its CPUs, up to 8)) unless -slice says. A pick
 // that the timeline does not show (schedule() keeping the running task)
 // is redone where it must have happened: after the tick's update that
 // asked for it (one in hard-interrupt context that no waking onto the CPU
@@ -42,8 +50,8 @@
 // running task's next update that is no enqueue's; the delayed tasks it
 // met leave then.
 //
-// -no-parity, -no-delay and -no-inflate switch one rule off, to see how
-// much of a trace another rule would explain.
+// -no-parity, -no-delay, -no-inflate and -no-delay-zero switch one rule
+// off, to see how much of a trace another rule would explain.
 package main
 
 import (
