@@ -340,6 +340,10 @@ type pending struct {
 	waker   int32 // the task running where the waking was written
 	from    int32 // the CPU the waking was written on
 	pass    int   // a move's balance pass (movePass)
+	// stat: the trace writes this wakeup's enqueue (its sleep
+	// statistics) before the task runs (blockEvidence): placed there,
+	// however late.
+	stat bool
 }
 
 // wakeRec is a wakeup placed on a CPU running a CFS task: the shadow's
@@ -415,9 +419,12 @@ type shadow struct {
 	// date the sleep from the block (blockEvidence; with schedstats
 	// only).
 	rewoken, dequeued map[blockKey]bool
-	window            int64
-	trace             *traceWindow
-	lastT             int64
+	// enqueueStat: the wakings (pid, time) whose enqueue the trace's
+	// sleep statistics show before the task runs (blockEvidence).
+	enqueueStat map[blockKey]bool
+	window      int64
+	trace       *traceWindow
+	lastT       int64
 }
 
 // traceWindow: print the shadow's queue at every switch on cpu in
@@ -504,6 +511,9 @@ func (s *shadow) placedBy(pd *pending, c, nextPID int32) bool {
 }
 
 func (s *shadow) placePending(pd *pending) {
+	if pd.stat && s.lastT-pd.at > s.window {
+		s.res.late[s.col]++
+	}
 	e := s.ents[pd.pid]
 	delete(s.gotRun, pd.pid)
 	if e == nil || e.onRQ {
@@ -700,7 +710,7 @@ func (s *shadow) event(e *timeline.Event) {
 	// later instant (a replay's, whose window is 0, before the next event
 	// that is not at its own instant: its enqueue's update had nothing
 	// to charge).
-	s.flushIf(func(pd *pending) bool { return e.Time-pd.at > s.window }, e.Time)
+	s.flushIf(func(pd *pending) bool { return s.overdue(pd, e.Time) }, e.Time)
 	switch e.Kind {
 	case timeline.SchedSwitch:
 		s.rq(c).resched = false
@@ -727,7 +737,7 @@ func (s *shadow) event(e *timeline.Event) {
 		// enqueue's (that one had nothing to charge), nor a second one:
 		// placed before it.
 		s.flushIf(func(pd *pending) bool {
-			return pd.cpu == tc && (e.Time-pd.at > s.window || s.gotRun[pd.pid])
+			return pd.cpu == tc && (s.overdue(pd, e.Time) || s.gotRun[pd.pid] && !pd.stat)
 		}, e.Time)
 		claimed := false
 		for _, pd := range s.pend {
@@ -801,7 +811,7 @@ func (s *shadow) event(e *timeline.Event) {
 					t.onRQ, t.vlag = false, t.specLag
 					s.res.undone[s.col]++
 					t.spec = false
-					s.pend = append(s.pend, &pending{pid: pid, cpu: e.Int32(timeline.TargetCPU), at: e.Time, from: c})
+					s.pend = append(s.pend, &pending{pid: pid, cpu: e.Int32(timeline.TargetCPU), at: e.Time, from: c, stat: s.enqueueStat[blockKey{pid, e.Time}]})
 					return
 				}
 			} else {
@@ -818,7 +828,7 @@ func (s *shadow) event(e *timeline.Event) {
 		}
 		tc := e.Int32(timeline.TargetCPU)
 		s.flushIf(func(pd *pending) bool { return pd.cpu == tc && !pd.moved && s.placedBy(pd, c, -1) }, 0)
-		s.pend = append(s.pend, &pending{pid: pid, cpu: tc, at: e.Time, waker: e.Int32(timeline.CommonPID), from: c})
+		s.pend = append(s.pend, &pending{pid: pid, cpu: tc, at: e.Time, waker: e.Int32(timeline.CommonPID), from: c, stat: s.enqueueStat[blockKey{pid, e.Time}]})
 	case timeline.SchedWakeupNew:
 		pid := e.Int32(timeline.PID)
 		t := s.ent(pid, e.Str(timeline.Comm), prioOf(e, timeline.Prio))
@@ -877,7 +887,13 @@ func (s *shadow) event(e *timeline.Event) {
 		s.onSwitch(c, e)
 	}
 	// Pending placements left for long are made now.
-	s.flushIf(func(pd *pending) bool { return e.Time-pd.at > s.window }, e.Time)
+	s.flushIf(func(pd *pending) bool { return s.overdue(pd, e.Time) }, e.Time)
+}
+
+// overdue: pd's window has run out, and its enqueue is not one the trace
+// shows coming later (pending.stat).
+func (s *shadow) overdue(pd *pending, now int64) bool {
+	return now-pd.at > s.window && !pd.stat
 }
 
 func (s *shadow) flushIf(f func(*pending) bool, now int64) {
@@ -1240,7 +1256,7 @@ func (s *shadow) file(path string, col int) error {
 	}
 	s.begin(path, col, stat)
 	if stat {
-		if s.kept, s.rewoken, s.dequeued, err = blockEvidence(path); err != nil {
+		if s.kept, s.rewoken, s.dequeued, s.enqueueStat, err = blockEvidence(path); err != nil {
 			return err
 		}
 	}
@@ -1306,13 +1322,13 @@ const keptSlackNS = 50000
 // task still ran before such a block (ttwu_runnable ending an earlier
 // wait, the task running on), that waking was not a wakeup racing this
 // block, which would have enqueued it with no second waking.
-func blockEvidence(path string) (kept, rewoken, dequeued map[blockKey]bool, err error) {
+func blockEvidence(path string) (kept, rewoken, dequeued, enqueueStat map[blockKey]bool, err error) {
 	w := newBlockWatch()
 	err = scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
 		w.event(e)
 		return nil
 	})
-	return w.kept, w.rewoken, w.dequeued, err
+	return w.kept, w.rewoken, w.dequeued, w.enqueueStat, err
 }
 
 // sleptBeforeNS, sleptAfterNS: how far before and after a block's switch
@@ -1328,8 +1344,11 @@ const (
 
 // blockWatch gathers blockEvidence's blocks from a timeline's events.
 type blockWatch struct {
-	kept, rewoken, dequeued map[blockKey]bool
-	blocked                 map[int32]*openBlock
+	kept, rewoken, dequeued, enqueueStat map[blockKey]bool
+	blocked                              map[int32]*openBlock
+	// waking: each task's last waking not yet followed by its sleep
+	// statistics or its switch-in.
+	waking map[int32]int64
 }
 
 // openBlock: a task blocked at `block`, not switched in since; waitFrom:
@@ -1341,13 +1360,14 @@ type openBlock struct {
 }
 
 func newBlockWatch() *blockWatch {
-	return &blockWatch{kept: map[blockKey]bool{}, rewoken: map[blockKey]bool{}, dequeued: map[blockKey]bool{}, blocked: map[int32]*openBlock{}}
+	return &blockWatch{kept: map[blockKey]bool{}, rewoken: map[blockKey]bool{}, dequeued: map[blockKey]bool{}, enqueueStat: map[blockKey]bool{}, blocked: map[int32]*openBlock{}, waking: map[int32]int64{}}
 }
 
 func (w *blockWatch) event(e *timeline.Event) {
 	switch e.Kind {
 	case timeline.SchedSwitch:
 		next := e.Int32(timeline.NextPID)
+		delete(w.waking, next)
 		if b := w.blocked[next]; b != nil {
 			if !b.slept && b.waitFrom >= 0 && b.waitFrom <= b.block+keptSlackNS {
 				w.kept[blockKey{next, b.block}] = true
@@ -1358,6 +1378,10 @@ func (w *blockWatch) event(e *timeline.Event) {
 			w.blocked[prev] = &openBlock{block: e.Time, waitFrom: -1}
 		}
 	case timeline.SchedStatSleep, timeline.SchedStatBlocked, timeline.SchedStatIOWait:
+		if pid := e.Int32(timeline.PID); w.waking[pid] != 0 {
+			w.enqueueStat[blockKey{pid, w.waking[pid]}] = true
+			delete(w.waking, pid)
+		}
 		if pid := e.Int32(timeline.PID); w.blocked[pid] != nil {
 			b := w.blocked[pid]
 			b.slept = true
@@ -1370,9 +1394,11 @@ func (w *blockWatch) event(e *timeline.Event) {
 			b.waitFrom = e.Time - e.Int(timeline.Delay)
 		}
 	case timeline.SchedWaking:
-		if pid := e.Int32(timeline.PID); w.blocked[pid] != nil {
+		pid := e.Int32(timeline.PID)
+		if w.blocked[pid] != nil {
 			w.rewoken[blockKey{pid, w.blocked[pid].block}] = true
 		}
+		w.waking[pid] = e.Time
 	}
 }
 

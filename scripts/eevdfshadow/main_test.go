@@ -860,3 +860,59 @@ func TestBaseSliceFromCPUs(t *testing.T) {
 		}
 	}
 }
+
+// A wakeup whose enqueue the trace writes late (its waker stalled inside
+// try_to_wake_up: crosskernel guest-Q r1's 6.12 hackbench, 653 woken from
+// CPU 0 at 4.750235, its sched_stat_sleep 3.3 ms later, the host having
+// descheduled that vCPU) is placed at that enqueue, not when its window
+// runs out or when the target's running task is updated twice. By hand,
+// with schedstats (vruntimes in µs): A runs alone on CPU 0 from 0; B,
+// alone on CPU 1, blocks at 50. B's waking for CPU 0 is written on CPU 1
+// at 100; A is updated at 150 and 200 and blocks at 500, and CPU 0 goes
+// idle; B's sched_stat_sleep comes at 600 and B runs on CPU 0 at 610.
+// Placed early, B would have been picked at 500.
+func TestLateEnqueueWaitsForItsStatistics(t *testing.T) {
+	waking := wake(100*us, timeline.SchedWaking, 2, "b")
+	waking.SetInt(timeline.CPU, 1)
+	sleep := ev(600*us, timeline.SchedStatSleep)
+	sleep.SetInt(timeline.CPU, 1)
+	sleep.SetInt(timeline.PID, 2)
+	sleep.SetInt(timeline.Delay, 550*us)
+	evs := append(aAndOnCPU1(2, "b"),
+		on1(runtime(50*us, 2, 50*us, false)),
+		on1(sw(50*us, 2, "S", 0)),
+		waking,
+		runtime(150*us, 1, 150*us, false),
+		runtime(200*us, 1, 50*us, false),
+		runtime(500*us, 1, 300*us, false),
+		sw(500*us, 1, "S", 0),
+		sleep,
+		sw(610*us, 0, "R", 2),
+	)
+	w := newBlockWatch()
+	for _, e := range evs {
+		w.event(e)
+	}
+	if len(w.enqueueStat) != 1 || !w.enqueueStat[blockKey{2, 100 * us}] {
+		t.Fatalf("wakings with their enqueue's statistics %v, want B's at 100 µs", w.enqueueStat)
+	}
+	for _, c := range []struct {
+		stat  map[blockKey]bool
+		block picks
+		late  int
+	}{
+		{w.enqueueStat, picks{agree: 2}, 1},
+		{nil, picks{agree: 1, disagree: 1}, 0},
+	} {
+		s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
+		s.begin("hand", 0, true)
+		s.enqueueStat = c.stat
+		for _, e := range evs {
+			s.event(e)
+		}
+		checkPicks(t, s, map[string]picks{"idle": {agree: 3}, "block": c.block})
+		if s.res.late[0] != c.late {
+			t.Errorf("late enqueues %d, want %d", s.res.late[0], c.late)
+		}
+	}
+}
