@@ -24,7 +24,8 @@
 // picks made while it is queued count apart ("unverified"). A wakeup's
 // enqueue is placed at its sched_stat_sleep when the timeline has
 // schedstats (a trace: written right at the placement, after the
-// enqueue's update_curr), else right after a sched_stat_runtime of the
+// enqueue's update_curr; however late it comes, a waker stalled by the
+// host inside try_to_wake_up), else right after a sched_stat_runtime of the
 // target CPU's running task at the waking's own time (a replay), else
 // before the next event on that CPU. A task the balancer moves is placed
 // on its new CPU the same way, after the switch that ends the running
@@ -324,9 +325,10 @@ func (p params) updateCurr(r *cfsRQ, e *ent, delta int64) (resched bool) {
 
 // statWindowNS is how long after its sched_waking (or
 // sched_migrate_task) a wakeup's enqueue is awaited in a trace with
-// schedstats (sched_stat_sleep marks the placement): the guests' traces
-// show up to about 0.2 ms between the two. A replay's enqueue has the
-// waking's own timestamp.
+// schedstats where the trace shows no sleep statistics for it before the
+// task runs (one that does is awaited for as long as it takes,
+// pending.stat): the guests' traces show up to about 0.2 ms between the
+// two. A replay's enqueue has the waking's own timestamp.
 const statWindowNS = 300000
 
 // pending is an enqueue the shadow has not placed yet.
