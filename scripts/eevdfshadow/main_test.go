@@ -119,6 +119,32 @@ func abcForked() []*timeline.Event {
 
 const us = 1000
 
+// statSleep is a sched_stat_sleep for pid written on cpu, the sleep
+// delay ns long.
+func statSleep(at int64, cpu, pid int32, delay int64) *timeline.Event {
+	e := ev(at, timeline.SchedStatSleep)
+	e.SetInt(timeline.CPU, int64(cpu))
+	e.SetInt(timeline.PID, int64(pid))
+	e.SetInt(timeline.Delay, delay)
+	return e
+}
+
+// wakingFrom1 is a sched_waking of pid for CPU 0 written on CPU 1.
+func wakingFrom1(at int64, pid int32, comm string) *timeline.Event {
+	e := wake(at, timeline.SchedWaking, pid, comm)
+	e.SetInt(timeline.CPU, 1)
+	return e
+}
+
+// watchBlocks runs blockEvidence's look-ahead over a hand-worked list.
+func watchBlocks(evs []*timeline.Event) *blockWatch {
+	w := newBlockWatch()
+	for _, e := range evs {
+		w.event(e)
+	}
+	return w
+}
+
 // handShadow runs a hand-worked one-CPU schedule (slice 1 ms, HZ 250, no
 // schedstats) through a fresh shadow.
 func handShadow(evs []*timeline.Event) *shadow {
@@ -533,12 +559,8 @@ func TestTurnedRealTimeLeavesTheQueue(t *testing.T) {
 // (-wake-at-switch), B (lag 16.7 × 3/2 = 25: v 250) would be the pick at
 // 500.
 func TestRemoteWakeupAfterThePick(t *testing.T) {
-	remote := wake(450*us, timeline.SchedWaking, 2, "b")
-	remote.SetInt(timeline.CPU, 1)
-	stat := ev(510*us, timeline.SchedStatSleep)
-	stat.SetInt(timeline.CPU, 1)
-	stat.SetInt(timeline.PID, 2)
-	stat.SetInt(timeline.Delay, 110*us)
+	remote := wakingFrom1(450*us, 2, "b")
+	stat := statSleep(510*us, 1, 2, 110*us)
 	evs := []*timeline.Event{
 		wake(0, timeline.SchedWakeupNew, 1, "a"),
 		sw(0, 0, "R", 1),
@@ -646,10 +668,7 @@ func TestBlockTheKernelKeptQueued(t *testing.T) {
 		wait,
 		sw(800*us, 2, "S", 1),
 	}
-	w := newBlockWatch()
-	for _, e := range evs {
-		w.event(e)
-	}
+	w := watchBlocks(evs)
 	if len(w.kept) != 1 || !w.kept[blockKey{1, 600 * us}] {
 		t.Fatalf("kept blocks %v, want A's at 600 µs only", w.kept)
 	}
@@ -691,32 +710,19 @@ func TestBlockTheKernelKeptQueued(t *testing.T) {
 // its sched_stat_sleep failed to come within the window (300 µs): at
 // 550, at V with lag 0, before B, and the pick at 560 would name it.
 func TestWakingWhileRunningBeforeALaterBlock(t *testing.T) {
-	onCPU1 := func(e *timeline.Event) *timeline.Event {
-		e.SetInt(timeline.CPU, 1)
-		return e
-	}
-	sleep := func(at int64, pid int32, delay int64) *timeline.Event {
-		e := onCPU1(ev(at, timeline.SchedStatSleep))
-		e.SetInt(timeline.PID, int64(pid))
-		e.SetInt(timeline.Delay, delay)
-		return e
-	}
 	evs := append(aAndOnCPU1(2, "b"),
 		on1(runtime(50*us, 2, 50*us, false)),
 		on1(sw(50*us, 2, "S", 0)),
-		onCPU1(wake(100*us, timeline.SchedWaking, 1, "a")),
+		wakingFrom1(100*us, 1, "a"),
 		runtime(200*us, 1, 200*us, false),
 		sw(200*us, 1, "S", 0),
-		onCPU1(wake(550*us, timeline.SchedWaking, 2, "b")),
-		sleep(555*us, 2, 505*us),
+		wakingFrom1(550*us, 2, "b"),
+		statSleep(555*us, 1, 2, 505*us),
 		sw(560*us, 0, "R", 2),
-		onCPU1(wake(700*us, timeline.SchedWaking, 1, "a")),
-		sleep(705*us, 1, 505*us),
+		wakingFrom1(700*us, 1, "a"),
+		statSleep(705*us, 1, 1, 505*us),
 	)
-	w := newBlockWatch()
-	for _, e := range evs {
-		w.event(e)
-	}
+	w := watchBlocks(evs)
 	if len(w.rewoken) != 2 || !w.rewoken[blockKey{1, 200 * us}] || !w.rewoken[blockKey{2, 50 * us}] {
 		t.Fatalf("blocks woken before the task ran again %v, want A's at 200 µs and B's at 50 µs", w.rewoken)
 	}
@@ -769,10 +775,7 @@ func TestBlockTheKernelDequeued(t *testing.T) {
 		sleep,
 		sw(310*us, 2, "R", 1),
 	)
-	w := newBlockWatch()
-	for _, e := range evs {
-		w.event(e)
-	}
+	w := watchBlocks(evs)
 	if len(w.dequeued) != 1 || !w.dequeued[blockKey{1, 200 * us}] || len(w.kept) != 0 {
 		t.Fatalf("blocks dequeued %v (kept %v), want A's at 200 µs (none)", w.dequeued, w.kept)
 	}
@@ -872,27 +875,18 @@ func TestBaseSliceFromCPUs(t *testing.T) {
 // idle; B's sched_stat_sleep comes at 600 and B runs on CPU 0 at 610.
 // Placed early, B would have been picked at 500.
 func TestLateEnqueueWaitsForItsStatistics(t *testing.T) {
-	waking := wake(100*us, timeline.SchedWaking, 2, "b")
-	waking.SetInt(timeline.CPU, 1)
-	sleep := ev(600*us, timeline.SchedStatSleep)
-	sleep.SetInt(timeline.CPU, 1)
-	sleep.SetInt(timeline.PID, 2)
-	sleep.SetInt(timeline.Delay, 550*us)
 	evs := append(aAndOnCPU1(2, "b"),
 		on1(runtime(50*us, 2, 50*us, false)),
 		on1(sw(50*us, 2, "S", 0)),
-		waking,
+		wakingFrom1(100*us, 2, "b"),
 		runtime(150*us, 1, 150*us, false),
 		runtime(200*us, 1, 50*us, false),
 		runtime(500*us, 1, 300*us, false),
 		sw(500*us, 1, "S", 0),
-		sleep,
+		statSleep(600*us, 1, 2, 550*us),
 		sw(610*us, 0, "R", 2),
 	)
-	w := newBlockWatch()
-	for _, e := range evs {
-		w.event(e)
-	}
+	w := watchBlocks(evs)
 	if len(w.enqueueStat) != 1 || !w.enqueueStat[blockKey{2, 100 * us}] {
 		t.Fatalf("wakings with their enqueue's statistics %v, want B's at 100 µs", w.enqueueStat)
 	}
