@@ -119,6 +119,15 @@ func abcForked() []*timeline.Event {
 
 const us = 1000
 
+// bBlockedOn1: aAndOnCPU1 with B (pid 2), which runs 50 µs alone on CPU
+// 1 and blocks there (lag 0).
+func bBlockedOn1() []*timeline.Event {
+	return append(aAndOnCPU1(2, "b"),
+		on1(runtime(50*us, 2, 50*us, false)),
+		on1(sw(50*us, 2, "S", 0)),
+	)
+}
+
 // statSleep is a sched_stat_sleep for pid written on cpu, the sleep
 // delay ns long.
 func statSleep(at int64, cpu, pid int32, delay int64) *timeline.Event {
@@ -710,9 +719,7 @@ func TestBlockTheKernelKeptQueued(t *testing.T) {
 // its sched_stat_sleep failed to come within the window (300 µs): at
 // 550, at V with lag 0, before B, and the pick at 560 would name it.
 func TestWakingWhileRunningBeforeALaterBlock(t *testing.T) {
-	evs := append(aAndOnCPU1(2, "b"),
-		on1(runtime(50*us, 2, 50*us, false)),
-		on1(sw(50*us, 2, "S", 0)),
+	evs := append(bBlockedOn1(),
 		wakingFrom1(100*us, 1, "a"),
 		runtime(200*us, 1, 200*us, false),
 		sw(200*us, 1, "S", 0),
@@ -875,9 +882,7 @@ func TestBaseSliceFromCPUs(t *testing.T) {
 // idle; B's sched_stat_sleep comes at 600 and B runs on CPU 0 at 610.
 // Placed early, B would have been picked at 500.
 func TestLateEnqueueWaitsForItsStatistics(t *testing.T) {
-	evs := append(aAndOnCPU1(2, "b"),
-		on1(runtime(50*us, 2, 50*us, false)),
-		on1(sw(50*us, 2, "S", 0)),
+	evs := append(bBlockedOn1(),
 		wakingFrom1(100*us, 2, "b"),
 		runtime(150*us, 1, 150*us, false),
 		runtime(200*us, 1, 50*us, false),
