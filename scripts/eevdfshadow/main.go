@@ -902,9 +902,15 @@ func (s *shadow) flushIf(f func(*pending) bool, now int64) {
 	// A move goes with the rest of its balance pass (attach_tasks
 	// attaches them all): one whose window ran out takes the pass's
 	// later moves along.
-	passes := map[[2]int]bool{}
+	if len(s.pend) == 0 {
+		return
+	}
+	var passes map[[2]int]bool
 	for _, pd := range s.pend {
 		if pd.moved && f(pd) {
+			if passes == nil {
+				passes = map[[2]int]bool{}
+			}
 			passes[[2]int{pd.pass, int(pd.cpu)}] = true
 		}
 	}

@@ -272,11 +272,9 @@ func TestHandWorked(t *testing.T) {
 // B at 350 (the case found on a replay of guest-P r3, FIDELITY.md round
 // 63).
 func TestHeldWakeupOfADelayedTask(t *testing.T) {
-	waking := wake(300*us, timeline.SchedWaking, 2, "b")
-	waking.SetInt(timeline.CPU, 1)
 	evs := append(aDelayedBRuns(),
 		runtime(300*us, 2, 100*us, false),
-		waking,
+		wakingFrom1(300*us, 2, "b"),
 		runtime(350*us, 2, 50*us, false),
 		sw(350*us, 2, "D", 0),
 		sw(400*us, 0, "R", 2),
@@ -315,10 +313,8 @@ func TestHeldWakeupOfADelayedTask(t *testing.T) {
 // purged A before E's placement: V (700 + 400) / 2 = 550 (the guest-N r2
 // hackbench replay, FIDELITY.md round 113).
 func TestIPIEnqueueReschedIsNotTheTicks(t *testing.T) {
-	wakeC := wake(700*us, timeline.SchedWaking, 3, "c")
-	wakeC.SetInt(timeline.CPU, 1)
 	evs := append(aDelayedBRuns(),
-		wakeC,
+		wakingFrom1(700*us, 3, "c"),
 		runtime(700*us, 2, 500*us, true),
 		wake(800*us, timeline.SchedWaking, 4, "e"),
 		runtime(800*us, 2, 100*us, false),
@@ -568,8 +564,6 @@ func TestTurnedRealTimeLeavesTheQueue(t *testing.T) {
 // (-wake-at-switch), B (lag 16.7 × 3/2 = 25: v 250) would be the pick at
 // 500.
 func TestRemoteWakeupAfterThePick(t *testing.T) {
-	remote := wakingFrom1(450*us, 2, "b")
-	stat := statSleep(510*us, 1, 2, 110*us)
 	evs := []*timeline.Event{
 		wake(0, timeline.SchedWakeupNew, 1, "a"),
 		sw(0, 0, "R", 1),
@@ -583,10 +577,10 @@ func TestRemoteWakeupAfterThePick(t *testing.T) {
 		sw(300*us, 1, "S", 2),
 		runtime(400*us, 2, 100*us, false),
 		sw(400*us, 2, "S", 3),
-		remote,
+		wakingFrom1(450*us, 2, "b"),
 		runtime(500*us, 3, 100*us, false),
 		sw(500*us, 3, "S", 0),
-		stat,
+		statSleep(510*us, 1, 2, 110*us),
 		sw(520*us, 0, "R", 2),
 	}
 	for _, c := range []struct {
@@ -614,22 +608,13 @@ func TestRemoteWakeupAfterThePick(t *testing.T) {
 // woken from CPU 1, 413 on CPU 0 itself 3 µs later and queued 14 µs
 // before 372). Placement order is what V and each later lag depend on.
 func TestRemoteWakeupPlacedAfterALaterLocalOne(t *testing.T) {
-	stat := func(at int64, cpu, pid int32) *timeline.Event {
-		e := ev(at, timeline.SchedStatSleep)
-		e.SetInt(timeline.CPU, int64(cpu))
-		e.SetInt(timeline.PID, int64(pid))
-		e.SetInt(timeline.Delay, 50*us)
-		return e
-	}
-	remote := wake(100*us, timeline.SchedWaking, 2, "a")
-	remote.SetInt(timeline.CPU, 1)
 	evs := []*timeline.Event{
 		wake(0, timeline.SchedWakeupNew, 1, "x"),
 		sw(0, 0, "R", 1),
-		remote,
+		wakingFrom1(100*us, 2, "a"),
 		wake(105*us, timeline.SchedWaking, 3, "b"),
-		stat(108*us, 0, 3),
-		stat(120*us, 1, 2),
+		statSleep(108*us, 0, 3, 50*us),
+		statSleep(120*us, 1, 2, 50*us),
 	}
 	for _, wakeAtSwitch := range []bool{false, true} {
 		s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us, wakeAtSwitch: wakeAtSwitch}, false)
@@ -772,14 +757,11 @@ func TestWakingWhileRunningBeforeALaterBlock(t *testing.T) {
 // (-own-delay), A's lag at the waking is 0: B is eligible and keeps the
 // CPU, and the switch to A disagrees.
 func TestBlockTheKernelDequeued(t *testing.T) {
-	sleep := ev(300*us, timeline.SchedStatSleep)
-	sleep.SetInt(timeline.PID, 1)
-	sleep.SetInt(timeline.Delay, 100*us)
 	evs := append(abRun(),
 		sw(200*us, 1, "S", 2),
 		runtime(300*us, 2, 100*us, false),
 		wake(300*us, timeline.SchedWaking, 1, "a"),
-		sleep,
+		statSleep(300*us, 0, 1, 100*us),
 		sw(310*us, 2, "R", 1),
 	)
 	w := watchBlocks(evs)
