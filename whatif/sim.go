@@ -1050,15 +1050,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	}
 	s.tickNS = 1000000000 / int64(cfg.HZ)
 	s.tickPhase = w.TickPhaseNS % s.tickNS
-	f := int64(1)
-	n := s.ncpu
-	if n > 8 {
-		n = 8
-	}
-	for n > 1 {
-		f++
-		n >>= 1
-	}
+	f := TunableFactor(s.ncpu)
 	s.latencyNS, s.minGranNS, s.wakeupGranNS = 6000000*f, 750000*f, 1000000*f
 	s.maxLBInterval = int64(cfg.HZ) * int64(s.ncpu) / 10
 	if s.maxLBInterval < 1 {
@@ -2300,6 +2292,17 @@ func (s *Sim) fork(r *rq, parent, child *simTask) {
 	s.forking = true
 	s.wakeupPreempt(dst, child)
 	s.forking = false
+}
+
+// TunableFactor is sched_update_scaling's log factor for ncpu CPUs, 1 +
+// ilog2(min(ncpu, 8)): the scheduler's latency, granularities and (under
+// EEVDF) base slice are their defaults times it.
+func TunableFactor(ncpu int) int64 {
+	f := int64(1)
+	for n := min(ncpu, 8); n > 1; n >>= 1 {
+		f++
+	}
+	return f
 }
 
 // startPELTWindowNS is the span of the trace from its start over which a

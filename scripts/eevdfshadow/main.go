@@ -52,7 +52,9 @@
 // met leave then.
 //
 // -no-parity, -no-delay, -no-inflate and -no-delay-zero switch one rule
-// off, to see how much of a trace another rule would explain.
+// off, -own-delay the trace's evidence of delayed dequeues and
+// -wake-at-switch the late placement of remote wakeups, to see how much
+// of a trace another rule would explain.
 package main
 
 import (
@@ -1287,11 +1289,7 @@ func baseSliceNS(m *timeline.Meta) int64 {
 	if n == 0 {
 		n = 2
 	}
-	f := int64(1)
-	for n = min(n, 8); n > 1; n >>= 1 {
-		f++
-	}
-	return 700000 * f
+	return 700000 * whatif.TunableFactor(n)
 }
 
 // blockKey is a task's block: its pid and its switch-out's time.

@@ -217,7 +217,7 @@ func (res *results) print(w io.Writer, cols int) {
 	counts(w, cols, "runtimes of a task not running in the shadow (ignored)", func(c int) string { return fmt.Sprintf(" %d", res.notCur[c]) })
 	counts(w, cols, "wakeups that came while the wakee was queued, placed at its block (undone by a later waking)", func(c int) string { return fmt.Sprintf(" %d (%d)", res.held[c], res.undone[c]) })
 	counts(w, cols, "wakings that came while the wakee still ran, not taken for one racing its block (the trace wakes it again after the block)", func(c int) string { return fmt.Sprintf(" %d", res.heldNot[c]) })
-	counts(w, cols, "wakeups whose enqueue the schedstats show over 0.3 ms after their waking, placed there", func(c int) string { return fmt.Sprintf(" %d", res.late[c]) })
+	counts(w, cols, fmt.Sprintf("wakeups whose enqueue the schedstats show over %.1f ms after their waking, placed there", float64(statWindowNS)/1e6), func(c int) string { return fmt.Sprintf(" %d", res.late[c]) })
 	counts(w, cols, "blocks the schedstats show the kernel kept queued (delayed), of them eligible to the shadow's own test (followed: the kernel)", func(c int) string { return fmt.Sprintf(" %d (%d)", res.kept[c], res.keptEligible[c]) })
 	counts(w, cols, "blocks the shadow's own test found not eligible whose sleep the schedstats date from the block (dequeued there; followed: the kernel, with a lag of 1 ns)", func(c int) string { return fmt.Sprintf(" %d", res.dequeued[c]) })
 	counts(w, cols, "balance passes that moved two or more tasks, attached the last detached first (their tasks)", func(c int) string { return fmt.Sprintf(" %d (%d)", res.passes[c], res.passMoves[c]) })
