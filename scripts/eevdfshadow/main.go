@@ -1119,7 +1119,11 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 			V := r.V()
 			fmt.Fprintf(os.Stderr, "%d.%06d %d(%s)->%d pick %d:", e.Time/1e9, e.Time%1e9/1e3, prevPID, state, nextPID, pidOf(got))
 			for _, x := range r.q {
-				fmt.Fprintf(os.Stderr, " %d[lag %d dl %d %s]", x.pid, (V-x.v)/1000, (x.d-V)/1000, x.dlFrom)
+				d := ""
+				if x.delayed {
+					d = " delayed"
+				}
+				fmt.Fprintf(os.Stderr, " %d[lag %d dl %d %s%s]", x.pid, (V-x.v)/1000, (x.d-V)/1000, x.dlFrom, d)
 			}
 			fmt.Fprintln(os.Stderr)
 		}
@@ -1426,7 +1430,7 @@ func main() {
 	slice := flag.Int64("slice", 0, "base slice, ns (sysctl_sched_base_slice; default: from each timeline's CPU count, 0.70 ms × (1 + log2 of up to 8): the guests' 6.12 1.4 ms on two vCPUs, 2.1 ms on four)")
 	hz := flag.Int64("hz", 250, "the kernel's HZ (the lag clamp's tick)")
 	verbose := flag.Bool("v", false, "print every disagreement with the shadow's queue")
-	trace := flag.String("trace", "", "CPU,FROM,TO: print the shadow's queue (lag, deadline − V in µs, what set the deadline) at every switch on CPU between FROM and TO seconds")
+	trace := flag.String("trace", "", "CPU,FROM,TO: print the shadow's queue (lag, deadline − V in µs, what set the deadline, delayed for a delayed dequeue's entity) at every switch on CPU between FROM and TO seconds")
 	var p params
 	flag.BoolVar(&p.noParity, "no-parity", false, "rule test: no RUN_TO_PARITY")
 	flag.BoolVar(&p.noDelay, "no-delay", false, "rule test: no DELAY_DEQUEUE")
