@@ -1250,11 +1250,10 @@ func newShadow(p params, verbose bool) *shadow {
 }
 
 func (s *shadow) file(path string, col int) error {
-	ev, err := blockEvidence(path)
+	stat, err := hasStatSleep(path)
 	if err != nil {
 		return err
 	}
-	stat := ev.statSleep
 	// The rules are v6.12's: say so when the timeline's kernel is not
 	// one they describe (CFS before v6.6; EEVDF without delayed dequeue
 	// before v6.12: -no-delay).
@@ -1271,7 +1270,9 @@ func (s *shadow) file(path string, col int) error {
 	}
 	s.begin(path, col, stat)
 	if stat {
-		s.kept, s.rewoken, s.dequeued, s.enqueueStat = ev.kept, ev.rewoken, ev.dequeued, ev.enqueueStat
+		if s.kept, s.rewoken, s.dequeued, s.enqueueStat, err = blockEvidence(path); err != nil {
+			return err
+		}
 	}
 	return scriptutil.ReadEvents(path, warn, func(e *timeline.Event) error {
 		s.event(e)
@@ -1306,7 +1307,7 @@ type blockKey struct {
 // written a few µs after put_prev_entity on the guests).
 const keptSlackNS = 50000
 
-// blockEvidence reads a timeline for the blocks after
+// blockEvidence reads a timeline with schedstats for the blocks after
 // which the kernel kept the task on its queue (DELAY_DEQUEUE keeps one
 // that is not eligible): no sleep statistics before its next switch-in
 // (every enqueue of a task that left its queue asleep writes
@@ -1331,17 +1332,13 @@ const keptSlackNS = 50000
 // task still ran before such a block (ttwu_runnable ending an earlier
 // wait, the task running on), that waking was not a wakeup racing this
 // block, which would have enqueued it with no second waking.
-//
-// The same pass says whether the timeline has schedstats at all
-// (blockWatch.statSleep): the evidence is used only where it has (a
-// trace recorded with them, not a replay's output).
-func blockEvidence(path string) (*blockWatch, error) {
+func blockEvidence(path string) (kept, rewoken, dequeued, enqueueStat map[blockKey]bool, err error) {
 	w := newBlockWatch()
-	err := scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
+	err = scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
 		w.event(e)
 		return nil
 	})
-	return w, err
+	return w.kept, w.rewoken, w.dequeued, w.enqueueStat, err
 }
 
 // sleptBeforeNS, sleptAfterNS: how far before and after a block's switch
@@ -1362,8 +1359,6 @@ type blockWatch struct {
 	// waking: each task's last waking not yet followed by its sleep
 	// statistics or its switch-in.
 	waking map[int32]int64
-	// statSleep: a sched_stat_sleep came (the timeline has schedstats).
-	statSleep bool
 }
 
 // openBlock: a task blocked at `block`, not switched in since; waitFrom:
@@ -1393,7 +1388,6 @@ func (w *blockWatch) event(e *timeline.Event) {
 			w.blocked[prev] = &openBlock{block: e.Time, waitFrom: -1}
 		}
 	case timeline.SchedStatSleep, timeline.SchedStatBlocked, timeline.SchedStatIOWait:
-		w.statSleep = w.statSleep || e.Kind == timeline.SchedStatSleep
 		if pid := e.Int32(timeline.PID); w.waking[pid] != 0 {
 			w.enqueueStat[blockKey{pid, w.waking[pid]}] = true
 			delete(w.waking, pid)
@@ -1416,6 +1410,20 @@ func (w *blockWatch) event(e *timeline.Event) {
 		}
 		w.waking[pid] = e.Time
 	}
+}
+
+// hasStatSleep says whether the timeline has schedstats' sched_stat_sleep
+// (a kernel trace recorded by perf sched record; a replay has none).
+func hasStatSleep(path string) (bool, error) {
+	found := false
+	err := scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
+		if e.Kind == timeline.SchedStatSleep {
+			found = true
+			return scriptutil.ErrStop
+		}
+		return nil
+	})
+	return found, err
 }
 
 func main() {
