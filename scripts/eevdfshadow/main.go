@@ -1388,12 +1388,12 @@ func (w *blockWatch) event(e *timeline.Event) {
 			w.blocked[prev] = &openBlock{block: e.Time, waitFrom: -1}
 		}
 	case timeline.SchedStatSleep, timeline.SchedStatBlocked, timeline.SchedStatIOWait:
-		if pid := e.Int32(timeline.PID); w.waking[pid] != 0 {
-			w.enqueueStat[blockKey{pid, w.waking[pid]}] = true
+		pid := e.Int32(timeline.PID)
+		if at := w.waking[pid]; at != 0 {
+			w.enqueueStat[blockKey{pid, at}] = true
 			delete(w.waking, pid)
 		}
-		if pid := e.Int32(timeline.PID); w.blocked[pid] != nil {
-			b := w.blocked[pid]
+		if b := w.blocked[pid]; b != nil {
 			b.slept = true
 			if from := e.Time - e.Int(timeline.Delay); from >= b.block-sleptBeforeNS && from <= b.block+sleptAfterNS {
 				w.dequeued[blockKey{pid, b.block}] = true
