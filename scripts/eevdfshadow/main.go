@@ -395,9 +395,10 @@ type wakeRec struct {
 }
 
 type shadow struct {
-	// cpuSeq: events written on each CPU so far; lastMove, passes:
-	// movePass's state.
-	cpuSeq   map[int32]int64
+	// cpuSeq: events written on each CPU so far, indexed by CPU (every
+	// event counts, so a slice, not a map); lastMove, passes: movePass's
+	// state.
+	cpuSeq   []int64
 	lastMove map[int32]lastMove
 	passes   int
 	p        params
@@ -595,12 +596,13 @@ func savedLag(e *ent) string {
 func (s *shadow) movePass(e *timeline.Event) int {
 	c := e.Int32(timeline.CPU)
 	k := [2]int32{e.Int32(timeline.OrigCPU), e.Int32(timeline.DestCPU)}
-	if last, ok := s.lastMove[c]; ok && last.seq == s.cpuSeq[c]-1 && last.cpus == k {
-		s.lastMove[c] = lastMove{s.cpuSeq[c], k, last.pass}
+	seq := s.seqOf(c)
+	if last, ok := s.lastMove[c]; ok && last.seq == seq-1 && last.cpus == k {
+		s.lastMove[c] = lastMove{seq, k, last.pass}
 		return last.pass
 	}
 	s.passes++
-	s.lastMove[c] = lastMove{s.cpuSeq[c], k, s.passes}
+	s.lastMove[c] = lastMove{seq, k, s.passes}
 	return s.passes
 }
 
@@ -679,9 +681,22 @@ func causeIndex(c string) int {
 	panic(c)
 }
 
+// seqOf is CPU c's event count (0 for a CPU not seen, or none).
+func (s *shadow) seqOf(c int32) int64 {
+	if c < 0 || int(c) >= len(s.cpuSeq) {
+		return 0
+	}
+	return s.cpuSeq[c]
+}
+
 func (s *shadow) event(e *timeline.Event) {
 	c := e.Int32(timeline.CPU)
-	s.cpuSeq[c]++
+	if c >= 0 {
+		for int(c) >= len(s.cpuSeq) {
+			s.cpuSeq = append(s.cpuSeq, 0)
+		}
+		s.cpuSeq[c]++
+	}
 	if s.lastT > 0 && e.Time > s.lastT {
 		dt := e.Time - s.lastT
 		for _, r := range s.rqs {
@@ -1236,7 +1251,7 @@ func pidOf(e *ent) int32 {
 // col; stat: it has schedstats' sched_stat_sleep.
 func (s *shadow) begin(path string, col int, stat bool) {
 	s.ents, s.rqs, s.pend, s.gotRun, s.watch = map[int32]*ent{}, map[int32]*cfsRQ{}, nil, map[int32]bool{}, map[int32]*wakeRec{}
-	s.cpuSeq, s.lastMove = map[int32]int64{}, map[int32]lastMove{}
+	s.cpuSeq, s.lastMove = s.cpuSeq[:0], map[int32]lastMove{}
 	s.col, s.path, s.statMode = col, path, stat
 	s.lastT = 0
 	s.window = 0
