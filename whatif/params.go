@@ -20,7 +20,7 @@ import (
 // policy: the question is how the policies differ under those parameters.
 
 // ParamKeys are the keys --set and --sweep accept, for usage messages.
-var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "herd_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "irq_ipi", "wake_overhead", "wakee_flips", "trace_end_run_on", "host_stall", "nohz_kick", "idle_tick", "busy_host_wait", "stall_contention", "wake_stall", "balance_phase", "irq_stall", "irq_flip", "eas"}
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "herd_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "irq_ipi", "wake_overhead", "wakee_flips", "trace_end_run_on", "host_stall", "nohz_kick", "idle_tick", "timer_slack", "busy_host_wait", "stall_contention", "wake_stall", "balance_phase", "irq_stall", "irq_flip", "eas"}
 
 // ParamLevels are the domain level names imbalance_pct/busy_factor accept
 // (as model.BuildDomains names them; the package level is PKG from v6.9,
@@ -54,6 +54,7 @@ func ParamUsage() string {
 		"wake_overhead=keep|skip (skip: an activation a task goes on into without blocking skips the block and wakeup its recorded demand includes; keep: runs its whole recorded demand, the default before FIDELITY.md round 122; default skip), " +
 		"nohz_kick=idle_exit|ipi (on a trace that shows host contention, the nohz idle balancer's kick reaches the idle vCPU after an idle exit drawn as a remote wakeup's, the host running that vCPU first, or after an IPI's latency alone; default idle_exit), " +
 		"idle_tick=stop|N (N: an idle CPU takes N ticks of its own, balancing on them, before its tick stops and it enters nohz idle, as the 6.1 stable series' idle loop without a cpuidle driver does for the first since 6.1.170 (f4c31b07b136) and pending RCU callbacks for more; under measured host contention each waits for the host to run the vCPU, as an IPI does; default stop: the tick stops as the CPU goes idle), " +
+		"timer_slack=DURATION|off (an hrtimer wakeup of a task outside the real-time class fires early in the interrupt of another timer on its CPU due at most this much before it, or at its tick, as timer_slack_ns lets hrtimer_interrupt expire it; default 50us, the kernel's), " +
 		"busy_host_wait=on|off (on a trace that shows host contention, a wakeup preemption sent to another busy vCPU outside its running task's host stalls waits for a host core at the share those stalls leave of the contention's stalled fraction, its task firing no wakeup meanwhile; default on), " +
 		"stall_contention=on|off (on a trace that shows host contention, a host stall it shows in a task's demand is shortened where the replay runs that task with fewer vCPUs busy than the trace had then, to the share the host's contention leaves of it; default on), " +
 		"wake_stall=on|off (a wakeup the trace shows queued only after a host stall of its waker inside try_to_wake_up is queued after that stall in the replay too when it goes to another CPU than the waker's, its latency counting from the waking; default on), " +
@@ -246,6 +247,16 @@ func (s Setting) Apply(cfg *Config) error {
 			}
 			cfg.IdleTicks = n
 		}
+	case "timer_slack":
+		if s.Value == "off" {
+			cfg.TimerSlackNS = 0
+			break
+		}
+		d, err := time.ParseDuration(s.Value)
+		if err != nil || d <= 0 || d > time.Second {
+			return bad("off or a duration up to 1s (e.g. 50us)")
+		}
+		cfg.TimerSlackNS = d.Nanoseconds()
 	case "busy_host_wait":
 		return onOff(&cfg.BusyHostWait)
 	case "stall_contention":

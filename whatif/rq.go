@@ -90,6 +90,10 @@ type rq struct {
 	// tick-softirq arrival on this CPU, with the last such waking's time
 	// (Sim.holdTick): that tick's reschedule waits for it.
 	tickSoftirq []tickSoftirq
+	// timers: the tasks asleep on this CPU with an hrtimer arrival
+	// pending that another timer's interrupt here may fire early
+	// (timerslack.go), in the order they were armed.
+	timers []int32
 	// reschedOwn: the pending reschedule was raised by curr itself (a
 	// wakeup it issued on this CPU, in a system call whose return to
 	// user space switches).
@@ -1389,6 +1393,11 @@ func (s *Sim) tick(r *rq, late bool) {
 	r.tickArmed = false
 	if !r.tickOn {
 		return
+	}
+	if len(r.timers) > 0 {
+		// The tick is an hrtimer too: the timers whose slack reaches
+		// back to it expire in its interrupt, after it (timerslack.go).
+		defer s.expireTimers(r.cpu)
 	}
 	s.tickDeferring = true
 	idleAtTick := r.curr == nil && r.nrRunning() == 0

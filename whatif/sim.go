@@ -198,6 +198,14 @@ type Config struct {
 	// switch waits for it (onTickGrid, holdTick). Off by default:
 	// measured, it met fewer goals (FIDELITY.md, round 59).
 	TickSoftIRQ bool
+	// TimerSlackNS: an hrtimer arrival of a task not in the real-time
+	// class (its waking in hard-interrupt context on the CPU it slept on)
+	// fires early, in the interrupt of another such arrival on that CPU,
+	// when its own time is at most this much later: the timer slack that
+	// lets hrtimer_interrupt expire every timer whose soft expiry has
+	// passed (timerslack.go). 0: each fires at its own time. DefaultConfig
+	// sets DefaultTimerSlackNS (FIDELITY.md round 139).
+	TimerSlackNS int64
 	// TickSwitch: a tick that ends the running task's slice switches a
 	// delay later drawn from the trace's own (Workload.TickSwitchNS: the
 	// interrupt's return through its softirqs), not at its instant.
@@ -306,7 +314,7 @@ func (c Config) withDefaults() Config {
 
 // DefaultConfig is the configuration `replay whatif` uses for a policy.
 func DefaultConfig(p Policy) Config {
-	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, BusyHostWait: true, StallContention: true, WakeStall: true, BalancePhase: true, IRQFlip: true, IRQIPI: true, SkipWakeOverhead: true, HerdAwaits: true, WakeeFlips: -1}.withDefaults()
+	return Config{Policy: p, IdleWake: true, Preemption: true, SwitchCharge: true, TraceEndRunOn: true, NohzKickIdleExit: true, BusyHostWait: true, StallContention: true, WakeStall: true, BalancePhase: true, IRQFlip: true, IRQIPI: true, SkipWakeOverhead: true, HerdAwaits: true, WakeeFlips: -1, TimerSlackNS: DefaultTimerSlackNS}.withDefaults()
 }
 
 // Event kinds of the discrete-event engine (§8.2).
@@ -425,8 +433,14 @@ type simTask struct {
 	// heldK: a reply to this task's request (isReply) that came before
 	// it blocked, for activation heldK (-1 none), from heldWaker; it is
 	// delivered when the task blocks.
-	heldK     int32
-	heldWaker *simTask
+	heldK int32
+	// timerK, timerDue: an arrival of this task's scheduled as an hrtimer
+	// that may fire early in another timer's interrupt on its CPU
+	// (timerslack.go; -1 none); coalescedK: one that did, whose own
+	// evArrival is then void.
+	timerK, coalescedK, timerCPU int32
+	timerDue                     int64
+	heldWaker                    *simTask
 	// heldRaced: the held wakeup is an Edge.Raced one, whose sched_waking
 	// was written when it fired (the wakee still on its CPU), as the
 	// kernel's is.
@@ -890,9 +904,12 @@ type Stats struct {
 	EdgesPending     int64 `json:"edges_pending"`
 	// EdgesPendingBy splits EdgesPending by where the wakee was when its
 	// edge fired (nil: none pending).
-	EdgesPendingBy        *PendingEdges `json:"edges_pending_by,omitempty"`
-	Arrivals              int64         `json:"arrivals"`
-	ContinuedWithoutSleep int64         `json:"continued_without_sleep"`
+	EdgesPendingBy *PendingEdges `json:"edges_pending_by,omitempty"`
+	Arrivals       int64         `json:"arrivals"`
+	// TimersCoalesced: hrtimer arrivals fired early in another timer's
+	// interrupt on their CPU (Config.TimerSlackNS).
+	TimersCoalesced       int64 `json:"timers_coalesced,omitempty"`
+	ContinuedWithoutSleep int64 `json:"continued_without_sleep"`
 	// WakeOverheadSkips: continued activations started past their task's
 	// wake overhead; WakeOverheadNS: the demand that skipped, summed
 	// (wakeoverhead.go).
@@ -1109,7 +1126,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	for i := range w.Tasks {
 		t := &w.Tasks[i]
 		st := &simTask{id: int32(i), w: t, rt: t.RT(), pinned: t.Pinned, act: -1, cpu: t.StartCPU, trig: make([]bool, len(t.Activations)),
-			heldK: -1, lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1, moveTask: -1, prio: t.Prio}
+			heldK: -1, timerK: -1, coalescedK: -1, lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1, moveTask: -1, prio: t.Prio}
 		st.stop = st.rt && isStopper(t.Comm)
 		if s.cfg.SkipWakeOverhead {
 			st.wakeOverheadNS = wakeOverheadOf(t)
@@ -1274,9 +1291,7 @@ func (s *Sim) Run() (*Stats, error) {
 				s.progress(r)
 			}
 		case evArrival:
-			s.arrivals[s.actBase[e.a]+e.b]++
-			s.stats.Arrivals++
-			s.wake(s.tasks[e.a], e.b, nil, -1)
+			s.fireArrival(s.tasks[e.a], e.b)
 		case evIdleExit:
 			r := s.cpus[e.cpu]
 			if e.gen == r.idleGen && r.waking {
@@ -1883,6 +1898,7 @@ func (s *Sim) scheduleArrival(t *simTask, k int32) {
 	if at < s.now {
 		at = s.now
 	}
+	s.armTimer(t, k, at)
 	s.push(event{t: at, kind: evArrival, a: t.id, b: k})
 }
 
