@@ -44,13 +44,7 @@ func TestTimerSlackByHand(t *testing.T) {
 				a := &b.w.Tasks[x.task].Activations[1]
 				a.Cause, a.IRQ, a.SleepNS, a.ReleaseNS = CauseArrival, IRQHard, x.sleep, t0+1100*us
 			}
-			w := b.done(t)
-			cfg := testConfig()
-			cfg.TimerSlackNS = c.slack
-			res, ch := replayChecked(t, w, cfg)
-			if ch.fails > 0 {
-				t.Fatalf("%d invariant failures", ch.fails)
-			}
+			w, res, ch := replayWithSlack(t, b, c.slack)
 			wakes := map[int64]int64{}
 			for _, e := range ch.wakings {
 				wakes[e.Int(timeline.PID)] = e.Time - t0
@@ -99,13 +93,7 @@ func TestTimerSlackTickByHand(t *testing.T) {
 			b.task("hog", 120, 0, false, CauseStart, 10*ms)
 			a := &b.w.Tasks[ft].Activations[1]
 			a.Cause, a.IRQ, a.SleepNS, a.ReleaseNS = CauseArrival, IRQHard, 3900*us+c.after, t0+4000*us+c.after
-			w := b.done(t)
-			cfg := testConfig()
-			cfg.TimerSlackNS = c.slack
-			res, ch := replayChecked(t, w, cfg)
-			if ch.fails > 0 {
-				t.Fatalf("%d invariant failures", ch.fails)
-			}
+			w, res, ch := replayWithSlack(t, b, c.slack)
 			var got []int64
 			for _, e := range ch.wakings {
 				if e.Int(timeline.PID) == int64(w.Tasks[ft].TID) {
@@ -120,4 +108,18 @@ func TestTimerSlackTickByHand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// replayWithSlack replays b's workload by hand with the given timer
+// slack, the invariants checked.
+func replayWithSlack(t *testing.T, b *builder, slack int64) (*Workload, *Result, *checker) {
+	t.Helper()
+	w := b.done(t)
+	cfg := testConfig()
+	cfg.TimerSlackNS = slack
+	res, ch := replayChecked(t, w, cfg)
+	if ch.fails > 0 {
+		t.Fatalf("%d invariant failures", ch.fails)
+	}
+	return w, res, ch
 }
