@@ -200,8 +200,8 @@ type Config struct {
 	TickSoftIRQ bool
 	// TimerSlackNS: an hrtimer arrival of a task not in the real-time
 	// class (its waking in hard-interrupt context on the CPU it slept on)
-	// fires early, in the interrupt of another such arrival on that CPU,
-	// when its own time is at most this much later: the timer slack that
+	// fires early, in the interrupt of another such arrival on that CPU
+	// or at that CPU's tick, when its own time is at most this much later: the timer slack that
 	// lets hrtimer_interrupt expire every timer whose soft expiry has
 	// passed (timerslack.go). 0: each fires at its own time. DefaultConfig
 	// sets DefaultTimerSlackNS (FIDELITY.md round 139).

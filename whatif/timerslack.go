@@ -14,15 +14,16 @@ import (
 // same interrupt, when another timer on its CPU fires within its slack
 // before its own hard expiry: stress-ng's switch stressors, rate-limited
 // by nanosleep, wake in the interrupt of the cyclic stressor's real-time
-// timer on the guests' 6.1 kernel (fixtures/kernels/crosskernel: 40–68 %
-// of their timer wakeups come within 0.1 ms after one of the cyclic
-// task's, against 5–15 % in replays without this rule), and then wait
-// for that real-time task to run first (FIDELITY.md round 139).
+// timer on the guests' 6.1 kernel (fixtures/kernels/crosskernel/v6.1:
+// 17–68 % of their timer wakeups come within 0.1 ms after one of the
+// cyclic task's, against 4–19 % in replays without this rule), and then
+// wait for that real-time task to run first (FIDELITY.md round 139).
 //
 // The trace shows when each timer fired, not its expiries. The replay
 // takes an hrtimer arrival's recorded sleep, measured to its firing, as
 // the sleep to its hard expiry (a timer that fired alone fired there) and
-// lets another hrtimer arrival's interrupt on the same CPU fire it up to
+// lets another hrtimer arrival's interrupt on the same CPU, or that CPU's
+// tick (tick_sched_timer is an hrtimer too), fire it up to
 // Config.TimerSlackNS earlier. An hrtimer arrival is one whose waking the
 // trace shows in hard-interrupt context on the CPU its task slept on: the
 // timer is armed on the CPU the task blocked on (get_nohz_timer_target
