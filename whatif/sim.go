@@ -434,13 +434,12 @@ type simTask struct {
 	// it blocked, for activation heldK (-1 none), from heldWaker; it is
 	// delivered when the task blocks.
 	heldK int32
-	// timerK, timerDue: an arrival of this task's scheduled as an hrtimer
-	// that may fire early in another timer's interrupt on its CPU
-	// (timerslack.go; -1 none); coalescedK: one that did, whose own
-	// evArrival is then void.
-	timerK, coalescedK, timerCPU int32
-	timerDue                     int64
-	heldWaker                    *simTask
+	// timerK, timerDue, timerCPU: an arrival of this task's scheduled as
+	// an hrtimer on timerCPU that may fire early in another timer's
+	// interrupt there (timerslack.go; -1 none).
+	timerK, timerCPU int32
+	timerDue         int64
+	heldWaker        *simTask
 	// heldRaced: the held wakeup is an Edge.Raced one, whose sched_waking
 	// was written when it fired (the wakee still on its CPU), as the
 	// kernel's is.
@@ -671,10 +670,14 @@ type Sim struct {
 	reap     *reapPlan
 	forkWait *forkWaitPlan
 	arrivals []int32 // per (task, activation): times its arrival fired; flattened via actBase
-	actBase  []int32
-	events   int64
-	err      error
-	ev       timeline.Event
+	// coalesced: per (task, activation), via actBase: its arrival fired
+	// early in a timer interrupt, its own evArrival void (timerslack.go;
+	// nil until one does).
+	coalesced []bool
+	actBase   []int32
+	events    int64
+	err       error
+	ev        timeline.Event
 
 	// idleByBusy follows which CPUs are idle or busy for the idle-tick
 	// rates by contention (Stats.IdleTicksFewBusy...; with idle_tick).
@@ -1126,7 +1129,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	for i := range w.Tasks {
 		t := &w.Tasks[i]
 		st := &simTask{id: int32(i), w: t, rt: t.RT(), pinned: t.Pinned, act: -1, cpu: t.StartCPU, trig: make([]bool, len(t.Activations)),
-			heldK: -1, timerK: -1, coalescedK: -1, lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1, moveTask: -1, prio: t.Prio}
+			heldK: -1, timerK: -1, lastWakee: -1, recentUsedCPU: t.StartCPU, execStart: -1, moveTask: -1, prio: t.Prio}
 		st.stop = st.rt && isStopper(t.Comm)
 		if s.cfg.SkipWakeOverhead {
 			st.wakeOverheadNS = wakeOverheadOf(t)

@@ -68,8 +68,7 @@ func (s *Sim) disarmTimer(t *simTask) {
 // interrupt fired it already; an hrtimer arrival then expires the timers
 // on its CPU whose slack reaches back to now.
 func (s *Sim) fireArrival(t *simTask, k int32) {
-	if t.coalescedK == k {
-		t.coalescedK = -1
+	if s.coalesced != nil && s.coalesced[s.actBase[t.id]+k] {
 		return
 	}
 	cpu := int(t.cpu)
@@ -110,7 +109,10 @@ func (s *Sim) expireTimers(cpu int) {
 	for _, u := range due {
 		k := u.timerK
 		s.disarmTimer(u)
-		u.coalescedK = k
+		if s.coalesced == nil {
+			s.coalesced = make([]bool, len(s.arrivals))
+		}
+		s.coalesced[s.actBase[u.id]+k] = true
 		s.stats.TimersCoalesced++
 		s.arrive(u, k)
 	}

@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/schedreplay/replay/timeline"
@@ -122,4 +123,37 @@ func replayWithSlack(t *testing.T, b *builder, slack int64) (*Workload, *Result,
 		t.Fatalf("%d invariant failures", ch.fails)
 	}
 	return w, res, ch
+}
+
+// A task's timer fired early twice in a row, its second before the first
+// one's own due time: neither due time fires it again. One CPU: L, a
+// SCHED_FIFO task, takes timer interrupts at 1,000 and 1,015 µs (5 µs
+// runs); F's timers are due at 1,040 and, after a 3 µs run from 1,005,
+// at 1,028. L's first interrupt fires F's first timer, L's second F's
+// second (13 µs early), before 1,040: F wakes at 1,000 and 1,015 only.
+func TestTimerSlackTwiceBeforeDue(t *testing.T) {
+	const us = ms / 1000
+	b := newBuilder(t, "sockets=1,cores=1,threads=1")
+	lt := b.task("cyc", 90, 0, true, CauseStart, 100*us, 5*us, 5*us)
+	ft := b.task("sw", 120, 0, false, CauseStart, 100*us, 3*us, 3*us)
+	for _, x := range []struct {
+		task, k int32
+		sleep   int64
+	}{{lt, 1, 900 * us}, {lt, 2, 10 * us}, {ft, 1, 840 * us}, {ft, 2, 20 * us}} {
+		a := &b.w.Tasks[x.task].Activations[x.k]
+		a.Cause, a.IRQ, a.SleepNS, a.ReleaseNS = CauseArrival, IRQHard, x.sleep, t0+1000*us
+	}
+	w, res, ch := replayWithSlack(t, b, 50*us)
+	var got []int64
+	for _, e := range ch.wakings {
+		if e.Int(timeline.PID) == int64(w.Tasks[ft].TID) {
+			got = append(got, (e.Time-t0)/us)
+		}
+	}
+	if want := []int64{1000, 1015}; !slices.Equal(got, want) {
+		t.Errorf("F's wakings at %v µs, want %v", got, want)
+	}
+	if res.Stats.TimersCoalesced != 2 || res.Stats.Arrivals != 4 {
+		t.Errorf("timers coalesced %d, arrivals %d; want 2 and 4", res.Stats.TimersCoalesced, res.Stats.Arrivals)
+	}
 }
