@@ -49,6 +49,14 @@ func TestParseSetting(t *testing.T) {
 			t.Errorf("%s: %v, the flag %v, want %v", c.kv, err, *c.flag, c.want)
 		}
 	}
+	if d := DefaultConfig(nil).TimerSlackNS; d != 50000 {
+		t.Errorf("default timer slack %d ns, want the kernel's 50 µs", d)
+	}
+	for kv, want := range map[string]int64{"timer_slack=100us": 100000, "timer_slack=off": 0} {
+		if s, err := ParseSetting(kv); err != nil || s.Apply(&cfg) != nil || cfg.TimerSlackNS != want {
+			t.Errorf("%s: %v, TimerSlackNS %d, want %d", kv, err, cfg.TimerSlackNS, want)
+		}
+	}
 	if s, err := ParseSetting("wake_overhead=keep"); err != nil || s.Apply(&cfg) != nil || cfg.SkipWakeOverhead {
 		t.Errorf("wake_overhead=keep: %v, SkipWakeOverhead %v, want false", err, cfg.SkipWakeOverhead)
 	}
@@ -76,6 +84,8 @@ func TestParseSetting(t *testing.T) {
 		"eas=maybe":           "auto, on or off",
 		"wakee_flips=-1":      "0..1048576",
 		"wakee_flips=many":    "0..1048576",
+		"timer_slack=0":       "off or a duration",
+		"timer_slack=fast":    "off or a duration",
 		"tick=250":            "unknown key",
 		"nr_migrate.MC=3":     "unknown key",
 		"imbalance_pct.MC":    "key=value",

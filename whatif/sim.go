@@ -674,6 +674,7 @@ type Sim struct {
 	// early in a timer interrupt, its own evArrival void (timerslack.go;
 	// nil until one does).
 	coalesced []bool
+	timersDue []*simTask // expireTimers' scratch
 	actBase   []int32
 	events    int64
 	err       error
@@ -1886,9 +1887,10 @@ func (s *Sim) isReply(t, waker *simTask) bool {
 func (s *Sim) scheduleArrival(t *simTask, k int32) {
 	a := &t.w.Activations[k]
 	at := s.now + a.SleepNS
+	relative := true
 	switch {
 	case s.cfg.Arrivals == ArrivalsAbsolute || k == 0 || t.id == s.recorder:
-		at = a.ReleaseNS
+		at, relative = a.ReleaseNS, false
 		if a.TickSoftIRQ && s.cfg.TickSoftIRQ {
 			s.holdTick(t, s.nearestTick(a.ReleaseNS), at)
 		}
@@ -1901,7 +1903,10 @@ func (s *Sim) scheduleArrival(t *simTask, k int32) {
 	if at < s.now {
 		at = s.now
 	}
-	s.armTimer(t, k, at)
+	if relative {
+		// (A tick-softirq arrival is no hrtimer: armTimer leaves it.)
+		s.armTimer(t, k, at)
+	}
 	s.push(event{t: at, kind: evArrival, a: t.id, b: k})
 }
 

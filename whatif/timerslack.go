@@ -39,12 +39,12 @@ func isHrtimer(a *Activation) bool {
 	return a.Cause == CauseArrival && a.IRQ == IRQHard && a.IRQCPUPlus1 == 0 && !a.TickSoftIRQ && !a.Untraced
 }
 
-// armTimer books t's arrival k, due at at on the CPU t blocked on, as a
-// timer another interrupt there may fire early: a relative arrival (the
-// recorded sleep after the replay's block) of a task outside the
-// real-time class.
+// armTimer books t's arrival k, a relative one (the recorded sleep after
+// the replay's block: scheduleArrival), due at at on the CPU t blocked
+// on, as a timer another interrupt there may fire early, when it is an
+// hrtimer of a task outside the real-time class.
 func (s *Sim) armTimer(t *simTask, k int32, at int64) {
-	if s.cfg.TimerSlackNS <= 0 || s.cfg.Arrivals != ArrivalsRelative || k == 0 || t.id == s.recorder || t.rt || t.stop {
+	if s.cfg.TimerSlackNS <= 0 || t.rt || t.stop {
 		return
 	}
 	if !isHrtimer(&t.w.Activations[k]) {
@@ -78,7 +78,7 @@ func (s *Sim) fireArrival(t *simTask, k int32) {
 		cpu = int(t.timerCPU)
 		s.disarmTimer(t)
 	}
-	lead := s.cfg.TimerSlackNS > 0 && int(k) < len(t.w.Activations) && isHrtimer(&t.w.Activations[k])
+	lead := s.cfg.TimerSlackNS > 0 && isHrtimer(&t.w.Activations[k])
 	s.arrive(t, k)
 	if lead && len(s.cpus[cpu].timers) > 0 {
 		s.expireTimers(cpu)
@@ -97,12 +97,13 @@ func (s *Sim) arrive(t *simTask, k int32) {
 // their hard expiries (then of task, for a total order).
 func (s *Sim) expireTimers(cpu int) {
 	r := s.cpus[cpu]
-	var due []*simTask
+	due := s.timersDue[:0]
 	for _, id := range r.timers {
 		if u := s.tasks[id]; u.timerDue > s.now && u.timerDue-s.now <= s.cfg.TimerSlackNS {
 			due = append(due, u)
 		}
 	}
+	s.timersDue = nil // a nested run (none is known) takes its own
 	slices.SortFunc(due, func(a, b *simTask) int {
 		return cmp.Or(cmp.Compare(a.timerDue, b.timerDue), cmp.Compare(a.id, b.id))
 	})
@@ -116,4 +117,5 @@ func (s *Sim) expireTimers(cpu int) {
 		s.stats.TimersCoalesced++
 		s.arrive(u, k)
 	}
+	s.timersDue = due[:0]
 }
