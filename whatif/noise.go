@@ -370,6 +370,34 @@ func (p *stallProc) next(m *StallModel, from int64, f float64) {
 	p.end = p.start + m.StallsNS[d]
 }
 
+// resume restarts p at t in the steady state of stalled fraction f: t
+// falls inside a stall with probability f, else an available stretch
+// begins there (exponential, so the rest of one under way is distributed
+// alike). A stall found under way is drawn by its length, t uniform
+// within it: a point of the stalled time picked uniformly. Restarting
+// outside a stall every time, as next does, made the first wakeup after
+// contention began never wait (FIDELITY.md round 141).
+func (p *stallProc) resume(m *StallModel, t int64, f float64) {
+	u := (float64(p.rand()>>11) + 0.5) / (1 << 53)
+	var total int64
+	for _, l := range m.StallsNS {
+		total += l
+	}
+	if f <= 0 || u >= min(f, 0.99) || total <= 0 {
+		p.next(m, t, f)
+		return
+	}
+	r := int64(p.rand() % uint64(total))
+	for _, l := range m.StallsNS {
+		if r < l {
+			p.start, p.end = t, t+l-r
+			return
+		}
+		r -= l
+	}
+	p.next(m, t, f)
+}
+
 // stallEnd returns when CPU cpu can next act on an interrupt raised at t:
 // t, or the end of the stall t falls in. t must not decrease between calls
 // for one CPU (the engine's time is monotonic).
@@ -422,8 +450,8 @@ func (s *Sim) newStallProcs(f float64, seed func(cpu int) uint64) []stallProc {
 func (p *stallProc) endAt(m *StallModel, t int64, f float64) int64 {
 	if p.start >= math.MaxInt64/2 && f > 0 {
 		// No stall was due at the last draw (no stalls measured at that
-		// load): draw afresh from now.
-		p.next(m, t, f)
+		// load): start afresh from now, in the process's steady state.
+		p.resume(m, t, f)
 	}
 	for p.end <= t {
 		p.next(m, p.end, f)

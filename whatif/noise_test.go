@@ -186,6 +186,42 @@ func TestStallProcessFraction(t *testing.T) {
 	}
 }
 
+// A stall process restarted after a stretch with no contention (f = 0)
+// starts in its steady state: the restarting call falls inside a stall
+// with probability f, and a stall found under way is drawn by length
+// with the call uniform within it. Worked by hand for stalls of 1 and 3
+// ms: the 3 ms one holds 3/4 of the stalled time, so the rest of the
+// stall at the call averages 1/4 × 0.5 + 3/4 × 1.5 = 1.25 ms
+// (E[L²] / 2E[L]). A restart always outside a stall (the process before
+// round 141) waits at none of them.
+func TestStallProcessRestartSteady(t *testing.T) {
+	m := &StallModel{StallsNS: []int64{1 * ms, 3 * ms}, MeanStallNS: 2 * ms}
+	const n = 40000
+	const f = 0.4
+	in, rest := 0, int64(0)
+	for i := 0; i < n; i++ {
+		p := stallProc{rng: uint64(i) * 0x632be59bd9b4e019}
+		p.next(m, 0, 0) // no contention: no stall due
+		at := int64(50 * ms)
+		if e := p.endAt(m, at, f); e > at {
+			in++
+			rest += e - at
+			if e-at > 3*ms {
+				t.Fatalf("rest of a stall %d ns, longer than the longest stall", e-at)
+			}
+		}
+	}
+	if got := float64(in) / n; math.Abs(got-f) > 0.015 {
+		t.Errorf("restarted inside a stall %.3f of the time, want %.2f", got, f)
+	}
+	if in == 0 {
+		t.Fatal("no restart fell inside a stall")
+	}
+	if mean := float64(rest) / float64(in) / float64(ms); math.Abs(mean-1.25) > 0.04 {
+		t.Errorf("rest of the stall under way averages %.3f ms, want 1.25", mean)
+	}
+}
+
 // WF_SYNC inference: task 10 wakes 20 and is switched out 30 µs later on
 // the same CPU (sync); it then wakes 30 and runs on 200 µs (not sync).
 func TestSyncInference(t *testing.T) {
