@@ -395,7 +395,7 @@ func (p *stallProc) resume(m *StallModel, t int64, f float64) {
 		}
 		r -= l
 	}
-	p.next(m, t, f)
+	p.next(m, t, f) // not reached: r < total
 }
 
 // stallEnd returns when CPU cpu can next act on an interrupt raised at t:
