@@ -345,18 +345,15 @@ type stallProc struct {
 	start, end int64 // current or next stall [start, end)
 }
 
-func (p *stallProc) rand() uint64 {
-	p.rng += 0x9e3779b97f4a7c15
-	z := p.rng
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
+func (p *stallProc) rand() uint64 { return splitMix64(&p.rng) }
+
+// unit draws a uniform number in (0, 1), never 0 (a logarithm takes it).
+func (p *stallProc) unit() float64 { return (float64(p.rand()>>11) + 0.5) / (1 << 53) }
 
 // next draws the available stretch from `from` and the stall after it; f
 // is the stalled fraction to reproduce (0: no stall before far future).
 func (p *stallProc) next(m *StallModel, from int64, f float64) {
-	u := (float64(p.rand()>>11) + 0.5) / (1 << 53)
+	u := p.unit()
 	d := p.rand() % uint64(len(m.StallsNS))
 	if f <= 0 {
 		p.start, p.end = math.MaxInt64/2, math.MaxInt64/2
@@ -378,7 +375,7 @@ func (p *stallProc) next(m *StallModel, from int64, f float64) {
 // outside a stall every time, as next does, made the first wakeup after
 // contention began never wait (FIDELITY.md round 141).
 func (p *stallProc) resume(m *StallModel, t int64, f float64) {
-	u := (float64(p.rand()>>11) + 0.5) / (1 << 53)
+	u := p.unit()
 	var total int64
 	for _, l := range m.StallsNS {
 		total += l
@@ -395,7 +392,6 @@ func (p *stallProc) resume(m *StallModel, t int64, f float64) {
 		}
 		r -= l
 	}
-	p.next(m, t, f) // not reached: r < total
 }
 
 // stallEnd returns when CPU cpu can next act on an interrupt raised at t:

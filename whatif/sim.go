@@ -201,9 +201,9 @@ type Config struct {
 	// TimerSlackNS: an hrtimer arrival of a task not in the real-time
 	// class (its waking in hard-interrupt context on the CPU it slept on)
 	// fires early, in the interrupt of another such arrival on that CPU
-	// or at that CPU's tick, when its own time is at most this much later: the timer slack that
-	// lets hrtimer_interrupt expire every timer whose soft expiry has
-	// passed (timerslack.go). 0: each fires at its own time. DefaultConfig
+	// or at that CPU's tick, when its own time is at most this much
+	// later: the timer slack that lets hrtimer_interrupt expire every
+	// timer whose soft expiry has passed (timerslack.go). 0: each fires at its own time. DefaultConfig
 	// sets DefaultTimerSlackNS (FIDELITY.md round 139).
 	TimerSlackNS int64
 	// TickSwitch: a tick that ends the running task's slice switches a
@@ -433,17 +433,17 @@ type simTask struct {
 	// heldK: a reply to this task's request (isReply) that came before
 	// it blocked, for activation heldK (-1 none), from heldWaker; it is
 	// delivered when the task blocks.
-	heldK int32
+	heldK     int32
+	heldWaker *simTask
+	// heldRaced: the held wakeup is an Edge.Raced one, whose sched_waking
+	// was written when it fired (the wakee still on its CPU), as the
+	// kernel's is.
+	heldRaced bool
 	// timerK, timerDue, timerCPU: an arrival of this task's scheduled as
 	// an hrtimer on timerCPU that may fire early in another timer's
 	// interrupt there (timerslack.go; -1 none).
 	timerK, timerCPU int32
 	timerDue         int64
-	heldWaker        *simTask
-	// heldRaced: the held wakeup is an Edge.Raced one, whose sched_waking
-	// was written when it fired (the wakee still on its CPU), as the
-	// kernel's is.
-	heldRaced bool
 	// moveTask, moveTo: a stopper woken by an EdgeMove: at the end of
 	// this activation it moves task moveTask (-1 none) to CPU moveTo.
 	moveTask, moveTo int32
