@@ -113,6 +113,16 @@ func (p *Printer) Observe(e *timeline.Event) {
 		if e.IsSet(timeline.CommonComm) && e.IsSet(timeline.CommonPID) {
 			p.comms[e.Int(timeline.CommonPID)] = e.Str(timeline.CommonComm)
 		}
+		if e.Kind == timeline.SchedSwitch && e.IsSet(timeline.NextComm) && e.IsSet(timeline.NextPID) {
+			// A thread switched in is one perf's thread map knows (its
+			// COMM record): a replay, which writes no side band, names
+			// the thread so before it first switches out.
+			if tid := e.Int(timeline.NextPID); tid > 0 {
+				if _, ok := p.comms[tid]; !ok {
+					p.comms[tid] = e.Str(timeline.NextComm)
+				}
+			}
+		}
 	}
 }
 

@@ -258,3 +258,37 @@ func TestMatchesLivePerf(t *testing.T) {
 		t.Errorf("%s: %d files, %d lines, %d exact, %d writers, %d generic; the README says 45, 599,697, 589,386, 10 and 10,301", strings.TrimSpace(string(v)), len(files), total, exact, writers, generic)
 	}
 }
+
+// A replay writes no COMM records and names a thread only in its
+// sched_switch lines: a record written in a thread before its first
+// switch-out (the stopper's sched_migrate_task as it starts) takes the
+// name the switch into it gave, where before it printed ":17".
+func TestNamesFromSwitchIn(t *testing.T) {
+	var in, mv timeline.Event
+	in.Time, in.Kind, in.Name = 1e9, timeline.SchedSwitch, "sched_switch"
+	in.SetInt(timeline.CPU, 0)
+	in.SetInt(timeline.CommonPID, 434)
+	in.SetStr(timeline.CommonComm, "perf")
+	in.SetStr(timeline.PrevComm, "perf")
+	in.SetInt(timeline.PrevPID, 434)
+	in.SetInt(timeline.PrevPrio, 120)
+	in.SetStr(timeline.PrevState, "R")
+	in.SetStr(timeline.NextComm, "migration/0")
+	in.SetInt(timeline.NextPID, 17)
+	in.SetInt(timeline.NextPrio, 0)
+	mv.Time, mv.Kind, mv.Name = 1e9, timeline.SchedMigrateTask, "sched_migrate_task"
+	mv.SetInt(timeline.CPU, 0)
+	mv.SetInt(timeline.CommonPID, 17)
+	mv.SetStr(timeline.Comm, "perf")
+	mv.SetInt(timeline.PID, 434)
+	mv.SetInt(timeline.Prio, 120)
+	mv.SetInt(timeline.OrigCPU, 0)
+	mv.SetInt(timeline.DestCPU, 1)
+	p := NewPrinter(nil)
+	p.Observe(&in)
+	const want = "     migration/0    -1/17    [000]     1.000000000: sched:sched_migrate_task: comm=perf pid=434 prio=120 orig_cpu=0 dest_cpu=1\n"
+	p.Observe(&mv)
+	if got := string(p.Line(&mv)); got != want {
+		t.Errorf("\n got %q\nwant %q", got, want)
+	}
+}
