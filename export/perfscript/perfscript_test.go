@@ -261,8 +261,9 @@ func TestMatchesLivePerf(t *testing.T) {
 
 // A replay writes no COMM records and names a thread only in its
 // sched_switch lines: a record written in a thread before its first
-// switch-out (the stopper's sched_migrate_task as it starts) takes the
-// name the switch into it gave, where before it printed ":17".
+// switch-out (a stopper's sched_migrate_task, written just before the
+// stopper switches out) takes the name the switch into it gave, where
+// before it printed ":17".
 func TestNamesFromSwitchIn(t *testing.T) {
 	var in, mv timeline.Event
 	in.Time, in.Kind, in.Name = 1e9, timeline.SchedSwitch, "sched_switch"
