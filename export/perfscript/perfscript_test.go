@@ -265,31 +265,34 @@ func TestMatchesLivePerf(t *testing.T) {
 // stopper switches out) takes the name the switch into it gave, where
 // before it printed ":17".
 func TestNamesFromSwitchIn(t *testing.T) {
-	var in, mv timeline.Event
-	in.Time, in.Kind, in.Name = 1e9, timeline.SchedSwitch, "sched_switch"
-	in.SetInt(timeline.CPU, 0)
-	in.SetInt(timeline.CommonPID, 434)
-	in.SetStr(timeline.CommonComm, "perf")
-	in.SetStr(timeline.PrevComm, "perf")
-	in.SetInt(timeline.PrevPID, 434)
-	in.SetInt(timeline.PrevPrio, 120)
-	in.SetStr(timeline.PrevState, "R")
-	in.SetStr(timeline.NextComm, "migration/0")
-	in.SetInt(timeline.NextPID, 17)
-	in.SetInt(timeline.NextPrio, 0)
-	mv.Time, mv.Kind, mv.Name = 1e9, timeline.SchedMigrateTask, "sched_migrate_task"
-	mv.SetInt(timeline.CPU, 0)
-	mv.SetInt(timeline.CommonPID, 17)
-	mv.SetStr(timeline.Comm, "perf")
-	mv.SetInt(timeline.PID, 434)
-	mv.SetInt(timeline.Prio, 120)
-	mv.SetInt(timeline.OrigCPU, 0)
-	mv.SetInt(timeline.DestCPU, 1)
+	in := event(1e9, timeline.SchedSwitch, map[timeline.Col]any{
+		timeline.CPU: 0, timeline.CommonPID: 434, timeline.CommonComm: "perf",
+		timeline.PrevComm: "perf", timeline.PrevPID: 434, timeline.PrevPrio: 120, timeline.PrevState: "R",
+		timeline.NextComm: "migration/0", timeline.NextPID: 17, timeline.NextPrio: 0})
+	mv := event(1e9, timeline.SchedMigrateTask, map[timeline.Col]any{
+		timeline.CPU: 0, timeline.CommonPID: 17, timeline.Comm: "perf", timeline.PID: 434,
+		timeline.Prio: 120, timeline.OrigCPU: 0, timeline.DestCPU: 1})
 	p := NewPrinter(nil)
 	p.Observe(&in)
-	const want = "     migration/0    -1/17    [000]     1.000000000: sched:sched_migrate_task: comm=perf pid=434 prio=120 orig_cpu=0 dest_cpu=1\n"
 	p.Observe(&mv)
+	const want = "     migration/0    -1/17    [000]     1.000000000: sched:sched_migrate_task: comm=perf pid=434 prio=120 orig_cpu=0 dest_cpu=1\n"
 	if got := string(p.Line(&mv)); got != want {
 		t.Errorf("\n got %q\nwant %q", got, want)
 	}
+}
+
+// event builds a tracepoint record of kind at time ns from its fields
+// (int values set as integers, strings as strings).
+func event(ns int64, kind timeline.Kind, fields map[timeline.Col]any) timeline.Event {
+	var e timeline.Event
+	e.Time, e.Kind, e.Name = ns, kind, kind.String()
+	for c, v := range fields {
+		switch v := v.(type) {
+		case int:
+			e.SetInt(c, int64(v))
+		case string:
+			e.SetStr(c, v)
+		}
+	}
+	return e
 }
