@@ -203,8 +203,9 @@ type Config struct {
 	// fires early, in the interrupt of another such arrival on that CPU
 	// or at that CPU's tick, when its own time is at most this much
 	// later: the timer slack that lets hrtimer_interrupt expire every
-	// timer whose soft expiry has passed (timerslack.go). 0: each fires at its own time. DefaultConfig
-	// sets DefaultTimerSlackNS (FIDELITY.md round 139).
+	// timer whose soft expiry has passed (timerslack.go). 0: each fires
+	// at its own time. DefaultConfig sets DefaultTimerSlackNS
+	// (FIDELITY.md round 139).
 	TimerSlackNS int64
 	// TickSwitch: a tick that ends the running task's slice switches a
 	// delay later drawn from the trace's own (Workload.TickSwitchNS: the

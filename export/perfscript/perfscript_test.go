@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -282,7 +283,8 @@ func TestNamesFromSwitchIn(t *testing.T) {
 }
 
 // event builds a tracepoint record of kind at time ns from its fields
-// (int values set as integers, strings as strings).
+// (int values set as integers, strings as strings; any other type is a
+// mistake in the test, not a field to leave unset).
 func event(ns int64, kind timeline.Kind, fields map[timeline.Col]any) timeline.Event {
 	var e timeline.Event
 	e.Time, e.Kind, e.Name = ns, kind, kind.String()
@@ -292,6 +294,8 @@ func event(ns int64, kind timeline.Kind, fields map[timeline.Col]any) timeline.E
 			e.SetInt(c, int64(v))
 		case string:
 			e.SetStr(c, v)
+		default:
+			panic(fmt.Sprintf("event: field %d holds a %T", c, v))
 		}
 	}
 	return e
