@@ -284,3 +284,58 @@ func TestExitWakesParentBeforeSwitch(t *testing.T) {
 		}
 	}
 }
+
+// A wakeup for the activation after the one a parent sleeps in, before a
+// fork that waits for its children's exits, is pending, not a wakeup: the
+// parent has not finished that activation. By hand, P and its children
+// pinned to CPU 0, W to CPU 1: P runs 0.1 ms (forking C0) and sleeps; C0
+// runs to t0+0.6 ms, wakes P and exits; P forks C1 at t0+0.6 ms and
+// reaches C2's fork at t0+0.7 ms with one of the two exits it needs: it
+// sleeps. W, running from t0 on CPU 1, wakes P's third activation at
+// t0+1.0 ms and exits; the wakeup finds P asleep inside its second:
+// pending. C1 exits at t0+1.7 ms; P forks C2 then, ends its second
+// activation at t0+1.8 ms, goes on into its third without sleeping and
+// exits at t0+1.9 ms; C2 runs to its exit at t0+2.0 ms. The replay once
+// started P's third activation at W's wakeup, leaving the fork of C2 and
+// the rest of the second unrun: a stress-ng --clone recording on this
+// machine failed the invariant check so (a wakeup of the stressor while
+// it waited to fork).
+func TestWakeDuringForkWaitIsPending(t *testing.T) {
+	b := newBuilder(t, "sockets=1,cores=2,threads=1")
+	p := b.task("p", 120, 0, true, CauseStart, ms/10, ms/5, ms/10)
+	var cs [3]int32
+	for i, d := range [3]int64{ms / 2, ms, ms / 10} {
+		cs[i] = b.task(fmt.Sprintf("c%d", i), 120, 0, false, CauseFork, d)
+		b.w.Tasks[cs[i]].Activations[0].End = EndExit
+		b.w.Tasks[cs[i]].ExitNS = t0 + []int64{600000, 1700000, 2000000}[i]
+		b.w.Tasks[cs[i]].Pinned = 0
+	}
+	wt := b.task("w", 120, 1, true, CauseStart, ms)
+	b.w.Tasks[wt].Pinned = 1
+	b.w.Tasks[wt].Activations[0].End, b.w.Tasks[wt].ExitNS = EndExit, t0+ms
+	b.w.Tasks[p].Pinned = 0
+	b.w.Tasks[p].Activations[2].End, b.w.Tasks[p].ExitNS = EndExit, t0+1900000
+	b.w.Edges = append(b.w.Edges,
+		Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 0, OffsetNS: 0, Wakee: cs[0], WakeeAct: 0, TimeNS: t0},
+		Edge{Kind: EdgeWake, Causal: true, Waker: cs[0], WakerAct: 0, OffsetNS: ms / 2, Wakee: p, WakeeAct: 1, TimeNS: t0 + 600000},
+		Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 1, OffsetNS: 0, Wakee: cs[1], WakeeAct: 0, TimeNS: t0 + 600000},
+		Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 1, OffsetNS: ms / 10, Wakee: cs[2], WakeeAct: 0, TimeNS: t0 + 1800000},
+		Edge{Kind: EdgeWake, Causal: true, Waker: wt, WakerAct: 0, OffsetNS: ms, Wakee: p, WakeeAct: 2, TimeNS: t0 + 1850000},
+	)
+	w := b.done(t)
+	ex, forks := exitTimes{}, forkTimes{}
+	res, err := Replay(w, testConfig(), Tee{newChecker(t), ex, forks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid := func(i int32) int32 { return w.Tasks[i].TID }
+	if got := forks[tid(cs[2])]; got != t0+1700000 {
+		t.Errorf("C2 forked at %d ns after t0, want 1.7 ms", got-t0)
+	}
+	if ex[tid(p)] != t0+1900000 || ex[tid(cs[1])] != t0+1700000 || ex[tid(cs[2])] != t0+2000000 || ex[tid(wt)] != t0+ms {
+		t.Errorf("exits P %d, C1 %d, C2 %d, W %d ns after t0; want 1.9, 1.7, 2.0, 1.0 ms", ex[tid(p)]-t0, ex[tid(cs[1])]-t0, ex[tid(cs[2])]-t0, ex[tid(wt)]-t0)
+	}
+	if res.Stats.ForkWaits != 1 || res.Stats.EdgesPending != 1 {
+		t.Errorf("%d fork waits, %d pending wakeups; want 1, 1", res.Stats.ForkWaits, res.Stats.EdgesPending)
+	}
+}

@@ -1966,7 +1966,10 @@ func (s *Sim) countPending(t *simTask, wakerCPU int) {
 // comes before t finished activation k-1 (the replay ran the waker
 // faster), it is pending: t continues into k without sleeping, as a task
 // finding its wake condition already true does; unless it is the reply
-// to t's own request (isReply), which is held until t blocks.
+// to t's own request (isReply), which is held until t blocks. A task
+// asleep inside activation k-1 (at an await point, or before a fork
+// that waits for its children's exits) has not finished it either: the
+// wakeup is pending, and the rest of k-1, its fork among it, runs first.
 func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) int32 {
 	if waker != nil && !s.cfg.PairedWakeups {
 		k = s.wakeSlot(t, k)
@@ -1976,7 +1979,7 @@ func (s *Sim) wake(t *simTask, k int32, waker *simTask, wakerCPU int) int32 {
 		return -1
 	}
 	t.trig[k] = true
-	if !(t.state == tsSleeping && t.act == k-1 && !t.awaiting) && !(t.state == tsNotStarted && k == 0) {
+	if !(t.state == tsSleeping && t.act == k-1 && !t.awaiting && t.forkWaitNeed == 0) && !(t.state == tsNotStarted && k == 0) {
 		if waker != nil && t.act == k-1 && (t.state == tsRunning || t.state == tsQueued) {
 			// A reply to the wakee's own request, or a wakeup that in the
 			// trace raced the wakee's block (Edge.Raced): held until it
