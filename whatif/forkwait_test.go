@@ -339,3 +339,28 @@ func TestWakeDuringForkWaitIsPending(t *testing.T) {
 		t.Errorf("%d fork waits, %d pending wakeups; want 1, 1", res.Stats.ForkWaits, res.Stats.EdgesPending)
 	}
 }
+
+// The stress-ng --clone recording (fixtures/local-6.18/regressions, its
+// README) replays with the invariants holding under its kernel's policy
+// and the CLI's work model, on the seeds whose replays once started a
+// stressor's next activation while it waited to fork (edge 450, the fork
+// of 32293, fired 0 times on seed 2): each is a run in which a wakeup
+// reached a stressor asleep before such a fork.
+func TestCloneRecordingReplays(t *testing.T) {
+	w, _ := extractFixture(t, "../fixtures/local-6.18/regressions/stressng-clone.perf.data")
+	p, _ := LookupPolicy("latest")
+	for _, seed := range []uint64{2, 6, 8, 13, 14, 19, 25, 26} {
+		cfg := DefaultConfig(p)
+		cfg.Seed = seed
+		if untilExit, _ := cfg.SetAutoWork(w); !untilExit {
+			t.Fatal("work model fixed, want until-exit (stress-ng -t 2)")
+		}
+		res, err := Replay(w, cfg, checkerFor(t, cfg, w))
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if res.Stats.ForkWaits == 0 {
+			t.Errorf("seed %d: no fork waits", seed)
+		}
+	}
+}
