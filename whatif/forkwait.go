@@ -53,10 +53,12 @@ func newForkWaitPlan(w *Workload, on bool) *forkWaitPlan {
 	// Parents that wait: a child's wakeup from its final activation, one
 	// that exits, started one of the parent's activations. A child's exit
 	// notification is its last wakeup of the parent there, when it has as
-	// many as any of the parent's children: a vfork child wakes its parent
-	// first at its vfork done, and one whose parent had not yet slept in
-	// wait() at its exit notified nobody, so that its one wakeup is the
-	// vfork done's (its exit then counts at its switch-out). reap.go's
+	// many as any of the parent's children; a wakeup of the parent from D
+	// is not one (wokeFromD: a vfork child wakes its parent first at its
+	// vfork done, and one whose parent had not yet slept in wait() at its
+	// exit notified nobody, so that its one wakeup is the vfork done's,
+	// its exit counting at its switch-out; a clone stressor's vfork
+	// children wake their parent only so, most of them). reap.go's
 	// child-exit edge, the last edge of the final activation, would take
 	// that vfork done for the exit (it serves only parents that wait for
 	// any child, with --reap-any-child: hackbench's, whose children do
@@ -75,7 +77,7 @@ func newForkWaitPlan(w *Workload, on bool) *forkWaitPlan {
 		last := &acts[len(acts)-1]
 		k := child{idx: int32(ci)}
 		for i := last.EdgeLo; i < last.EdgeHi; i++ {
-			if e := &w.Edges[i]; e.Kind == EdgeWake && e.Causal && e.Wakee == par && last.DemandNS-e.OffsetNS <= exitNotifyMaxNS {
+			if e := &w.Edges[i]; e.Kind == EdgeWake && e.Causal && e.Wakee == par && last.DemandNS-e.OffsetNS <= exitNotifyMaxNS && !wokeFromD(w, e) {
 				k.wakes = append(k.wakes, i)
 			}
 		}
@@ -164,4 +166,19 @@ func (s *Sim) countForkExit(t *simTask) *simTask {
 	par := s.tasks[pi]
 	par.forkExits++
 	return par
+}
+
+// wokeFromD: wake edge e woke its wakee from a block in D
+// (TASK_UNINTERRUPTIBLE). do_wait sleeps in S (TASK_INTERRUPTIBLE), so a
+// child's wakeup of a parent in D is not its exit's notification: it is
+// the vfork done (mm_release completing the parent's vfork wait, early in
+// do_exit or at exec), after which the child still runs its exit, with
+// preemption points (stress-ng's clone stressor, whose clones are vforks:
+// 1.6 ms of exit after it, preempted there by the parent).
+func wokeFromD(w *Workload, e *Edge) bool {
+	if e.WakeeAct < 1 {
+		return false
+	}
+	st := w.Tasks[e.Wakee].Activations[e.WakeeAct-1].EndState
+	return st != "" && st[0] == 'D'
 }
