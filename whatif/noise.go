@@ -459,11 +459,15 @@ func (p *stallProc) endAt(m *StallModel, t int64, f float64) int64 {
 }
 
 // reschedDelays is the pool the wakeup-preemption delay is drawn from: for
-// a wakeup on the target CPU itself, the trace's local delays (if any);
+// a wakeup on the target CPU itself, the trace's local delays (if any),
+// for one an interrupt raised there the trace's interrupts' (if enough);
 // otherwise the remote ones (initPreemptPools).
-func (s *Sim) reschedDelays(local bool) []int64 {
-	if local && len(s.localPool) > 0 {
+func (s *Sim) reschedDelays(local, irqLocal bool) []int64 {
+	switch {
+	case local && len(s.localPool) > 0:
 		return s.localPool
+	case irqLocal && len(s.irqLocalPool) > 0:
+		return s.irqLocalPool
 	}
 	return s.remotePool
 }
@@ -485,6 +489,9 @@ func (s *Sim) initPreemptPools() {
 	// (Workload.PreemptWakeTickNS): no draw.
 	pool, local := s.w.PreemptWakeNS, s.w.PreemptWakeLocalNS
 	s.localPool = local
+	if len(s.w.PreemptWakeLocalIRQNS) >= minSamples {
+		s.irqLocalPool = s.w.PreemptWakeLocalIRQNS
+	}
 	if len(pool) < minSamples && len(local) > 0 {
 		pool = append(append([]int64{}, pool...), local...)
 		slices.Sort(pool)

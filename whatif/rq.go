@@ -1042,7 +1042,7 @@ func (s *Sim) clearResched(r *rq) {
 // before the running task's next preemption point (preemptionPoint). Until
 // then TIF_NEED_RESCHED is pending (rq.reschedPending).
 func (s *Sim) reschedLater(r *rq) {
-	s.reschedAfter(r, s.reschedDelays(r.cpu+1 == s.wakerCPU1))
+	s.reschedAfter(r, s.reschedDelays(r.cpu+1 == s.wakerCPU1, r.cpu+1 == s.irqCPU1))
 }
 
 // reschedAfter is reschedLater with the delay drawn from pool.

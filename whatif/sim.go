@@ -636,8 +636,9 @@ type Sim struct {
 	// for a remote CFS and a real-time wakeup (initPreemptPools).
 	remotePool, rtPool []int64
 	// localPool: the pool a wakeup on the preempted CPU itself draws from
-	// (initPreemptPools: under CFS with the delays a tick fell in).
-	localPool []int64
+	// (initPreemptPools: under CFS with the delays a tick fell in);
+	// irqLocalPool: an interrupt's there (nil: the remote pool).
+	localPool, irqLocalPool []int64
 
 	// Tunables scaled by 1 + ilog2(min(ncpu, 8)) (sched_update_scaling).
 	latencyNS, minGranNS, wakeupGranNS int64

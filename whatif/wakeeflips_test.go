@@ -3,6 +3,7 @@ package whatif
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/schedreplay/replay/ingest"
@@ -209,8 +210,9 @@ func BenchmarkFlipFit(b *testing.B) {
 // wake_wide from the flips hackbench's children inherit. The fit starts
 // the replay's tasks at 2 (694 of 698 telling pulls and 2 of 2 waker-alone
 // placements explained, 15 and 0 at 0), and the replay (seed 0) keeps
-// 99.6 % when measured; started at 0 it kept 69 % (59 % the median of
-// seeds 0–4, FIDELITY.md round 90).
+// 99 % when measured (each of seeds 0–4); started at 0 it keeps 56 %
+// (the median of seeds 0–4, 55–82 %; 59 % before the interrupts' own
+// local delays, FIDELITY.md rounds 90 and 144).
 func TestFlipFitGivesTheKernelsChoices(t *testing.T) {
 	const path = "../fixtures/kernels/repeats/guest-P-1s2c1t/r2/hackbench.perf.data.gz"
 	w, obs := extractFixture(t, path)
@@ -220,9 +222,9 @@ func TestFlipFitGivesTheKernelsChoices(t *testing.T) {
 	if fl := w.Flips; fl.WakeeFlips != 2 || fl.WeightPlacements < 600 || fl.WeightExplained*100 < fl.WeightPlacements*98 || fl.WeightExplainedAt0*10 > fl.WeightPlacements {
 		t.Errorf("fit %+v, want 2 explaining at least 98 %% of 600 or more telling pulls, at most a tenth from 0", fl)
 	}
-	keptShare := func(flips int64) float64 {
+	keptShare := func(flips int64, seed uint64) float64 {
 		cfg := DefaultConfig(mustPolicy(t, "v6.1"))
-		cfg.WakeeFlips = flips
+		cfg.WakeeFlips, cfg.Seed = flips, seed
 		m := NewMeasurer(nil, 2)
 		if _, err := Replay(w, cfg, m); err != nil {
 			t.Fatal(err)
@@ -237,10 +239,15 @@ func TestFlipFitGivesTheKernelsChoices(t *testing.T) {
 		}
 		return float64(c.Kept) / float64(c.Kept+c.Pulled+c.Elsewhere)
 	}
-	fitted, zero := keptShare(-1), keptShare(0)
-	t.Logf("kept: fitted %.3f, from 0 %.3f", fitted, zero)
-	if fitted < 0.95 || zero > 0.75 {
-		t.Errorf("the replay kept %.0f %% with the fit, %.0f %% from 0; want at least 95 %% and at most 75 %%", 100*fitted, 100*zero)
+	fitted, zero := 1.0, make([]float64, 5)
+	for seed := range uint64(5) {
+		fitted = min(fitted, keptShare(-1, seed))
+		zero[seed] = keptShare(0, seed)
+	}
+	slices.Sort(zero)
+	t.Logf("kept: fitted at least %.3f, from 0 %.3f (median)", fitted, zero[2])
+	if fitted < 0.95 || zero[2] > 0.75 {
+		t.Errorf("the replay kept at least %.0f %% with the fit, %.0f %% from 0 (median of seeds 0–4); want at least 95 %% and at most 75 %%", 100*fitted, 100*zero[2])
 	}
 }
 

@@ -415,6 +415,16 @@ type Workload struct {
 	// PreemptWakeLocalNS: the same for wakeups issued on the target CPU
 	// itself (the waker is preempted: no IPI, no vCPU stall), sorted.
 	PreemptWakeLocalNS []int64
+	// PreemptWakeLocalIRQNS: those of PreemptWakeLocalNS an interrupt
+	// raised (a wakeup with no waker task: an arrival), sorted. Their
+	// switch comes at the interrupt's return or the interrupted task's
+	// next preemption point, which this machine's vCPUs reach in 4–8 µs
+	// (ksoftirqd, rcu_preempt, a kworker woken on a busy CPU), the 6.1
+	// guests' emulated ones in about 0.1 ms (FIDELITY.md round 17); the
+	// replay draws an interrupt's wakeup on its own CPU from them
+	// (Sim.reschedDelays). Files written before round 144 lack them: the
+	// replay then draws from the remote pool, as it did.
+	PreemptWakeLocalIRQNS []int64
 	// PreemptWakeTickNS, PreemptWakeLocalTickNS: the delays of those
 	// two kinds with a tick of the target CPU between the wakeup and the
 	// switch, kept apart (sorted): the tick made the switch, a decision
@@ -533,6 +543,7 @@ func (w *Workload) delayPools() []delayPool {
 		{"idle_wake_remote", true, &w.IdleWakeRemoteNS},
 		{"preempt_wake", false, &w.PreemptWakeNS},
 		{"preempt_wake_local", false, &w.PreemptWakeLocalNS},
+		{"preempt_wake_local_irq", false, &w.PreemptWakeLocalIRQNS},
 		{"preempt_wake_tick", false, &w.PreemptWakeTickNS},
 		{"preempt_wake_local_tick", false, &w.PreemptWakeLocalTickNS},
 		{"preempt_wake_rt", false, &w.PreemptWakeRTNS},
@@ -1435,6 +1446,9 @@ func (x *extractor) onSwitch(e *timeline.Event, c int32) {
 					x.w.PreemptWakeLocalTickNS = append(x.w.PreemptWakeLocalTickNS, now-pb.at)
 				case pb.from == c:
 					x.w.PreemptWakeLocalNS = append(x.w.PreemptWakeLocalNS, now-pb.at)
+					if pb.edge < 0 {
+						x.w.PreemptWakeLocalIRQNS = append(x.w.PreemptWakeLocalIRQNS, now-pb.at)
+					}
 				case tick:
 					x.w.PreemptWakeTickNS = append(x.w.PreemptWakeTickNS, now-pb.at)
 				default:
