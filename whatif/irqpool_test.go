@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/schedreplay/replay/timeline"
@@ -44,13 +45,6 @@ func TestIRQLocalPoolExtracted(t *testing.T) {
 // fewer, or none (a workload file from before them), the draw is the
 // remote pool's, as the replay's was: t0+6.2 ms.
 func TestIRQLocalPoolDrawn(t *testing.T) {
-	same := func(n int, d int64) []int64 {
-		p := make([]int64, n)
-		for i := range p {
-			p[i] = d
-		}
-		return p
-	}
 	for _, c := range []struct {
 		irqPool int
 		want    int64
@@ -60,8 +54,8 @@ func TestIRQLocalPoolDrawn(t *testing.T) {
 		b.task("hog", 120, 0, false, CauseStart, 20*ms)
 		a := &b.w.Tasks[k].Activations[1]
 		a.Cause, a.ReleaseNS, a.SleepNS = CauseArrival, t0+6*ms, 6*ms-ms/20
-		b.w.PreemptWakeNS, b.w.PreemptWakeLocalNS = same(minSamples, 200000), same(minSamples, 50000)
-		b.w.PreemptWakeLocalIRQNS = same(c.irqPool, 5000)
+		b.w.PreemptWakeNS, b.w.PreemptWakeLocalNS = slices.Repeat([]int64{200000}, minSamples), slices.Repeat([]int64{50000}, minSamples)
+		b.w.PreemptWakeLocalIRQNS = slices.Repeat([]int64{5000}, c.irqPool)
 		w := b.done(t)
 		cfg := testConfig()
 		cfg.IdleWake = true // the draws

@@ -482,7 +482,8 @@ func (s *Sim) reschedDelays(local, irqLocal bool) []int64 {
 // machine's 6.18 recording, 26 µs and 3.95 ms) says nothing of their
 // distribution; the draw then comes from every CFS wakeup preemption of
 // the trace, local and remote. The real-time pool is cut at the stall
-// tolerance too, and left empty (an immediate switch) below minSamples.
+// tolerance too, and left empty (an immediate switch) below minSamples;
+// so is the interrupts' local pool (the remote pool's draw instead).
 func (s *Sim) initPreemptPools() {
 	// The delays with a tick between the wakeup and the switch are the
 	// tick's decisions, which the replay takes itself

@@ -635,9 +635,9 @@ type Sim struct {
 	// remotePool, rtPool: the wakeup-preemption delay pools drawn from
 	// for a remote CFS and a real-time wakeup (initPreemptPools).
 	remotePool, rtPool []int64
-	// localPool: the pool a wakeup on the preempted CPU itself draws from
-	// (initPreemptPools: under CFS with the delays a tick fell in);
-	// irqLocalPool: an interrupt's there (nil: the remote pool).
+	// localPool: the pool a task's wakeup on the preempted CPU itself
+	// draws from; irqLocalPool: an interrupt's there (nil: the remote
+	// pool). Neither holds the delays a tick fell in (initPreemptPools).
 	localPool, irqLocalPool []int64
 
 	// Tunables scaled by 1 + ilog2(min(ncpu, 8)) (sched_update_scaling).
