@@ -22,9 +22,10 @@ import "slices"
 //
 //   - a child-exit edge is a wakeup of the waker's fork parent, the last
 //     edge of the waker's final activation, which ends in exit, at most
-//     exitNotifyMaxNS of demand before its end (the exit's notification);
-//     a child whose exit has no such edge (the parent was running, so no
-//     wakeup was recorded) still counts, at its exit;
+//     exitNotifyMaxNS of demand before its end (the exit's notification),
+//     that did not wake the parent from D (wokeFromD: a vfork done, the
+//     exit still to run); a child whose exit has no such edge (the parent
+//     was running, so no wakeup was recorded) still counts, at its exit;
 //   - a parent waits for any child when its causal child-exit wakeups
 //     (the ones that started one of its activations) do not come in its
 //     children's fork order. A parent waiting for each child in turn (in
@@ -108,7 +109,7 @@ func newReapPlan(w *Workload, actBase []int32, on bool) *reapPlan {
 		x := exit{child: int32(ci), edge: -1, at: c.ExitNS}
 		if last.EdgeHi > last.EdgeLo {
 			i := last.EdgeHi - 1
-			if e := &w.Edges[i]; e.Kind == EdgeWake && e.Wakee == par && last.DemandNS-e.OffsetNS <= exitNotifyMaxNS {
+			if e := &w.Edges[i]; e.Kind == EdgeWake && e.Wakee == par && last.DemandNS-e.OffsetNS <= exitNotifyMaxNS && !wokeFromD(w, e) {
 				x.edge, x.at = i, e.TimeNS
 			}
 		}

@@ -1,6 +1,9 @@
 package whatif
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // reapWorkload: a parent P on a 4-CPU machine runs 1 ms, forking child A
 // at 0.5 ms and child B at 1 ms, then waits for any child; A runs 2 ms and
@@ -124,6 +127,18 @@ func TestReapPlanInference(t *testing.T) {
 	pl = newReapPlan(w, base, true)
 	if pl.exits[p] != 0 || pl.need[1] != 0 || pl.need[2] != 0 {
 		t.Errorf("exits in fork order: exits %d, needs %v; want none", pl.exits[p], pl.need[:3])
+	}
+
+	// B's wakeup of P from D (P's activation 0 ended in D: a vfork wait)
+	// is B's vfork done, not its exit's notification: A's is then the
+	// only causal child-exit wakeup, which says nothing of the order P
+	// waits in, so P is not taken to wait for any child (before
+	// wokeFromD: both were, out of fork order, and P was).
+	w, p = reapWorkload(t)
+	w.Tasks[p].Activations[0].EndState = "D"
+	pl = newReapPlan(w, base, true)
+	if pl.exits[p] != 0 || pl.need[1] != 0 || pl.need[2] != 0 || slices.Contains(pl.edge, true) {
+		t.Errorf("a wakeup from D: exits %d, needs %v, child-exit edges %v; want none", pl.exits[p], pl.need[:3], pl.edge)
 	}
 }
 
