@@ -136,6 +136,7 @@ func main() {
 	groupArgs["6.18 repeats"] = groupArgs["6.18"]
 	groupArgs["6.18 workloads"] = groupArgs["6.18"]
 	groupArgs["6.18 workloads repeats"] = groupArgs["6.18"]
+	groupArgs["6.18 stressors repeats"] = groupArgs["6.18"]
 	// Debian's 6.12.57 predates NI_RANDOM's backport (its debugfs
 	// features list has none): its release names the sublevel, so the
 	// replay's default policy is v6.12~33cf66d88306 (whatif.PolicyForKernel).
@@ -850,7 +851,8 @@ func kernelOf(group string) string {
 // ("guest-P-1s2c1t/hackbench"); a repeat, holdout or affinity recording
 // (repeats/GUEST/rN/WORKLOAD.perf.data.gz, holdout/GUEST/rN/...) adds
 // "@rN", one with the timer events
-// (idle-tick/GUEST/WORKLOAD/WORKLOAD-N.perf.data.gz) "@tN", so that
+// (idle-tick/GUEST/WORKLOAD/WORKLOAD-N.perf.data.gz) "@tN", this
+// machine's stressors (local-6.18/stressors/rN/) "stressors/WORKLOAD@rN", so that
 // family(name) groups it with the other recordings of its workload on
 // that guest.
 func recordingName(path string) string {
@@ -870,6 +872,9 @@ func recordingName(path string) string {
 		return filepath.Base(filepath.Dir(dir)) + "/" + work[:max(i, 0)] + "@t" + work[i+1:]
 	case "v6.12": // another kernel on the same guest: a family of its own
 		return filepath.Base(filepath.Dir(dir)) + "-v6.12/" + work + "@" + filepath.Base(dir)
+	}
+	if filepath.Base(filepath.Dir(dir)) == "stressors" { // local-6.18/stressors/rN/
+		return "stressors/" + work + "@" + filepath.Base(dir)
 	}
 	if filepath.Base(filepath.Dir(dir)) == "repeats" { // local-6.18/repeats/rN/
 		return filepath.Base(filepath.Dir(filepath.Dir(dir))) + "/" + work + "@" + filepath.Base(dir)
@@ -949,6 +954,12 @@ func printSpread(runs []*run) error {
 			kind = "the two-vCPU guests"
 		case "6.18":
 			kind = "this machine's 6.18"
+		case "6.18 workloads":
+			kind = "this machine's later 6.18 builds"
+		case "6.18 stressors repeats":
+			kind = "this machine's stress-ng stressors"
+		case "6.1 affinity":
+			kind = "the four-vCPU guest under taskset"
 		case "6.12":
 			kind = "Debian's 6.12 (two vCPUs)"
 		case "6.1 2-vCPU holdout":

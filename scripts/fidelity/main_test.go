@@ -56,7 +56,8 @@ func TestBandRowsByHand(t *testing.T) {
 
 // recordingName by hand: a committed recording is GUEST/WORKLOAD; a
 // repeat, holdout or affinity recording adds @rN to its guest's family, a
-// run of one boot with the timer events @tN; Debian's 6.12 boots of a
+// run of one boot with the timer events @tN, this machine's stressors
+// (stressors/rN, no committed first) @rN to theirs; Debian's 6.12 boots of a
 // guest are a family of their own. The workload (-against's per-workload
 // totals) is the family's last element.
 func TestRecordingName(t *testing.T) {
@@ -70,6 +71,7 @@ func TestRecordingName(t *testing.T) {
 		"fixtures/kernels/crosskernel/v6.1/guest-M-1s1c2t/r1/hackbench.perf.data.gz":         {"guest-M-1s1c2t-6.1-same-day/hackbench@r1", "hackbench"},
 		"fixtures/local-6.18/repeats/r2/stressng-mix.perf.data":                              {"local-6.18/stressng-mix@r2", "stressng-mix"},
 		"fixtures/local-6.18/hackbench-g2-l100.perf.data":                                    {"local-6.18/hackbench-g2-l100", "hackbench-g2-l100"},
+		"fixtures/local-6.18/stressors/r3/stressng-mq.perf.data":                             {"stressors/stressng-mq@r3", "stressng-mq"},
 		"fixtures/kernels/idle-tick/guest-B-1s4c2t/schbench/schbench-3.perf.data.gz":         {"guest-B-1s4c2t/schbench@t3", "schbench"},
 		"fixtures/kernels/idle-tick/guest-B-1s4c2t/stressng-mix/stressng-mix-2.perf.data.gz": {"guest-B-1s4c2t/stressng-mix@t2", "stressng-mix"},
 	} {

@@ -23,7 +23,8 @@ type Recording struct {
 // stress-ng's fork and vfork stressors; FIDELITY.md rounds 67–70), and
 // the 6.1 guest's commands under taskset (round 98); with repeats, the repeat recordings of the 6.1 guests and of this
 // machine (FIDELITY.md round 49; the vfork workload's since round 74; the
-// eight-vCPU guests' schbench with the timer events since round 100); with holdout, the workloads recorded
+// eight-vCPU guests' schbench with the timer events since round 100; three
+// more stress-ng stressors since round 145); with holdout, the workloads recorded
 // after the model's rules were set (round 50); with sameDay, the six
 // workloads recorded under 6.1 and 6.12 on one day (round 109).
 func Recordings(sharedKernels string, repeats, holdout, sameDay bool) (recs []Recording, sharedFound bool) {
@@ -66,6 +67,10 @@ func Recordings(sharedKernels string, repeats, holdout, sameDay bool) (recs []Re
 		add("6.1 timers repeats", "fixtures/kernels/idle-tick/*/schbench/*.perf.data.gz")
 		add("6.18 repeats", "fixtures/local-6.18/repeats/r*/*.perf.data")
 		add("6.18 workloads repeats", "fixtures/local-6.18/workloads/repeats/r*/*.perf.data")
+		// stress-ng's clone, pthread and mq stressors, three runs each
+		// on one build (FIDELITY.md round 145): no single recording of
+		// theirs is the committed one, so they come with the repeats.
+		add("6.18 stressors repeats", "fixtures/local-6.18/stressors/r*/*.perf.data")
 	}
 	if holdout {
 		for _, g := range []string{"guest-M-*", "guest-N-*", "guest-P-*"} {

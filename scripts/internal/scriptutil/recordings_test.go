@@ -13,7 +13,7 @@ import (
 // eight-vCPU guests, 9 of the two-vCPU ones, 5 of this machine's 6.18,
 // 27 of Debian's 6.12, 5 more workloads on this machine, 6 under taskset on
 // the 6.1 guest-Q (three boots); the repeats 78,
-// 15 and 3 (the vfork workload's), the holdouts 27 and 9, the six
+// 15 and 3 (the vfork workload's), 9 (three stressors, three runs each), the holdouts 27 and 9, the six
 // workloads of one day 72 under each kernel (three boots on each of the
 // two-vCPU guests M, N, P and the four-vCPU guest-Q). The
 // shared ones are counted apart (../shared may be absent).
@@ -25,7 +25,7 @@ func TestRecordings(t *testing.T) {
 	}{
 		{false, false, false, map[string]int{"6.1 committed": 4, "6.1 2-vCPU": 9, "6.18": 5, "6.12": 27, "6.18 workloads": 5, "6.1 affinity": 6}},
 		{true, true, true, map[string]int{"6.1 committed": 4, "6.1 2-vCPU": 9, "6.18": 5, "6.12": 27, "6.18 workloads": 5, "6.1 affinity": 6,
-			"6.1 repeats": 78, "6.1 timers repeats": 9, "6.18 repeats": 15, "6.18 workloads repeats": 3, "6.1 2-vCPU holdout": 27, "6.1 8-vCPU holdout": 9,
+			"6.1 repeats": 78, "6.1 timers repeats": 9, "6.18 repeats": 15, "6.18 workloads repeats": 3, "6.18 stressors repeats": 9, "6.1 2-vCPU holdout": 27, "6.1 8-vCPU holdout": 9,
 			"6.1 same-day": 72, "6.12 same-day": 72}},
 	} {
 		recs, found := Recordings(filepath.Join(t.TempDir(), "absent"), c.repeats, c.holdout, c.sameDay)
