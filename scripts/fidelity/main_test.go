@@ -239,3 +239,27 @@ func TestMergedRowsByHand(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// kindOf by hand: each group a family can start with sums under its own
+// kind of guest, and a group it does not know under one of its own, not
+// another's (the vfork and taskset families were once summed with the
+// eight-vCPU guests).
+func TestKindOf(t *testing.T) {
+	for group, want := range map[string]string{
+		"6.1 committed":          "the eight-vCPU guests",
+		"6.1 shared":             "the eight-vCPU guests",
+		"6.1 repeats":            "the eight-vCPU guests",
+		"6.1 2-vCPU":             "the two-vCPU guests",
+		"6.18":                   "this machine's 6.18",
+		"6.18 workloads":         "this machine's later 6.18 builds",
+		"6.18 stressors repeats": "this machine's stress-ng stressors",
+		"6.1 affinity":           "the four-vCPU guest under taskset",
+		"6.12":                   "Debian's 6.12 (two vCPUs)",
+		"6.12 same-day":          "6.12 beside 6.1 on one day",
+		"a new group":            "group a new group",
+	} {
+		if got := kindOf(group); got != want {
+			t.Errorf("kindOf(%q) = %q, want %q", group, got, want)
+		}
+	}
+}
