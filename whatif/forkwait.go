@@ -59,10 +59,8 @@ func newForkWaitPlan(w *Workload, on bool) *forkWaitPlan {
 	// exit notified nobody, so that its one wakeup is the vfork done's,
 	// its exit counting at its switch-out; a clone stressor's vfork
 	// children wake their parent only so, most of them). reap.go's
-	// child-exit edge, the last edge of the final activation, would take
-	// that vfork done for the exit (it serves only parents that wait for
-	// any child, with --reap-any-child: hackbench's, whose children do
-	// not vfork).
+	// child-exit edge, the last edge of the final activation, takes the
+	// same test (mayNotifyExit).
 	type child struct {
 		idx   int32
 		wakes []int32 // its causal wakeups of the parent in its final activation
@@ -77,7 +75,7 @@ func newForkWaitPlan(w *Workload, on bool) *forkWaitPlan {
 		last := &acts[len(acts)-1]
 		k := child{idx: int32(ci)}
 		for i := last.EdgeLo; i < last.EdgeHi; i++ {
-			if e := &w.Edges[i]; e.Kind == EdgeWake && e.Causal && e.Wakee == par && last.DemandNS-e.OffsetNS <= exitNotifyMaxNS && !wokeFromD(w, e) {
+			if e := &w.Edges[i]; e.Causal && mayNotifyExit(w, last, e, par) {
 				k.wakes = append(k.wakes, i)
 			}
 		}

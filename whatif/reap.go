@@ -79,6 +79,15 @@ type reapPlan struct {
 // is something else.
 const exitNotifyMaxNS = 20_000_000
 
+// mayNotifyExit: edge e of a child's final activation last can be the
+// child's exit notification of its parent par, the test the reap plan and
+// the fork wait's share: a wakeup of par at most exitNotifyMaxNS of demand
+// before the activation's end, and not one from D (wokeFromD: a vfork
+// done, the exit still to run).
+func mayNotifyExit(w *Workload, last *Activation, e *Edge, par int32) bool {
+	return e.Kind == EdgeWake && e.Wakee == par && last.DemandNS-e.OffsetNS <= exitNotifyMaxNS && !wokeFromD(w, e)
+}
+
 // newReapPlan: the plan of w (an empty one when !on: every parent keeps
 // the trace's pairing).
 func newReapPlan(w *Workload, actBase []int32, on bool) *reapPlan {
@@ -109,7 +118,7 @@ func newReapPlan(w *Workload, actBase []int32, on bool) *reapPlan {
 		x := exit{child: int32(ci), edge: -1, at: c.ExitNS}
 		if last.EdgeHi > last.EdgeLo {
 			i := last.EdgeHi - 1
-			if e := &w.Edges[i]; e.Kind == EdgeWake && e.Wakee == par && last.DemandNS-e.OffsetNS <= exitNotifyMaxNS && !wokeFromD(w, e) {
+			if e := &w.Edges[i]; mayNotifyExit(w, last, e, par) {
 				x.edge, x.at = i, e.TimeNS
 			}
 		}
