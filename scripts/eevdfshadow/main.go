@@ -41,7 +41,10 @@
 // schedstats, a block they show the kernel kept queued is a delayed
 // dequeue, and one whose sleep they date from the block a dequeue with
 // a lag of at least 1 ns, whatever the shadow's own V says (FIDELITY.md
-// rounds 127 and 130). The base slice is the timeline's machine's
+// rounds 127 and 130); a block whose sleep they date from before a
+// balancer's move onto its CPU, written before the switch, was dequeued
+// there, in the schedule() whose newly idle balance made the move
+// (round 146). The base slice is the timeline's machine's
 // (0.70 ms × (1 + ilog2 of its CPUs, up to 8)) unless -slice says. A pick
 // that the timeline does not show (schedule() keeping the running task)
 // is redone where it must have happened: after the tick's update that
@@ -90,10 +93,14 @@ type ent struct {
 	// delayed dequeue's), not a lag it had.
 	clipped bool
 	held    bool // woken while on a queue: its next block is a wakeup
-	spec    bool // placed at its block for a held wakeup, no waking since
-	specLag int64
-	rt      bool
-	seq     int64 // tree insertion order (ties of deadline)
+	// outEarly: it blocked in a schedule() whose newly idle balance
+	// moved tasks onto its CPU before the switch: dequeued then
+	// (blockEarly), its switch's block skips the dequeue.
+	outEarly bool
+	spec     bool // placed at its block for a held wakeup, no waking since
+	specLag  int64
+	rt       bool
+	seq      int64 // tree insertion order (ties of deadline)
 	// dlFrom: what set its deadline: "wakeup", "fork", "renewal",
 	// "move".
 	dlFrom  string
@@ -427,9 +434,12 @@ type shadow struct {
 	// enqueueStat: the wakings (pid, time) whose enqueue the trace's
 	// sleep statistics show before the task runs (blockEvidence).
 	enqueueStat map[blockKey]bool
-	window      int64
-	trace       *traceWindow
-	lastT       int64
+	// early: per task, the blocks whose sleep statistics date the sleep
+	// well before the switch, [sleep start, switch] (blockEvidence).
+	early  map[int32][][2]int64
+	window int64
+	trace  *traceWindow
+	lastT  int64
 }
 
 // traceWindow: print the shadow's queue at every switch on cpu in
@@ -861,6 +871,9 @@ func (s *shadow) event(e *timeline.Event) {
 	case timeline.SchedMigrateTask:
 		pid := e.Int32(timeline.PID)
 		dest := e.Int32(timeline.DestCPU)
+		if c == dest {
+			s.blockEarly(dest, e.Time)
+		}
 		for _, pd := range s.pend {
 			if pd.pid == pid {
 				pd.cpu = dest
@@ -967,6 +980,42 @@ func special(state string) bool {
 	return state != "" && strings.ContainsAny(state[:1], "XZTt")
 }
 
+// blockEarly dequeues c's running task at a balancer's move onto c
+// written on c where the trace dates that task's next block from before
+// the move (its sleep statistics) and c has no other runnable task: the
+// move is a newly idle balance inside the schedule() that dequeued it.
+// The kernel saved its lag there, before the moves, and before the
+// update_curr of the attach charged the balance's time to it (still
+// cfs_rq->curr); delayed instead if not eligible, and the pick that found
+// nothing runnable purged the delayed tasks. The guest-M r3 6.12
+// hackbench at 5.876132: 375's sleep dated from 5.875985, two pulls
+// between; placed at the switch, 375 kept a lag of +95 µs it never had
+// and took picks the kernel gave others 95 ms later (FIDELITY.md round
+// 146).
+func (s *shadow) blockEarly(c int32, t int64) {
+	r := s.rq(c)
+	p := r.curr
+	if !s.statMode || p == nil || !p.onRQ || p.rt || p.delayed {
+		return
+	}
+	if slices.ContainsFunc(r.q, func(x *ent) bool { return x != p && !x.delayed }) {
+		return
+	}
+	for _, iv := range s.early[p.pid] {
+		if iv[0] <= t && t <= iv[1] {
+			s.res.early[s.col]++
+			if s.p.noDelay || r.eligible(p) {
+				s.trackCum(r, "blocks", func() { s.p.dequeue(r, p, false, false) })
+			} else {
+				p.delayed = true
+			}
+			s.trackCum(r, "purges", func() { s.p.pickNext(r) })
+			p.outEarly = true
+			return
+		}
+	}
+}
+
 func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 	r := s.rq(c)
 	// Wakeups onto c were enqueued before this schedule: with schedstats,
@@ -1015,13 +1064,16 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 					b.used = append(b.used, s.p.vslice(prev)-(prev.d-prev.v))
 				}
 			}
-		} else if prev.onRQ {
+		} else if prev.onRQ || prev.outEarly {
 			ran := e.Time - r.since
 			lagNow := r.V() - prev.v
+			if prev.outEarly {
+				lagNow = prev.vlag
+			}
 			prev.lastEnd = "block"
 			prev.lastDV = r.dv
 			prev.lastCharged = prev.charged
-			delay := !r.eligible(prev)
+			delay := !prev.outEarly && !r.eligible(prev)
 			raise := false
 			if delay && s.dequeued[blockKey{prevPID, e.Time}] && !special(state) {
 				// The trace dates its sleep from the block: the kernel
@@ -1034,7 +1086,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 					delay, raise = false, true
 				}
 			}
-			if s.kept[blockKey{prevPID, e.Time}] && !special(state) {
+			if s.kept[blockKey{prevPID, e.Time}] && !special(state) && !prev.outEarly {
 				// The trace shows the kernel kept it queued: its V
 				// found the task not eligible where the shadow's,
 				// off by a few µs, may not. Counted, and followed
@@ -1045,7 +1097,9 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 					delay = !s.p.ownDelay
 				}
 			}
-			if !special(state) && !s.p.noDelay && delay {
+			if prev.outEarly {
+				// Dequeued before the moves (blockEarly).
+			} else if !special(state) && !s.p.noDelay && delay {
 				prev.delayed = true
 				prev.lastEnd = "delayed block"
 			} else {
@@ -1101,6 +1155,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 				}
 			}
 			prev.held = false
+			prev.outEarly = false
 		}
 	} else if prevPID == 0 {
 		how = "idle"
@@ -1285,9 +1340,11 @@ func (s *shadow) file(path string, col int) error {
 	}
 	s.begin(path, col, stat)
 	if stat {
-		if s.kept, s.rewoken, s.dequeued, s.enqueueStat, err = blockEvidence(path); err != nil {
+		w, err := blockEvidence(path)
+		if err != nil {
 			return err
 		}
+		s.kept, s.rewoken, s.dequeued, s.enqueueStat, s.early = w.kept, w.rewoken, w.dequeued, w.enqueueStat, w.early
 	}
 	return scriptutil.ReadEvents(path, warn, func(e *timeline.Event) error {
 		s.event(e)
@@ -1347,13 +1404,13 @@ const keptSlackNS = 50000
 // task still ran before such a block (ttwu_runnable ending an earlier
 // wait, the task running on), that waking was not a wakeup racing this
 // block, which would have enqueued it with no second waking.
-func blockEvidence(path string) (kept, rewoken, dequeued, enqueueStat map[blockKey]bool, err error) {
+func blockEvidence(path string) (*blockWatch, error) {
 	w := newBlockWatch()
-	err = scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
+	err := scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
 		w.event(e)
 		return nil
 	})
-	return w.kept, w.rewoken, w.dequeued, w.enqueueStat, err
+	return w, err
 }
 
 // sleptBeforeNS, sleptAfterNS: how far before and after a block's switch
@@ -1365,11 +1422,16 @@ func blockEvidence(path string) (kept, rewoken, dequeued, enqueueStat map[blockK
 const (
 	sleptBeforeNS = 15000
 	sleptAfterNS  = 5000
+	// earlyMaxNS: how far before the switch a block's sleep may start
+	// and still be that schedule()'s dequeue, a newly idle balance
+	// between (blockEarly; 147 µs on the guest-M r3 6.12 hackbench).
+	earlyMaxNS = 2000000
 )
 
 // blockWatch gathers blockEvidence's blocks from a timeline's events.
 type blockWatch struct {
 	kept, rewoken, dequeued, enqueueStat map[blockKey]bool
+	early                                map[int32][][2]int64
 	blocked                              map[int32]*openBlock
 	// waking: each task's last waking not yet followed by its sleep
 	// statistics or its switch-in.
@@ -1385,7 +1447,7 @@ type openBlock struct {
 }
 
 func newBlockWatch() *blockWatch {
-	return &blockWatch{kept: map[blockKey]bool{}, rewoken: map[blockKey]bool{}, dequeued: map[blockKey]bool{}, enqueueStat: map[blockKey]bool{}, blocked: map[int32]*openBlock{}, waking: map[int32]int64{}}
+	return &blockWatch{kept: map[blockKey]bool{}, rewoken: map[blockKey]bool{}, dequeued: map[blockKey]bool{}, enqueueStat: map[blockKey]bool{}, early: map[int32][][2]int64{}, blocked: map[int32]*openBlock{}, waking: map[int32]int64{}}
 }
 
 func (w *blockWatch) event(e *timeline.Event) {
@@ -1412,6 +1474,8 @@ func (w *blockWatch) event(e *timeline.Event) {
 			b.slept = true
 			if from := e.Time - e.Int(timeline.Delay); from >= b.block-sleptBeforeNS && from <= b.block+sleptAfterNS {
 				w.dequeued[blockKey{pid, b.block}] = true
+			} else if from < b.block-sleptBeforeNS && from >= b.block-earlyMaxNS {
+				w.early[pid] = append(w.early[pid], [2]int64{from, b.block})
 			}
 		}
 	case timeline.SchedStatWait:

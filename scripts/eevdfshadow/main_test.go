@@ -897,3 +897,57 @@ func TestLateEnqueueWaitsForItsStatistics(t *testing.T) {
 		}
 	}
 }
+
+// A newly idle balance inside the schedule() of a task that blocks: the
+// kernel dequeues the task (its lag saved) before the balance, whose
+// attach then charges the balance's time to it (still cfs_rq->curr), and
+// the pulls come before the switch is written. The sleep statistics date
+// the sleep from the dequeue. By hand (two CPUs, slice 1 ms, vruntimes
+// in µs):
+//
+//	0     CPU 0: A forked (v 0) and run. CPU 1: B forked (v 0) and run.
+//	100   CPU 0: A's update (v 100); C forked at V 100.
+//	300   CPU 1: B's update (v 300) and its block's dequeue, alone: lag 0.
+//	350   CPU 0: A's update (v 350, V 225); D forked at V 225.
+//	400   CPU 1 pulls C (lag 125 on CPU 0); the attach charges B 100.
+//	450   CPU 1 pulls D; the attach charges B 50.
+//	460   CPU 1 switches from B (S) to C.
+//	1000  B's sleep statistics date its sleep from 300.
+//
+// Dequeued at the switch instead, B would have had C on its queue, placed
+// at B's 400 with its lag doubled (v 150), and B at 450: lag −150, not
+// eligible, delayed.
+func TestBlockBeforeANewlyIdlePull(t *testing.T) {
+	evs := append(aAndOnCPU1(2, "b"),
+		runtime(100*us, 1, 100*us, false),
+		wake(100*us, timeline.SchedWakeupNew, 3, "c"),
+		on1(runtime(300*us, 2, 300*us, false)),
+		runtime(350*us, 1, 250*us, false),
+		wake(350*us, timeline.SchedWakeupNew, 4, "d"),
+		migrate(400*us, 3, "c", 0, 1),
+		on1(runtime(400*us, 2, 100*us, false)),
+		migrate(450*us, 4, "d", 0, 1),
+		on1(runtime(450*us, 2, 50*us, false)),
+		on1(sw(460*us, 2, "S", 3)),
+		statSleep(1000*us, 1, 2, 700*us),
+	)
+	w := watchBlocks(evs)
+	if got := w.early[2]; len(got) != 1 || got[0] != [2]int64{300 * us, 460 * us} {
+		t.Fatalf("early blocks of B %v, want [[300 µs, 460 µs]]", got)
+	}
+	s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
+	s.begin("hand", 0, true)
+	s.early = w.early
+	for _, e := range evs {
+		s.event(e)
+	}
+	if b := s.ents[2]; b.onRQ || b.delayed || b.vlag != 0 {
+		t.Errorf("B after its block: queued %v, delayed %v, lag %d; want dequeued with lag 0", b.onRQ, b.delayed, b.vlag)
+	}
+	if s.res.early[0] != 1 {
+		t.Errorf("blocks dequeued before a pull: %d, want 1", s.res.early[0])
+	}
+	if c := s.ents[3]; s.rqs[1].curr != c || c.v != 300*us {
+		t.Errorf("CPU 1 runs %d, C at v %d; want C (3), placed at 300 µs (lag not kept on an empty queue)", pidOf(s.rqs[1].curr), c.v)
+	}
+}

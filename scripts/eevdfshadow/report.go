@@ -46,6 +46,9 @@ type results struct {
 	// dequeued: blocks the shadow's own test found not eligible that the
 	// trace's sleep statistics date from the block (dequeued there).
 	dequeued [2]int
+	// early: blocks dequeued before a newly idle balance's first move onto
+	// their CPU, as their sleep statistics date them (blockEarly).
+	early [2]int
 	// queue: time-weighted entities queued while a CFS task runs.
 	queue [2]struct{ busy, runnable, delayed int64 }
 }
@@ -220,6 +223,7 @@ func (res *results) print(w io.Writer, cols int) {
 	counts(w, cols, fmt.Sprintf("wakeups whose enqueue the schedstats show over %.1f ms after their waking, placed there", float64(statWindowNS)/1e6), func(c int) string { return fmt.Sprintf(" %d", res.late[c]) })
 	counts(w, cols, "blocks the schedstats show the kernel kept queued (delayed), of them eligible to the shadow's own test (followed: the kernel)", func(c int) string { return fmt.Sprintf(" %d (%d)", res.kept[c], res.keptEligible[c]) })
 	counts(w, cols, "blocks the shadow's own test found not eligible whose sleep the schedstats date from the block (dequeued there; followed: the kernel, with a lag of 1 ns)", func(c int) string { return fmt.Sprintf(" %d", res.dequeued[c]) })
+	counts(w, cols, "blocks the schedstats date from before a newly idle balance's moves onto the CPU (dequeued before them)", func(c int) string { return fmt.Sprintf(" %d", res.early[c]) })
 	counts(w, cols, "balance passes that moved two or more tasks, attached the last detached first (their tasks)", func(c int) string { return fmt.Sprintf(" %d (%d)", res.passes[c], res.passMoves[c]) })
 	counts(w, cols, "tasks that turned real-time while on a fair queue (sched_setscheduler), taken off it", func(c int) string { return fmt.Sprintf(" %d", res.leftFair[c]) })
 	fmt.Fprint(w, "  while a CFS task runs, entities on its queue (running one included; time-weighted mean): runnable, delayed:")
