@@ -534,6 +534,9 @@ func (s *shadow) placePending(pd *pending) {
 	if e == nil || e.onRQ {
 		return
 	}
+	if !pd.moved && pd.from != pd.cpu {
+		s.blockEarly(pd.cpu, s.lastT)
+	}
 	r := s.rq(pd.cpu)
 	if !pd.moved {
 		// Wakeups do not carry PLACE_REL_DEADLINE.
@@ -980,18 +983,22 @@ func special(state string) bool {
 	return state != "" && strings.ContainsAny(state[:1], "XZTt")
 }
 
-// blockEarly dequeues c's running task at a balancer's move onto c
-// written on c where the trace dates that task's next block from before
-// the move (its sleep statistics) and c has no other runnable task: the
-// move is a newly idle balance inside the schedule() that dequeued it.
-// The kernel saved its lag there, before the moves, and before the
-// update_curr of the attach charged the balance's time to it (still
-// cfs_rq->curr); delayed instead if not eligible, and the pick that found
-// nothing runnable purged the delayed tasks. The guest-M r3 6.12
-// hackbench at 5.876132: 375's sleep dated from 5.875985, two pulls
-// between; placed at the switch, 375 kept a lag of +95 µs it never had
-// and took picks the kernel gave others 95 ms later (FIDELITY.md round
-// 146).
+// blockEarly dequeues c's running task at t, a balancer's move onto c
+// written on c or a remote wakeup's placement onto c, where the trace
+// dates that task's next block from before t (its sleep statistics) and
+// c has no other runnable task: the schedule() that dequeued it was
+// still on its way to the switch, a newly idle balance (or a host stall)
+// between. The kernel saved its lag there, before the moves and
+// placements, and before the update_curr of an attach charged the
+// balance's time to it (still cfs_rq->curr); delayed instead if not
+// eligible, and the pick that found nothing runnable purged the delayed
+// tasks. The guest-M r3 6.12 hackbench at 5.876132: 375's sleep dated
+// from 5.875985, two pulls between; placed at the switch, 375 kept a lag
+// of +95 µs it never had and took picks the kernel gave others 95 ms
+// later (FIDELITY.md round 146). Not with another task runnable there: a
+// wakeup preemption's skipped clock update (rq_clock_skip_update) dates a
+// sleep from that wakeup's update, the task then still running (guest-M
+// r1's hackbench: 11 picks more disagree with the kernel's).
 func (s *shadow) blockEarly(c int32, t int64) {
 	r := s.rq(c)
 	p := r.curr

@@ -950,4 +950,65 @@ func TestBlockBeforeANewlyIdlePull(t *testing.T) {
 	if c := s.ents[3]; s.rqs[1].curr != c || c.v != 300*us {
 		t.Errorf("CPU 1 runs %d, C at v %d; want C (3), placed at 300 µs (lag not kept on an empty queue)", pidOf(s.rqs[1].curr), c.v)
 	}
+	// With E queued on CPU 1 too, no newly idle balance could have run:
+	// the sleep's date is taken for a skipped clock update's, B dequeued
+	// at the switch.
+	withE := append([]*timeline.Event{on1(wake(0, timeline.SchedWakeupNew, 5, "e"))}, evs...)
+	s = newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
+	s.begin("hand", 0, true)
+	s.early = watchBlocks(withE).early
+	for _, e := range withE {
+		s.event(e)
+	}
+	if s.res.early[0] != 0 {
+		t.Errorf("with E queued: blocks dequeued before a pull %d, want 0", s.res.early[0])
+	}
+}
+
+// A remote wakeup placed onto the CPU of a task whose schedule() already
+// dequeued it, alone there, before the switch: the wakee joins an empty
+// queue, its lag not kept. By hand (two CPUs, slice 1 ms, vruntimes in
+// µs):
+//
+//	0     CPU 0: A forked (v 0) and run. CPU 1: B forked (v 0) and run.
+//	100   CPU 0: A's update (v 100); W forked at V 100.
+//	300   CPU 0: A's update (v 300, V 200), A preempted for W.
+//	350   CPU 0: W's update (v 150, V 225); W blocks, lag 75.
+//	500   CPU 1: B's update (v 500) and its block's dequeue, alone.
+//	550   CPU 0: A wakes W for CPU 1; its enqueue at 560: v 500.
+//	600   CPU 1 switches from B (S) to W.
+//	2000  B's sleep statistics date its sleep from 500.
+//
+// With B still queued W would have been placed with its lag doubled (v
+// 350), and B, at the switch, with a lag of −75: delayed.
+func TestRemoteWakeupAfterTheBlocksDequeue(t *testing.T) {
+	waking := wake(550*us, timeline.SchedWaking, 3, "w")
+	waking.SetInt(timeline.TargetCPU, 1)
+	evs := append(aAndOnCPU1(2, "b"),
+		runtime(100*us, 1, 100*us, false),
+		wake(100*us, timeline.SchedWakeupNew, 3, "w"),
+		runtime(300*us, 1, 200*us, false),
+		sw(300*us, 1, "R", 3),
+		runtime(350*us, 3, 50*us, false),
+		sw(350*us, 3, "S", 1),
+		on1(runtime(500*us, 2, 500*us, false)),
+		waking,
+		statSleep(560*us, 0, 3, 210*us),
+		on1(sw(600*us, 2, "S", 3)),
+		statSleep(2000*us, 1, 2, 1500*us),
+	)
+	w := watchBlocks(evs)
+	s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
+	s.begin("hand", 0, true)
+	s.early = w.early
+	for _, e := range evs {
+		s.event(e)
+	}
+	if b := s.ents[2]; b.onRQ || b.delayed || b.vlag != 0 {
+		t.Errorf("B after its block: queued %v, delayed %v, lag %d; want dequeued with lag 0", b.onRQ, b.delayed, b.vlag)
+	}
+	if wt := s.ents[3]; s.rqs[1].curr != wt || wt.v != 500*us || wt.d != 1500*us {
+		t.Errorf("CPU 1 runs %d, W at v %d, deadline %d; want W (3) at 500 µs, 1500 µs", pidOf(s.rqs[1].curr), wt.v, wt.d)
+	}
+	checkPicks(t, s, map[string]picks{"idle": {agree: 2}, "preempt": {agree: 1}, "block": {agree: 2}})
 }
