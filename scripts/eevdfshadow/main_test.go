@@ -935,15 +935,8 @@ func TestBlockBeforeANewlyIdlePull(t *testing.T) {
 	if got := w.early[2]; len(got) != 1 || got[0] != [2]int64{300 * us, 460 * us} {
 		t.Fatalf("early blocks of B %v, want [[300 µs, 460 µs]]", got)
 	}
-	s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
-	s.begin("hand", 0, true)
-	s.early = w.early
-	for _, e := range evs {
-		s.event(e)
-	}
-	if b := s.ents[2]; b.onRQ || b.delayed || b.vlag != 0 {
-		t.Errorf("B after its block: queued %v, delayed %v, lag %d; want dequeued with lag 0", b.onRQ, b.delayed, b.vlag)
-	}
+	s := statShadow(evs)
+	checkDequeuedAlone(t, s, 2)
 	if s.res.early[0] != 1 {
 		t.Errorf("blocks dequeued before a pull: %d, want 1", s.res.early[0])
 	}
@@ -953,13 +946,7 @@ func TestBlockBeforeANewlyIdlePull(t *testing.T) {
 	// With E queued on CPU 1 too, no newly idle balance could have run:
 	// the sleep's date is taken for a skipped clock update's, B dequeued
 	// at the switch.
-	withE := append([]*timeline.Event{on1(wake(0, timeline.SchedWakeupNew, 5, "e"))}, evs...)
-	s = newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
-	s.begin("hand", 0, true)
-	s.early = watchBlocks(withE).early
-	for _, e := range withE {
-		s.event(e)
-	}
+	s = statShadow(append([]*timeline.Event{on1(wake(0, timeline.SchedWakeupNew, 5, "e"))}, evs...))
 	if s.res.early[0] != 0 {
 		t.Errorf("with E queued: blocks dequeued before a pull %d, want 0", s.res.early[0])
 	}
@@ -997,18 +984,31 @@ func TestRemoteWakeupAfterTheBlocksDequeue(t *testing.T) {
 		on1(sw(600*us, 2, "S", 3)),
 		statSleep(2000*us, 1, 2, 1500*us),
 	)
-	w := watchBlocks(evs)
-	s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
-	s.begin("hand", 0, true)
-	s.early = w.early
-	for _, e := range evs {
-		s.event(e)
-	}
-	if b := s.ents[2]; b.onRQ || b.delayed || b.vlag != 0 {
-		t.Errorf("B after its block: queued %v, delayed %v, lag %d; want dequeued with lag 0", b.onRQ, b.delayed, b.vlag)
-	}
+	s := statShadow(evs)
+	checkDequeuedAlone(t, s, 2)
 	if wt := s.ents[3]; s.rqs[1].curr != wt || wt.v != 500*us || wt.d != 1500*us {
 		t.Errorf("CPU 1 runs %d, W at v %d, deadline %d; want W (3) at 500 µs, 1500 µs", pidOf(s.rqs[1].curr), wt.v, wt.d)
 	}
 	checkPicks(t, s, map[string]picks{"idle": {agree: 2}, "preempt": {agree: 1}, "block": {agree: 2}})
+}
+
+// statShadow runs a hand-worked schedule with schedstats (slice 1 ms, HZ
+// 250) through a fresh shadow, with blockEvidence's early blocks.
+func statShadow(evs []*timeline.Event) *shadow {
+	s := newShadow(params{sliceNS: 1000 * us, tickNS: 4000 * us}, false)
+	s.begin("hand", 0, true)
+	s.early = watchBlocks(evs).early
+	for _, e := range evs {
+		s.event(e)
+	}
+	return s
+}
+
+// checkDequeuedAlone: the blocked task pid left its queue with lag 0, as
+// a task alone there does.
+func checkDequeuedAlone(t *testing.T, s *shadow, pid int32) {
+	t.Helper()
+	if b := s.ents[pid]; b.onRQ || b.delayed || b.vlag != 0 {
+		t.Errorf("%d after its block: queued %v, delayed %v, lag %d; want dequeued with lag 0", pid, b.onRQ, b.delayed, b.vlag)
+	}
 }
