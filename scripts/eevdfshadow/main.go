@@ -42,9 +42,10 @@
 // dequeue, and one whose sleep they date from the block a dequeue with
 // a lag of at least 1 ns, whatever the shadow's own V says (FIDELITY.md
 // rounds 127 and 130); a block whose sleep they date from before a
-// balancer's move onto its CPU, written before the switch, was dequeued
-// there, in the schedule() whose newly idle balance made the move
-// (round 146). The base slice is the timeline's machine's
+// balancer's move onto its CPU written there, or a remote wakeup's
+// placement there, both before the switch and no other task runnable
+// there, was dequeued before them, in the schedule() whose newly idle
+// balance ran meanwhile (round 146). The base slice is the timeline's machine's
 // (0.70 ms × (1 + ilog2 of its CPUs, up to 8)) unless -slice says. A pick
 // that the timeline does not show (schedule() keeping the running task)
 // is redone where it must have happened: after the tick's update that
@@ -93,9 +94,9 @@ type ent struct {
 	// delayed dequeue's), not a lag it had.
 	clipped bool
 	held    bool // woken while on a queue: its next block is a wakeup
-	// outEarly: it blocked in a schedule() whose newly idle balance
-	// moved tasks onto its CPU before the switch: dequeued then
-	// (blockEarly), its switch's block skips the dequeue.
+	// outEarly: it blocked in a schedule() that moved or placed tasks
+	// onto its CPU before the switch (a newly idle balance ran): dequeued
+	// before them (blockEarly), its switch's block skips the dequeue.
 	outEarly bool
 	spec     bool // placed at its block for a held wakeup, no waking since
 	specLag  int64
