@@ -34,6 +34,15 @@ import (
 // counts how often a wakee preempted its waker (FIDELITY.md round 128:
 // where 6.12's hackbench senders share a CPU with their receivers, each
 // is preempted by the receiver it wakes within a write or two).
+//
+// The preempting wakeups onto another busy CPU are split once more: those
+// whose switch-in was that CPU's first switch after the wakeup, the
+// wakeup's own preemption (the IPI's). The rest waited through other
+// tasks' turns there and got in when a tick (or another wakeup) switched
+// a runnable task out: on the two-vCPU guests' hackbench, where a CPU
+// holds a dozen runnable tasks, they are most of the class (guest-P's
+// committed recording: 16 of its 57 at the first switch, p50 0.19 ms,
+// the class's 24.9 ms; FIDELITY.md round 147).
 
 // Wakeup places, in report order. Each busy place is followed by its
 // split: by preempting a runnable task, after a block.
@@ -45,11 +54,14 @@ const (
 	placeOtherBusy
 	placeOtherBusyPreempt
 	placeOtherBusyBlock
+	// placeOtherBusyFirst: of placeOtherBusyPreempt, those at the CPU's
+	// first switch after the wakeup.
+	placeOtherBusyFirst
 	nPlaces
 )
 
 // PlaceNames are the JSON keys of Metrics.WakeupByPlace.
-var PlaceNames = [nPlaces]string{"idle_cpu", "waker_cpu", "waker_cpu.preempt", "waker_cpu.block", "other_busy_cpu", "other_busy_cpu.preempt", "other_busy_cpu.block"}
+var PlaceNames = [nPlaces]string{"idle_cpu", "waker_cpu", "waker_cpu.preempt", "waker_cpu.block", "other_busy_cpu", "other_busy_cpu.preempt", "other_busy_cpu.block", "other_busy_cpu.preempt.first"}
 
 // PlaceStats is the wakeup latency of the wakeups of one place.
 type PlaceStats struct {
@@ -73,12 +85,17 @@ type placeTally struct {
 	lastLoss int64 // the last lost-records mark (-1 none)
 	free     []*placeWake
 	lats     [nPlaces][]int64
+	// seq numbers the events seen; lastSwitch: per CPU, the seq of its
+	// last switch (0: none seen).
+	seq        int64
+	lastSwitch []int64
 }
 
-// placeWake is a wakeup: when, the CPU that raised it, and which CPUs
-// were idle and which busy then (bit sets; neither: not known).
+// placeWake is a wakeup: when (and its event's seq), the CPU that
+// raised it, and which CPUs were idle and which busy then (bit sets;
+// neither: not known).
 type placeWake struct {
-	t          int64
+	t, seq     int64
 	cpu        int32
 	idle, busy []uint64
 }
@@ -90,6 +107,7 @@ func newPlaceTally() *placeTally {
 func (p *placeTally) grow(c int32) {
 	for int(c) >= len(p.curr) {
 		p.curr = append(p.curr, -1)
+		p.lastSwitch = append(p.lastSwitch, 0)
 	}
 }
 
@@ -105,6 +123,7 @@ func (p *placeTally) drop(pid int32) {
 // sched_waking) is noted with the CPUs' states; lost records make every
 // CPU's state unknown.
 func (p *placeTally) before(e *timeline.Event) {
+	p.seq++
 	if e.Kind == timeline.Lost {
 		for i := range p.curr {
 			p.curr[i] = -1
@@ -139,7 +158,7 @@ func (p *placeTally) before(e *timeline.Event) {
 		w = &placeWake{}
 	}
 	words := (len(p.curr) + 63) / 64
-	w.t, w.cpu = e.Time, c
+	w.t, w.seq, w.cpu = e.Time, p.seq, c
 	w.idle, w.busy = resetBits(w.idle, words), resetBits(w.busy, words)
 	for i, cur := range p.curr {
 		switch {
@@ -187,18 +206,20 @@ func (p *placeTally) after(e *timeline.Event) {
 			}
 			if p.lastLoss < from {
 				st := e.Str(timeline.PrevState)
-				p.classify(w, c, now-w.t, prev != 0 && len(st) > 0 && st[0] == 'R')
+				p.classify(w, c, now-w.t, prev != 0 && len(st) > 0 && st[0] == 'R', p.lastSwitch[c] < w.seq)
 			}
 		}
 		p.drop(next)
 	}
 	p.curr[c] = next
+	p.lastSwitch[c] = p.seq
 }
 
 // classify books a wakeup latency by the state at the wakeup of cpu, the
 // CPU the wakee ran on, and on a busy CPU by whether its switch-in
-// preempted a runnable task.
-func (p *placeTally) classify(w *placeWake, cpu int32, delay int64, preempt bool) {
+// preempted a runnable task (and on another busy CPU, whether that was
+// the CPU's first switch since the wakeup: first).
+func (p *placeTally) classify(w *placeWake, cpu int32, delay int64, preempt, first bool) {
 	if int(cpu)/64 >= len(w.idle) {
 		return
 	}
@@ -212,6 +233,9 @@ func (p *placeTally) classify(w *placeWake, cpu int32, delay int64, preempt bool
 		p.book(placeWaker, delay, preempt)
 	default:
 		p.book(placeOtherBusy, delay, preempt)
+		if preempt && first {
+			p.lats[placeOtherBusyFirst] = append(p.lats[placeOtherBusyFirst], delay)
+		}
 	}
 }
 

@@ -28,11 +28,17 @@ import (
 //     by preemption (the one at 5.3 came after 30 blocked);
 //   - 13: 50 wakes 60 onto its own CPU 0 and is switched out runnable
 //     for it at 13.1: the waker's CPU, 0.1, by preemption (the one at 4.2
-//     came after 10 blocked).
+//     came after 10 blocked);
+//   - 14: 60 wakes 70 onto CPU 1, where 10 runs; 14.2: 10 is switched
+//     out runnable for 20 (20's turn, no wakeup of its own); 14.9: 20 is
+//     switched out runnable for 70: another busy CPU, 0.9, by
+//     preemption, but not at CPU 1's first switch after the wakeup (the
+//     one at 12.6 was).
 //
 // idle: 0.4 and 0.5 ms (p50 0.4, p95 0.5 by nearest rank); waker: 0.1
 // and 0.2, of which preempting 0.1 and after a block 0.2; other busy:
-// 0.3 and 0.6, of which preempting 0.6 and after a block 0.3.
+// 0.3, 0.6 and 0.9, of which preempting 0.6 and 0.9 (at the first
+// switch 0.6) and after a block 0.3.
 func TestWakePlaceByHand(t *testing.T) {
 	evs := []timeline.Event{
 		nSwitch(1*ms, 0, 0, "R", 10), nSwitch(1*ms, 1, 0, "R", 20),
@@ -48,16 +54,19 @@ func TestWakePlaceByHand(t *testing.T) {
 		nSwitch(11*ms, 0, 0, "R", 50),
 		nWaking(12*ms, 0, 50, 10, 1), nSwitch(12600000, 1, 20, "R", 10),
 		nWaking(13*ms, 0, 50, 60, 0), nSwitch(13100000, 0, 50, "R", 60),
+		nWaking(14*ms, 0, 60, 70, 1), nSwitch(14200000, 1, 10, "R", 20),
+		nSwitch(14900000, 1, 20, "R", 70),
 	}
 	mt := measureEvents(t, 2, evs)
 	want := map[string]PlaceStats{
-		"idle_cpu":               {Count: 2, P50NS: 400000, P95NS: 500000},
-		"waker_cpu":              {Count: 2, P50NS: 100000, P95NS: 200000},
-		"waker_cpu.preempt":      {Count: 1, P50NS: 100000, P95NS: 100000},
-		"waker_cpu.block":        {Count: 1, P50NS: 200000, P95NS: 200000},
-		"other_busy_cpu":         {Count: 2, P50NS: 300000, P95NS: 600000},
-		"other_busy_cpu.preempt": {Count: 1, P50NS: 600000, P95NS: 600000},
-		"other_busy_cpu.block":   {Count: 1, P50NS: 300000, P95NS: 300000},
+		"idle_cpu":                     {Count: 2, P50NS: 400000, P95NS: 500000},
+		"waker_cpu":                    {Count: 2, P50NS: 100000, P95NS: 200000},
+		"waker_cpu.preempt":            {Count: 1, P50NS: 100000, P95NS: 100000},
+		"waker_cpu.block":              {Count: 1, P50NS: 200000, P95NS: 200000},
+		"other_busy_cpu":               {Count: 3, P50NS: 600000, P95NS: 900000},
+		"other_busy_cpu.preempt":       {Count: 2, P50NS: 600000, P95NS: 900000},
+		"other_busy_cpu.preempt.first": {Count: 1, P50NS: 600000, P95NS: 600000},
+		"other_busy_cpu.block":         {Count: 1, P50NS: 300000, P95NS: 300000},
 	}
 	if !reflect.DeepEqual(mt.WakeupByPlace, want) {
 		t.Errorf("wakeups by place %+v, want %+v", mt.WakeupByPlace, want)

@@ -732,7 +732,7 @@ func printChoices(runs []*run) {
 // with the table's labels.
 var placeKeys = [...]struct{ key, label string }{
 	{"idle_cpu", "idle CPU"}, {"waker_cpu", "waker's CPU"}, {"waker_cpu.preempt", "..preempting"}, {"waker_cpu.block", "..after a block"},
-	{"other_busy_cpu", "other busy CPU"}, {"other_busy_cpu.preempt", "..preempting"}, {"other_busy_cpu.block", "..after a block"},
+	{"other_busy_cpu", "other busy CPU"}, {"other_busy_cpu.preempt", "..preempting"}, {"other_busy_cpu.preempt.first", "..at its first switch"}, {"other_busy_cpu.block", "..after a block"},
 }
 
 // printPlaces prints, per recording, a markdown table of where its
