@@ -44,8 +44,9 @@ import (
 // committed recording: 16 of its 57 at the first switch, p50 0.19 ms,
 // the class's 24.9 ms; FIDELITY.md round 147).
 
-// Wakeup places, in report order. Each busy place is followed by its
-// split: by preempting a runnable task, after a block.
+// Wakeup places. Each busy place is followed by its split: by preempting
+// a runnable task, after a block; the last splits another busy CPU's
+// preempting ones (the report prints it under them).
 const (
 	placeIdle = iota
 	placeWaker
