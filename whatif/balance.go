@@ -192,7 +192,11 @@ func (s *Sim) moveNextBalance(r *rq, next *int64) {
 // updateBlockedAverages decays an idle CPU's blocked PELT signals to now.
 func (s *Sim) updateBlockedAverages(r *rq) { s.updateRQLoad(r) }
 
-// shouldWeBalance is should_we_balance() of v6.1 (§3.5).
+// shouldWeBalance is should_we_balance() (§3.5): of the local group's
+// CPUs only one balances the domain, the first idle one, else the group's
+// first. From v6.6 (Knobs.IdleCoreBalance) above the SMT level the first
+// idle CPU on a fully idle core goes first, as it has a whole core's
+// capacity to pull onto, then the first idle CPU whose sibling is busy.
 func (s *Sim) shouldWeBalance(e *lbRun) bool {
 	if !e.cpus[e.DstCPU] {
 		return false
@@ -201,12 +205,34 @@ func (s *Sim) shouldWeBalance(e *lbRun) bool {
 		return true
 	}
 	local := e.st.groups[0]
+	byCore := s.knobs.IdleCoreBalance && e.SDFlags&model.SDShareCPUCapacity == 0
+	idleSMT := -1
 	for _, c := range local.BalanceMask {
-		if e.cpus[c] && s.cpus[c].idle() {
-			return c == e.DstCPU
+		if !e.cpus[c] || !s.cpus[c].idle() {
+			continue
 		}
+		if byCore && !s.coreIdle(c) {
+			if idleSMT < 0 {
+				idleSMT = c
+			}
+			continue
+		}
+		return c == e.DstCPU
+	}
+	if idleSMT >= 0 {
+		return idleSMT == e.DstCPU
 	}
 	return local.BalanceMask[0] == e.DstCPU
+}
+
+// coreIdle is is_core_idle(): every SMT sibling of c is idle.
+func (s *Sim) coreIdle(c int) bool {
+	for _, x := range s.smtSiblings(c) {
+		if x != c && !s.cpus[x].idle() {
+			return false
+		}
+	}
+	return true
 }
 
 // lbScratch is one load_balance() pass's storage: the env, its CPU mask and

@@ -197,6 +197,15 @@ type Knobs struct {
 	// before, out_one_pinned set it when the busiest CPU's current task
 	// could not be pushed.
 	AllPinnedEarly bool
+	// IdleCoreBalance: should_we_balance lets an idle CPU on a fully idle
+	// core balance a domain above the SMT level before an idle CPU whose
+	// sibling is busy, and the first such CPU only when no core of the
+	// local group is idle (b1bfeab9b002 "sched/fair: Consider the idle
+	// state of the whole core for load balance", v6.6, with its fix
+	// 6d7e4782bcf5 "sched/fair: Fix the decision for load balance", v6.7
+	// and 6.6.y, which stops the group's first CPU balancing too). Before,
+	// the local group's first idle CPU balanced, core or not.
+	IdleCoreBalance bool
 	// EEVDF: the per-CPU discipline is EEVDF (v6.6+) instead of CFS.
 	EEVDF bool
 	// DelayDequeue: EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12+): a task

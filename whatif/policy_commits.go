@@ -35,6 +35,8 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.r.OverflowGuard = on }, func(p *reworkPolicy) bool { return p.r.OverflowGuard }},
 	{"fee1759e4f04", "sched/fair: Determine active load balance for SMT sched groups (+ d24cb0d9113f, sibling imbalance, ad468232c3eb: one switch)", "v6.6",
 		func(p *reworkPolicy, on bool) { p.r.SMTBalance = on }, func(p *reworkPolicy) bool { return p.r.SMTBalance }},
+	{"b1bfeab9b002", "sched/fair: Consider the idle state of the whole core for load balance (+ 6d7e4782bcf5, its fix, v6.7 and 6.6.y: one switch)", "v6.6",
+		func(p *reworkPolicy, on bool) { p.knobs.IdleCoreBalance = on }, func(p *reworkPolicy) bool { return p.knobs.IdleCoreBalance }},
 	{"147f3efaa241", "sched/fair: Implement an EEVDF-like scheduling policy (run queue)", "v6.6",
 		func(p *reworkPolicy, on bool) { p.knobs.EEVDF = on }, func(p *reworkPolicy) bool { return p.knobs.EEVDF }},
 	{"3af7524b1419", "sched/fair: Use all little CPUs for CPU-bound workloads (util detach relaxed)", "v6.8",

@@ -21,11 +21,11 @@ package whatif
 //     Neri, in 6.6.0's fair.c): prefer_sibling comes from the busiest
 //     group's child-domain flags, not the local domain's child;
 //   - the EEVDF run queue (147f3efaa241 "sched/fair: Implement an EEVDF-like
-//     scheduling policy", v6.6).
+//     scheduling policy", v6.6);
+//   - should_we_balance's preference for a CPU on a fully idle core
+//     (b1bfeab9b002, with its fix 6d7e4782bcf5 from v6.7, in 6.6.y).
 //
-// Not modelled: should_we_balance's preference for a CPU on a fully idle
-// core (the engine's should_we_balance is v6.1's). The NUMA allowance is
-// imb-nr-dst, as in v6.1.
+// The NUMA allowance is imb-nr-dst, as in v6.1.
 func init() {
 	RegisterPolicy("v6.6", func() Policy { return newV66() })
 }
@@ -33,8 +33,9 @@ func init() {
 func newV66() *reworkPolicy {
 	p := newV61()
 	p.name = "v6.6"
-	p.kernels = "v6.4–v6.9: v6.1 (with 91dcf1e8068e, 3af7524b1419) + fee1759e4f04, d24cb0d9113f, ad468232c3eb (SMT/cluster sibling imbalance) + prefer_sibling from the busiest group + EEVDF"
+	p.kernels = "v6.4–v6.9: v6.1 (with 91dcf1e8068e, 3af7524b1419) + fee1759e4f04, d24cb0d9113f, ad468232c3eb (SMT/cluster sibling imbalance) + prefer_sibling from the busiest group + b1bfeab9b002 (should_we_balance prefers an idle core) + EEVDF"
 	p.r.SMTBalance = true
+	p.knobs.IdleCoreBalance = true
 	p.r.PreferSiblingBusiest = true
 	// The 6.6 LTS series took the 0.70 ms base slice (2ae891b82695; in
 	// the 6.6.150 source).

@@ -1,0 +1,85 @@
+package whatif
+
+import (
+	"fmt"
+	"testing"
+)
+
+// should_we_balance by hand on two sockets of two cores of two SMT
+// threads (cores {0,1} {2,3} | {4,5} {6,7}): at the top level CPU 0's
+// local group is its socket, {0,1,2,3}. Which of its CPUs balances the
+// level at the tick, with busy CPUs marked b and idle ones i:
+//
+//   - b i i i: v6.1 takes the first idle CPU, 1; v6.6's b1bfeab9b002
+//     skips 1 (its sibling 0 is busy) for the first CPU of the idle core
+//     {2,3}, 2.
+//   - b i i b: no core is idle; both take 1, the first idle CPU, and
+//     with 6d7e4782bcf5 not the group's first CPU 0 as well (the bug it
+//     fixed: b1bfeab9b002 alone let 0 and 1 both balance).
+//   - b b b b: no CPU is idle; the group's first, 0.
+//   - i i i i: every core idle; the first, 0.
+//
+// At the MC level CPU 0's local group is its core, {0,1}: with b i its
+// only idle CPU, 1, balances under both rules (the core rule finds no
+// idle core and takes the first idle CPU with a busy sibling).
+func TestShouldWeBalanceIdleCore(t *testing.T) {
+	for _, c := range []struct {
+		policy, busy string
+		top, mc      int // the CPU of {0,1,2,3} that balances each level
+	}{
+		{"v6.1", "b i i i", 1, 1},
+		{"v6.6", "b i i i", 2, 1},
+		{"v6.12", "b i i i", 2, 1},
+		{"v6.1", "b i i b", 1, 1},
+		{"v6.6", "b i i b", 1, 1},
+		{"v6.6", "b b b b", 0, 0},
+		{"v6.6", "i i i i", 0, 0},
+	} {
+		t.Run(c.policy+"/"+c.busy, func(t *testing.T) {
+			s := handSim(t, "sockets=2,cores=2,threads=2", c.policy, "a", "b", "c", "d")
+			if sib := s.smtSiblings(0); len(sib) != 2 || sib[1] != 1 {
+				t.Fatalf("CPU 0's siblings %v, want [0 1]", sib)
+			}
+			if sib := s.smtSiblings(2); len(sib) != 2 || sib[0] != 2 || sib[1] != 3 {
+				t.Fatalf("CPU 2's siblings %v, want [2 3]", sib)
+			}
+			k := 0
+			for cpu, f := range []byte{c.busy[0], c.busy[2], c.busy[4], c.busy[6]} {
+				if f == 'b' {
+					handSet(s, s.cpus[cpu], s.tasks[k], 0, 0, tsRunning)
+					k++
+				}
+			}
+			for _, lv := range []struct {
+				span, want int
+				cpus       []int // the CPUs of CPU 0's local group
+			}{{4, c.mc, []int{0, 1}}, {8, c.top, []int{0, 1, 2, 3}}} {
+				var got []int
+				for _, cpu := range lv.cpus {
+					e := s.newLBRun(domainOfSpan(t, s, cpu, lv.span), cpu, CPUIdle)
+					if s.shouldWeBalance(e) {
+						got = append(got, cpu)
+					}
+					s.endLBRun()
+				}
+				if len(got) != 1 || got[0] != lv.want {
+					t.Errorf("the %d-CPU level: CPUs %v balance, want [%d]", lv.span, got, lv.want)
+				}
+			}
+		})
+	}
+}
+
+// domainOfSpan is CPU cpu's domain of n CPUs.
+func domainOfSpan(t *testing.T, s *Sim, cpu, n int) *sdState {
+	t.Helper()
+	var names []string
+	for _, st := range s.cpus[cpu].sd {
+		if st.sd.SpanWeight == n {
+			return st
+		}
+		names = append(names, fmt.Sprintf("%s%v", st.sd.Name, st.sd.Span))
+	}
+	t.Fatalf("CPU %d has no domain of %d CPUs: %v", cpu, n, names)
+	return nil
+}
