@@ -206,6 +206,16 @@ type Knobs struct {
 	// and 6.6.y, which stops the group's first CPU balancing too). Before,
 	// the local group's first idle CPU balanced, core or not.
 	IdleCoreBalance bool
+	// ClusterWakeup: on a machine with clusters (an SD_CLUSTER domain,
+	// sched_cluster_active) select_idle_sibling takes an idle prev or
+	// recently used CPU at once only when it shares the target's cluster
+	// (cpus_share_resources), scans the target's cluster before the rest
+	// of the LLC, and falls back to those CPUs when the scan finds
+	// nothing ("sched/fair: Scan cluster before scanning LLC in wake-up
+	// path", 8881e1639f1f, with 22165f61d0c4, v6.7). The domains must
+	// be built by v6.7+ rules (the trace's kernel, or --kernel) for the
+	// flag to exist.
+	ClusterWakeup bool
 	// EEVDF: the per-CPU discipline is EEVDF (v6.6+) instead of CFS.
 	EEVDF bool
 	// DelayDequeue: EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12+): a task

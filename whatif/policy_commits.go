@@ -39,6 +39,8 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.knobs.IdleCoreBalance = on }, func(p *reworkPolicy) bool { return p.knobs.IdleCoreBalance }},
 	{"147f3efaa241", "sched/fair: Implement an EEVDF-like scheduling policy (run queue)", "v6.6",
 		func(p *reworkPolicy, on bool) { p.knobs.EEVDF = on }, func(p *reworkPolicy) bool { return p.knobs.EEVDF }},
+	{"8881e1639f1f", "sched/fair: Scan cluster before scanning LLC in wake-up path (+ 22165f61d0c4, prev or the recently used CPU after a failed scan: one switch)", "v6.7",
+		func(p *reworkPolicy, on bool) { p.knobs.ClusterWakeup = on }, func(p *reworkPolicy) bool { return p.knobs.ClusterWakeup }},
 	{"3af7524b1419", "sched/fair: Use all little CPUs for CPU-bound workloads (util detach relaxed)", "v6.8",
 		func(p *reworkPolicy, on bool) { p.r.UtilShrBound = on }, func(p *reworkPolicy) bool { return p.r.UtilShrBound }},
 	{"72bffbf57c52", "sched/fair: Fix initial util_avg calculation (a new task's util_avg per unit of load, not half the spare capacity)", "v6.10",

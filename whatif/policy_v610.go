@@ -12,7 +12,11 @@ package whatif
 //     half its spare capacity (Knobs.InitUtilTrueWeight);
 //   - 2227a957e1d5 "sched/eevdf: Sort the rbtree by virtual deadline"
 //     (v6.8): equal deadlines picked in insertion order
-//     (Knobs.DeadlineTree).
+//     (Knobs.DeadlineTree);
+//   - 8881e1639f1f "sched/fair: Scan cluster before scanning LLC in
+//     wake-up path" with 22165f61d0c4 (v6.7): on a machine with clusters
+//     the wakeup looks for an idle CPU in the target's cluster first
+//     (Knobs.ClusterWakeup; not in 6.6.y).
 //
 // These are also the load-balancer rules of `v6.12` and `latest`, which
 // change the EEVDF run queue only.
@@ -33,8 +37,9 @@ func init() {
 func newV610() *reworkPolicy {
 	p := newV66()
 	p.name = "v6.10"
-	p.kernels = "v6.10–v6.11: v6.6 + strict misfit pick + 3af7524b1419 (util detach relaxed by failures) + 2227a957e1d5 (EEVDF tree sorted by deadline) + 72bffbf57c52 (initial util_avg)"
+	p.kernels = "v6.10–v6.11: v6.6 + strict misfit pick + 3af7524b1419 (util detach relaxed by failures) + 2227a957e1d5 (EEVDF tree sorted by deadline) + 72bffbf57c52 (initial util_avg) + 8881e1639f1f (cluster-first wakeup scan)"
 	p.r.StrictMisfitPick = true
+	p.knobs.ClusterWakeup = true
 	p.r.UtilShrBound = true
 	// 6.10 and 6.11 never took the 0.70 ms base slice (v6.6's LTS
 	// backport).

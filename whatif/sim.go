@@ -726,9 +726,11 @@ type Sim struct {
 	// task running there (the waker, the parent, or the task an arrival's
 	// interrupt found), as the kernel's trace buffers have it. -1: enqCPU
 	// runs it.
-	enqOn  int
-	smtOn  bool
-	smtSib [][]int
+	enqOn int
+	smtOn bool
+	// cluster: some CPU has a domain flagged SD_CLUSTER (v6.7+ domains).
+	cluster bool
+	smtSib  [][]int
 	// asymCap is sched_asym_cpucap_active(): some CPU has a domain with
 	// SD_ASYM_CPUCAPACITY (set with smtSib, by initSMT).
 	asymCap bool

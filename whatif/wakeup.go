@@ -64,7 +64,26 @@ func (s *Sim) initSMT() {
 		if s.dom.CPUs[c].AsymCPUCapacity != nil {
 			s.asymCap = true
 		}
+		for _, sd := range s.domains(c) {
+			if sd.Flags&model.SDCluster != 0 {
+				s.cluster = true
+			}
+		}
 	}
+}
+
+// clusterActive is sched_cluster_active (v6.7) where the policy scans
+// clusters first (Knobs.ClusterWakeup): some CPU has a domain flagged
+// SD_CLUSTER, which only domains built by v6.7+ rules have.
+func (s *Sim) clusterActive() bool {
+	s.initSMT()
+	return s.cluster && s.knobs.ClusterWakeup
+}
+
+// cpusShareResources is cpus_share_resources() (v6.7): a and b share
+// their cluster, or their LLC on a machine without clusters.
+func (s *Sim) cpusShareResources(a, b int) bool {
+	return s.dom.CPUs[a].ShareID == s.dom.CPUs[b].ShareID
 }
 
 // asymCapActive is sched_asym_cpucap_active() where the policy places
@@ -285,7 +304,10 @@ func wakeAffineWeightPulls(thisLoad, prevLoad, taskLoad, curLoad int64, imbalanc
 
 // selectIdleSibling is select_idle_sibling() of v6.1 (§5.4): target, prev
 // and recent_used_cpu fast checks, then the LLC scan (idle core when
-// has_idle_cores, else an idle CPU within SIS_UTIL's budget), else target.
+// has_idle_cores, else an idle CPU within SIS_UTIL's budget), else target;
+// with v6.7's cluster rules (Knobs.ClusterWakeup, 8881e1639f1f and
+// 22165f61d0c4) prev and the recently used CPU are taken at once only
+// inside the target's cluster, else after a scan that found nothing.
 func (s *Sim) selectIdleSibling(p *simTask, prev, target int, waker *simTask, wakerCPU int) int {
 	// On a machine of unequal capacities a CPU is taken only where the
 	// wakee's utilisation, brought up to prev's last update
@@ -300,8 +322,16 @@ func (s *Sim) selectIdleSibling(p *simTask, prev, target int, waker *simTask, wa
 	if s.availableIdle(target) && p.allowed(target) && fits(target) {
 		return target
 	}
+	// With clusters (v6.7) an idle prev or recently used CPU outside the
+	// target's cluster is kept for after the scan, which looks in the
+	// target's cluster first.
+	cluster := s.clusterActive()
+	prevAff := -1
 	if prev != target && s.cpusShareCache(prev, target) && s.availableIdle(prev) && p.allowed(prev) && fits(prev) {
-		return prev
+		if !cluster || s.cpusShareResources(prev, target) {
+			return prev
+		}
+		prevAff = prev
 	}
 	// A per-CPU kthread waker (IO completion) stacks the wakee on its CPU.
 	if waker != nil && waker.pinned >= 0 && prev == wakerCPU && s.cpus[prev].nrRunning() <= 1 && fits(prev) {
@@ -310,7 +340,11 @@ func (s *Sim) selectIdleSibling(p *simTask, prev, target int, waker *simTask, wa
 	r := int(p.recentUsedCPU)
 	p.recentUsedCPU = int32(prev)
 	if r != prev && r != target && r >= 0 && r < s.ncpu && s.cpusShareCache(r, target) && s.availableIdle(r) && p.allowed(r) && fits(r) {
-		return r
+		if !cluster || s.cpusShareResources(r, target) {
+			return r
+		}
+	} else {
+		r = -1
 	}
 	if asym {
 		if sd := s.dom.CPUs[target].AsymCPUCapacity; sd != nil {
@@ -337,6 +371,12 @@ func (s *Sim) selectIdleSibling(p *simTask, prev, target int, waker *simTask, wa
 	}
 	if i := s.selectIdleCPU(p, sd, hasIdleCore, target); i >= 0 {
 		return i
+	}
+	if prevAff >= 0 {
+		return prevAff
+	}
+	if r >= 0 {
+		return r
 	}
 	return target
 }
@@ -368,19 +408,53 @@ func (s *Sim) selectIdleCapacity(p *simTask, sd *model.SchedDomain, target int, 
 }
 
 // selectIdleCPU is select_idle_cpu(): one pass over the LLC from
-// target+1, wrapping.
+// target+1, wrapping; from v6.7 (Knobs.ClusterWakeup) on a machine with
+// clusters the target's cluster is scanned first, then the rest of the
+// LLC, one SIS_UTIL budget for both.
 func (s *Sim) selectIdleCPU(p *simTask, sd *model.SchedDomain, hasIdleCore bool, target int) int {
-	nr := 1 << 30
+	sc := idleScan{nr: 1 << 30, idleCPU: -1, skip: s.scratchSkip[:0]}
 	if s.knobs.SISUtil {
 		// v6.0 SIS_UTIL: an overloaded LLC is not scanned at all, even
 		// for an idle core; the budget is only consumed by the idle-CPU
 		// scan.
-		nr = s.llc[target].nrIdleScan + 1
-		if nr == 1 {
+		sc.nr = s.llc[target].nrIdleScan + 1
+		if sc.nr == 1 {
 			return -1
 		}
 	}
-	span := sd.Span
+	if s.clusterActive() {
+		// sd->groups, the target's group of the LLC domain, built from a
+		// cluster level (sg->flags & SD_CLUSTER).
+		if g := sd.LocalGroup(); g != nil && g.Flags&model.SDCluster != 0 {
+			if c, done := s.scanIdle(p, g.Span, target, hasIdleCore, &sc); done {
+				return c
+			}
+			sc.skip = append(sc.skip, g.Span...)
+		}
+	}
+	if c, done := s.scanIdle(p, sd.Span, target, hasIdleCore, &sc); done {
+		return c
+	}
+	if hasIdleCore {
+		s.llc[target].hasIdleCores = false
+	}
+	return sc.idleCPU
+}
+
+// idleScan is select_idle_cpu's state across its scans: the SIS_UTIL
+// budget, the idle CPU a core scan found on a busy core, and the CPUs
+// taken out of the mask (a scanned core's siblings, a scanned cluster).
+type idleScan struct {
+	nr, idleCPU int
+	skip        []int
+}
+
+// scanIdle is one of select_idle_cpu's for_each_cpu_wrap loops over span
+// (ascending) from target+1: with hasIdleCore the first core whose
+// siblings are all idle (select_idle_core), else the first idle CPU within
+// the budget (__select_idle_cpu). done reports the scan's answer: a CPU,
+// or -1 when the budget ran out.
+func (s *Sim) scanIdle(p *simTask, span []int, target int, hasIdleCore bool, sc *idleScan) (cpu int, done bool) {
 	start := 0
 	for i, c := range span {
 		if c > target {
@@ -391,41 +465,36 @@ func (s *Sim) selectIdleCPU(p *simTask, sd *model.SchedDomain, hasIdleCore bool,
 			start = 0
 		}
 	}
-	skip := s.scratchSkip[:0]
-	idleCPU := -1
 	for k := 0; k < len(span); k++ {
 		c := span[(start+k)%len(span)]
-		if !p.allowed(c) || containsInt(skip, c) {
+		if !p.allowed(c) || containsInt(sc.skip, c) {
 			continue
 		}
 		if hasIdleCore {
 			sib := s.smtSiblings(c)
 			all := true
 			for _, x := range sib {
-				skip = append(skip, x)
+				sc.skip = append(sc.skip, x)
 				if !s.availableIdle(x) {
 					all = false
-				} else if idleCPU < 0 && p.allowed(x) {
-					idleCPU = x
+				} else if sc.idleCPU < 0 && p.allowed(x) {
+					sc.idleCPU = x
 				}
 			}
 			if all {
-				return c
+				return c, true
 			}
 			continue
 		}
-		nr--
-		if nr <= 0 {
-			return -1
+		sc.nr--
+		if sc.nr <= 0 {
+			return -1, true
 		}
 		if s.availableIdle(c) {
-			return c
+			return c, true
 		}
 	}
-	if hasIdleCore {
-		s.llc[target].hasIdleCores = false
-	}
-	return idleCPU
+	return -1, false
 }
 
 // wakeupStats are find_idlest_group's per-group statistics (without the
