@@ -385,13 +385,23 @@ func (s *Sim) loadBalance(r *rq, st *sdState, idle IdleType, cont *bool, source 
 	return moved
 }
 
+// hNrBalance is the count of r's CFS tasks the load balancer reads:
+// cfs.h_nr_running, which counts delayed-dequeue tasks, until v6.14's
+// h_nr_runnable (Knobs.HNrRunnable) left them out.
+func (s *Sim) hNrBalance(r *rq) int {
+	if s.knobs.HNrRunnable {
+		return r.nrCFS
+	}
+	return r.nrCFS + r.nrDelayed
+}
+
 // reducedCapacitySource is need_active_balance()'s rule for a source CPU
 // slowed by other classes (every kernel the policies model): an idle
 // destination takes the only CFS task of a source whose capacity is
 // reduced, when the destination has more.
 func (s *Sim) reducedCapacitySource(e *lbRun, src *rq) bool {
 	dst := s.cpus[e.DstCPU]
-	return e.Idle != CPUNotIdle && src.nrCFS == 1 && checkCPUCapacity(src, e.ImbalancePct) &&
+	return e.Idle != CPUNotIdle && s.hNrBalance(src) == 1 && checkCPUCapacity(src, e.ImbalancePct) &&
 		src.cpuCapacity*e.ImbalancePct < dst.cpuCapacity*100
 }
 
@@ -536,7 +546,7 @@ func (s *Sim) updateSGLBStats(e *lbRun, g *model.SchedGroup, sgs *SGStats, local
 		sgs.GroupLoad += s.cpuLoad(c)
 		sgs.GroupUtil += s.cpuUtil(c)
 		sgs.GroupRunnable += s.cpuRunnable(c)
-		sgs.SumHNrRunning += uint32(r.nrCFS)
+		sgs.SumHNrRunning += uint32(s.hNrBalance(r))
 		n := r.nrRunning()
 		sgs.SumNrRunning += uint32(n)
 		if n > 1 {
@@ -560,7 +570,7 @@ func (s *Sim) updateSGLBStats(e *lbRun, g *model.SchedGroup, sgs *SGStats, local
 				sgs.MisfitLoad = r.misfitTaskLoad
 				sgs.Overload = true
 			}
-		} else if !local && e.Idle != CPUNotIdle && s.reducedCapMisfit && r.nrCFS == 1 &&
+		} else if !local && e.Idle != CPUNotIdle && s.reducedCapMisfit && s.hNrBalance(r) == 1 &&
 			checkCPUCapacity(r, e.ImbalancePct) && sgs.MisfitLoad < s.cpuLoad(c) {
 			// A non-local CPU running one CFS task with its capacity
 			// reduced (RT pressure) by more than the domain's
@@ -623,7 +633,7 @@ func (s *Sim) findBusiestQueue(e *lbRun, g *model.SchedGroup) int {
 			continue
 		}
 		r := s.cpus[c]
-		nr := r.nrCFS
+		nr := s.hNrBalance(r)
 		if nr == 0 {
 			continue
 		}
@@ -1181,7 +1191,7 @@ func (s *Sim) nohzBalancerKick(r *rq) {
 		if r.nrRunning() >= 2 || !s.dom.Kernel.AtLeast(5, 1) && r.misfitTaskLoad > 0 {
 			// (Up to v5.0 any misfit kicks here too.)
 			flags = kickStats | kickBalance
-		} else if len(r.sd) > 0 && r.nrCFS >= 1 && checkCPUCapacity(r, uint64(r.sd[0].sd.ImbalancePct)) {
+		} else if len(r.sd) > 0 && s.hNrBalance(r) >= 1 && checkCPUCapacity(r, uint64(r.sd[0].sd.ImbalancePct)) {
 			// A CFS task on a CPU whose capacity RT pressure reduced:
 			// the idle balancer may find it a better CPU.
 			flags = kickStats | kickBalance

@@ -83,3 +83,45 @@ func domainOfSpan(t *testing.T, s *Sim, cpu, n int) *sdState {
 	t.Fatalf("CPU %d has no domain of %d CPUs: %v", cpu, n, names)
 	return nil
 }
+
+// The balancer's count of a CPU's CFS tasks, by hand on two sockets of two
+// CPUs: the top level's busiest group is {2,3}, CPU 2 with one runnable
+// task and one delayed-dequeue task (blocked, kept queued), CPU 3 with two
+// runnable. Until v6.14 (cfs.h_nr_running) the delayed task counts: the
+// group's sum_h_nr_running is 4 and find_busiest_queue's migrate_task
+// takes the first of the two CPUs with two, 2. With 1a49104496d3
+// (h_nr_runnable: latest) the sum is 3 and CPU 3, the only one with two,
+// is the busiest. sum_nr_running (rq->nr_running) counts the delayed task
+// under both.
+func TestBalancerCountsDelayedTasks(t *testing.T) {
+	for _, c := range []struct {
+		policy        string
+		sumH, busiest int
+	}{{"v6.12", 4, 2}, {"latest~1a49104496d3", 4, 2}, {"latest", 3, 3}} {
+		t.Run(c.policy, func(t *testing.T) {
+			s := handSim(t, "sockets=2,cores=2,threads=1", c.policy, "x")
+			r2, r3 := s.cpus[2], s.cpus[3]
+			r2.nrCFS, r2.nrDelayed = 1, 1
+			r3.nrCFS = 2
+			for _, r := range []*rq{r2, r3} {
+				r.avg.loadAvg, r.avg.utilAvg = 1024, 1024
+			}
+			st := domainOfSpan(t, s, 0, 4)
+			e := s.newLBRun(st, 0, CPUIdle)
+			defer s.endLBRun()
+			g := st.groups[1]
+			if len(g.Span) != 2 || g.Span[0] != 2 {
+				t.Fatalf("the other group is %v, want [2 3]", g.Span)
+			}
+			var sgs SGStats
+			s.updateSGLBStats(e, g, &sgs, false)
+			if int(sgs.SumHNrRunning) != c.sumH || sgs.SumNrRunning != 4 {
+				t.Errorf("sum_h_nr_running %d, sum_nr_running %d; want %d, 4", sgs.SumHNrRunning, sgs.SumNrRunning, c.sumH)
+			}
+			e.MigrationType, e.Imbalance = MigrateTask, 1
+			if got := s.findBusiestQueue(e, g); got != c.busiest {
+				t.Errorf("busiest queue %d, want %d", got, c.busiest)
+			}
+		})
+	}
+}

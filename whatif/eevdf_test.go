@@ -238,12 +238,12 @@ func TestEEVDFCommitsSwitch(t *testing.T) {
 	if k := p.Knobs(); k.DelayDequeue || !k.BaseSlice070 {
 		t.Errorf("latest~152e11f6df29 knobs %+v", k)
 	}
-	q, err := WithCommits(mustPolicy(t, "v6.12"), []string{"33cf66d88306"}, []string{"e837456fdca8", "ac8e69e69363", "0b9ca2dcabc3", "6e3c0a4e1ad1", "61b82dfb6b7e", "82d6e01a0699"})
+	q, err := WithCommits(mustPolicy(t, "v6.12"), []string{"33cf66d88306"}, []string{"e837456fdca8", "ac8e69e69363", "0b9ca2dcabc3", "6e3c0a4e1ad1", "61b82dfb6b7e", "82d6e01a0699", "1a49104496d3"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if q.Knobs() != mustPolicy(t, "latest").Knobs() {
-		t.Errorf("v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3+6e3c0a4e1ad1+61b82dfb6b7e+82d6e01a0699 knobs %+v, want latest's", q.Knobs())
+		t.Errorf("v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3+6e3c0a4e1ad1+61b82dfb6b7e+82d6e01a0699+1a49104496d3 knobs %+v, want latest's", q.Knobs())
 	}
 	cfg := policyConfig(t, "latest")
 	cfg.Policy = p

@@ -304,6 +304,15 @@ type Knobs struct {
 	// it an idle CPU the task may not use made its group look idle. Only
 	// a task with an affinity (Task.Allowed) sees the difference.
 	WakeupStatsAllowed bool
+	// HNrRunnable: the balancer counts a CPU's CFS tasks without the
+	// delayed-dequeue ones (cfs.h_nr_runnable: 1a49104496d3 "sched/fair:
+	// Use the new cfs_rq.h_nr_runnable", v6.14) in sum_h_nr_running,
+	// find_busiest_queue, need_active_balance's and update_sg_lb_stats'
+	// reduced-capacity tests and the nohz kick; before, cfs.h_nr_running
+	// (h_nr_queued), which counts them (6.12.y took the counter, c2a295bffeaf,
+	// for wake_affine_idle's sync test, not this use). Only a run queue with
+	// delayed tasks (DelayDequeue) sees the difference.
+	HNrRunnable bool
 	// ForkNumaIdleDiff: find_idlest_group keeps a new task on its NUMA
 	// node under imb_numa_nr only while the nodes' idle CPUs differ by at
 	// most 2 (adjust_numa_imbalance, "sched/numa: Apply imbalance

@@ -47,6 +47,8 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.knobs.InitUtilTrueWeight = on }, func(p *reworkPolicy) bool { return p.knobs.InitUtilTrueWeight }},
 	{"c40dd90ac045", "sched: Initialize the vruntime of a new task when it is first enqueued (a fork's first deadline half a slice)", "v6.12",
 		func(p *reworkPolicy, on bool) { p.knobs.ForkHalfDeadline = on }, func(p *reworkPolicy) bool { return p.knobs.ForkHalfDeadline }},
+	{"1a49104496d3", "sched/fair: Use the new cfs_rq.h_nr_runnable (the balancer's task counts leave delayed-dequeue tasks out)", "v6.14",
+		func(p *reworkPolicy, on bool) { p.knobs.HNrRunnable = on }, func(p *reworkPolicy) bool { return p.knobs.HNrRunnable }},
 	{"61b82dfb6b7e", "sched/fair: Do not try to migrate delayed dequeue task (unless migrating load)", "v6.14",
 		func(p *reworkPolicy, on bool) { p.knobs.DelayedMigrateLoadOnly = on }, func(p *reworkPolicy) bool { return p.knobs.DelayedMigrateLoadOnly }},
 	{"82e9d0456e06", "sched/fair: Avoid re-setting virtual deadline on 'migrations' (PLACE_REL_DEADLINE)", "v6.12",
