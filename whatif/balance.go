@@ -673,6 +673,9 @@ func (s *Sim) findBusiestQueue(e *lbRun, g *model.SchedGroup) int {
 			}
 		case MigrateUtil:
 			u := s.cpuUtil(c)
+			if s.knobs.RunnableBoost {
+				u = s.cpuUtilBoost(c)
+			}
 			if nr <= 1 {
 				continue
 			}

@@ -125,3 +125,31 @@ func TestBalancerCountsDelayedTasks(t *testing.T) {
 		})
 	}
 }
+
+// find_busiest_queue's migrate_util by hand (the top level of two sockets
+// of two CPUs, busiest group {2,3}): CPU 2 runs three tasks that share it
+// (util_avg 600, runnable_avg 1,500: contention), CPU 3 two (util_avg and
+// runnable_avg 900). By cpu_util_cfs (v6.1) CPU 3 is the busier, 900
+// against 600; by the runnable-boosted utilisation (v6.6 on, 7d0583cf9ec7)
+// CPU 2, min(1,500, capacity 1,024) against 900.
+func TestMigrateUtilRunnableBoost(t *testing.T) {
+	for _, c := range []struct {
+		policy  string
+		busiest int
+	}{{"v6.1", 3}, {"v6.6", 2}, {"v6.12", 2}, {"latest", 2}, {"v6.12~7d0583cf9ec7", 3}, {"v6.1+7d0583cf9ec7", 2}} {
+		t.Run(c.policy, func(t *testing.T) {
+			s := handSim(t, "sockets=2,cores=2,threads=1", c.policy, "x")
+			r2, r3 := s.cpus[2], s.cpus[3]
+			r2.nrCFS, r3.nrCFS = 3, 2
+			r2.avg.utilAvg, r2.avg.runnableAvg = 600, 1500
+			r3.avg.utilAvg, r3.avg.runnableAvg = 900, 900
+			st := domainOfSpan(t, s, 0, 4)
+			e := s.newLBRun(st, 0, CPUIdle)
+			defer s.endLBRun()
+			e.MigrationType, e.Imbalance = MigrateUtil, 1024
+			if got := s.findBusiestQueue(e, st.groups[1]); got != c.busiest {
+				t.Errorf("busiest queue %d, want %d", got, c.busiest)
+			}
+		})
+	}
+}

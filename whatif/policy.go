@@ -313,6 +313,14 @@ type Knobs struct {
 	// for wake_affine_idle's sync test, not this use). Only a run queue with
 	// delayed tasks (DelayDequeue) sees the difference.
 	HNrRunnable bool
+	// RunnableBoost: find_busiest_queue's migrate_util compares CPUs by
+	// their boosted utilisation, max(util_avg, runnable_avg, util_est)
+	// (cpu_util_cfs_boost: 7d0583cf9ec7 "sched/fair, cpufreq: Introduce
+	// 'runnable boosting'", v6.5, with c2e164ac33f7 "sched/fair: Remove
+	// util_est boosting", v6.6). Before, by cpu_util_cfs. Only above the
+	// LLC (the one place migrate_util is used); its schedutil and EAS uses
+	// are not modelled.
+	RunnableBoost bool
 	// ForkNumaIdleDiff: find_idlest_group keeps a new task on its NUMA
 	// node under imb_numa_nr only while the nodes' idle CPUs differ by at
 	// most 2 (adjust_numa_imbalance, "sched/numa: Apply imbalance

@@ -37,6 +37,8 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.r.SMTBalance = on }, func(p *reworkPolicy) bool { return p.r.SMTBalance }},
 	{"b1bfeab9b002", "sched/fair: Consider the idle state of the whole core for load balance (+ 6d7e4782bcf5, its fix, v6.7 and 6.6.y: one switch)", "v6.6",
 		func(p *reworkPolicy, on bool) { p.knobs.IdleCoreBalance = on }, func(p *reworkPolicy) bool { return p.knobs.IdleCoreBalance }},
+	{"7d0583cf9ec7", "sched/fair, cpufreq: Introduce 'runnable boosting' (find_busiest_queue's migrate_util by max(util, runnable); + c2e164ac33f7, v6.6, no util_est boosting: one switch)", "v6.5",
+		func(p *reworkPolicy, on bool) { p.knobs.RunnableBoost = on }, func(p *reworkPolicy) bool { return p.knobs.RunnableBoost }},
 	{"147f3efaa241", "sched/fair: Implement an EEVDF-like scheduling policy (run queue)", "v6.6",
 		func(p *reworkPolicy, on bool) { p.knobs.EEVDF = on }, func(p *reworkPolicy) bool { return p.knobs.EEVDF }},
 	{"8881e1639f1f", "sched/fair: Scan cluster before scanning LLC in wake-up path (+ 22165f61d0c4, prev or the recently used CPU after a failed scan: one switch)", "v6.7",

@@ -29,7 +29,7 @@ package whatif
 //
 // Not modelled (engine-level, or irrelevant without misfit/asymmetric
 // CPUs): misfit checked before the EAS gate and misfit failures not
-// counted, migrate_util queue selection by max(util, runnable).
+// counted.
 func init() {
 	RegisterPolicy("v6.10", func() Policy { return newV610() })
 }

@@ -23,7 +23,9 @@ package whatif
 //   - the EEVDF run queue (147f3efaa241 "sched/fair: Implement an EEVDF-like
 //     scheduling policy", v6.6);
 //   - should_we_balance's preference for a CPU on a fully idle core
-//     (b1bfeab9b002, with its fix 6d7e4782bcf5 from v6.7, in 6.6.y).
+//     (b1bfeab9b002, with its fix 6d7e4782bcf5 from v6.7, in 6.6.y);
+//   - find_busiest_queue's migrate_util by the runnable-boosted
+//     utilisation (7d0583cf9ec7, v6.5, with c2e164ac33f7).
 //
 // The NUMA allowance is imb-nr-dst, as in v6.1.
 func init() {
@@ -33,9 +35,10 @@ func init() {
 func newV66() *reworkPolicy {
 	p := newV61()
 	p.name = "v6.6"
-	p.kernels = "v6.4–v6.9: v6.1 (with 91dcf1e8068e, 3af7524b1419) + fee1759e4f04, d24cb0d9113f, ad468232c3eb (SMT/cluster sibling imbalance) + prefer_sibling from the busiest group + b1bfeab9b002 (should_we_balance prefers an idle core) + EEVDF"
+	p.kernels = "v6.4–v6.9: v6.1 (with 91dcf1e8068e, 3af7524b1419) + fee1759e4f04, d24cb0d9113f, ad468232c3eb (SMT/cluster sibling imbalance) + prefer_sibling from the busiest group + b1bfeab9b002 (should_we_balance prefers an idle core) + 7d0583cf9ec7 (runnable-boosted migrate_util) + EEVDF"
 	p.r.SMTBalance = true
 	p.knobs.IdleCoreBalance = true
+	p.knobs.RunnableBoost = true
 	p.r.PreferSiblingBusiest = true
 	// The 6.6 LTS series took the 0.70 ms base slice (2ae891b82695; in
 	// the 6.6.150 source).

@@ -22,6 +22,16 @@ func (s *Sim) cpuUtil(c int) uint64 {
 	return u
 }
 
+// cpuUtilBoost is cpu_util_cfs_boost() (7d0583cf9ec7 "runnable
+// boosting", v6.5, without util_est boosting, c2e164ac33f7, v6.6):
+// max(util_avg, runnable_avg, util_est) capped at capacity. Contention
+// (runnable above util) makes a CPU look as busy as its queue is.
+func (s *Sim) cpuUtilBoost(c int) uint64 {
+	r := s.cpus[c]
+	u := max(r.avg.utilAvg, r.avg.runnableAvg, r.utilEst)
+	return min(u, r.capacity)
+}
+
 // availableIdle is available_idle_cpu(): idle and (no vCPU preemption
 // model) not preempted; a CPU with an idle exit in flight is not idle.
 func (s *Sim) availableIdle(c int) bool {
