@@ -721,6 +721,14 @@ func (s *Sim) canMigrateTask(e *lbRun, p *simTask, src *rq) bool {
 		// it stays delayed where it goes.
 		return false
 	}
+	if s.knobs.MigrateEligibleFirst && s.eevdf && st(e).nrBalanceFailed == 0 {
+		// From v6.14 a task not eligible where it waits is left there
+		// while the domain's balancing has not failed, if dst has
+		// entities queued (it would not be eligible there either).
+		if dst := s.cpus[e.DstCPU]; dst.nrCFS+dst.nrDelayed > 0 && !src.eligible(p) {
+			return false
+		}
+	}
 	if p.pinned >= 0 {
 		return false
 	}

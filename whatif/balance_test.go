@@ -153,3 +153,55 @@ func TestMigrateUtilRunnableBoost(t *testing.T) {
 		})
 	}
 }
+
+// can_migrate_task's eligibility rule (v6.14, 873199d27bb2), by hand on
+// two CPUs under EEVDF, vruntimes in ms: CPU 1 runs X at 0 with A queued
+// at 0 and B at 3, equal weights, so V = 1: A is eligible, B is not. CPU 0
+// runs D. With the domain's nr_balance_failed 0 latest leaves B where it
+// is and may move A; v6.12 (and latest without the commit) may move both.
+// With a failure counted, or with CPU 0 idle (nothing queued there), B may
+// move under latest too. The tasks last ran long ago (not cache-hot).
+func TestMigrateEligibleFirst(t *testing.T) {
+	for _, c := range []struct {
+		policy     string
+		failed     int
+		dstIdle    bool
+		moveA, mvB bool
+	}{
+		{"v6.12", 0, false, true, true},
+		{"latest", 0, false, true, false},
+		{"latest~873199d27bb2", 0, false, true, true},
+		{"latest", 1, false, true, true},
+		{"latest", 0, true, true, true},
+	} {
+		name := fmt.Sprintf("%s/failed=%d/dstIdle=%v", c.policy, c.failed, c.dstIdle)
+		t.Run(name, func(t *testing.T) {
+			s := handSim(t, "sockets=1,cores=2,threads=1", c.policy, "x", "a", "b", "d")
+			x, a, b, d := s.tasks[0], s.tasks[1], s.tasks[2], s.tasks[3]
+			r0, r1 := s.cpus[0], s.cpus[1]
+			handSet(s, r1, x, 0, 2*ms, tsRunning)
+			handSet(s, r1, a, 0, 2*ms, tsQueued)
+			handSet(s, r1, b, 3*ms, 5*ms, tsQueued)
+			if !c.dstIdle {
+				handSet(s, r0, d, 0, 2*ms, tsRunning)
+			}
+			if !r1.eligible(a) || r1.eligible(b) {
+				t.Fatalf("eligible: A %v, B %v; want true, false", r1.eligible(a), r1.eligible(b))
+			}
+			for _, p := range []*simTask{a, b} {
+				p.execStart = -1
+			}
+			st := r0.sd[0]
+			st.nrBalanceFailed = c.failed
+			e := s.newLBRun(st, 0, CPUIdle)
+			defer s.endLBRun()
+			e.src = 1
+			if got := s.canMigrateTask(e, a, r1); got != c.moveA {
+				t.Errorf("A movable %v, want %v", got, c.moveA)
+			}
+			if got := s.canMigrateTask(e, b, r1); got != c.mvB {
+				t.Errorf("B movable %v, want %v", got, c.mvB)
+			}
+		})
+	}
+}

@@ -238,12 +238,12 @@ func TestEEVDFCommitsSwitch(t *testing.T) {
 	if k := p.Knobs(); k.DelayDequeue || !k.BaseSlice070 {
 		t.Errorf("latest~152e11f6df29 knobs %+v", k)
 	}
-	q, err := WithCommits(mustPolicy(t, "v6.12"), []string{"33cf66d88306"}, []string{"e837456fdca8", "ac8e69e69363", "0b9ca2dcabc3", "6e3c0a4e1ad1", "61b82dfb6b7e", "82d6e01a0699", "1a49104496d3"})
+	q, err := WithCommits(mustPolicy(t, "v6.12"), []string{"33cf66d88306"}, []string{"e837456fdca8", "ac8e69e69363", "0b9ca2dcabc3", "6e3c0a4e1ad1", "61b82dfb6b7e", "82d6e01a0699", "1a49104496d3", "873199d27bb2"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if q.Knobs() != mustPolicy(t, "latest").Knobs() {
-		t.Errorf("v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3+6e3c0a4e1ad1+61b82dfb6b7e+82d6e01a0699+1a49104496d3 knobs %+v, want latest's", q.Knobs())
+		t.Errorf("v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3+6e3c0a4e1ad1+61b82dfb6b7e+82d6e01a0699+1a49104496d3+873199d27bb2 knobs %+v, want latest's", q.Knobs())
 	}
 	cfg := policyConfig(t, "latest")
 	cfg.Policy = p
@@ -856,7 +856,10 @@ func TestLagClamp(t *testing.T) {
 // delayed in its tree at 2.0 (deadline 2.6: blocked while not eligible);
 // CPU 1 runs C at 3.0. v6.12 (6.12.19's can_migrate_task has no test for
 // it) may move D whatever the migration type; from v6.14 (61b82dfb6b7e,
-// latest) only to migrate load. Moved, D stays delayed on CPU 1: in its
+// latest) only to migrate load, and with 873199d27bb2 (v6.14, latest) not
+// at all while the domain's balancing has not failed: a delayed task is
+// not eligible, and CPU 1 has C queued (latest~873199d27bb2 isolates
+// 61b82dfb6b7e's rule). Moved, D stays delayed on CPU 1: in its
 // tree and load, not runnable (nr_running unchanged). Its lag on CPU 0 is
 // V − v = 1.5 − 2.0 = −0.5, inflated by 2048/1024 on CPU 1: D at 3.0 + 1.0
 // = 4.0, keeping the 0.6 left of its request (PLACE_REL_DEADLINE):
@@ -867,7 +870,7 @@ func TestDelayedTaskMove(t *testing.T) {
 		policy     string
 		typ        MigrationType
 		canMigrate bool
-	}{{"v6.12", MigrateTask, true}, {"v6.12", MigrateLoad, true}, {"latest", MigrateTask, false}, {"latest", MigrateUtil, false}, {"latest", MigrateLoad, true}} {
+	}{{"v6.12", MigrateTask, true}, {"v6.12", MigrateLoad, true}, {"latest", MigrateTask, false}, {"latest", MigrateUtil, false}, {"latest", MigrateLoad, false}, {"latest~873199d27bb2", MigrateLoad, true}} {
 		s := handSim(t, "sockets=1,cores=2,threads=1", c.policy, "a", "d", "c")
 		s.now = t0 + 10*ms
 		r0, r1 := s.cpus[0], s.cpus[1]

@@ -321,6 +321,12 @@ type Knobs struct {
 	// LLC (the one place migrate_util is used); its schedutil and EAS uses
 	// are not modelled.
 	RunnableBoost bool
+	// MigrateEligibleFirst: can_migrate_task leaves a task that is not
+	// eligible on its CPU (EEVDF, PLACE_LAG) where it is, while the
+	// domain's nr_balance_failed is 0 and the destination has entities
+	// queued (873199d27bb2 "sched/core: Prioritize migrating eligible
+	// tasks in sched_balance_rq()", v6.14).
+	MigrateEligibleFirst bool
 	// ForkNumaIdleDiff: find_idlest_group keeps a new task on its NUMA
 	// node under imb_numa_nr only while the nodes' idle CPUs differ by at
 	// most 2 (adjust_numa_imbalance, "sched/numa: Apply imbalance

@@ -51,6 +51,8 @@ var commitRules = []commitRule{
 		func(p *reworkPolicy, on bool) { p.knobs.ForkHalfDeadline = on }, func(p *reworkPolicy) bool { return p.knobs.ForkHalfDeadline }},
 	{"1a49104496d3", "sched/fair: Use the new cfs_rq.h_nr_runnable (the balancer's task counts leave delayed-dequeue tasks out)", "v6.14",
 		func(p *reworkPolicy, on bool) { p.knobs.HNrRunnable = on }, func(p *reworkPolicy) bool { return p.knobs.HNrRunnable }},
+	{"873199d27bb2", "sched/core: Prioritize migrating eligible tasks in sched_balance_rq() (a task not eligible stays until the domain's balancing fails)", "v6.14",
+		func(p *reworkPolicy, on bool) { p.knobs.MigrateEligibleFirst = on }, func(p *reworkPolicy) bool { return p.knobs.MigrateEligibleFirst }},
 	{"61b82dfb6b7e", "sched/fair: Do not try to migrate delayed dequeue task (unless migrating load)", "v6.14",
 		func(p *reworkPolicy, on bool) { p.knobs.DelayedMigrateLoadOnly = on }, func(p *reworkPolicy) bool { return p.knobs.DelayedMigrateLoadOnly }},
 	{"82e9d0456e06", "sched/fair: Avoid re-setting virtual deadline on 'migrations' (PLACE_REL_DEADLINE)", "v6.12",

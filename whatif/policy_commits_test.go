@@ -56,7 +56,7 @@ func TestLookupPolicyWithCommits(t *testing.T) {
 	}{
 		{"v6.1~33cf66d", "v6.1~33cf66d88306", false},
 		{"latest+33cf66d88306", "latest+33cf66d88306", true},
-		{"v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3+6e3c0a4e1ad1+61b82dfb6b7e+82d6e01a0699+1a49104496d3", "v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3+6e3c0a4e1ad1+61b82dfb6b7e+82d6e01a0699+1a49104496d3", false},
+		{"v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3+6e3c0a4e1ad1+61b82dfb6b7e+82d6e01a0699+1a49104496d3+873199d27bb2", "v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3+6e3c0a4e1ad1+61b82dfb6b7e+82d6e01a0699+1a49104496d3+873199d27bb2", false},
 	} {
 		p, err := LookupPolicy(c.name)
 		if err != nil {
@@ -67,7 +67,7 @@ func TestLookupPolicyWithCommits(t *testing.T) {
 		}
 	}
 	// The last is latest, spelled as v6.12 changed.
-	p, _ := LookupPolicy("v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3+6e3c0a4e1ad1+61b82dfb6b7e+82d6e01a0699+1a49104496d3")
+	p, _ := LookupPolicy("v6.12~33cf66d88306+e837456fdca8+ac8e69e69363+0b9ca2dcabc3+6e3c0a4e1ad1+61b82dfb6b7e+82d6e01a0699+1a49104496d3+873199d27bb2")
 	if p.Knobs() != mustPolicy(t, "latest").Knobs() {
 		t.Errorf("v6.12 changed into latest: knobs %+v, want latest's", p.Knobs())
 	}

@@ -24,7 +24,9 @@ package whatif
 // find_idlest_group's statistics count only the CPUs a task with an
 // affinity may use (82d6e01a0699, v6.19, in 6.18.y since 6.18.39).
 // The balancer counts a CPU's CFS tasks without the delayed ones
-// (1a49104496d3, v6.14: Knobs.HNrRunnable).
+// (1a49104496d3, v6.14: Knobs.HNrRunnable), and leaves a task not eligible
+// where it waits until the domain's balancing fails (873199d27bb2, v6.14:
+// Knobs.MigrateEligibleFirst).
 //
 // v6.19's NI_RANDOM newidle balance (on in `v6.12`, whose stable series
 // took it) is off (`--apply 33cf66d88306`). This project's 6.18.44 machine
@@ -43,7 +45,7 @@ func init() {
 func newLatest() *reworkPolicy {
 	p := newV612()
 	p.name = "latest"
-	p.kernels = "v6.15 on: v6.12 + the 0.70 ms EEVDF base slice (2ae891b82695), no wakeup preemption by a fork (e837456fdca8), delayed tasks dequeued by the wakeup check (ac8e69e69363), v6.17's reschedule at the end of the slice protection (0b9ca2dcabc3), the lag clamped to a slice plus a tick (6e3c0a4e1ad1), delayed tasks moved only for migrate_load (61b82dfb6b7e), fork statistics of the allowed CPUs (82d6e01a0699), the balancer's task counts without delayed tasks (1a49104496d3)"
+	p.kernels = "v6.15 on: v6.12 + the 0.70 ms EEVDF base slice (2ae891b82695), no wakeup preemption by a fork (e837456fdca8), delayed tasks dequeued by the wakeup check (ac8e69e69363), v6.17's reschedule at the end of the slice protection (0b9ca2dcabc3), the lag clamped to a slice plus a tick (6e3c0a4e1ad1), delayed tasks moved only for migrate_load (61b82dfb6b7e), fork statistics of the allowed CPUs (82d6e01a0699), the balancer's task counts without delayed tasks (1a49104496d3), eligible tasks migrated first (873199d27bb2)"
 	p.knobs.BaseSlice070 = true
 	p.knobs.ForkNoPreempt = true
 	p.knobs.WakeupPickDelayed = true
@@ -52,6 +54,7 @@ func newLatest() *reworkPolicy {
 	p.knobs.DelayedMigrateLoadOnly = true
 	p.knobs.WakeupStatsAllowed = true
 	p.knobs.HNrRunnable = true
+	p.knobs.MigrateEligibleFirst = true
 	// Off although this project's 6.18.44 probably runs it: see above.
 	p.knobs.NIRandom = false
 	return p
