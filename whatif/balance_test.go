@@ -163,10 +163,10 @@ func TestMigrateUtilRunnableBoost(t *testing.T) {
 // move under latest too. The tasks last ran long ago (not cache-hot).
 func TestMigrateEligibleFirst(t *testing.T) {
 	for _, c := range []struct {
-		policy     string
-		failed     int
-		dstIdle    bool
-		moveA, mvB bool
+		policy       string
+		failed       int
+		dstIdle      bool
+		moveA, moveB bool
 	}{
 		{"v6.12", 0, false, true, true},
 		{"latest", 0, false, true, false},
@@ -199,8 +199,8 @@ func TestMigrateEligibleFirst(t *testing.T) {
 			if got := s.canMigrateTask(e, a, r1); got != c.moveA {
 				t.Errorf("A movable %v, want %v", got, c.moveA)
 			}
-			if got := s.canMigrateTask(e, b, r1); got != c.mvB {
-				t.Errorf("B movable %v, want %v", got, c.mvB)
+			if got := s.canMigrateTask(e, b, r1); got != c.moveB {
+				t.Errorf("B movable %v, want %v", got, c.moveB)
 			}
 		})
 	}
