@@ -470,12 +470,27 @@ var stableBefore = []struct {
 	{6, 12, 65, "33cf66d88306"},
 }
 
+// mainlineAdds lists the switchable changes a mainline release inside a
+// policy's range took: a release at or after major.minor gets them
+// applied to the range's policy (v6.14's three balancer changes, which
+// `latest` has, on `v6.12` for a 6.14 kernel).
+var mainlineAdds = []struct {
+	major, minor int
+	policy       string
+	commit       string
+}{
+	{6, 14, "v6.12", "61b82dfb6b7e"},
+	{6, 14, "v6.12", "1a49104496d3"},
+	{6, 14, "v6.12", "873199d27bb2"},
+}
+
 // PolicyForKernel picks the policy modelling a kernel release: the one
 // whose range holds it (legacy from v4.15, where the prefer-sibling
 // "+1" rule is taken to have landed [unverified, kernel-lb.md §9.2];
 // legacy-presibfix for older v4.x), less the stable series' changes
-// its sublevel predates (stableBefore). Releases before v4.0 get an
-// error.
+// its sublevel predates (stableBefore), plus the changes of a later
+// mainline release inside the range (mainlineAdds). Releases before v4.0
+// get an error.
 func PolicyForKernel(release string) (Policy, error) {
 	kv, err := model.ParseKernelVersion(release)
 	if err != nil {
@@ -488,6 +503,11 @@ func PolicyForKernel(release string) (Policy, error) {
 				for _, b := range stableBefore {
 					if kv.Major == b.major && kv.Minor == b.minor && kv.Patch > 0 && kv.Patch < b.sublevel {
 						name += "~" + b.commit
+					}
+				}
+				for _, a := range mainlineAdds {
+					if a.policy == r.policy && kv.AtLeast(a.major, a.minor) {
+						name += "+" + a.commit
 					}
 				}
 				return LookupPolicy(name)

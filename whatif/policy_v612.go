@@ -10,7 +10,10 @@ package whatif
 // if its lag has turned positive). The balancer may move it, for any
 // migration type (6.12.19's can_migrate_task has no test for it; from
 // v6.14 only to migrate load, 61b82dfb6b7e, in `latest`); it stays
-// delayed on its new CPU.
+// delayed on its new CPU. The balancer's task counts include delayed
+// tasks (6.12.y's cfs.h_nr_queued; v6.14's 1a49104496d3, in `latest`,
+// leaves them out). PolicyForKernel gives a 6.14 release this policy with
+// v6.14's three balancer changes applied (mainlineAdds).
 //
 // PREEMPT_SHORT's update_curr rule (85e511df3cec, v6.12) is in: a task
 // past its pick-time slice protection is rescheduled once it is no longer
@@ -21,10 +24,10 @@ package whatif
 // stopper moves keeps its deadline relative to its vruntime.
 //
 // Not modelled: PREEMPT_SHORT's wakeup rule and custom slices (tasks here
-// share one slice, so a wakee never has the shorter one),
-// can_migrate_task's soft limit on ineligible tasks (seen in v6.18; the
-// release that added it is not checked), and a delayed task's PELT load
-// (it decays as a sleeper's instead of accruing).
+// share one slice, so a wakee never has the shorter one), and a delayed
+// task's PELT load (it decays as a sleeper's instead of accruing).
+// can_migrate_task's soft limit on ineligible tasks is v6.14's
+// 873199d27bb2 (Knobs.MigrateEligibleFirst, in `latest`).
 func init() {
 	RegisterPolicy("v6.12", func() Policy { return newV612() })
 }

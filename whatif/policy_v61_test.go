@@ -164,7 +164,7 @@ func TestPolicyRegistry(t *testing.T) {
 	}
 	for rel, want := range map[string]string{"5.4.0": "legacy", "4.9.0": "legacy-presibfix", "5.5.1": "rework", "5.6": "rework-numa2",
 		"5.8.0": "runnable-avg", "5.10.0": "llc-nr-running", "5.15.0": "numa-float", "6.6.0": "v6.6", "6.10.3": "v6.10", "6.11.0": "v6.10",
-		"6.12.0": "v6.12", "6.14.9": "v6.12", "6.15.0": "latest", "6.18.44-fc-v769": "latest",
+		"6.12.0": "v6.12", "6.13.4": "v6.12", "6.14.9": "v6.12+61b82dfb6b7e+1a49104496d3+873199d27bb2", "6.15.0": "latest", "6.18.44-fc-v769": "latest",
 		// 6.12.y took NI_RANDOM in 6.12.65: a release naming an earlier
 		// sublevel is replayed without it; one naming none keeps it.
 		"6.12.57+deb12-amd64": "v6.12~33cf66d88306", "6.12.64": "v6.12~33cf66d88306", "6.12.65": "v6.12", "6.12": "v6.12"} {
