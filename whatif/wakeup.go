@@ -423,6 +423,15 @@ func (s *Sim) selectIdleCapacity(p *simTask, sd *model.SchedDomain, target int, 
 // LLC, one SIS_UTIL budget for both.
 func (s *Sim) selectIdleCPU(p *simTask, sd *model.SchedDomain, hasIdleCore bool, target int) int {
 	sc := idleScan{nr: 1 << 30, idleCPU: -1, skip: s.scratchSkip[:0]}
+	c := s.selectIdleCPUScans(p, sd, hasIdleCore, target, &sc)
+	// Keep the mask's storage for the next wakeup (it was never kept, so
+	// every core or cluster scan allocated).
+	s.scratchSkip = sc.skip[:0]
+	return c
+}
+
+// selectIdleCPUScans is selectIdleCPU's body, over the scan state sc.
+func (s *Sim) selectIdleCPUScans(p *simTask, sd *model.SchedDomain, hasIdleCore bool, target int, sc *idleScan) int {
 	if s.knobs.SISUtil {
 		// v6.0 SIS_UTIL: an overloaded LLC is not scanned at all, even
 		// for an idle core; the budget is only consumed by the idle-CPU
@@ -436,13 +445,13 @@ func (s *Sim) selectIdleCPU(p *simTask, sd *model.SchedDomain, hasIdleCore bool,
 		// sd->groups, the target's group of the LLC domain, built from a
 		// cluster level (sg->flags & SD_CLUSTER).
 		if g := sd.LocalGroup(); g != nil && g.Flags&model.SDCluster != 0 {
-			if c, done := s.scanIdle(p, g.Span, target, hasIdleCore, &sc); done {
+			if c, done := s.scanIdle(p, g.Span, target, hasIdleCore, sc); done {
 				return c
 			}
 			sc.skip = append(sc.skip, g.Span...)
 		}
 	}
-	if c, done := s.scanIdle(p, sd.Span, target, hasIdleCore, &sc); done {
+	if c, done := s.scanIdle(p, sd.Span, target, hasIdleCore, sc); done {
 		return c
 	}
 	if hasIdleCore {
