@@ -1321,17 +1321,8 @@ func (s *Sim) enterIdle(r *rq) {
 			s.nohzIdleBalance(r.cpu)
 		}
 	}
-	if s.dom != nil && s.smtActive() {
-		all := true
-		for _, c := range s.smtSiblings(r.cpu) {
-			if !s.cpus[c].idle() {
-				all = false
-				break
-			}
-		}
-		if all {
-			s.llc[r.cpu].hasIdleCores = true
-		}
+	if s.dom != nil && s.smtActive() && r.idle() && s.coreIdle(r.cpu) {
+		s.llc[r.cpu].hasIdleCores = true
 	}
 	r.idleTicks = 0
 	if s.cfg.IdleTicks == 0 || !r.tickOn {
