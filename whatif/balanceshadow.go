@@ -196,15 +196,20 @@ func (s *wakeShadow) groupStats(g *model.SchedGroup, d *model.Domains, dst int32
 		if idle == CPUNewlyIdle && int32(c) == dst && r.curr > 0 && nr > 0 {
 			nr--
 		}
-		capacity := uint64(capacityScale)
+		orig := uint64(capacityScale)
 		if c < len(d.Capacity) && d.Capacity[c] > 0 {
-			capacity = uint64(d.Capacity[c])
+			orig = uint64(d.Capacity[c])
+		}
+		capacity := r.capacityOf(orig)
+		nrFair := r.nrFair
+		if idle == CPUNewlyIdle && int32(c) == dst && r.currFair && nrFair > 0 {
+			nrFair--
 		}
 		sgs.GroupLoad += r.avg.loadAvg
-		sgs.GroupUtil += min(r.avg.utilAvg, capacity)
+		sgs.GroupUtil += min(r.avg.utilAvg, orig)
 		sgs.GroupRunnable += r.avg.runnableAvg
 		sgs.SumNrRunning += uint32(nr)
-		sgs.SumHNrRunning += uint32(nr)
+		sgs.SumHNrRunning += uint32(nrFair)
 		if nr > 1 {
 			sgs.Overload = true
 		}

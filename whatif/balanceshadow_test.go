@@ -302,3 +302,65 @@ func FuzzBalanceShadow(f *testing.F) {
 		}
 	})
 }
+
+// shadowPrioSwitch is a sched_switch on cpu from prev to next with their
+// priorities.
+func shadowPrioSwitch(at int64, cpu, prev int32, state string, next int32, prevPrio, nextPrio int64) timeline.Event {
+	e := nSwitch(at, cpu, prev, state, next)
+	e.SetInt(timeline.PrevPrio, prevPrio)
+	e.SetInt(timeline.NextPrio, nextPrio)
+	return e
+}
+
+// TestShadowRealTimeTask: a real-time task is not on the fair class's
+// run queue. CPU 0 alternates a real-time task (prio 49) and a nice-0
+// task every 2 ms for 400 ms, both always runnable; CPU 1 runs one nice-0
+// task throughout. By hand, after 400 ms (12.5 PELT half-lives): CPU 0
+// runs two tasks (nr_running 2) of which one is fair (h_nr_running 1);
+// its cfs load is the fair task's alone, about its weight, 1024 (counted
+// as a fair task of the weight its priority gives, nice -20, the real-time
+// task put 88,761 beside it); its fair util and its RT average are each
+// about half the capacity, so capacity_of() is about 512. CPU 1: load and
+// util about 1024, capacity 1024.
+func TestShadowRealTimeTask(t *testing.T) {
+	d := specDomains(t, "sockets=1,cores=2,threads=1", "6.1")
+	s := newWakeShadow(WakeShadowOptions{ImbalancePct: 100, LLCSize: 1, HZ: 250})
+	const t0 = int64(1e9)
+	s.event(ptr(shadowPrioSwitch(t0, 0, 0, "R", 30, 120, 49)))
+	s.event(ptr(shadowPrioSwitch(t0, 1, 0, "R", 32, 120, 120)))
+	prev, next := int32(30), int32(31)
+	prio := map[int32]int64{30: 49, 31: 120}
+	for at := t0 + 2*ms; at <= t0+400*ms; at += 2 * ms {
+		s.event(ptr(shadowPrioSwitch(at, 0, prev, "R", next, prio[prev], prio[next])))
+		prev, next = next, prev
+		if (at-t0)%(4*ms) == 0 {
+			s.event(ptr(nRuntime(at, 1, 32, hardirq)))
+		}
+	}
+	now := t0 + 400*ms
+	groups := d.CPUs[0].Domains[0].Groups()
+	for _, c := range []struct {
+		cpu                  int
+		nr, nrFair           uint32
+		load, util, capacity [2]uint64
+	}{
+		{0, 2, 1, [2]uint64{990, 1030}, [2]uint64{470, 560}, [2]uint64{470, 560}},
+		{1, 1, 1, [2]uint64{990, 1030}, [2]uint64{990, 1024}, [2]uint64{1024, 1024}},
+	} {
+		var g *model.SchedGroup
+		for _, x := range groups {
+			if x.Span[0] == c.cpu {
+				g = x
+			}
+		}
+		var sgs SGStats
+		s.groupStats(g, d, 0, CPUNotIdle, now, &sgs)
+		in := func(v uint64, b [2]uint64) bool { return v >= b[0] && v <= b[1] }
+		if sgs.SumNrRunning != c.nr || sgs.SumHNrRunning != c.nrFair || !in(sgs.GroupLoad, c.load) || !in(sgs.GroupUtil, c.util) || !in(sgs.GroupCapacity, c.capacity) {
+			t.Errorf("cpu %d: nr %d fair %d load %d util %d capacity %d; want %d, %d, load in %v, util in %v, capacity in %v",
+				c.cpu, sgs.SumNrRunning, sgs.SumHNrRunning, sgs.GroupLoad, sgs.GroupUtil, sgs.GroupCapacity, c.nr, c.nrFair, c.load, c.util, c.capacity)
+		}
+	}
+}
+
+func ptr(e timeline.Event) *timeline.Event { return &e }

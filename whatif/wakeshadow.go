@@ -104,8 +104,15 @@ func FlipCandidates() []uint32 { return flipCandidates[:] }
 const tellingMargin = 0.1
 
 type shadowTask struct {
-	avg   avg
-	w     uint64
+	avg avg
+	w   uint64
+	// rt: the task's last record gave it a real-time (or deadline or
+	// stopper) priority: it is not on the fair class's run queue, so
+	// neither its weight nor its averages count in the CPU's cfs_rq
+	// (only in nr_running), and while it runs the fair class's util does
+	// not grow (the RT average does, which capacity_of() subtracts).
+	rt    bool
+	stop  bool
 	cpu   int32
 	onRQ  bool
 	seen  bool
@@ -118,9 +125,17 @@ type shadowTask struct {
 }
 
 type shadowRQ struct {
-	avg                           avg
-	loadW, nr                     uint64
-	curr                          int32
+	avg avg
+	// nr is rq->nr_running (every class), nrFair the fair class's
+	// h_nr_running, loadW the fair tasks' weight.
+	loadW, nr, nrFair uint64
+	curr              int32
+	// currFair: curr is a fair-class task; currRT a real-time one
+	// (rq->avg_rt's input, not the stopper's).
+	currFair, currRT bool
+	// avgRT is rq->avg_rt: capacity_of() is the CPU's capacity less its
+	// util.
+	avgRT                         avg
 	remLoad, remUtil, remRunnable uint64
 	remN                          int
 	hLoad                         uint64
@@ -219,7 +234,90 @@ func (s *wakeShadow) updRQ(r *shadowRQ, now int64) {
 	if r.avg.lastUpdate == 0 {
 		r.avg.lastUpdate = now
 	}
-	r.avg.update(now, r.loadW, r.nr, r.curr > 0, 1, capacityScale)
+	r.avg.update(now, r.loadW, r.nrFair, r.currFair, 1, capacityScale)
+	if r.avgRT.lastUpdate == 0 {
+		r.avgRT.lastUpdate = now
+	}
+	var b uint64
+	if r.currRT {
+		b = 1
+	}
+	r.avgRT.update(now, b, b, r.currRT, 1, capacityScale)
+}
+
+// capacityOf is capacity_of() for a CPU of original capacity orig: less
+// the real-time class's average (scale_rt_capacity), at least 1.
+func (r *shadowRQ) capacityOf(orig uint64) uint64 {
+	if u := r.avgRT.utilAvg; u < orig {
+		return orig - u
+	}
+	return 1
+}
+
+// add and sub count t in or out of r's queue.
+func (r *shadowRQ) add(t *shadowTask) {
+	r.nr++
+	if !t.rt {
+		r.nrFair++
+		r.loadW += t.w
+	}
+}
+
+func (r *shadowRQ) sub(t *shadowTask) {
+	r.nr--
+	if !t.rt {
+		r.nrFair--
+		r.loadW -= t.w
+	}
+}
+
+// attachAvg and detachAvg move a fair task's averages onto or off r's
+// cfs_rq (a real-time task's are not on it).
+func (r *shadowRQ) attachAvg(t *shadowTask) {
+	if !t.rt {
+		r.avg.attach(&t.avg, t.w)
+	}
+}
+
+func (r *shadowRQ) detachAvg(t *shadowTask) {
+	if !t.rt {
+		r.avg.detach(&t.avg, t.w)
+	}
+}
+
+// setClass follows a task's priority from its records: crossing into a
+// real-time priority is switched_from_fair (its averages leave the
+// cfs_rq, detach_task_cfs_rq), back out switched_to_fair (they are
+// attached again, decayed meanwhile).
+func (s *wakeShadow) setClass(t *shadowTask, prio int64, now int64) {
+	rt := prio < 100
+	if rt == t.rt {
+		return
+	}
+	if !rt {
+		t.w = weightOfPrio(int32(prio))
+	}
+	if t.seen && t.cpu >= 0 {
+		r := s.rq(t.cpu)
+		s.updRQ(r, now)
+		if t.onRQ {
+			r.sub(t)
+		}
+		if rt {
+			s.updTask(t, now, false)
+			r.detachAvg(t)
+			t.rt = true
+		} else {
+			t.rt = false
+			s.updTask(t, now, false)
+			r.attachAvg(t)
+		}
+		if t.onRQ {
+			r.add(t)
+		}
+		return
+	}
+	t.rt = rt
 }
 
 func (s *wakeShadow) updTask(t *shadowTask, now int64, running bool) {
@@ -227,14 +325,17 @@ func (s *wakeShadow) updTask(t *shadowTask, now int64, running bool) {
 		t.avg.lastUpdate = now
 	}
 	var l uint64
-	if t.onRQ {
+	if t.onRQ && !t.rt {
 		l = 1
 	}
-	t.avg.update(now, l, l, running, t.w, capacityScale)
+	t.avg.update(now, l, l, running && !t.rt, t.w, capacityScale)
 }
 
 // remove queues t's load to leave r (remove_entity_load_avg).
 func (s *wakeShadow) remove(r *shadowRQ, t *shadowTask) {
+	if t.rt {
+		return
+	}
 	if r.avg.lastUpdate > t.avg.lastUpdate {
 		s.updTask(t, r.avg.lastUpdate, false)
 	}
@@ -251,17 +352,16 @@ func (s *wakeShadow) enqueue(t *shadowTask, c int32, now int64) {
 	case t.seen && t.cpu >= 0 && t.cpu != c:
 		s.remove(s.rq(t.cpu), t)
 		s.updRQ(r, now)
-		r.avg.attach(&t.avg, t.w)
+		r.attachAvg(t)
 	case t.seen:
 		s.updTask(t, now, false)
 		s.updRQ(r, now)
 	default:
 		s.updRQ(r, now)
-		r.avg.attach(&t.avg, t.w)
+		r.attachAvg(t)
 	}
 	t.seen, t.cpu, t.onRQ = true, c, true
-	r.loadW += t.w
-	r.nr++
+	r.add(t)
 }
 
 func (s *wakeShadow) dequeue(t *shadowTask, r *shadowRQ, now int64) {
@@ -269,8 +369,7 @@ func (s *wakeShadow) dequeue(t *shadowTask, r *shadowRQ, now int64) {
 	s.updRQ(r, now)
 	if t.onRQ {
 		t.onRQ = false
-		r.loadW -= t.w
-		r.nr--
+		r.sub(t)
 	}
 }
 
@@ -308,10 +407,10 @@ func (s *wakeShadow) event(e *timeline.Event) {
 		prev, next := e.Int32(timeline.PrevPID), e.Int32(timeline.NextPID)
 		if prev > 0 {
 			pt := s.task(prev, prioOr(e, timeline.PrevPrio))
+			s.setClass(pt, prioOr(e, timeline.PrevPrio), now)
 			if !pt.seen {
 				pt.seen, pt.cpu, pt.onRQ = true, c, true
-				r.loadW += pt.w
-				r.nr++
+				r.add(pt)
 			}
 			st := e.Str(timeline.PrevState)
 			switch {
@@ -327,14 +426,13 @@ func (s *wakeShadow) event(e *timeline.Event) {
 				}
 			}
 		}
-		r.curr = 0
+		r.curr, r.currFair, r.currRT = 0, false, false
 		if next > 0 {
 			nt := s.task(next, prioOr(e, timeline.NextPrio))
+			s.setClass(nt, prioOr(e, timeline.NextPrio), now)
 			if !nt.onRQ || nt.cpu != c {
 				if nt.onRQ && nt.cpu >= 0 {
-					o := s.rq(nt.cpu)
-					o.loadW -= nt.w
-					o.nr--
+					s.rq(nt.cpu).sub(nt)
 					nt.onRQ = false
 				}
 				s.enqueue(nt, c, now)
@@ -342,6 +440,8 @@ func (s *wakeShadow) event(e *timeline.Event) {
 			s.updTask(nt, now, false)
 			s.updRQ(r, now)
 			r.curr = next
+			r.currFair = !nt.rt
+			r.currRT = nt.rt && !isStopper(e.Str(timeline.NextComm))
 		}
 	case timeline.SchedStatRuntime:
 		if p := e.Int32(timeline.PID); p > 0 && p == r.curr {
@@ -359,6 +459,7 @@ func (s *wakeShadow) event(e *timeline.Event) {
 		// the CPU fork balancing chose: full load, util (and runnable)
 		// from that CPU's spare capacity, as the engine's.
 		nt := s.task(e.Int32(timeline.PID), prioOr(e, timeline.Prio))
+		s.setClass(nt, prioOr(e, timeline.Prio), now)
 		tr := s.rq(e.Int32(timeline.TargetCPU))
 		s.updRQ(tr, now)
 		u := initUtil(tr.avg.utilAvg, tr.avg.loadAvg, nt.w, s.opt.InitUtilTrueWeight)
@@ -374,13 +475,11 @@ func (s *wakeShadow) event(e *timeline.Event) {
 		src, dst := s.rq(pt.cpu), s.rq(e.Int32(timeline.DestCPU))
 		s.updTask(pt, now, false)
 		s.updRQ(src, now)
-		src.avg.detach(&pt.avg, pt.w)
-		src.loadW -= pt.w
-		src.nr--
+		src.detachAvg(pt)
+		src.sub(pt)
 		s.updRQ(dst, now)
-		dst.avg.attach(&pt.avg, pt.w)
-		dst.loadW += pt.w
-		dst.nr++
+		dst.attachAvg(pt)
+		dst.add(pt)
 		pt.cpu = e.Int32(timeline.DestCPU)
 	case timeline.SchedWaking:
 		s.waking(e, c, r, now)
@@ -396,6 +495,7 @@ func (s *wakeShadow) waking(e *timeline.Event, c int32, r *shadowRQ, now int64) 
 		return
 	}
 	pt := s.task(p, prioOr(e, timeline.Prio))
+	s.setClass(pt, prioOr(e, timeline.Prio), now)
 	prev := e.Int32(timeline.TargetCPU)
 	if pt.onRQ || !pt.seen {
 		if !pt.onRQ {
@@ -482,13 +582,11 @@ func (s *wakeShadow) settle(c, dest int32, now int64) {
 		// Queued on its previous CPU at the waking; the move takes its
 		// load there as removed load and attaches it here.
 		src, dst := s.rq(w.prev), s.rq(dest)
-		src.loadW -= t.w
-		src.nr--
+		src.sub(t)
 		s.remove(src, t)
 		s.updRQ(dst, now)
-		dst.avg.attach(&t.avg, t.w)
-		dst.loadW += t.w
-		dst.nr++
+		dst.attachAvg(t)
+		dst.add(t)
 		t.cpu = dest
 	}
 	if !w.scored || dest != w.prev && dest != c {
