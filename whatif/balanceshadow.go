@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
@@ -221,4 +222,160 @@ func (s *wakeShadow) groupStats(g *model.SchedGroup, d *model.Domains, dst int32
 	sgs.GroupWeight = uint32(g.Weight)
 	sgs.Flags = g.Flags
 	sgs.Cores = uint32(g.Cores)
+}
+
+// BusyTally is one CPU's periodic busy balance passes at one of its
+// domains, as BusyBalanceShadow times and scores them: how many passes,
+// and how many found an imbalance (the kernel's lb_count and lb_count -
+// lb_balanced of CPU_NOT_IDLE in /proc/schedstat).
+type BusyTally struct {
+	CPU, Domain int
+	Level       string
+	Passes      int
+	Unbalanced  int
+}
+
+// BusyBalanceShadow scores every periodic busy balance pass of a kernel
+// trace, not only those the trace shows moving tasks (BalanceShadow): at
+// each jiffy (hz a second from the trace's first record) a CPU running a
+// task balances each of its domains whose busy interval has passed since
+// its last pass (get_sd_balance_interval: balance_interval ×
+// busy_factor, less a jiffy where the policy's kernel does), as
+// rebalance_domains does; should_we_balance leaves the pass to the local
+// group's first idle CPU, else its first CPU (a pass that is not its
+// own is counted balanced, as the kernel's goto out_balanced counts it,
+// and ends that CPU's walk up the domains); the pass is unbalanced where
+// the policy's find_busiest_group returns a busiest group with an
+// imbalance, on the shadow's run queues. balance_interval is reset to
+// min_interval after an unbalanced pass and doubles (to max_interval)
+// after a balanced one. The kernel's idle passes, which also restart a
+// domain's interval, are not timed: where a CPU idles often its busy
+// passes come at other ticks than the kernel's. Set beside the kernel's
+// busy counters, the unbalanced shares check the model's group
+// classification and calculate_imbalance at every pass, balanced ones
+// included (FIDELITY.md round 149).
+func BusyBalanceShadow(r timeline.EventReader, d *model.Domains, pol Policy, hz int) ([]BusyTally, error) {
+	if d == nil || pol == nil || hz <= 0 {
+		return nil, fmt.Errorf("busy balance shadow: domains, a policy and HZ are needed")
+	}
+	k := pol.Knobs()
+	s := newWakeShadow(WakeShadowOptions{ImbalancePct: 100, LLCSize: 1, HZ: hz, InitUtilTrueWeight: k.InitUtilTrueWeight})
+	jiffy := int64(1000000000 / hz)
+	maxInterval := max(int64(hz)*int64(len(d.CPUs))/10, 1)
+	type state struct {
+		interval int64 // balance_interval, ms
+		last     int64 // last_balance, jiffies
+		tally    BusyTally
+	}
+	st := make([][]state, len(d.CPUs))
+	for c := range d.CPUs {
+		st[c] = make([]state, len(d.CPUs[c].Domains))
+		for i, sd := range d.CPUs[c].Domains {
+			st[c][i] = state{interval: int64(sd.BalanceInterval), last: math.MinInt64 / 2, tally: BusyTally{CPU: c, Domain: i, Level: sd.Name}}
+		}
+	}
+	var start, next int64
+	var scratch []SGStats
+	for r.Next() {
+		e := r.Event()
+		if start == 0 && e.Time > 0 {
+			start = e.Time
+			next = start + jiffy
+		}
+		for start != 0 && e.Time >= next {
+			j := (next - start) / jiffy
+			for c := range d.CPUs {
+				if s.rq(int32(c)).curr <= 0 {
+					continue
+				}
+				for i, sd := range d.CPUs[c].Domains {
+					x := &st[c][i]
+					iv := (x.interval*int64(sd.BusyFactor)*int64(hz) + 999) / 1000
+					if k.IntervalMinusOne {
+						iv--
+					}
+					iv = min(max(iv, 1), maxInterval)
+					if j < x.last+iv {
+						continue
+					}
+					x.last = j
+					x.tally.Passes++
+					own := s.shouldWeBalanceBusy(sd, c)
+					if own && s.busyUnbalanced(sd, d, pol, c, next, &scratch) {
+						x.tally.Unbalanced++
+						x.interval = int64(sd.MinInterval)
+					} else if x.interval < int64(sd.MaxInterval) {
+						x.interval *= 2
+					}
+					if !own {
+						break // continue_balancing = 0
+					}
+				}
+			}
+			next += jiffy
+		}
+		s.event(e)
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	var out []BusyTally
+	for c := range st {
+		for i := range st[c] {
+			if st[c][i].tally.Passes > 0 {
+				out = append(out, st[c][i].tally)
+			}
+		}
+	}
+	return out, nil
+}
+
+// shouldWeBalanceBusy is should_we_balance() for a busy CPU c at sd: the
+// local group's first idle CPU balances it, else the group's first CPU.
+func (s *wakeShadow) shouldWeBalanceBusy(sd *model.SchedDomain, c int) bool {
+	gs := sd.Groups()
+	if len(gs) == 0 || len(gs[0].Span) == 0 {
+		return false
+	}
+	for _, x := range gs[0].Span {
+		if r := s.rq(int32(x)); r.curr <= 0 && r.nr == 0 {
+			return x == c
+		}
+	}
+	return gs[0].Span[0] == c
+}
+
+// busyUnbalanced is find_busiest_group() for busy CPU c at sd on the
+// shadow's run queues at now: a busiest group and an imbalance.
+func (s *wakeShadow) busyUnbalanced(sd *model.SchedDomain, d *model.Domains, pol Policy, c int, now int64, scratch *[]SGStats) bool {
+	env := &LBEnv{SDFlags: sd.Flags, ImbalancePct: uint64(sd.ImbalancePct), SpanWeight: sd.SpanWeight,
+		ImbNUMANr: sd.ImbNUMANr, CacheNiceTries: sd.CacheNiceTries, HasParent: sd.Parent != nil, DstCPU: c, Idle: CPUNotIdle}
+	sds := &SDStats{BusiestIdx: -1, PreferSibling: sd.Child != nil && sd.Child.Flags&model.SDPreferSibling != 0}
+	groups := sd.Groups()
+	if cap(*scratch) < len(groups) {
+		*scratch = make([]SGStats, len(groups))
+	}
+	stats := (*scratch)[:len(groups)]
+	clear(stats)
+	for i, g := range groups {
+		sgs := &stats[i]
+		s.groupStats(g, d, int32(c), CPUNotIdle, now, sgs)
+		sgs.GroupType = pol.Classify(env, sgs)
+		if sgs.GroupType == GroupOverloaded && sgs.GroupCapacity > 0 {
+			sgs.AvgLoad = sgs.GroupLoad * capacityScale / sgs.GroupCapacity
+		}
+		sds.TotalLoad += sgs.GroupLoad
+		sds.TotalCapacity += sgs.GroupCapacity
+		switch {
+		case i == 0:
+			sds.Local = sgs
+		case pol.PickBusiest(env, sds, sgs):
+			sds.Busiest, sds.BusiestIdx = sgs, i
+		}
+	}
+	if sds.Local == nil || sds.Busiest == nil || pol.Decide(env, sds) != ForceBalance {
+		return false
+	}
+	pol.CalculateImbalance(env, sds)
+	return env.Imbalance > 0
 }

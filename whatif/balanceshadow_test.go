@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -235,7 +236,9 @@ func TestBalanceShadowPasses(t *testing.T) {
 // shadow returns passes that make sense or none, never a panic: each
 // pass moved a task from another CPU of a domain of its CPU, and a newly
 // idle pass moved one. The fork shadow reads the same events: each
-// placement is one of the trace's forks, on CPUs the machine has.
+// placement is one of the trace's forks, on CPUs the machine has; each
+// busy tally is a CPU and domain the machine has, with no more
+// unbalanced passes than passes.
 func FuzzBalanceShadow(f *testing.F) {
 	f.Add([]byte{0, 1, 1, 0, 0, 0, 1, 2, 0, 0, 3, 0, 1, 0, 0x10, 3, 0, 2, 3, 0, 3, 2, 1, 1, 0})
 	f.Add([]byte{0, 1, 1, 0, 0, 1, 1, 1, 2, 1, 2, 0, 1, 3, 0, 3, 0, 1, 0, 0x10, 3, 0, 1, 1, 0x10})
@@ -299,6 +302,15 @@ func FuzzBalanceShadow(f *testing.F) {
 					t.Fatalf("fork placement %+v on a machine of %d CPUs", p, d.NrCPUs)
 				}
 			}
+			bs, err := BusyBalanceShadow(&timeline.SliceReader{Events: evs}, d, pol, 250)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range bs {
+				if b.CPU < 0 || b.CPU >= d.NrCPUs || b.Domain >= len(d.CPUs[b.CPU].Domains) || b.Passes < 1 || b.Unbalanced > b.Passes {
+					t.Fatalf("busy tally %+v on a machine of %d CPUs", b, d.NrCPUs)
+				}
+			}
 		}
 	})
 }
@@ -309,6 +321,17 @@ func shadowPrioSwitch(at int64, cpu, prev int32, state string, next int32, prevP
 	e := nSwitch(at, cpu, prev, state, next)
 	e.SetInt(timeline.PrevPrio, prevPrio)
 	e.SetInt(timeline.NextPrio, nextPrio)
+	return e
+}
+
+// shadowForkEv is a sched_wakeup_new of pid onto cpu, a nice-0 task.
+func shadowForkEv(at int64, cpu, pid int32) timeline.Event {
+	var e timeline.Event
+	e.Time, e.Kind = at, timeline.SchedWakeupNew
+	e.SetInt(timeline.CPU, int64(cpu))
+	e.SetInt(timeline.PID, int64(pid))
+	e.SetInt(timeline.TargetCPU, int64(cpu))
+	e.SetInt(timeline.Prio, 120)
 	return e
 }
 
@@ -364,3 +387,44 @@ func TestShadowRealTimeTask(t *testing.T) {
 }
 
 func ptr(e timeline.Event) *timeline.Event { return &e }
+
+// TestBusyBalanceShadow: three nice-0 hogs on two CPUs of one MC domain
+// (min_interval 2 ms, max_interval 4, busy_factor 16; v6.1's busy
+// interval is a jiffy less), HZ 250, for 1 s: tasks 10 and 11 forked on
+// CPU 0 and alternating every 4 ms, task 12 forked on CPU 1. By hand:
+// post_init_entity_util_avg starts 10 at util 512, 11 at 256 (half the
+// spare), 12 at 512, loads at their weight. At the first jiffy both CPUs
+// are has_spare (CPU 0's util 768 is under capacity / 1.17) and neither
+// pass finds an imbalance (a busiest group not overloaded is left to an
+// idle CPU); balance_interval doubles to 4 ms: the next busy pass comes
+// 64 ms / 4 ms - 1 = 15 jiffies later. At jiffy 16 (64 ms) CPU 1's util
+// is 1024 - 512/4 = 896, over capacity / 1.17 (875): fully_busy, against
+// CPU 0 overloaded (util 960, two tasks): calculate_imbalance moves load
+// (local avg_load 1024, busiest 2048, domain 1536: imbalance 512), so
+// the interval is reset to 2 ms and CPU 1 passes every 7 jiffies to the
+// end: jiffies 1, 16, 23, ..., 247: 35 passes, 34 unbalanced. CPU 0, the
+// busier, never finds one (its local group overloaded against a
+// fully_busy busiest): jiffies 1, 16, 31, ..., 241: 17 passes, none.
+func TestBusyBalanceShadow(t *testing.T) {
+	d := specDomains(t, "sockets=1,cores=2,threads=1", "6.1")
+	pol, _ := LookupPolicy("v6.1")
+	const t0 = int64(1e9)
+	evs := []timeline.Event{shadowForkEv(t0, 0, 10), shadowForkEv(t0, 0, 11), shadowForkEv(t0, 1, 12),
+		shadowPrioSwitch(t0, 0, 0, "R", 10, 120, 120), shadowPrioSwitch(t0, 1, 0, "R", 12, 120, 120)}
+	prev, next := int32(10), int32(11)
+	for at := t0 + 4*ms; at <= t0+1000*ms+4*ms; at += 4 * ms {
+		evs = append(evs, shadowPrioSwitch(at, 0, prev, "R", next, 120, 120), nRuntime(at, 1, 12, hardirq))
+		prev, next = next, prev
+	}
+	got, err := BusyBalanceShadow(&timeline.SliceReader{Events: evs}, d, pol, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []BusyTally{{CPU: 0, Level: "MC", Passes: 17}, {CPU: 1, Level: "MC", Passes: 35, Unbalanced: 34}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("busy passes %+v, want %+v", got, want)
+	}
+	if _, err := BusyBalanceShadow(&timeline.SliceReader{}, d, pol, 0); err == nil {
+		t.Error("HZ 0 accepted")
+	}
+}

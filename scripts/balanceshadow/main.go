@@ -16,9 +16,19 @@
 // -v lists the passes; -policy scores them under another policy than the
 // one matching the trace's kernel. Kernel traces only: a replay's output
 // has no common_flags to tell a pass's idle type by.
+//
+// -busy scores every periodic busy pass instead, balanced ones included
+// (whatif.BusyBalanceShadow: each busy CPU's passes timed by its domains'
+// balance intervals at -hz, 250 by default as the guests' kernels), and
+// sets, per CPU and domain, the passes and the share that found an
+// imbalance beside the kernel's busy lb_count and lb_count - lb_balanced
+// (FIDELITY.md round 149):
+//
+//	go run ./scripts/balanceshadow -busy fixtures/kernels/crosskernel/v6.12/guest-P-1s2c1t/r1/hogs.perf.data.gz
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 
@@ -27,7 +37,19 @@ import (
 	"github.com/schedreplay/replay/whatif"
 )
 
-func main() { scriptutil.ShadowMain("balanceshadow", "passes", run) }
+var (
+	busyPasses = flag.Bool("busy", false, "score every periodic busy balance pass (balanced ones too) against the kernel's busy counters")
+	hz         = flag.Int("hz", 250, "with -busy: the kernel's tick rate (CONFIG_HZ), which times the passes")
+)
+
+func main() {
+	scriptutil.ShadowMain("balanceshadow", "passes", func(w io.Writer, path, policy string, verbose bool) error {
+		if *busyPasses {
+			return runBusy(w, path, policy, *hz)
+		}
+		return run(w, path, policy, verbose)
+	})
+}
 
 // idleNames are the kernel's idle types in schedstat's order.
 var idleNames = [3]string{"idle", "busy", "newly idle"}
@@ -142,5 +164,49 @@ func printComparison(w io.Writer, passes []whatif.BalancePass, diff *model.Sched
 					c.CPU, dm.Name, idleNames[t], k.Passes(), k.Imbalance, k.Gained, k.Failed, s.passes, s.imbalance, s.moved, ratio)
 			}
 		}
+	}
+}
+
+// runBusy prints whatif.BusyBalanceShadow's tallies for the trace at
+// path beside the kernel's busy counters over the same run.
+func runBusy(w io.Writer, path, policy string, hz int) error {
+	r, d, pol, err := scriptutil.KernelTrace(path, policy)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	ts, err := whatif.BusyBalanceShadow(r, d, pol, hz)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	diff, where, err := scriptutil.SchedstatBeside(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: busy balance passes, the model's on the shadow's run queues\n", path)
+	if diff != nil {
+		fmt.Fprintf(w, "  kernel: %s\n", where)
+	}
+	printBusy(w, ts, diff)
+	return nil
+}
+
+// printBusy sets each CPU and domain's tally beside the kernel's busy
+// lb_count and lb_count - lb_balanced (nil diff: the model's alone).
+func printBusy(w io.Writer, ts []whatif.BusyTally, diff *model.Schedstat) {
+	share := func(n, of int64) string {
+		if of == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f %%", 100*float64(n)/float64(of))
+	}
+	fmt.Fprintln(w, "  cpu  domain   model: passes unbalanced share | kernel: passes unbalanced share")
+	for _, t := range ts {
+		k := "-"
+		if diff != nil && t.CPU < len(diff.CPUs) && t.Domain < len(diff.CPUs[t.CPU].Domains) {
+			c := diff.CPUs[t.CPU].Domains[t.Domain].LB[1]
+			k = fmt.Sprintf("%14d %10d %5s", c.Count, c.Count-c.Balanced, share(c.Count-c.Balanced, c.Count))
+		}
+		fmt.Fprintf(w, "  %3d  %-7s %13d %10d %5s | %s\n", t.CPU, t.Level, t.Passes, t.Unbalanced, share(int64(t.Unbalanced), int64(t.Passes)), k)
 	}
 }

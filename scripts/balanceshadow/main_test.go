@@ -69,3 +69,32 @@ func TestSchedstatBeside(t *testing.T) {
 		t.Errorf("%v %v", d, err)
 	}
 }
+
+// TestPrintBusy: each tally beside the kernel's busy counters of its CPU
+// and domain, shares rounded; a domain the kernel's snapshot lacks, or no
+// snapshot, leaves the kernel's side empty.
+func TestPrintBusy(t *testing.T) {
+	ts := []whatif.BusyTally{{CPU: 0, Domain: 0, Level: "MC", Passes: 40, Unbalanced: 10}, {CPU: 1, Domain: 1, Level: "NUMA", Passes: 3}}
+	lb := func(busy model.LBCounters) [3]model.LBCounters {
+		return [3]model.LBCounters{{Count: 99}, busy, {Count: 98}}
+	}
+	diff := &model.Schedstat{CPUs: []model.SchedstatCPU{
+		{CPU: 0, Domains: []model.SchedstatDomain{{Name: "domain0", LB: lb(model.LBCounters{Count: 48, Balanced: 36})}}},
+		{CPU: 1, Domains: []model.SchedstatDomain{{Name: "domain0", LB: lb(model.LBCounters{Count: 7, Balanced: 7})}}},
+	}}
+	var b bytes.Buffer
+	printBusy(&b, ts, diff)
+	for _, want := range []string{
+		"    0  MC                 40         10  25 % |             48         12  25 %",
+		"    1  NUMA                3          0   0 % | -",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	printBusy(&b, ts[:1], nil)
+	if !strings.HasSuffix(b.String(), "  25 % | -\n") {
+		t.Errorf("no snapshot: %q", b.String())
+	}
+}
