@@ -80,6 +80,10 @@ tickgrid:
 balanceshadow:
     go run ./scripts/balanceshadow fixtures/kernels/guest-*/hackbench.perf.data fixtures/kernels/repeats/*/r*/hackbench.perf.data.gz fixtures/kernels/v6.12/*/r*/hackbench.perf.data.gz fixtures/kernels/holdout/guest-[MNP]*/r*/messaging.perf.data.gz
 
+# Every periodic busy balance pass of every guest recording with snapshots, the model's verdict on a PELT shadow against the kernel's busy counters, with totals per kernel (FIDELITY.md round 149).
+balanceshadow-busy:
+    go run ./scripts/balanceshadow -busy $(find fixtures/kernels -name '*.perf.data' -o -name '*.perf.data.gz' | sort)
+
 # The model's fork balancing against the kernel's own fork placements, on the loads a PELT shadow redoes from each 6.1 guest recording (the shadow has no EEVDF delayed dequeue; FIDELITY.md round 97).
 forkshadow:
     go run ./scripts/forkshadow fixtures/kernels/guest-*/*.perf.data fixtures/kernels/guest-*/*.perf.data.gz fixtures/kernels/repeats/*/r*/*.perf.data.gz

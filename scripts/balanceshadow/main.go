@@ -31,6 +31,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"sort"
+	"strings"
 
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/scripts/internal/scriptutil"
@@ -43,12 +46,57 @@ var (
 )
 
 func main() {
+	sums := busySums{}
 	scriptutil.ShadowMain("balanceshadow", "passes", func(w io.Writer, path, policy string, verbose bool) error {
 		if *busyPasses {
-			return runBusy(w, path, policy, *hz)
+			return runBusy(w, path, policy, *hz, sums)
 		}
 		return run(w, path, policy, verbose)
 	})
+	sums.print(os.Stdout)
+}
+
+// busySums are -busy's totals per kernel release (major.minor): the
+// model's passes and unbalanced ones, the kernel's, and the traces, over
+// the rows that have the kernel's counters.
+type busySums map[string]*[5]int64
+
+func (b busySums) add(release string, ts []whatif.BusyTally, diff *model.Schedstat) {
+	if diff == nil {
+		return
+	}
+	k := release
+	if f := strings.SplitN(release, ".", 3); len(f) >= 2 {
+		k = f[0] + "." + strings.TrimRightFunc(f[1], func(r rune) bool { return r < '0' || r > '9' })
+	}
+	s := b[k]
+	if s == nil {
+		s = new([5]int64)
+		b[k] = s
+	}
+	s[4]++
+	for _, t := range ts {
+		if t.CPU < len(diff.CPUs) && t.Domain < len(diff.CPUs[t.CPU].Domains) {
+			c := diff.CPUs[t.CPU].Domains[t.Domain].LB[1]
+			s[0] += int64(t.Passes)
+			s[1] += int64(t.Unbalanced)
+			s[2] += c.Count
+			s[3] += c.Count - c.Balanced
+		}
+	}
+}
+
+func (b busySums) print(w io.Writer) {
+	ks := make([]string, 0, len(b))
+	for k := range b {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		s := b[k]
+		fmt.Fprintf(w, "all %d traces of %s: the model %d busy passes, %.1f %% unbalanced; the kernel %d, %.1f %%\n",
+			s[4], k, s[0], 100*float64(s[1])/float64(max(s[0], 1)), s[2], 100*float64(s[3])/float64(max(s[2], 1)))
+	}
 }
 
 // idleNames are the kernel's idle types in schedstat's order.
@@ -169,12 +217,13 @@ func printComparison(w io.Writer, passes []whatif.BalancePass, diff *model.Sched
 
 // runBusy prints whatif.BusyBalanceShadow's tallies for the trace at
 // path beside the kernel's busy counters over the same run.
-func runBusy(w io.Writer, path, policy string, hz int) error {
+func runBusy(w io.Writer, path, policy string, hz int, sums busySums) error {
 	r, d, pol, err := scriptutil.KernelTrace(path, policy)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	release := r.Meta().Source.OSRelease
 	ts, err := whatif.BusyBalanceShadow(r, d, pol, hz)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -188,6 +237,7 @@ func runBusy(w io.Writer, path, policy string, hz int) error {
 		fmt.Fprintf(w, "  kernel: %s\n", where)
 	}
 	printBusy(w, ts, diff)
+	sums.add(release, ts, diff)
 	return nil
 }
 

@@ -98,3 +98,23 @@ func TestPrintBusy(t *testing.T) {
 		t.Errorf("no snapshot: %q", b.String())
 	}
 }
+
+// TestBusySums: totals per kernel release (a Debian release string's
+// major.minor), over the rows the kernel's snapshot has; a trace without
+// a snapshot adds nothing.
+func TestBusySums(t *testing.T) {
+	ts := []whatif.BusyTally{{CPU: 0, Level: "MC", Passes: 40, Unbalanced: 10}, {CPU: 1, Domain: 1, Level: "NUMA", Passes: 3, Unbalanced: 3}}
+	diff := &model.Schedstat{CPUs: []model.SchedstatCPU{
+		{CPU: 0, Domains: []model.SchedstatDomain{{Name: "domain0", LB: [3]model.LBCounters{{}, {Count: 50, Balanced: 40}, {}}}}},
+		{CPU: 1, Domains: []model.SchedstatDomain{{Name: "domain0"}}},
+	}}
+	b := busySums{}
+	b.add("6.12.57+deb13-amd64", ts, diff)
+	b.add("6.12.57+deb13-amd64", ts, diff)
+	b.add("6.1.0-41-amd64", ts, nil)
+	var out bytes.Buffer
+	b.print(&out)
+	if want := "all 2 traces of 6.12: the model 80 busy passes, 25.0 % unbalanced; the kernel 100, 20.0 %\n"; out.String() != want {
+		t.Errorf("got %q, want %q", out.String(), want)
+	}
+}
