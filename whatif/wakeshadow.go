@@ -110,9 +110,9 @@ type shadowTask struct {
 	// stopper) priority: it is not on the fair class's run queue, so
 	// neither its weight nor its averages count in the CPU's cfs_rq
 	// (only in nr_running), and while it runs the fair class's util does
-	// not grow (the RT average does, which capacity_of() subtracts).
+	// not grow (the CPU's RT average does, unless it is the stopper:
+	// capacity_of() subtracts that average).
 	rt    bool
-	stop  bool
 	cpu   int32
 	onRQ  bool
 	seen  bool
