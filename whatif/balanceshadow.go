@@ -140,31 +140,14 @@ func (s *wakeShadow) balanceMove(e *timeline.Event, d *model.Domains, pol Policy
 	if sd == nil {
 		return nil, false
 	}
-	env := &LBEnv{SDFlags: sd.Flags, ImbalancePct: uint64(sd.ImbalancePct), SpanWeight: sd.SpanWeight,
-		ImbNUMANr: sd.ImbNUMANr, CacheNiceTries: sd.CacheNiceTries, HasParent: sd.Parent != nil, DstCPU: int(c), Idle: idle}
+	env := shadowLBEnv(sd, int(c), idle)
 	p := &BalancePass{TimeNS: e.Time, Idle: idle, DstCPU: c, SrcCPU: t.cpu, Level: sd.Name, Domain: level}
-	// update_sd_lb_stats: every group, the local one first (Groups'
-	// order), the policy picking the busiest among the others.
-	sds := &SDStats{BusiestIdx: -1, PreferSibling: sd.Child != nil && sd.Child.Flags&model.SDPreferSibling != 0}
 	groups := sd.Groups()
 	stats := make([]SGStats, len(groups))
-	for i, g := range groups {
-		sgs := &stats[i]
-		s.groupStats(g, d, c, idle, e.Time, sgs)
-		sgs.GroupType = pol.Classify(env, sgs)
-		if sgs.GroupType == GroupOverloaded && sgs.GroupCapacity > 0 {
-			sgs.AvgLoad = sgs.GroupLoad * capacityScale / sgs.GroupCapacity
-		}
-		sds.TotalLoad += sgs.GroupLoad
-		sds.TotalCapacity += sgs.GroupCapacity
-		switch {
-		case i == 0:
-			sds.Local = sgs
-		case pol.PickBusiest(env, sds, sgs):
-			sds.Busiest, sds.BusiestIdx = sgs, i
-		}
-		if i > 0 && inSpan(g.Span, int(t.cpu)) {
-			p.Busiest = *sgs
+	sds := s.sdStats(sd, d, pol, env, e.Time, stats)
+	for i := 1; i < len(groups); i++ {
+		if inSpan(groups[i].Span, int(t.cpu)) {
+			p.Busiest = stats[i]
 			p.SrcGroup = i
 		}
 	}
@@ -348,18 +331,36 @@ func (s *wakeShadow) shouldWeBalanceBusy(sd *model.SchedDomain, c int) bool {
 // busyUnbalanced is find_busiest_group() for busy CPU c at sd on the
 // shadow's run queues at now: a busiest group and an imbalance.
 func (s *wakeShadow) busyUnbalanced(sd *model.SchedDomain, d *model.Domains, pol Policy, c int, now int64, scratch *[]SGStats) bool {
-	env := &LBEnv{SDFlags: sd.Flags, ImbalancePct: uint64(sd.ImbalancePct), SpanWeight: sd.SpanWeight,
-		ImbNUMANr: sd.ImbNUMANr, CacheNiceTries: sd.CacheNiceTries, HasParent: sd.Parent != nil, DstCPU: c, Idle: CPUNotIdle}
-	sds := &SDStats{BusiestIdx: -1, PreferSibling: sd.Child != nil && sd.Child.Flags&model.SDPreferSibling != 0}
-	groups := sd.Groups()
-	if cap(*scratch) < len(groups) {
-		*scratch = make([]SGStats, len(groups))
+	env := shadowLBEnv(sd, c, CPUNotIdle)
+	n := len(sd.Groups())
+	if cap(*scratch) < n {
+		*scratch = make([]SGStats, n)
 	}
-	stats := (*scratch)[:len(groups)]
+	stats := (*scratch)[:n]
 	clear(stats)
-	for i, g := range groups {
+	sds := s.sdStats(sd, d, pol, env, now, stats)
+	if sds.Local == nil || sds.Busiest == nil || pol.Decide(env, sds) != ForceBalance {
+		return false
+	}
+	pol.CalculateImbalance(env, sds)
+	return env.Imbalance > 0
+}
+
+// shadowLBEnv is the lb_env of a balance pass by CPU c at sd.
+func shadowLBEnv(sd *model.SchedDomain, c int, idle IdleType) *LBEnv {
+	return &LBEnv{SDFlags: sd.Flags, ImbalancePct: uint64(sd.ImbalancePct), SpanWeight: sd.SpanWeight,
+		ImbNUMANr: sd.ImbNUMANr, CacheNiceTries: sd.CacheNiceTries, HasParent: sd.Parent != nil, DstCPU: c, Idle: idle}
+}
+
+// sdStats is update_sd_lb_stats() on the shadow's run queues at now:
+// every group of sd, the local one first (Groups' order), summed into
+// stats (one per group) and classified by pol, which picks the busiest
+// among the others.
+func (s *wakeShadow) sdStats(sd *model.SchedDomain, d *model.Domains, pol Policy, env *LBEnv, now int64, stats []SGStats) *SDStats {
+	sds := &SDStats{BusiestIdx: -1, PreferSibling: sd.Child != nil && sd.Child.Flags&model.SDPreferSibling != 0}
+	for i, g := range sd.Groups() {
 		sgs := &stats[i]
-		s.groupStats(g, d, int32(c), CPUNotIdle, now, sgs)
+		s.groupStats(g, d, int32(env.DstCPU), env.Idle, now, sgs)
 		sgs.GroupType = pol.Classify(env, sgs)
 		if sgs.GroupType == GroupOverloaded && sgs.GroupCapacity > 0 {
 			sgs.AvgLoad = sgs.GroupLoad * capacityScale / sgs.GroupCapacity
@@ -373,9 +374,5 @@ func (s *wakeShadow) busyUnbalanced(sd *model.SchedDomain, d *model.Domains, pol
 			sds.Busiest, sds.BusiestIdx = sgs, i
 		}
 	}
-	if sds.Local == nil || sds.Busiest == nil || pol.Decide(env, sds) != ForceBalance {
-		return false
-	}
-	pol.CalculateImbalance(env, sds)
-	return env.Imbalance > 0
+	return sds
 }
