@@ -286,10 +286,11 @@ func (r *shadowRQ) detachAvg(t *shadowTask) {
 }
 
 // setClass follows a task's priority from its records: crossing into a
-// real-time priority is switched_from_fair (its averages leave the
-// cfs_rq, detach_task_cfs_rq), back out switched_to_fair (they are
-// attached again, decayed meanwhile).
-func (s *wakeShadow) setClass(t *shadowTask, prio int64, now int64) {
+// real-time priority is switched_from_fair (its averages, brought up to
+// now, running if it was its CPU's current task, leave the cfs_rq:
+// detach_task_cfs_rq), back out switched_to_fair (they are attached
+// again, decayed meanwhile).
+func (s *wakeShadow) setClass(t *shadowTask, prio int64, now int64, running bool) {
 	rt := prio < 100
 	if rt == t.rt {
 		return
@@ -304,7 +305,7 @@ func (s *wakeShadow) setClass(t *shadowTask, prio int64, now int64) {
 			r.sub(t)
 		}
 		if rt {
-			s.updTask(t, now, false)
+			s.updTask(t, now, running)
 			r.detachAvg(t)
 			t.rt = true
 		} else {
@@ -407,7 +408,7 @@ func (s *wakeShadow) event(e *timeline.Event) {
 		prev, next := e.Int32(timeline.PrevPID), e.Int32(timeline.NextPID)
 		if prev > 0 {
 			pt := s.task(prev, prioOr(e, timeline.PrevPrio))
-			s.setClass(pt, prioOr(e, timeline.PrevPrio), now)
+			s.setClass(pt, prioOr(e, timeline.PrevPrio), now, r.curr == prev)
 			if !pt.seen {
 				pt.seen, pt.cpu, pt.onRQ = true, c, true
 				r.add(pt)
@@ -429,7 +430,7 @@ func (s *wakeShadow) event(e *timeline.Event) {
 		r.curr, r.currFair, r.currRT = 0, false, false
 		if next > 0 {
 			nt := s.task(next, prioOr(e, timeline.NextPrio))
-			s.setClass(nt, prioOr(e, timeline.NextPrio), now)
+			s.setClass(nt, prioOr(e, timeline.NextPrio), now, false)
 			if !nt.onRQ || nt.cpu != c {
 				if nt.onRQ && nt.cpu >= 0 {
 					s.rq(nt.cpu).sub(nt)
@@ -459,7 +460,7 @@ func (s *wakeShadow) event(e *timeline.Event) {
 		// the CPU fork balancing chose: full load, util (and runnable)
 		// from that CPU's spare capacity, as the engine's.
 		nt := s.task(e.Int32(timeline.PID), prioOr(e, timeline.Prio))
-		s.setClass(nt, prioOr(e, timeline.Prio), now)
+		s.setClass(nt, prioOr(e, timeline.Prio), now, false)
 		tr := s.rq(e.Int32(timeline.TargetCPU))
 		s.updRQ(tr, now)
 		u := initUtil(tr.avg.utilAvg, tr.avg.loadAvg, nt.w, s.opt.InitUtilTrueWeight)
@@ -495,7 +496,7 @@ func (s *wakeShadow) waking(e *timeline.Event, c int32, r *shadowRQ, now int64) 
 		return
 	}
 	pt := s.task(p, prioOr(e, timeline.Prio))
-	s.setClass(pt, prioOr(e, timeline.Prio), now)
+	s.setClass(pt, prioOr(e, timeline.Prio), now, false)
 	prev := e.Int32(timeline.TargetCPU)
 	if pt.onRQ || !pt.seen {
 		if !pt.onRQ {
