@@ -225,9 +225,10 @@ type BusyTally struct {
 // its last pass (get_sd_balance_interval: balance_interval ×
 // busy_factor, less a jiffy where the policy's kernel does), as
 // rebalance_domains does; should_we_balance leaves the pass to the local
-// group's first idle CPU, else its first CPU (a pass that is not its
-// own is counted balanced, as the kernel's goto out_balanced counts it,
-// and ends that CPU's walk up the domains); the pass is unbalanced where
+// group's first idle CPU (on an idle core first, from v6.6), else its
+// first CPU (a pass that is not its own is counted balanced, as the
+// kernel's goto out_balanced counts it, and ends that CPU's walk up the
+// domains); the pass is unbalanced where
 // the policy's find_busiest_group returns a busiest group with an
 // imbalance, on the shadow's run queues. balance_interval is reset to
 // min_interval after an unbalanced pass and doubles (to max_interval)
@@ -283,7 +284,7 @@ func BusyBalanceShadow(r timeline.EventReader, d *model.Domains, pol Policy, hz 
 					}
 					x.last = j
 					x.tally.Passes++
-					own := s.shouldWeBalanceBusy(sd, c)
+					own := s.shouldWeBalanceBusy(d, sd, c, k.IdleCoreBalance)
 					if own && s.busyUnbalanced(sd, d, pol, c, next, &scratch) {
 						x.tally.Unbalanced++
 						x.interval = int64(sd.MinInterval)
@@ -313,19 +314,52 @@ func BusyBalanceShadow(r timeline.EventReader, d *model.Domains, pol Policy, hz 
 	return out, nil
 }
 
-// shouldWeBalanceBusy is should_we_balance() for a busy CPU c at sd: the
-// local group's first idle CPU balances it, else the group's first CPU.
-func (s *wakeShadow) shouldWeBalanceBusy(sd *model.SchedDomain, c int) bool {
+// shouldWeBalanceBusy is should_we_balance() for a busy CPU c at sd (the
+// engine's Sim.shouldWeBalance on the shadow's run queues): the first
+// idle CPU of the local group's balance mask balances it (from v6.6,
+// idleCore, above the SMT level one on a fully idle core first), else
+// the mask's first CPU.
+func (s *wakeShadow) shouldWeBalanceBusy(d *model.Domains, sd *model.SchedDomain, c int, idleCore bool) bool {
 	gs := sd.Groups()
-	if len(gs) == 0 || len(gs[0].Span) == 0 {
+	if len(gs) == 0 || len(gs[0].BalanceMask) == 0 {
 		return false
 	}
-	for _, x := range gs[0].Span {
-		if r := s.rq(int32(x)); r.curr <= 0 && r.nr == 0 {
-			return x == c
+	idle := func(x int) bool { r := s.rq(int32(x)); return r.curr <= 0 && r.nr == 0 }
+	byCore := idleCore && sd.Flags&model.SDShareCPUCapacity == 0
+	idleSMT := -1
+	for _, x := range gs[0].BalanceMask {
+		if !idle(x) {
+			continue
 		}
+		if byCore && !coreIdleIn(d, x, idle) {
+			if idleSMT < 0 {
+				idleSMT = x
+			}
+			continue
+		}
+		return x == c
 	}
-	return gs[0].Span[0] == c
+	if idleSMT >= 0 {
+		return idleSMT == c
+	}
+	return gs[0].BalanceMask[0] == c
+}
+
+// coreIdleIn is is_core_idle(): every SMT sibling of x (its SD_SHARE_CPUCAPACITY
+// domain's span) is idle.
+func coreIdleIn(d *model.Domains, x int, idle func(int) bool) bool {
+	for _, sd := range d.CPUs[x].Domains {
+		if sd.Flags&model.SDShareCPUCapacity == 0 {
+			continue
+		}
+		for _, y := range sd.Span {
+			if y != x && !idle(y) {
+				return false
+			}
+		}
+		break
+	}
+	return true
 }
 
 // busyUnbalanced is find_busiest_group() for busy CPU c at sd on the

@@ -428,3 +428,40 @@ func TestBusyBalanceShadow(t *testing.T) {
 		t.Error("HZ 0 accepted")
 	}
 }
+
+// TestShadowShouldWeBalanceIdleCore: the busy passes' should_we_balance
+// is the engine's. Two sockets of two cores of two threads, CPU 0 busy,
+// every other CPU idle: at the NUMA level CPU 0's local group is socket 0
+// (CPUs 0–3). By hand: v6.1 leaves the pass to the first idle CPU, 1
+// (CPU 0's sibling); v6.6's idle core first to CPU 2, whose core is
+// fully idle; CPU 0 itself, busy, balances neither.
+func TestShadowShouldWeBalanceIdleCore(t *testing.T) {
+	d := specDomains(t, "sockets=2,cores=2,threads=2,numa=2", "6.6")
+	s := newWakeShadow(WakeShadowOptions{ImbalancePct: 100, LLCSize: 1, HZ: 250})
+	s.event(ptr(shadowPrioSwitch(1e9, 0, 0, "R", 10, 120, 120)))
+	var sd *model.SchedDomain
+	for _, x := range d.CPUs[0].Domains {
+		if x.Flags&model.SDNUMA != 0 {
+			sd = x
+		}
+	}
+	if sd == nil {
+		t.Fatal("no NUMA level")
+	}
+	for _, c := range []struct {
+		idleCore bool
+		want     int
+	}{{false, 1}, {true, 2}} {
+		for cpu := 0; cpu < 4; cpu++ {
+			var lsd *model.SchedDomain
+			for _, x := range d.CPUs[cpu].Domains {
+				if x.Flags&model.SDNUMA != 0 {
+					lsd = x
+				}
+			}
+			if got := s.shouldWeBalanceBusy(d, lsd, cpu, c.idleCore); got != (cpu == c.want) {
+				t.Errorf("idle core first %v: cpu %d balances %v, want %v", c.idleCore, cpu, got, cpu == c.want)
+			}
+		}
+	}
+}
