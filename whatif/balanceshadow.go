@@ -218,6 +218,10 @@ type BusyTally struct {
 	Unbalanced  int
 }
 
+// busyShadowGapNS: BusyBalanceShadow times no passes across a stretch of
+// a trace longer than this without records.
+const busyShadowGapNS = 10_000_000_000
+
 // BusyBalanceShadow scores every periodic busy balance pass of a kernel
 // trace, not only those the trace shows moving tasks (BalanceShadow): at
 // each jiffy (hz a second from the trace's first record) a CPU running a
@@ -234,7 +238,8 @@ type BusyTally struct {
 // min_interval after an unbalanced pass and doubles (to max_interval)
 // after a balanced one. The kernel's idle passes, which also restart a
 // domain's interval, are not timed: where a CPU idles often its busy
-// passes come at other ticks than the kernel's. Set beside the kernel's
+// passes come at other ticks than the kernel's; nor are any across a
+// stretch of over 10 s without records. Set beside the kernel's
 // busy counters, the unbalanced shares check the model's group
 // classification and calculate_imbalance at every pass, balanced ones
 // included (FIDELITY.md round 149).
@@ -266,7 +271,12 @@ func BusyBalanceShadow(r timeline.EventReader, d *model.Domains, pol Policy, hz 
 			start = e.Time
 			next = start + jiffy
 		}
-		for start != 0 && e.Time >= next {
+		if start != 0 && e.Time-next > busyShadowGapNS {
+			// A stretch without records that long is no run to time
+			// passes in (and would cost a loop per jiffy): skip it.
+			next += (e.Time - next) / jiffy * jiffy
+		}
+		for start != 0 && e.Time >= next && next <= math.MaxInt64-jiffy {
 			j := (next - start) / jiffy
 			for c := range d.CPUs {
 				if s.rq(int32(c)).curr <= 0 {

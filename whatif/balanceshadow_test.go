@@ -465,3 +465,22 @@ func TestShadowShouldWeBalanceIdleCore(t *testing.T) {
 		}
 	}
 }
+
+// TestBusyBalanceShadowGap: a stretch without records of 10 s or more
+// times no passes (a hog on each of two CPUs, records at 1 s and then at
+// 1 s + 2^62 ns: one pass each, their first, at the last jiffy before the
+// late record, and the tallies come back at once).
+func TestBusyBalanceShadowGap(t *testing.T) {
+	d := specDomains(t, "sockets=1,cores=2,threads=1", "6.1")
+	pol, _ := LookupPolicy("v6.1")
+	const t0 = int64(1e9)
+	evs := []timeline.Event{shadowPrioSwitch(t0, 0, 0, "R", 10, 120, 120), shadowPrioSwitch(t0, 1, 0, "R", 11, 120, 120),
+		nRuntime(t0+1<<62, 0, 10, hardirq)}
+	got, err := BusyBalanceShadow(&timeline.SliceReader{Events: evs}, d, pol, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Passes != 1 || got[1].Passes != 1 {
+		t.Errorf("tallies %+v, want one pass of each CPU", got)
+	}
+}
