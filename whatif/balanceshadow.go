@@ -355,19 +355,12 @@ func (s *wakeShadow) shouldWeBalanceBusy(d *model.Domains, sd *model.SchedDomain
 	return gs[0].BalanceMask[0] == c
 }
 
-// coreIdleIn is is_core_idle(): every SMT sibling of x (its SD_SHARE_CPUCAPACITY
-// domain's span) is idle.
+// coreIdleIn is is_core_idle(): every SMT sibling of x is idle.
 func coreIdleIn(d *model.Domains, x int, idle func(int) bool) bool {
-	for _, sd := range d.CPUs[x].Domains {
-		if sd.Flags&model.SDShareCPUCapacity == 0 {
-			continue
+	for _, y := range smtSpan(d, x) {
+		if y != x && !idle(y) {
+			return false
 		}
-		for _, y := range sd.Span {
-			if y != x && !idle(y) {
-				return false
-			}
-		}
-		break
 	}
 	return true
 }

@@ -43,6 +43,17 @@ func (s *Sim) domains(c int) []*model.SchedDomain { return s.dom.CPUs[c].Domains
 
 func (s *Sim) cpusShareCache(a, b int) bool { return s.dom.CPUs[a].LLCID == s.dom.CPUs[b].LLCID }
 
+// smtSpan is cpu_smt_mask(c): the span of c's SMT domain
+// (SD_SHARE_CPUCAPACITY), or c alone.
+func smtSpan(d *model.Domains, c int) []int {
+	for _, sd := range d.CPUs[c].Domains {
+		if sd.Flags&model.SDShareCPUCapacity != 0 {
+			return sd.Span
+		}
+	}
+	return []int{c}
+}
+
 // smtActive is sched_smt_active(): some CPU has an SMT sibling.
 func (s *Sim) smtActive() bool {
 	s.initSMT()
@@ -61,13 +72,7 @@ func (s *Sim) initSMT() {
 	}
 	s.smtSib = make([][]int, s.ncpu)
 	for c := 0; c < s.ncpu; c++ {
-		s.smtSib[c] = []int{c}
-		for _, sd := range s.domains(c) {
-			if sd.Flags&model.SDShareCPUCapacity != 0 {
-				s.smtSib[c] = sd.Span
-				break
-			}
-		}
+		s.smtSib[c] = smtSpan(s.dom, c)
 		if len(s.smtSib[c]) > 1 {
 			s.smtOn = true
 		}
