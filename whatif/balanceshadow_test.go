@@ -439,15 +439,6 @@ func TestShadowShouldWeBalanceIdleCore(t *testing.T) {
 	d := specDomains(t, "sockets=2,cores=2,threads=2,numa=2", "6.6")
 	s := newWakeShadow(WakeShadowOptions{ImbalancePct: 100, LLCSize: 1, HZ: 250})
 	s.event(ptr(shadowPrioSwitch(1e9, 0, 0, "R", 10, 120, 120)))
-	var sd *model.SchedDomain
-	for _, x := range d.CPUs[0].Domains {
-		if x.Flags&model.SDNUMA != 0 {
-			sd = x
-		}
-	}
-	if sd == nil {
-		t.Fatal("no NUMA level")
-	}
 	for _, c := range []struct {
 		idleCore bool
 		want     int
@@ -458,6 +449,9 @@ func TestShadowShouldWeBalanceIdleCore(t *testing.T) {
 				if x.Flags&model.SDNUMA != 0 {
 					lsd = x
 				}
+			}
+			if lsd == nil {
+				t.Fatalf("cpu %d: no NUMA level", cpu)
 			}
 			if got := s.shouldWeBalanceBusy(d, lsd, cpu, c.idleCore); got != (cpu == c.want) {
 				t.Errorf("idle core first %v: cpu %d balances %v, want %v", c.idleCore, cpu, got, cpu == c.want)

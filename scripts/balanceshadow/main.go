@@ -56,10 +56,17 @@ func main() {
 	sums.print(os.Stdout)
 }
 
-// busySums are -busy's totals per kernel release (major.minor): the
-// model's passes and unbalanced ones, the kernel's, and the traces, over
-// the rows that have the kernel's counters.
-type busySums map[string]*[5]int64
+// busySums are -busy's totals per kernel release (major.minor), over the
+// rows that have the kernel's counters.
+type busySums map[string]*busyTotal
+
+// busyTotal is one release's: the model's passes and unbalanced ones,
+// the kernel's, and the traces.
+type busyTotal struct {
+	passes, unbalanced             int64
+	kernelPasses, kernelUnbalanced int64
+	traces                         int
+}
 
 func (b busySums) add(release string, ts []whatif.BusyTally, diff *model.Schedstat) {
 	if diff == nil {
@@ -71,17 +78,17 @@ func (b busySums) add(release string, ts []whatif.BusyTally, diff *model.Schedst
 	}
 	s := b[k]
 	if s == nil {
-		s = new([5]int64)
+		s = &busyTotal{}
 		b[k] = s
 	}
-	s[4]++
+	s.traces++
 	for _, t := range ts {
 		if t.CPU < len(diff.CPUs) && t.Domain < len(diff.CPUs[t.CPU].Domains) {
 			c := diff.CPUs[t.CPU].Domains[t.Domain].LB[1]
-			s[0] += int64(t.Passes)
-			s[1] += int64(t.Unbalanced)
-			s[2] += c.Count
-			s[3] += c.Count - c.Balanced
+			s.passes += int64(t.Passes)
+			s.unbalanced += int64(t.Unbalanced)
+			s.kernelPasses += c.Count
+			s.kernelUnbalanced += c.Count - c.Balanced
 		}
 	}
 }
@@ -95,7 +102,8 @@ func (b busySums) print(w io.Writer) {
 	for _, k := range ks {
 		s := b[k]
 		fmt.Fprintf(w, "all %d traces of %s: the model %d busy passes, %.1f %% unbalanced; the kernel %d, %.1f %%\n",
-			s[4], k, s[0], 100*float64(s[1])/float64(max(s[0], 1)), s[2], 100*float64(s[3])/float64(max(s[2], 1)))
+			s.traces, k, s.passes, 100*float64(s.unbalanced)/float64(max(s.passes, 1)),
+			s.kernelPasses, 100*float64(s.kernelUnbalanced)/float64(max(s.kernelPasses, 1)))
 	}
 }
 
