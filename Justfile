@@ -84,6 +84,6 @@ balanceshadow:
 balanceshadow-busy:
     go run ./scripts/balanceshadow -busy $(find fixtures/kernels -name '*.perf.data' -o -name '*.perf.data.gz' | sort)
 
-# The model's fork balancing against the kernel's own fork placements, on the loads a PELT shadow redoes from each 6.1 guest recording (the shadow has no EEVDF delayed dequeue; FIDELITY.md round 97).
+# The model's fork balancing against the kernel's own fork placements, on the loads a PELT shadow redoes from each 6.1 guest recording (FIDELITY.md round 97; for the 6.12 guests' the shadow keeps the blocks their schedstats show delayed-dequeued, round 150).
 forkshadow:
     go run ./scripts/forkshadow fixtures/kernels/guest-*/*.perf.data fixtures/kernels/guest-*/*.perf.data.gz fixtures/kernels/repeats/*/r*/*.perf.data.gz

@@ -63,13 +63,17 @@ const balancePassGapNS = 1000000
 // sum over the passes is a check of the model's load arithmetic against
 // the kernel's own (FIDELITY.md round 95). Records without common_flags
 // (a replay's output) cannot be classified: such a trace gives no passes.
-func BalanceShadow(r timeline.EventReader, d *model.Domains, pol Policy) ([]BalancePass, error) {
+//
+// dq, when not nil, holds the trace's delayed dequeues
+// (ReadDelayedDequeues): the blocks DELAY_DEQUEUE kept queued stay on
+// their CPU's queue until the trace dates their dequeue.
+func BalanceShadow(r timeline.EventReader, d *model.Domains, pol Policy, dq *DelayedDequeues) ([]BalancePass, error) {
 	if d == nil || pol == nil {
 		return nil, fmt.Errorf("balance shadow: domains and a policy are needed")
 	}
 	// The jiffy only paces task_h_load's cache, which the passes do not
 	// read.
-	s := newWakeShadow(WakeShadowOptions{ImbalancePct: 100, LLCSize: 1, HZ: 250, InitUtilTrueWeight: pol.Knobs().InitUtilTrueWeight})
+	s := newBalanceShadow(pol, 250, dq)
 	var out []BalancePass
 	var last int64
 	for r.Next() {
@@ -165,6 +169,17 @@ func (s *wakeShadow) balanceMove(e *timeline.Event, d *model.Domains, pol Policy
 	return p, true
 }
 
+// newBalanceShadow is the PELT shadow for pol's balancer checks, with the
+// trace's delayed dequeues dq (nil: none) and pol's count of them; hz
+// paces only task_h_load's cache and wakee_flips, which the checks do not
+// read, and the busy passes' jiffies.
+func newBalanceShadow(pol Policy, hz int, dq *DelayedDequeues) *wakeShadow {
+	k := pol.Knobs()
+	s := newWakeShadow(WakeShadowOptions{ImbalancePct: 100, LLCSize: 1, HZ: hz, InitUtilTrueWeight: k.InitUtilTrueWeight})
+	s.dq, s.countDelayed = dq, !k.HNrRunnable
+	return s
+}
+
 // groupStats sums a group's CPUs as update_sg_lb_stats does, from the
 // shadow's run queues brought up to now (update_blocked_averages). What
 // the trace cannot show is left at its rest value: util_est (util is
@@ -194,6 +209,9 @@ func (s *wakeShadow) groupStats(g *model.SchedGroup, d *model.Domains, dst int32
 		sgs.GroupRunnable += r.avg.runnableAvg
 		sgs.SumNrRunning += uint32(nr)
 		sgs.SumHNrRunning += uint32(nrFair)
+		if s.countDelayed {
+			sgs.SumHNrRunning += uint32(r.nrDelayed)
+		}
 		if nr > 1 {
 			sgs.Overload = true
 		}
@@ -243,12 +261,12 @@ const busyShadowGapNS = 10_000_000_000
 // busy counters, the unbalanced shares check the model's group
 // classification and calculate_imbalance at every pass, balanced ones
 // included (FIDELITY.md round 149).
-func BusyBalanceShadow(r timeline.EventReader, d *model.Domains, pol Policy, hz int) ([]BusyTally, error) {
+func BusyBalanceShadow(r timeline.EventReader, d *model.Domains, pol Policy, hz int, dq *DelayedDequeues) ([]BusyTally, error) {
 	if d == nil || pol == nil || hz <= 0 {
 		return nil, fmt.Errorf("busy balance shadow: domains, a policy and HZ are needed")
 	}
 	k := pol.Knobs()
-	s := newWakeShadow(WakeShadowOptions{ImbalancePct: 100, LLCSize: 1, HZ: hz, InitUtilTrueWeight: k.InitUtilTrueWeight})
+	s := newBalanceShadow(pol, hz, dq)
 	jiffy := int64(1000000000 / hz)
 	maxInterval := max(int64(hz)*int64(len(d.CPUs))/10, 1)
 	type state struct {
@@ -278,6 +296,7 @@ func BusyBalanceShadow(r timeline.EventReader, d *model.Domains, pol Policy, hz 
 		}
 		for start != 0 && e.Time >= next && next <= math.MaxInt64-jiffy {
 			j := (next - start) / jiffy
+			s.settleDelayed(next)
 			for c := range d.CPUs {
 				if s.rq(int32(c)).curr <= 0 {
 					continue

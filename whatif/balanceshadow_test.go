@@ -32,6 +32,22 @@ func kernelTraceOf(t *testing.T, path string) (timeline.EventReader, *model.Doma
 	return r, d, pol
 }
 
+// delayedOf reads the recording at path for its delayed dequeues, as the
+// scripts do.
+func delayedOf(t *testing.T, path string) *DelayedDequeues {
+	t.Helper()
+	r, err := ingest.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	dq, err := ReadDelayedDequeues(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dq
+}
+
 // specDomains is the domains of a topology spec under release.
 func specDomains(t testing.TB, spec, release string) *model.Domains {
 	t.Helper()
@@ -50,7 +66,8 @@ func specDomains(t testing.TB, spec, release string) *model.Domains {
 // of its kernel.
 func balancePassesOf(t *testing.T, path string) []BalancePass {
 	t.Helper()
-	ps, err := BalanceShadow(kernelTraceOf(t, path))
+	r, d, pol := kernelTraceOf(t, path)
+	ps, err := BalanceShadow(r, d, pol, delayedOf(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +220,7 @@ func TestBalanceShadowPasses(t *testing.T) {
 		e.SetInt(timeline.TargetCPU, 1)
 	})
 	migrate(18*ms+1000, 0, 20, 16, 0)
-	ps, err := BalanceShadow(&timeline.SliceReader{Events: evs}, d, pol)
+	ps, err := BalanceShadow(&timeline.SliceReader{Events: evs}, d, pol, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +243,7 @@ func TestBalanceShadowPasses(t *testing.T) {
 	if b := ps[0].Busiest; b.SumNrRunning != 6 || b.GroupLoad < 6*1000 || b.GroupLoad > 7*1024 {
 		t.Errorf("busiest at the first pass: nr %d load %d, want 6 and about 6144 + a blocked task's", b.SumNrRunning, b.GroupLoad)
 	}
-	if _, err := BalanceShadow(&timeline.SliceReader{}, nil, pol); err == nil {
+	if _, err := BalanceShadow(&timeline.SliceReader{}, nil, pol, nil); err == nil {
 		t.Error("no domains accepted")
 	}
 }
@@ -242,6 +259,9 @@ func TestBalanceShadowPasses(t *testing.T) {
 func FuzzBalanceShadow(f *testing.F) {
 	f.Add([]byte{0, 1, 1, 0, 0, 0, 1, 2, 0, 0, 3, 0, 1, 0, 0x10, 3, 0, 2, 3, 0, 3, 2, 1, 1, 0})
 	f.Add([]byte{0, 1, 1, 0, 0, 1, 1, 1, 2, 1, 2, 0, 1, 3, 0, 3, 0, 1, 0, 0x10, 3, 0, 1, 1, 0x10})
+	// Task 1 blocks on CPU 0 behind 2, a pick there 101 µs later, its
+	// sleep dated from that pick: kept queued until then.
+	f.Add([]byte{0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 2, 0, 0, 1, 0, 1, 2, 1, 1, 0, 2, 3, 0x10, 2, 1, 1, 0, 0, 4, 0, 1, 4, 0x20, 1, 0, 3, 2, 0x30})
 	var ds []*model.Domains
 	for _, spec := range []string{"sockets=1,cores=3,threads=1", "sockets=2,cores=1,threads=1,numa=2"} {
 		ds = append(ds, specDomains(f, spec, "6.1"))
@@ -257,7 +277,7 @@ func FuzzBalanceShadow(f *testing.F) {
 				cpu = [...]int32{-1, 9000}[b[1]-254]
 			}
 			now += int64(b[4]>>4)*100000 + 1000
-			switch b[0] % 4 {
+			switch b[0] % 6 {
 			case 0:
 				if x != 0 {
 					e := nWaking(now, cpu, 1, x, y)
@@ -280,10 +300,16 @@ func FuzzBalanceShadow(f *testing.F) {
 				e.SetInt(timeline.OrigCPU, int64(y))
 				e.SetInt(timeline.DestCPU, int64(cpu))
 				evs = append(evs, e)
+			case 4, 5:
+				// Schedule statistics: a sleep or a wait of x, measured
+				// over b[3] × 50 µs (the delayed dequeues' evidence).
+				kind := [...]timeline.Kind{timeline.SchedStatSleep, timeline.SchedStatWait}[b[0]%6-4]
+				evs = append(evs, nStat(now, kind, cpu, x, int64(b[3])*50*us))
 			}
 		}
 		for _, d := range ds {
-			ps, err := BalanceShadow(&timeline.SliceReader{Events: evs}, d, pol)
+			fuzzShadowDelays(t, evs, d)
+			ps, err := BalanceShadow(&timeline.SliceReader{Events: evs}, d, pol, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -293,7 +319,7 @@ func FuzzBalanceShadow(f *testing.F) {
 					t.Fatalf("pass %+v", p)
 				}
 			}
-			fs, err := ForkShadow(&timeline.SliceReader{Events: evs}, d, pol)
+			fs, err := ForkShadow(&timeline.SliceReader{Events: evs}, d, pol, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -302,7 +328,7 @@ func FuzzBalanceShadow(f *testing.F) {
 					t.Fatalf("fork placement %+v on a machine of %d CPUs", p, d.NrCPUs)
 				}
 			}
-			bs, err := BusyBalanceShadow(&timeline.SliceReader{Events: evs}, d, pol, 250)
+			bs, err := BusyBalanceShadow(&timeline.SliceReader{Events: evs}, d, pol, 250, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -416,7 +442,7 @@ func TestBusyBalanceShadow(t *testing.T) {
 		evs = append(evs, shadowPrioSwitch(at, 0, prev, "R", next, 120, 120), nRuntime(at, 1, 12, hardirq))
 		prev, next = next, prev
 	}
-	got, err := BusyBalanceShadow(&timeline.SliceReader{Events: evs}, d, pol, 250)
+	got, err := BusyBalanceShadow(&timeline.SliceReader{Events: evs}, d, pol, 250, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +450,7 @@ func TestBusyBalanceShadow(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("busy passes %+v, want %+v", got, want)
 	}
-	if _, err := BusyBalanceShadow(&timeline.SliceReader{}, d, pol, 0); err == nil {
+	if _, err := BusyBalanceShadow(&timeline.SliceReader{}, d, pol, 0, nil); err == nil {
 		t.Error("HZ 0 accepted")
 	}
 }
@@ -470,7 +496,7 @@ func TestBusyBalanceShadowGap(t *testing.T) {
 	const t0 = int64(1e9)
 	evs := []timeline.Event{shadowPrioSwitch(t0, 0, 0, "R", 10, 120, 120), shadowPrioSwitch(t0, 1, 0, "R", 11, 120, 120),
 		nRuntime(t0+1<<62, 0, 10, hardirq)}
-	got, err := BusyBalanceShadow(&timeline.SliceReader{Events: evs}, d, pol, 250)
+	got, err := BusyBalanceShadow(&timeline.SliceReader{Events: evs}, d, pol, 250, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,12 +31,14 @@ type ForkPlacement struct {
 // the trace cannot show is left at its rest value: util_est (a CPU's
 // util is its util_avg), RT pressure on capacity, the task's affinity
 // (every CPU allowed).
-func ForkShadow(r timeline.EventReader, d *model.Domains, pol Policy) ([]ForkPlacement, error) {
+// dq, when not nil, holds the trace's delayed dequeues, kept queued as in
+// BalanceShadow.
+func ForkShadow(r timeline.EventReader, d *model.Domains, pol Policy, dq *DelayedDequeues) ([]ForkPlacement, error) {
 	if d == nil || pol == nil {
 		return nil, fmt.Errorf("fork shadow: domains and a policy are needed")
 	}
 	k := pol.Knobs()
-	f := &shadowFork{s: newWakeShadow(WakeShadowOptions{ImbalancePct: 100, LLCSize: 1, HZ: 250, InitUtilTrueWeight: k.InitUtilTrueWeight}),
+	f := &shadowFork{s: newBalanceShadow(pol, 250, dq),
 		d: d, pol: pol, numaDiff: k.ForkNumaIdleDiff}
 	var out []ForkPlacement
 	for r.Next() {

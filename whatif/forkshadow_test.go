@@ -39,7 +39,7 @@ func TestForkShadowByHand(t *testing.T) {
 		fork(5*ms, 13, 0),
 		fork(6*ms, 14, 5),
 	}
-	got, err := ForkShadow(&timeline.SliceReader{Events: evs}, d, pol)
+	got, err := ForkShadow(&timeline.SliceReader{Events: evs}, d, pol, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestForkShadowByHand(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("placements %+v, want %+v", got, want)
 	}
-	if _, err := ForkShadow(&timeline.SliceReader{Events: evs}, nil, pol); err == nil {
+	if _, err := ForkShadow(&timeline.SliceReader{Events: evs}, nil, pol, nil); err == nil {
 		t.Error("no domains: no error")
 	}
 }
@@ -79,7 +79,8 @@ func TestForkShadowOnFixture(t *testing.T) {
 // forkShadowOf runs ForkShadow over a recording under its kernel's policy.
 func forkShadowOf(t *testing.T, path string) []ForkPlacement {
 	t.Helper()
-	ps, err := ForkShadow(kernelTraceOf(t, path))
+	r, d, pol := kernelTraceOf(t, path)
+	ps, err := ForkShadow(r, d, pol, delayedOf(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package whatif
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
@@ -112,13 +113,19 @@ type shadowTask struct {
 	// (only in nr_running), and while it runs the fair class's util does
 	// not grow (the CPU's RT average does, unless it is the stopper:
 	// capacity_of() subtracts that average).
-	rt    bool
-	cpu   int32
-	onRQ  bool
-	seen  bool
-	flips uint32
-	last  int32
-	decay int64
+	rt   bool
+	pid  int32
+	cpu  int32
+	onRQ bool
+	// delayed: blocked but kept on its CPU's queue by DELAY_DEQUEUE
+	// (DelayedDequeues), until the time in until (untilRequeue: until a
+	// waking requeues it).
+	delayed bool
+	until   int64
+	seen    bool
+	flips   uint32
+	last    int32
+	decay   int64
 	// cand: flips from each of FlipCandidates (decay stamp and last
 	// wakee are the same for all).
 	cand [nFlipCandidates]uint32
@@ -127,9 +134,11 @@ type shadowTask struct {
 type shadowRQ struct {
 	avg avg
 	// nr is rq->nr_running (every class), nrFair the fair class's
-	// h_nr_running, loadW the fair tasks' weight.
-	loadW, nr, nrFair uint64
-	curr              int32
+	// runnable tasks (h_nr_runnable), nrDelayed its blocked ones
+	// DELAY_DEQUEUE keeps queued (in nr and h_nr_queued), loadW the fair
+	// tasks' weight, delayed ones included.
+	loadW, nr, nrFair, nrDelayed uint64
+	curr                         int32
 	// currFair: curr is a fair-class task; currRT a real-time one
 	// (rq->avg_rt's input, not the stopper's).
 	currFair, currRT bool
@@ -158,13 +167,21 @@ type shadowWake struct {
 }
 
 type wakeShadow struct {
-	opt    WakeShadowOptions
-	tasks  map[int32]*shadowTask
-	rqs    []*shadowRQ
-	open   []*shadowWake
-	res    WakeShadowResult
-	bands  map[int]*WakeShadowBand
-	jiffyN int64
+	opt WakeShadowOptions
+	// dq: the trace's delayed dequeues (nil: none); pending, the delayed
+	// tasks whose final dequeue has a time, due the earliest of those.
+	dq      *DelayedDequeues
+	pending []int32
+	due     int64
+	// countDelayed: the balancer's task counts (sum_h_nr_running) keep
+	// the delayed tasks (cfs.h_nr_queued, before v6.14: HNrRunnable off).
+	countDelayed bool
+	tasks        map[int32]*shadowTask
+	rqs          []*shadowRQ
+	open         []*shadowWake
+	res          WakeShadowResult
+	bands        map[int]*WakeShadowBand
+	jiffyN       int64
 }
 
 // WakeShadow runs the shadow over r's events.
@@ -212,7 +229,7 @@ func (s *wakeShadow) finish() {
 func (s *wakeShadow) task(p int32, prio int64) *shadowTask {
 	t := s.tasks[p]
 	if t == nil {
-		t = &shadowTask{w: weightOfPrio(int32(prio)), cpu: -1, flips: uint32(min(s.opt.StartFlips, math.MaxUint32)), cand: flipCandidates}
+		t = &shadowTask{pid: p, w: weightOfPrio(int32(prio)), cpu: -1, flips: uint32(min(s.opt.StartFlips, math.MaxUint32)), cand: flipCandidates}
 		s.tasks[p] = t
 	}
 	return t
@@ -257,18 +274,28 @@ func (r *shadowRQ) capacityOf(orig uint64) uint64 {
 // add and sub count t in or out of r's queue.
 func (r *shadowRQ) add(t *shadowTask) {
 	r.nr++
-	if !t.rt {
+	switch {
+	case t.rt:
+		return
+	case t.delayed:
+		r.nrDelayed++
+	default:
 		r.nrFair++
-		r.loadW += t.w
 	}
+	r.loadW += t.w
 }
 
 func (r *shadowRQ) sub(t *shadowTask) {
 	r.nr--
-	if !t.rt {
+	switch {
+	case t.rt:
+		return
+	case t.delayed:
+		r.nrDelayed--
+	default:
 		r.nrFair--
-		r.loadW -= t.w
 	}
+	r.loadW -= t.w
 }
 
 // attachAvg and detachAvg move a fair task's averages onto or off r's
@@ -325,11 +352,85 @@ func (s *wakeShadow) updTask(t *shadowTask, now int64, running bool) {
 	if t.avg.lastUpdate == 0 {
 		t.avg.lastUpdate = now
 	}
-	var l uint64
+	var l, rn uint64
 	if t.onRQ && !t.rt {
 		l = 1
+		if !t.delayed {
+			rn = 1 // se_runnable: a delayed entity is on_rq, not runnable
+		}
 	}
-	t.avg.update(now, l, l, running && !t.rt, t.w, capacityScale)
+	t.avg.update(now, l, rn, running && !t.rt, t.w, capacityScale)
+}
+
+// delay keeps t, blocking on r at now, queued there as DELAY_DEQUEUE does
+// until `until` (untilRequeue: its next waking).
+func (s *wakeShadow) delay(t *shadowTask, r *shadowRQ, now, until int64) {
+	s.updTask(t, now, true)
+	s.updRQ(r, now)
+	r.sub(t)
+	t.delayed, t.until = true, until
+	r.add(t)
+	if until != untilRequeue {
+		if len(s.pending) == 0 || until < s.due {
+			s.due = until
+		}
+		s.pending = append(s.pending, t.pid)
+	}
+}
+
+// keptQueued delays t's block on its CPU at now where the trace's sleep
+// statistics show the kernel kept it queued (DelayedDequeues).
+func (s *wakeShadow) keptQueued(t *shadowTask, now int64) bool {
+	until, ok := s.dq.delayedUntil(t.pid, now)
+	if !ok {
+		return false
+	}
+	s.delay(t, s.rq(t.cpu), now, until)
+	return true
+}
+
+// requeue is requeue_delayed_entity: t, kept queued, is runnable again
+// (a waking's ttwu_runnable, or a switch-in the trace shows).
+func (s *wakeShadow) requeue(t *shadowTask, now int64) {
+	r := s.rq(t.cpu)
+	s.updTask(t, now, false)
+	s.updRQ(r, now)
+	r.sub(t)
+	t.delayed, t.until = false, 0
+	r.add(t)
+}
+
+// settleDelayed makes the final dequeues due by now, each at its own time
+// (the pick that met the delayed task), earliest first.
+func (s *wakeShadow) settleDelayed(now int64) {
+	for len(s.pending) > 0 && s.due <= now {
+		// Drop the tasks a waking requeued meanwhile, find the earliest.
+		s.pending = slices.DeleteFunc(s.pending, func(p int32) bool {
+			t := s.tasks[p]
+			return t == nil || !t.delayed || t.until == untilRequeue
+		})
+		k := -1
+		for i, p := range s.pending {
+			if k < 0 || s.tasks[p].until < s.tasks[s.pending[k]].until {
+				k = i
+			}
+		}
+		if k < 0 {
+			return
+		}
+		t := s.tasks[s.pending[k]]
+		if s.due = t.until; s.due > now {
+			return
+		}
+		s.pending = slices.Delete(s.pending, k, k+1)
+		r := s.rq(t.cpu)
+		at := max(t.until, r.avg.lastUpdate, t.avg.lastUpdate)
+		s.updTask(t, at, false)
+		s.updRQ(r, at)
+		r.sub(t)
+		t.delayed, t.until, t.onRQ = false, 0, false
+		s.due = math.MinInt64 // look again
+	}
 }
 
 // remove queues t's load to leave r (remove_entity_load_avg).
@@ -369,7 +470,12 @@ func (s *wakeShadow) dequeue(t *shadowTask, r *shadowRQ, now int64) {
 	s.updTask(t, now, true)
 	s.updRQ(r, now)
 	if t.onRQ {
+		// Off the queue that counts it (another than r only where the
+		// trace lost the task's move).
 		t.onRQ = false
+		if t.cpu >= 0 {
+			r = s.rq(t.cpu)
+		}
 		r.sub(t)
 	}
 }
@@ -398,6 +504,7 @@ func (s *wakeShadow) event(e *timeline.Event) {
 	c := e.Int32(timeline.CPU)
 	r := s.rq(c)
 	now := e.Time
+	s.settleDelayed(now)
 	if e.Kind == timeline.SchedMigrateTask && s.open[c] != nil && e.Int32(timeline.PID) == s.open[c].pid && e.IsSet(timeline.DestCPU) {
 		s.settle(c, e.Int32(timeline.DestCPU), now)
 		return
@@ -418,6 +525,7 @@ func (s *wakeShadow) event(e *timeline.Event) {
 			case len(st) > 0 && st[0] == 'R':
 				s.updTask(pt, now, true)
 				s.updRQ(r, now)
+			case !pt.rt && pt.onRQ && !pt.delayed && blockedState(st) && s.keptQueued(pt, now):
 			default:
 				s.dequeue(pt, r, now)
 				if len(st) > 0 && (st[0] == 'X' || st[0] == 'Z') {
@@ -431,6 +539,9 @@ func (s *wakeShadow) event(e *timeline.Event) {
 		if next > 0 {
 			nt := s.task(next, prioOr(e, timeline.NextPrio))
 			s.setClass(nt, prioOr(e, timeline.NextPrio), now, false)
+			if nt.delayed {
+				s.requeue(nt, now) // its waking was lost
+			}
 			if !nt.onRQ || nt.cpu != c {
 				if nt.onRQ && nt.cpu >= 0 {
 					s.rq(nt.cpu).sub(nt)
@@ -465,7 +576,12 @@ func (s *wakeShadow) event(e *timeline.Event) {
 		s.updRQ(tr, now)
 		u := initUtil(tr.avg.utilAvg, tr.avg.loadAvg, nt.w, s.opt.InitUtilTrueWeight)
 		nt.avg = avg{loadAvg: nt.w, runnableAvg: u, utilAvg: u}
-		nt.seen = false
+		if nt.onRQ && nt.cpu >= 0 {
+			// A new task on no queue yet (the trace lost the old one's
+			// exit, its pid reused).
+			s.rq(nt.cpu).sub(nt)
+		}
+		nt.seen, nt.onRQ, nt.delayed = false, false, false
 		s.enqueue(nt, e.Int32(timeline.TargetCPU), now)
 	case timeline.SchedMigrateTask:
 		// The balancer's or the stopper's move of a queued task.
@@ -498,6 +614,10 @@ func (s *wakeShadow) waking(e *timeline.Event, c int32, r *shadowRQ, now int64) 
 	pt := s.task(p, prioOr(e, timeline.Prio))
 	s.setClass(pt, prioOr(e, timeline.Prio), now, false)
 	prev := e.Int32(timeline.TargetCPU)
+	if pt.delayed {
+		s.requeue(pt, now) // ttwu_runnable: still queued, no choice
+		return
+	}
 	if pt.onRQ || !pt.seen {
 		if !pt.onRQ {
 			s.enqueue(pt, prev, now)

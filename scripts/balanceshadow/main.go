@@ -147,12 +147,16 @@ func run(w io.Writer, path, policy string, verbose bool) error {
 
 // shadow runs whatif.BalanceShadow over the trace at path.
 func shadow(path, policy string) ([]whatif.BalancePass, error) {
+	dq, err := scriptutil.DelayedDequeues(path)
+	if err != nil {
+		return nil, err
+	}
 	r, d, pol, err := scriptutil.KernelTrace(path, policy)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	return whatif.BalanceShadow(r, d, pol)
+	return whatif.BalanceShadow(r, d, pol, dq)
 }
 
 func passLine(p whatif.BalancePass) string {
@@ -226,13 +230,17 @@ func printComparison(w io.Writer, passes []whatif.BalancePass, diff *model.Sched
 // runBusy prints whatif.BusyBalanceShadow's tallies for the trace at
 // path beside the kernel's busy counters over the same run.
 func runBusy(w io.Writer, path, policy string, hz int, sums busySums) error {
+	dq, err := scriptutil.DelayedDequeues(path)
+	if err != nil {
+		return err
+	}
 	r, d, pol, err := scriptutil.KernelTrace(path, policy)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	release := r.Meta().Source.OSRelease
-	ts, err := whatif.BusyBalanceShadow(r, d, pol, hz)
+	ts, err := whatif.BusyBalanceShadow(r, d, pol, hz, dq)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

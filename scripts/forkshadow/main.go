@@ -83,12 +83,16 @@ func run(w io.Writer, path, policy string, verbose bool) error {
 
 // score prints the trace's forks and returns their tally.
 func score(w io.Writer, path, policy string, verbose bool) (Tally, error) {
+	dq, err := scriptutil.DelayedDequeues(path)
+	if err != nil {
+		return Tally{}, err
+	}
 	r, d, pol, err := scriptutil.KernelTrace(path, policy)
 	if err != nil {
 		return Tally{}, err
 	}
 	defer r.Close()
-	ps, err := whatif.ForkShadow(r, d, pol)
+	ps, err := whatif.ForkShadow(r, d, pol, dq)
 	if err != nil {
 		return Tally{}, err
 	}

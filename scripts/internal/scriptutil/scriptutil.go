@@ -262,14 +262,17 @@ func KernelTrace(path, policy string) (r timeline.EventReader, d *model.Domains,
 
 // ShadowMain is the command line of a script that scores a kernel
 // trace's own decisions by the model's rules (balanceshadow, forkshadow):
-// name [-v] [-policy NAME] TRACE..., run called for each trace with
-// standard output, the policy named (empty: the trace kernel's) and -v
-// (listing what it scores, described by what); the first error is
-// printed after the name and exits 1.
+// name [-v] [-policy NAME] [-no-delayed-dequeue] TRACE..., run called for
+// each trace with standard output, the policy named (empty: the trace
+// kernel's) and -v (listing what it scores, described by what); the
+// first error is printed after the name and exits 1.
+// -no-delayed-dequeue makes DelayedDequeues return none (the shadow
+// before FIDELITY.md round 150).
 func ShadowMain(name, what string, run func(w io.Writer, path, policy string, verbose bool) error) {
 	verbose := flag.Bool("v", false, "list the "+what)
 	policy := flag.String("policy", "", "policy to score the "+what+" under (default: the one matching the trace's kernel)")
-	for _, path := range ParseArgs("usage: "+name+" [-v] [-policy NAME] TRACE...", false) {
+	flag.BoolVar(&noDelayedDequeue, "no-delayed-dequeue", false, "rule test: the shadow dequeues every block at its switch, whatever the trace's sleep statistics say the kernel kept queued")
+	for _, path := range ParseArgs("usage: "+name+" [-v] [-policy NAME] [-no-delayed-dequeue] TRACE...", false) {
 		if err := run(os.Stdout, path, *policy, *verbose); err != nil {
 			fmt.Fprintln(os.Stderr, name+":", err)
 			os.Exit(1)
@@ -302,4 +305,27 @@ func Parallel(n, count int, f func(i int)) {
 		g.Go(func() error { f(i); return nil })
 	}
 	g.Wait()
+}
+
+// noDelayedDequeue: ShadowMain's -no-delayed-dequeue.
+var noDelayedDequeue bool
+
+// DelayedDequeues reads the trace at path once for the blocks its kernel's
+// DELAY_DEQUEUE kept queued (whatif.ReadDelayedDequeues; nil when it has
+// no sleep statistics, or with -no-delayed-dequeue), for a PELT shadow to
+// read it again with.
+func DelayedDequeues(path string) (*whatif.DelayedDequeues, error) {
+	if noDelayedDequeue {
+		return nil, nil
+	}
+	r, err := ingest.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	dq, err := whatif.ReadDelayedDequeues(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return dq, nil
 }
