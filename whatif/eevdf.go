@@ -96,6 +96,8 @@ func (s *Sim) baseSliceNS() int64 {
 // and the load; its lag is taken now, and DELAY_ZERO clips a positive
 // lag to 0. Also for a delayed task that dies.
 func (s *Sim) finishDelayed(r *rq, t *simTask) {
+	// dequeue_entity's update_load_avg, the task still on the queue.
+	t.updateDelayedAvg(s.now, r.capacity)
 	s.eevdfUpdateLag(r, t)
 	if t.vlag > 0 {
 		t.vlag = 0
@@ -125,7 +127,9 @@ func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 		s.emitWaking(t, waker, src, int(t.cpu))
 	}
 	// requeue_delayed_entity runs before any update_curr: the lag is
-	// taken with the running task as last charged.
+	// taken with the running task as last charged; its update_load_avg
+	// ends the time the task was queued but not runnable.
+	t.updateDelayedAvg(s.now, r.capacity)
 	s.eevdfUpdateLag(r, t)
 	if t.vlag > 0 {
 		r.treeRemove(t)

@@ -1204,3 +1204,31 @@ func TestDeadlineTieInsertionOrder(t *testing.T) {
 		}
 	}
 }
+
+// A task DELAY_DEQUEUE keeps queued is an entity on the queue that is not
+// runnable (se_runnable is false for sched_delayed, __update_load_avg_se
+// takes !!on_rq for its load), by hand: one CPU, v6.12; D, delayed from
+// t0 with its averages at 0, is brought to 32 PELT periods (32 × 1,024
+// µs) later by its final dequeue, or by an update while still queued.
+// Its load_avg is then 1024 × (1 − y^32) = 512 (within the divider's
+// rounding), its runnable_avg and util_avg 0. Taken as off the queue, as
+// the engine did before, its load stayed at 0.
+func TestDelayedTaskPELT(t *testing.T) {
+	for _, how := range []string{"final dequeue", "update while queued"} {
+		s := handSim(t, "sockets=1,cores=1,threads=1", "v6.12", "a", "d")
+		r := s.cpus[0]
+		a, d := s.tasks[0], s.tasks[1]
+		handSet(s, r, a, 1*ms, 1500000, tsRunning)
+		handSet(s, r, d, 2*ms, 2600000, tsSleeping)
+		d.avg = avg{lastUpdate: t0}
+		s.now = t0 + 32*1024*1000
+		if how == "final dequeue" {
+			s.finishDelayed(r, d)
+		} else {
+			s.updateTaskLoad(r, d)
+		}
+		if l := d.avg.loadAvg; l < 500 || l > 525 || d.avg.runnableAvg != 0 || d.avg.utilAvg != 0 {
+			t.Errorf("%s: D's load_avg %d runnable_avg %d util_avg %d; want about 512, 0, 0", how, l, d.avg.runnableAvg, d.avg.utilAvg)
+		}
+	}
+}

@@ -370,6 +370,11 @@ func (s *Sim) updateTaskLoad(r *rq, t *simTask) {
 	if t.rt {
 		return
 	}
+	if t.delayed {
+		t.updateDelayedAvg(s.now, r.capacity)
+		s.updateRQLoad(r)
+		return
+	}
 	onrq := t.state == tsQueued || t.state == tsRunning
 	var l uint64
 	if onrq {
@@ -377,6 +382,15 @@ func (s *Sim) updateTaskLoad(r *rq, t *simTask) {
 	}
 	t.updateAvgOn(s.now, l, r.curr == t, r.capacity)
 	s.updateRQLoad(r)
+}
+
+// updateDelayedAvg is __update_load_avg_se() for a task DELAY_DEQUEUE
+// keeps queued: on_rq, so its load grows, but not runnable (se_runnable
+// is false for sched_delayed) and not running.
+func (t *simTask) updateDelayedAvg(now int64, scale uint64) {
+	if t.avg.update(now, 1, 0, false, t.weight, scale) {
+		t.ueUnchanged = false
+	}
 }
 
 // updateAvg is __update_load_avg_se() for a task: its sums to now with
