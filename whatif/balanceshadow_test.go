@@ -36,12 +36,19 @@ func kernelTraceOf(t *testing.T, path string) (timeline.EventReader, *model.Doma
 // scripts do.
 func delayedOf(t *testing.T, path string) *DelayedDequeues {
 	t.Helper()
+	return delaysWith(t, path, ReadDelayedDequeues)
+}
+
+// delaysWith reads the recording at path for its delayed dequeues with
+// read.
+func delaysWith(t *testing.T, path string, read func(timeline.EventReader) (*DelayedDequeues, error)) *DelayedDequeues {
+	t.Helper()
 	r, err := ingest.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	dq, err := ReadDelayedDequeues(r)
+	dq, err := read(r)
 	if err != nil {
 		t.Fatal(err)
 	}

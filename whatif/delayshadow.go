@@ -67,21 +67,31 @@ const (
 	requeueWaitNS = 50000
 )
 
-// delayWatch is DelayedDequeues' scan: each task's open block.
+// delayWatch is DelayedDequeues' scan: each task's open block, and each
+// CPU's blocks still watching its switches.
 type delayWatch struct {
 	d    *DelayedDequeues
 	open map[int32]*openDelay
 	stat bool // the trace has sleep statistics
-	// switches: each CPU's switch times, for the picks a later dequeue
-	// may date from; idles, those to the idle task.
-	switches, idles [][]int64
+	// watching: per CPU, the open blocks there whose CPU has not idled
+	// since (picks after an idle switch dequeue nothing they kept).
+	watching map[int32][]*openDelay
 }
 
+// openDelay is a block not yet settled by its task's sleep statistics or
+// switch-in.
 type openDelay struct {
 	cpu      int32
 	block    int64
 	waitFrom int64 // -1: no sched_stat_wait since the block
 	wokenAt  int64 // the first waking since the block, 0 none
+	// picks: the CPU's switches since the block, up to its first switch
+	// to idle (idledAt, 0 none yet) or maxPicks of them: the picks a
+	// final dequeue may date from, bounded so that memory goes with the
+	// blocked tasks, not the trace's length.
+	picks   []int64
+	idledAt int64
+	done    bool // settled: no longer watching
 }
 
 const (
@@ -89,28 +99,53 @@ const (
 	// before and after the switch its pick made.
 	pickBeforeNS = 15000
 	pickAfterNS  = 5000
+	// maxPicks: a delayed task becomes eligible within a few requests of
+	// the others on its CPU and is dequeued at the next pick that meets
+	// it; so many switches after its block, a later date is not taken.
+	maxPicks = 256
 )
 
-// atSwitch says whether CPU c switched within the window of a pick that
-// dequeued at `from`, after the block at `block`.
-func (w *delayWatch) atSwitch(c int32, block, from int64) bool {
-	if c < 0 || int(c) >= len(w.switches) {
-		return false
-	}
-	sw := w.switches[c]
-	i, _ := slices.BinarySearch(sw, max(from-pickAfterNS, block+1))
-	return i < len(sw) && sw[i] <= from+pickBeforeNS
+// atPick says whether b's CPU switched within the window of a pick that
+// dequeued at `from`.
+func (b *openDelay) atPick(from int64) bool {
+	i, _ := slices.BinarySearch(b.picks, from-pickAfterNS)
+	return i < len(b.picks) && b.picks[i] <= from+pickBeforeNS
 }
 
-// idledBetween says whether CPU c switched to idle after `from` and
-// before `to`: its pick dequeued every delayed task there.
-func (w *delayWatch) idledBetween(c int32, from, to int64) bool {
-	if c < 0 || int(c) >= len(w.idles) {
-		return false
+// idledBefore says whether b's CPU switched to idle after the block and
+// before `to`: that pick dequeued every delayed task there.
+func (b *openDelay) idledBefore(to int64) bool { return b.idledAt > 0 && b.idledAt < to }
+
+// switched records a switch on c at `at` in the blocks watching c.
+func (w *delayWatch) switched(c int32, at int64, idle bool) {
+	ws := w.watching[c]
+	if len(ws) == 0 {
+		return
 	}
-	id := w.idles[c]
-	i, _ := slices.BinarySearch(id, from+1)
-	return i < len(id) && id[i] < to
+	keep := ws[:0]
+	for _, b := range ws {
+		if b.done || at < b.block {
+			if !b.done {
+				keep = append(keep, b)
+			}
+			continue
+		}
+		b.picks = append(b.picks, at)
+		if idle {
+			b.idledAt = at
+		}
+		if !idle && len(b.picks) < maxPicks {
+			keep = append(keep, b)
+		}
+	}
+	clear(ws[len(keep):])
+	w.watching[c] = keep
+}
+
+// settle ends b's watch.
+func (w *delayWatch) settle(pid int32, b *openDelay) {
+	b.done = true
+	delete(w.open, pid)
 }
 
 // ReadDelayedDequeues scans r (a kernel trace, read once before the
@@ -130,7 +165,7 @@ func ReadDelayedDequeues(r timeline.EventReader) (*DelayedDequeues, error) {
 // scanDelayedDequeues is ReadDelayedDequeues for any kernel (a test reads
 // a 6.1 trace's statistics with it for the rules' false alarms).
 func scanDelayedDequeues(r timeline.EventReader) (*DelayedDequeues, error) {
-	w := &delayWatch{d: &DelayedDequeues{until: map[blockAt]int64{}}, open: map[int32]*openDelay{}}
+	w := &delayWatch{d: &DelayedDequeues{until: map[blockAt]int64{}}, open: map[int32]*openDelay{}, watching: map[int32][]*openDelay{}}
 	for r.Next() {
 		w.event(r.Event())
 	}
@@ -146,35 +181,34 @@ func scanDelayedDequeues(r timeline.EventReader) (*DelayedDequeues, error) {
 func (w *delayWatch) event(e *timeline.Event) {
 	switch e.Kind {
 	case timeline.Lost:
-		clear(w.open) // what the lost records held is not known
+		// What the lost records held is not known.
+		clear(w.open)
+		clear(w.watching)
 	case timeline.SchedSwitch:
-		if c := e.Int32(timeline.CPU); e.IsSet(timeline.CPU) && timeline.CheckCPUs(e) == nil {
-			for int(c) >= len(w.switches) {
-				w.switches = append(w.switches, nil)
-				w.idles = append(w.idles, nil)
-			}
-			if sw := w.switches[c]; len(sw) == 0 || sw[len(sw)-1] <= e.Time {
-				w.switches[c] = append(sw, e.Time)
-				if e.Int32(timeline.NextPID) == 0 {
-					w.idles[c] = append(w.idles[c], e.Time)
-				}
-			}
+		c, next := e.Int32(timeline.CPU), e.Int32(timeline.NextPID)
+		cpuOK := e.IsSet(timeline.CPU) && timeline.CheckCPUs(e) == nil
+		if cpuOK {
+			w.switched(c, e.Time, next == 0)
 		}
-		next := e.Int32(timeline.NextPID)
 		if b := w.open[next]; b != nil {
 			// Switched in with no sleep statistics since the block.
-			if b.wokenAt > 0 && b.waitFrom >= 0 && b.waitFrom <= b.block+requeueWaitNS && !w.idledBetween(b.cpu, b.block, b.wokenAt) {
+			if b.wokenAt > 0 && b.waitFrom >= 0 && b.waitFrom <= b.block+requeueWaitNS && !b.idledBefore(b.wokenAt) {
 				w.d.until[blockAt{next, b.block}] = untilRequeue
 				w.d.Blocks++
 				w.d.Requeued++
 			}
-			delete(w.open, next)
+			w.settle(next, b)
 		}
 		prev := e.Int32(timeline.PrevPID)
-		if st := e.Str(timeline.PrevState); prev > 0 && next > 0 && blockedState(st) {
+		if st := e.Str(timeline.PrevState); cpuOK && prev > 0 && next > 0 && blockedState(st) {
 			// (A block straight to idle left no other task queued: the
 			// task was eligible, dequeued.)
-			w.open[prev] = &openDelay{cpu: e.Int32(timeline.CPU), block: e.Time, waitFrom: -1}
+			if b := w.open[prev]; b != nil {
+				w.settle(prev, b)
+			}
+			b := &openDelay{cpu: c, block: e.Time, waitFrom: -1}
+			w.open[prev] = b
+			w.watching[c] = append(w.watching[c], b)
 		}
 	case timeline.SchedStatSleep, timeline.SchedStatBlocked, timeline.SchedStatIOWait:
 		w.stat = true
@@ -183,9 +217,9 @@ func (w *delayWatch) event(e *timeline.Event) {
 		if b == nil || !e.IsSet(timeline.Delay) {
 			return
 		}
-		delete(w.open, pid)
+		w.settle(pid, b)
 		w.d.Blocks++
-		if from := e.Time - e.Int(timeline.Delay); from > b.block+delayedAfterNS && w.atSwitch(b.cpu, b.block, from) && !w.idledBetween(b.cpu, b.block, from-pickAfterNS) {
+		if from := e.Time - e.Int(timeline.Delay); from > b.block+delayedAfterNS && b.atPick(from) && !b.idledBefore(from-pickAfterNS) {
 			w.d.until[blockAt{pid, b.block}] = from
 			w.d.Delayed++
 		}

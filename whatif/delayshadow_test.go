@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/schedreplay/replay/ingest"
 	"github.com/schedreplay/replay/model"
 	"github.com/schedreplay/replay/timeline"
 )
@@ -111,19 +110,7 @@ func TestDelayedDequeuesFalseAlarms(t *testing.T) {
 		{"../fixtures/kernels/crosskernel/v6.1/guest-P-1s2c1t/r2/messaging.perf.data.gz", 0, 2, 1000, false},
 		{"../fixtures/kernels/crosskernel/v6.12/guest-M-1s1c2t/r1/messaging.perf.data.gz", 15, 100, 1000, true},
 	} {
-		scan := func(read func(timeline.EventReader) (*DelayedDequeues, error)) *DelayedDequeues {
-			r, err := ingest.Open(c.path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			dq, err := read(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return dq
-		}
-		dq := scan(scanDelayedDequeues)
+		dq := delaysWith(t, c.path, scanDelayedDequeues)
 		if dq == nil {
 			t.Fatalf("%s: no sleep statistics", c.path)
 		}
@@ -132,7 +119,7 @@ func TestDelayedDequeuesFalseAlarms(t *testing.T) {
 			t.Errorf("%s: %d blocks, %d delayed, %d requeued (%.1f %%); want at least %d blocks, %g–%g %%",
 				c.path, dq.Blocks, dq.Delayed, dq.Requeued, pct, c.minBlocks, c.minPct, c.maxPct)
 		}
-		if got := scan(ReadDelayedDequeues) != nil; got != c.viaRelease {
+		if got := delayedOf(t, c.path) != nil; got != c.viaRelease {
 			t.Errorf("%s: ReadDelayedDequeues kept evidence %v, want %v", c.path, got, c.viaRelease)
 		}
 	}
