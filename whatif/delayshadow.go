@@ -46,6 +46,16 @@ type DelayedDequeues struct {
 	Blocks, Delayed, Requeued int
 }
 
+// DelayStats counts blocks and their delayed dequeues, a replay's (Stats)
+// as DelayedDequeues counts a trace's: Blocks, of fair tasks with another
+// task on their queue; Delayed, those kept queued; Requeued, those a
+// waking found still queued.
+type DelayStats struct {
+	Blocks   int64 `json:"blocks"`
+	Delayed  int64 `json:"delayed"`
+	Requeued int64 `json:"requeued"`
+}
+
 // blockAt names a block: the task and its switch-out's time.
 type blockAt struct {
 	pid int32

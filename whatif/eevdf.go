@@ -140,6 +140,7 @@ func (s *Sim) requeueDelayed(t *simTask, waker *simTask, wakerCPU int) {
 	t.delayed = false
 	r.nrDelayed--
 	r.nrCFS++
+	s.stats.Delay.Requeued++
 	// No enqueue: the wakeup check's own update_curr, t counted, in the
 	// waking's context (ttwu_runnable uses no wakelist).
 	s.enqCPU = r.cpu

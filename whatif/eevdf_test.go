@@ -62,8 +62,15 @@ func TestDelayedDequeueKeepsWakeeOnItsCPU(t *testing.T) {
 		policy string
 		cpu    int64
 		at     int64
-	}{{"v6.10", 1, t0 + 1500000}, {"v6.12", 0, t0 + 4*ms}} {
-		checkSecondRunOfB(t, c.policy, policyConfig(t, c.policy), t0+1500000, c.cpu, c.at)
+		delay  DelayStats
+	}{{"v6.10", 1, t0 + 1500000, DelayStats{}}, {"v6.12", 0, t0 + 4*ms, DelayStats{Blocks: 2, Delayed: 1, Requeued: 1}}} {
+		// The replay's counts: under v6.12 both of B's blocks come with
+		// A queued, the first delayed and requeued by its timer, the
+		// second (at t0+5 ms, v_B 2 ms against A's 3: V 2.5) eligible;
+		// before, nothing is counted.
+		if d := checkSecondRunOfB(t, c.policy, policyConfig(t, c.policy), t0+1500000, c.cpu, c.at); d != c.delay {
+			t.Errorf("%s: delayed dequeue counts %+v, want %+v", c.policy, d, c.delay)
+		}
 	}
 }
 
@@ -104,14 +111,14 @@ func TestRequeueDelayedIRQElsewhere(t *testing.T) {
 // checkSecondRunOfB replays the setting of
 // TestDelayedDequeueKeepsWakeeOnItsCPU (B's timer at wakeAt) under cfg and
 // checks where and when B runs after its wakeup.
-func checkSecondRunOfB(t *testing.T, name string, cfg Config, wakeAt, cpu, at int64) {
+func checkSecondRunOfB(t *testing.T, name string, cfg Config, wakeAt, cpu, at int64) DelayStats {
 	t.Helper()
 	b := newBuilder(t, "sockets=1,cores=2,threads=1")
 	bt := b.task("b", 120, 0, true, CauseStart, 1*ms, 1*ms)
 	b.task("a", 120, 0, false, CauseStart, 20*ms)
 	a := &b.w.Tasks[bt].Activations[1]
 	a.Cause, a.SleepNS, a.ReleaseNS = CauseArrival, wakeAt-t0-1*ms, wakeAt
-	_, ch := replayChecked(t, b.done(t), cfg)
+	res, ch := replayChecked(t, b.done(t), cfg)
 	got := ch.firstRunAfter(100, t0)
 	if got == nil {
 		t.Fatalf("%s: B never ran again", name)
@@ -119,6 +126,7 @@ func checkSecondRunOfB(t *testing.T, name string, cfg Config, wakeAt, cpu, at in
 	if got.cpu != cpu || got.start != at {
 		t.Errorf("%s: B's second run on cpu %d at t0%+d ns, want cpu %d at t0%+d ns", name, got.cpu, got.start-t0, cpu, at-t0)
 	}
+	return res.Stats.Delay
 }
 
 // The reschedule of a task whose request is used up comes at the next
@@ -220,7 +228,11 @@ func TestForkInheritsWakeeFlips(t *testing.T) {
 // Counting only runnable tasks, the tick skipped the pick, B was still
 // delayed at its wakeup and ran on CPU 0.
 func TestTickPicksDelayedTask(t *testing.T) {
-	checkSecondRunOfB(t, "v6.12", policyConfig(t, "v6.12"), t0+6*ms, 1, t0+6*ms)
+	// Counted: B's block with A queued, delayed, not requeued (the tick's
+	// pick dequeued it); its second block, alone on CPU 1, is not.
+	if d := checkSecondRunOfB(t, "v6.12", policyConfig(t, "v6.12"), t0+6*ms, 1, t0+6*ms); d != (DelayStats{Blocks: 1, Delayed: 1}) {
+		t.Errorf("delayed dequeue counts %+v, want 1 block, 1 delayed, none requeued", d)
+	}
 }
 
 // Delayed dequeue and the 0.70 ms base slice switch like the other

@@ -650,6 +650,14 @@ func (s *Sim) dequeue(r *rq, t *simTask, sleep bool) {
 	t.updateAvgOn(s.now, 1, r.curr == t, r.capacity)
 	s.updateRQLoad(r)
 	delay := s.eevdf && s.knobs.DelayDequeue && sleep && t.state == tsSleeping && !r.eligible(t)
+	if s.eevdf && s.knobs.DelayDequeue && sleep && t.state == tsSleeping && r.nrRunning() > 1 {
+		// A block with another task on the queue (alone, a task is
+		// always eligible): DelayedDequeues' denominator.
+		s.stats.Delay.Blocks++
+		if delay {
+			s.stats.Delay.Delayed++
+		}
+	}
 	if s.eevdf && !delay {
 		s.eevdfUpdateLag(r, t)
 	}

@@ -933,7 +933,11 @@ type Stats struct {
 	// sleeper woken at the end because the reply never came (0 on an
 	// extracted workload; awaits marked by hand can wait in a circle).
 	RepliesAwaited int64 `json:"replies_awaited,omitempty"`
-	AwaitsStranded int64 `json:"awaits_stranded,omitempty"`
+	// Delay: the blocks of fair tasks with others on their queue under
+	// DELAY_DEQUEUE, those it kept queued and those a waking requeued:
+	// what DelayedDequeues reads from a trace's schedstats.
+	Delay          DelayStats `json:"delayed_dequeue,omitzero"`
+	AwaitsStranded int64      `json:"awaits_stranded,omitempty"`
 	// A parent waiting for any child (reap.go): its children's exits, the
 	// ones that woke it, and the reap activations it continued into
 	// without sleeping (a zombie child at hand).

@@ -701,6 +701,10 @@ func (f *Fidelity) WriteTable(w io.Writer) error {
 			}
 		}
 	}
+	if st := f.Stats; st != nil && st.Delay.Blocks > 0 {
+		fmt.Fprintf(&b, "delayed dequeue: %d of the replay's %d blocks with another task queued kept their task queued (not eligible), %d of those until a waking requeued it (a v6.12+ trace's schedstats date the kernel's: scripts/delayshare)\n",
+			st.Delay.Delayed, st.Delay.Blocks, st.Delay.Requeued)
+	}
 	if st := f.Stats; st != nil && st.RepliesAwaited > 0 {
 		fmt.Fprintf(&b, "hidden waits: wakers slept %d times where the trace shows their wakee preempting them, until the broadcast or reply the wakee's activation made, which the trace hid (--set herd_awaits=off: not for broadcasts)\n", st.RepliesAwaited)
 	}
