@@ -84,6 +84,10 @@ balanceshadow:
 balanceshadow-busy:
     go run ./scripts/balanceshadow -busy $(find fixtures/kernels -name '*.perf.data' -o -name '*.perf.data.gz' | sort)
 
+# How often the kernel's blocks and the replays' are delayed-dequeued (kept queued, requeued by a waking) on every 6.12 recording, seeds 0 and 1 (FIDELITY.md round 150).
+delayshare:
+    go run ./scripts/delayshare -seeds 0-1 $(find fixtures/kernels -path '*v6.12*' -name '*.perf.data.gz' | sort)
+
 # The model's fork balancing against the kernel's own fork placements, on the loads a PELT shadow redoes from each 6.1 guest recording (FIDELITY.md round 97; for the 6.12 guests' the shadow keeps the blocks their schedstats show delayed-dequeued, round 150).
 forkshadow:
     go run ./scripts/forkshadow fixtures/kernels/guest-*/*.perf.data fixtures/kernels/guest-*/*.perf.data.gz fixtures/kernels/repeats/*/r*/*.perf.data.gz
