@@ -22,10 +22,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -104,12 +105,7 @@ func run(w io.Writer, paths []string, seeds []int, replay func(path string, seed
 		p.trace.add(tr)
 		p.replay.add(rp)
 	}
-	names := make([]string, 0, len(byWorkload))
-	for n := range byWorkload {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(byWorkload)) {
 		p := byWorkload[n]
 		fmt.Fprintf(w, "%-14s trace %s | replay %s\n", n, p.trace.share(), p.replay.share())
 	}
