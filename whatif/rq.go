@@ -650,9 +650,10 @@ func (s *Sim) dequeue(r *rq, t *simTask, sleep bool) {
 	t.updateAvgOn(s.now, 1, r.curr == t, r.capacity)
 	s.updateRQLoad(r)
 	delay := s.eevdf && s.knobs.DelayDequeue && sleep && t.state == tsSleeping && !r.eligible(t)
-	if s.eevdf && s.knobs.DelayDequeue && sleep && t.state == tsSleeping && r.nrRunning() > 1 {
-		// A block with another task on the queue (alone, a task is
-		// always eligible): DelayedDequeues' denominator.
+	if s.eevdf && s.knobs.DelayDequeue && sleep && t.state == tsSleeping && r.nrCFS+len(r.rtq) > 1 {
+		// A block with another runnable task to switch to, as the blocks
+		// DelayedDequeues counts in a trace (one to idle dequeues every
+		// delayed task at its pick).
 		s.stats.Delay.Blocks++
 		if delay {
 			s.stats.Delay.Delayed++

@@ -933,7 +933,7 @@ type Stats struct {
 	// sleeper woken at the end because the reply never came (0 on an
 	// extracted workload; awaits marked by hand can wait in a circle).
 	RepliesAwaited int64 `json:"replies_awaited,omitempty"`
-	// Delay: the blocks of fair tasks with others on their queue under
+	// Delay: the blocks of fair tasks with another runnable task under
 	// DELAY_DEQUEUE, those it kept queued and those a waking requeued:
 	// what DelayedDequeues reads from a trace's schedstats.
 	Delay          DelayStats `json:"delayed_dequeue,omitzero"`
