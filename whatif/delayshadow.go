@@ -249,7 +249,7 @@ func (w *delayWatch) event(e *timeline.Event) {
 // DELAY_DEQUEUE delays; not a preemption (R), an exit (X, Z) or a stop
 // (T, t).
 func blockedState(st string) bool {
-	return st != "" && st[0] != 'R' && st[0] != 'X' && st[0] != 'Z' && st[0] != 'T' && st[0] != 't'
+	return st != "" && st[0] != 'R' && !exiting(st) && st[0] != 'T' && st[0] != 't'
 }
 
 // delayedUntil says whether the block of pid at `at` was delayed, and

@@ -370,17 +370,14 @@ func (s *Sim) updateTaskLoad(r *rq, t *simTask) {
 	if t.rt {
 		return
 	}
-	if t.delayed {
+	switch {
+	case t.delayed:
 		t.updateDelayedAvg(s.now, r.capacity)
-		s.updateRQLoad(r)
-		return
+	case t.state == tsQueued || t.state == tsRunning:
+		t.updateAvgOn(s.now, 1, r.curr == t, r.capacity)
+	default:
+		t.updateAvgOn(s.now, 0, r.curr == t, r.capacity)
 	}
-	onrq := t.state == tsQueued || t.state == tsRunning
-	var l uint64
-	if onrq {
-		l = 1
-	}
-	t.updateAvgOn(s.now, l, r.curr == t, r.capacity)
 	s.updateRQLoad(r)
 }
 
@@ -649,8 +646,9 @@ func (s *Sim) dequeue(r *rq, t *simTask, sleep bool) {
 	// already given it.
 	t.updateAvgOn(s.now, 1, r.curr == t, r.capacity)
 	s.updateRQLoad(r)
-	delay := s.eevdf && s.knobs.DelayDequeue && sleep && t.state == tsSleeping && !r.eligible(t)
-	if s.eevdf && s.knobs.DelayDequeue && sleep && t.state == tsSleeping && r.nrCFS+len(r.rtq) > 1 {
+	mayDelay := s.eevdf && s.knobs.DelayDequeue && sleep && t.state == tsSleeping
+	delay := mayDelay && !r.eligible(t)
+	if mayDelay && r.nrCFS+len(r.rtq) > 1 {
 		// A block with another runnable task to switch to, as the blocks
 		// DelayedDequeues counts in a trace (one to idle dequeues every
 		// delayed task at its pick).

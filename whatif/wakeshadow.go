@@ -528,7 +528,7 @@ func (s *wakeShadow) event(e *timeline.Event) {
 			case !pt.rt && pt.onRQ && !pt.delayed && blockedState(st) && s.keptQueued(pt, now):
 			default:
 				s.dequeue(pt, r, now)
-				if len(st) > 0 && (st[0] == 'X' || st[0] == 'Z') {
+				if exiting(st) {
 					// task_dead_fair: its load leaves.
 					s.remove(r, pt)
 					pt.seen, pt.cpu = false, -1

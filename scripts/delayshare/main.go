@@ -34,21 +34,22 @@ import (
 	"github.com/schedreplay/replay/whatif"
 )
 
-// counts is blocks, delayed and requeued, a trace's or a replay's.
-type counts struct{ blocks, delayed, requeued int64 }
+// counts is a trace's or a replay's blocks, those kept queued and of
+// those the ones requeued (the replay's own stats type).
+type counts = whatif.DelayStats
 
-func (c *counts) add(d counts) {
-	c.blocks += d.blocks
-	c.delayed += d.delayed
-	c.requeued += d.requeued
+func add(c *counts, d counts) {
+	c.Blocks += d.Blocks
+	c.Delayed += d.Delayed
+	c.Requeued += d.Requeued
 }
 
-// share is "D+R of B (P %)": kept queued, then requeued, of the blocks.
-func (c counts) share() string {
-	if c.blocks == 0 {
+// share is the kept and requeued shares of the blocks, and their count.
+func share(c counts) string {
+	if c.Blocks == 0 {
 		return "no blocks"
 	}
-	return fmt.Sprintf("%5.1f %% kept (%4.1f %% requeued) of %d", 100*float64(c.delayed)/float64(c.blocks), 100*float64(c.requeued)/float64(c.blocks), c.blocks)
+	return fmt.Sprintf("%5.1f %% kept (%4.1f %% requeued) of %d", 100*float64(c.Delayed)/float64(c.Blocks), 100*float64(c.Requeued)/float64(c.Blocks), c.Blocks)
 }
 
 func main() {
@@ -93,21 +94,21 @@ func run(w io.Writer, paths []string, seeds []int, replay func(path string, seed
 			if err != nil {
 				return err
 			}
-			rp.add(c)
+			add(&rp, c)
 		}
-		fmt.Fprintf(w, "%s\n  trace:  %s\n  replay: %s (%d seeds)\n", path, tr.share(), rp.share(), len(seeds))
+		fmt.Fprintf(w, "%s\n  trace:  %s\n  replay: %s (%d seeds)\n", path, share(tr), share(rp), len(seeds))
 		wl, _, _ := strings.Cut(filepath.Base(path), ".")
 		p := byWorkload[wl]
 		if p == nil {
 			p = &pair{}
 			byWorkload[wl] = p
 		}
-		p.trace.add(tr)
-		p.replay.add(rp)
+		add(&p.trace, tr)
+		add(&p.replay, rp)
 	}
 	for _, n := range slices.Sorted(maps.Keys(byWorkload)) {
 		p := byWorkload[n]
-		fmt.Fprintf(w, "%-14s trace %s | replay %s\n", n, p.trace.share(), p.replay.share())
+		fmt.Fprintf(w, "%-14s trace %s | replay %s\n", n, share(p.trace), share(p.replay))
 	}
 	return nil
 }
@@ -119,7 +120,7 @@ func traced(path string) (counts, bool, error) {
 	if err != nil || dq == nil {
 		return counts{}, false, err
 	}
-	return counts{int64(dq.Blocks), int64(dq.Delayed + dq.Requeued), int64(dq.Requeued)}, true, nil
+	return counts{Blocks: int64(dq.Blocks), Delayed: int64(dq.Delayed + dq.Requeued), Requeued: int64(dq.Requeued)}, true, nil
 }
 
 // replayed runs one seed's replay of path and returns its counts.
@@ -131,13 +132,12 @@ func replayed(bin, path string, seed int) (counts, error) {
 	var j struct {
 		Fidelity struct {
 			Stats struct {
-				Delay whatif.DelayStats `json:"delayed_dequeue"`
+				Delay counts `json:"delayed_dequeue"`
 			} `json:"replay_stats"`
 		} `json:"fidelity"`
 	}
 	if err := json.Unmarshal(out, &j); err != nil {
 		return counts{}, fmt.Errorf("%s seed %d: %v", path, seed, err)
 	}
-	d := j.Fidelity.Stats.Delay
-	return counts{d.Blocks, d.Delayed, d.Requeued}, nil
+	return j.Fidelity.Stats.Delay, nil
 }

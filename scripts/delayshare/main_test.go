@@ -16,7 +16,7 @@ func TestRun(t *testing.T) {
 	calls := 0
 	err := run(&b, []string{v612, v61}, []int{0, 1}, func(path string, seed int) (counts, error) {
 		calls++
-		return counts{10, 2, 1}, nil
+		return counts{Blocks: 10, Delayed: 2, Requeued: 1}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
