@@ -84,6 +84,11 @@ balanceshadow:
 balanceshadow-busy:
     go run ./scripts/balanceshadow -busy $(find fixtures/kernels -name '*.perf.data' -o -name '*.perf.data.gz' | sort)
 
+# The fork and balance shadows on every 6.12 guest recording, the blocks their schedstats show delayed-dequeued kept queued (FIDELITY.md round 150): forks placed as the kernel did, then the moving passes' summed imbalance against the kernel's lb_imbalance over the rows where every pass is seen (within 10 %, mean |ln ratio|). -no-delayed-dequeue after each script name gives the shadow before.
+shadows-v612:
+    go run ./scripts/forkshadow $(find fixtures/kernels -path '*v6.12*' -name '*.perf.data.gz' | sort) | tail -n 1
+    go run ./scripts/balanceshadow $(find fixtures/kernels -path '*v6.12*' -name '*.perf.data.gz' | sort) | awk '$NF ~ /^[0-9.]+$/ && $(NF-1) == "|" && $NF > 0 { n++; l = log($NF); if (l < 0) l = -l; s += l; if ($NF >= 0.9 && $NF <= 1.1) w++ } END { printf "%d rows with every pass seen: %d within 10 %%, mean |ln ratio| %.3f\n", n, w, s / n }'
+
 # How often the kernel's blocks and the replays' are delayed-dequeued (kept queued, requeued by a waking) on every 6.12 recording, seeds 0 and 1 (FIDELITY.md round 150).
 delayshare:
     go run ./scripts/delayshare -seeds 0-1 $(find fixtures/kernels -path '*v6.12*' -name '*.perf.data.gz' | sort)
