@@ -63,14 +63,15 @@ crosskernel:
 fidelity-same-day:
     go run ./scripts/fidelity -seeds ${SEEDS:-0-29} -same-day -status
 
-# The 6.12 kernel's EEVDF state against the replays' (FIDELITY.md round 61): W=hackbench|stressng-mix for another workload.
+# The 6.12 kernel's EEVDF state against the replays' (FIDELITY.md rounds 61 and 151): W=hackbench|stressng-mix for another workload, R=fixtures/kernels for the 6.12 recordings under every directory there (the same-day ones too: W=messaging).
 shadow:
     #!/usr/bin/env bash
     set -euo pipefail
     w=${W:-schbench}; d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+    traces=$(find "${R:-fixtures/kernels/v6.12}" -path '*v6.12*' -name "$w.perf.data.gz" | sort)
     go build -o "$d/replay" ./cmd/replay
-    for f in fixtures/kernels/v6.12/*/r*/$w.perf.data.gz; do "$d/replay" whatif -i "$f" --seed 0 -o "$d/$(echo "$f" | tr / _).arrow" 2>/dev/null >/dev/null; done
-    go run ./scripts/eevdfshadow fixtures/kernels/v6.12/*/r*/$w.perf.data.gz vs "$d"/*.arrow
+    for f in $traces; do "$d/replay" whatif -i "$f" --seed 0 -o "$d/$(echo "$f" | tr / _).arrow" 2>/dev/null >/dev/null; done
+    go run ./scripts/eevdfshadow $traces vs "$d"/*.arrow
 
 # The extractor's tick and enqueue classes against each CPU's tick grid over every 6.1 and 6.12 guest recording (FIDELITY.md round 66).
 tickgrid:

@@ -10,7 +10,9 @@
 // onto a CPU running a CFS task: whether pick_eevdf names the wakee at
 // the wakeup check (a preemption predicted), whether the timeline's next
 // switch there preempted for it, and the wakee's and the running task's
-// lags (FIDELITY.md round 61):
+// lags (FIDELITY.md round 61); the picks that follow a delayed block, by
+// how the delay ended (a waking requeued the task, or a pick dequeued it
+// first), and each block's sleep to the task's next waking (round 151):
 //
 //	replay whatif -i fixtures/kernels/v6.12/guest-M-1s1c2t/r3/schbench.perf.data.gz --seed 0 -o /tmp/m3.arrow
 //	go run ./scripts/eevdfshadow fixtures/kernels/v6.12/guest-M-1s1c2t/r3/schbench.perf.data.gz vs /tmp/m3.arrow
@@ -106,6 +108,16 @@ type ent struct {
 	// "move".
 	dlFrom  string
 	pickLag int64 // its lag at its last pick
+	// delayAt, delayWoken, delayEnd: when its last delayed block came,
+	// its first waking since (0 none yet), and how that delay ended
+	// (delayPending and the others; "" while none is pending): tallied
+	// at its next pick (results.afterDelay).
+	delayAt, delayWoken int64
+	delayEnd            string
+	// sleepStats, sleepFrom: the tally its last block went into and that
+	// block's time, until a waking or its next switch-in (nil then).
+	sleepStats *blockStats
+	sleepFrom  int64
 	// pickUsed: how much of its request (virtual ns) it had used at its
 	// last pick; lastEnd: how its run before that pick ended.
 	pickUsed                     int64
@@ -315,6 +327,7 @@ func (p params) pickNext(r *cfsRQ) *ent {
 			return e
 		}
 		p.dequeue(r, e, true, false)
+		e.delayEnd = delayPicked
 	}
 }
 
@@ -821,12 +834,21 @@ func (s *shadow) event(e *timeline.Event) {
 		if t.rt {
 			return
 		}
+		if t.delayEnd != "" && t.delayWoken == 0 {
+			t.delayWoken = e.Time
+		}
+		if b := t.sleepStats; b != nil {
+			b.woken = append(b.woken, e.Time-t.sleepFrom)
+			t.sleepStats = nil
+		}
 		if t.onRQ {
 			if t.delayed {
 				// requeue_delayed_entity: where it is; DELAY_ZERO.
 				r := s.rq(t.cpu)
 				s.p.updateLag(r, t)
+				t.delayEnd = delayRequeuedKept
 				if t.vlag > 0 && !s.p.noDelayZero {
+					t.delayEnd = delayRequeuedPlaced
 					s.track(r, "requeues", func() {
 						r.remove(t)
 						t.vlag = 0
@@ -1016,6 +1038,7 @@ func (s *shadow) blockEarly(c int32, t int64) {
 				s.trackCum(r, "blocks", func() { s.p.dequeue(r, p, false, false) })
 			} else {
 				p.delayed = true
+				p.delayAt, p.delayWoken, p.delayEnd = t, 0, delayPending
 			}
 			s.trackCum(r, "purges", func() { s.p.pickNext(r) })
 			p.outEarly = true
@@ -1110,6 +1133,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 			} else if !special(state) && !s.p.noDelay && delay {
 				prev.delayed = true
 				prev.lastEnd = "delayed block"
+				prev.delayAt, prev.delayWoken, prev.delayEnd = e.Time, 0, delayPending
 			} else {
 				s.trackCum(r, "blocks", func() { s.p.dequeue(r, prev, false, false) })
 				if raise {
@@ -1129,6 +1153,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 				b := &bs[s.col]
 				b.pickLag = append(b.pickLag, prev.pickLag)
 				b.lag = append(b.lag, lagNow)
+				prev.sleepStats, prev.sleepFrom = b, e.Time
 				b.ran = append(b.ran, ran)
 				for i, d := range r.dv {
 					b.dv[i] = append(b.dv[i], d)
@@ -1265,6 +1290,10 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 		next.prot = true
 		r.curr = next
 		next.pickLag = r.V() - next.v
+		next.sleepStats = nil
+		if next.delayEnd != "" {
+			s.afterDelay(next, e.Time)
+		}
 		next.pickUsed = s.p.vslice(next) - (next.d - next.v)
 		next.pickEnd = next.lastEnd
 		next.pickDL = next.dlFrom
@@ -1291,6 +1320,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 	if x := heldDelayed; x != nil {
 		if x.onRQ && x.delayed {
 			x.delayed = false
+			x.delayEnd = delayRequeuedKept
 		} else if !x.onRQ {
 			heldWake = x
 		}
@@ -1324,7 +1354,7 @@ func (s *shadow) begin(path string, col int, stat bool) {
 }
 
 func newShadow(p params, verbose bool) *shadow {
-	return &shadow{p: p, verbose: verbose, res: &results{picks: map[string]*[2]picks{}, wakes: map[string]*[2]wakeStats{}, requests: map[string]*[2]pickStats{}, blocks: map[string]*[2]blockStats{}, renewals: map[string]*[2]blockStats{}}}
+	return &shadow{p: p, verbose: verbose, res: &results{picks: map[string]*[2]picks{}, wakes: map[string]*[2]wakeStats{}, requests: map[string]*[2]pickStats{}, blocks: map[string]*[2]blockStats{}, renewals: map[string]*[2]blockStats{}, afterDelay: map[string]*[2]delayStats{}}}
 }
 
 func (s *shadow) file(path string, col int) error {

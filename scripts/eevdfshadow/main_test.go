@@ -3,6 +3,7 @@ package main
 import (
 	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/schedreplay/replay/ingest"
@@ -249,6 +250,58 @@ func TestHandWorked(t *testing.T) {
 	if b := s.ents[2]; b.d-b.v != 1000*us || b.delayed || !b.onRQ {
 		t.Errorf("B: v %d, deadline %d, delayed %v; want a fresh request, runnable", b.v, b.d, b.delayed)
 	}
+	// B's delayed block at 1400 ended at the pick of 2400; woken at 2500
+	// (v 1800), it is picked at 2700 with A delayed beside it: V 1900.
+	checkAfterDelay(t, s, map[string]delayStats{"b, " + delayPicked: {lag: []int64{100 * us}, woken: []int64{1100 * us}, since: []int64{1300 * us}}})
+	// B's blocks at 700 and 1400 were woken at 800 and 2500; A's at 2700
+	// not yet.
+	if b := s.res.blocks["b ran 0.1 ms or more"]; b == nil || !slices.Equal(b[0].woken, []int64{100 * us, 1100 * us}) {
+		t.Errorf("B's sleeps to its wakings %v, want [100 µs 1100 µs]", b)
+	}
+	if a := s.res.blocks["a ran 0.1 ms or more"]; a == nil || len(a[0].lag) != 1 || len(a[0].woken) != 0 {
+		t.Errorf("A's blocks %v, want one, not woken", a)
+	}
+}
+
+// checkAfterDelay compares the shadow's picks after a delayed block (the
+// trace's column) with want, by group and how the delay ended.
+func checkAfterDelay(t *testing.T, s *shadow, want map[string]delayStats) {
+	t.Helper()
+	got := map[string]delayStats{}
+	for k, v := range s.res.afterDelay {
+		got[k] = v[0]
+	}
+	if !maps.EqualFunc(got, want, func(a, b delayStats) bool {
+		return slices.Equal(a.lag, b.lag) && slices.Equal(a.woken, b.woken) && slices.Equal(a.since, b.since)
+	}) {
+		t.Errorf("picks after a delayed block %v, want %v", got, want)
+	}
+}
+
+// A delayed task that a waking requeues while its lag is still negative
+// keeps its vruntime (no DELAY_ZERO placement), and is picked once the
+// queue empties. By hand (one CPU, slice 1 ms, vruntimes in µs):
+//
+//	0-200  aDelayedBRuns: A blocks at 200 (v 200, V 150): delayed; B
+//	       (v 100) picked.
+//	250    B wakes A before its own update: V (200 + 100) / 2 = 150,
+//	       A's lag −50: requeued where it is, v 200. B's update (v 150).
+//	300    B's update (v 200); B blocks: V 200, lag 0, eligible:
+//	       dequeued. A is picked (agree), alone: lag 0, 100 µs after its
+//	       block.
+func TestRequeuedWhileNotEligible(t *testing.T) {
+	evs := append(aDelayedBRuns(),
+		wake(250*us, timeline.SchedWaking, 1, "a"),
+		runtime(250*us, 2, 50*us, false),
+		runtime(300*us, 2, 50*us, false),
+		sw(300*us, 2, "S", 1),
+	)
+	s := handShadow(evs)
+	checkPicks(t, s, map[string]picks{"idle": {agree: 1}, "block": {agree: 2}})
+	if a := s.ents[1]; a.v != 200*us || a.delayed {
+		t.Errorf("A: v %d, delayed %v; want 200 µs, requeued", a.v, a.delayed)
+	}
+	checkAfterDelay(t, s, map[string]delayStats{"a, " + delayRequeuedKept: {lag: []int64{0}, woken: []int64{50 * us}, since: []int64{100 * us}}})
 }
 
 // A wakeup that reaches a task while it is still on its CPU, before it
@@ -685,6 +738,13 @@ func TestBlockTheKernelKeptQueued(t *testing.T) {
 		if a := s.ents[1]; !own && (a.v != 750*us || a.d != 1750*us) {
 			t.Errorf("A requeued at v %d, deadline %d; want 750000, 1750000 (DELAY_ZERO)", a.v, a.d)
 		}
+		// Requeued with a positive lag, placed again at V 750, picked
+		// at 800 with B delayed beside it (v 800): V 775.
+		want := map[string]delayStats{"a, " + delayRequeuedPlaced: {lag: []int64{25 * us}, woken: []int64{150 * us}, since: []int64{200 * us}}}
+		if own {
+			want = map[string]delayStats{}
+		}
+		checkAfterDelay(t, s, want)
 	}
 }
 

@@ -51,16 +51,61 @@ type results struct {
 	early [2]int
 	// queue: time-weighted entities queued while a CFS task runs.
 	queue [2]struct{ busy, runnable, delayed int64 }
+	// afterDelay: the picks of a task whose last block was delayed, by
+	// group and how the delay ended (delayEnds).
+	afterDelay map[string]*[2]delayStats
+}
+
+// How a delayed dequeue ended, as ent.delayEnd holds it.
+const (
+	delayPending = "still queued at its switch-in"
+	// A waking found it queued (ttwu_runnable): its vruntime kept
+	// (lag ≤ 0), or, its lag positive, placed again at V with lag 0
+	// (DELAY_ZERO).
+	delayRequeuedKept   = "requeued by a waking, its vruntime kept"
+	delayRequeuedPlaced = "requeued by a waking, placed again with lag 0"
+	// A pick met it first: its final dequeue (DELAY_ZERO clips a positive
+	// lag); it slept on until a waking placed it.
+	delayPicked = "dequeued by a pick, woken later"
+)
+
+// delayStats: at each pick after a delayed block, its lag, the time
+// from that block to its first waking since (where one came) and to the
+// pick.
+type delayStats struct{ lag, woken, since []int64 }
+
+// afterDelay tallies e's pick at time at, its last block a delayed one.
+func (s *shadow) afterDelay(e *ent, at int64) {
+	k := group(e.comm) + ", " + e.delayEnd
+	e.delayEnd = ""
+	if e.guessed {
+		return
+	}
+	ds := s.res.afterDelay[k]
+	if ds == nil {
+		ds = &[2]delayStats{}
+		s.res.afterDelay[k] = ds
+	}
+	d := &ds[s.col]
+	d.lag = append(d.lag, e.pickLag)
+	if e.delayWoken > 0 {
+		d.woken = append(d.woken, e.delayWoken-e.delayAt)
+	}
+	d.since = append(d.since, at-e.delayAt)
 }
 
 // blockStats: at each block, the lag it was picked with, how long it
-// ran, its lag at the block, and how many stayed queued (delayed).
+// ran, its lag at the block, how many stayed queued (delayed), and the
+// sleep until the next waking.
 type blockStats struct {
 	pickLag, ran, lag, used []int64
-	delayed                 int
-	dv                      [len(dvCauses)][]int64 // V's change during the run, by cause
-	comp                    map[string]int64       // time × entities beside it, by group
-	time                    int64                  // the runs' total
+	// woken: from a block to the task's next waking (blocks only; none
+	// where it was switched in again with no waking seen).
+	woken   []int64
+	delayed int
+	dv      [len(dvCauses)][]int64 // V's change during the run, by cause
+	comp    map[string]int64       // time × entities beside it, by group
+	time    int64                  // the runs' total
 }
 
 // pickStats: at each pick, the request left and the lag.
@@ -197,6 +242,20 @@ func mean(xs []int64) float64 {
 	return t / float64(len(xs)) / 1e6
 }
 
+// shareUnder is the percentage of xs below limit.
+func shareUnder(xs []int64, limit int64) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	n := 0
+	for _, x := range xs {
+		if x < limit {
+			n++
+		}
+	}
+	return fmt.Sprintf("%.1f %%", 100*float64(n)/float64(len(xs)))
+}
+
 func quart(xs []int64) string {
 	if len(xs) == 0 {
 		return "-"
@@ -243,12 +302,12 @@ func (res *results) print(w io.Writer, cols int) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "blocks: n, delayed, quartiles (ms) of the lag at its pick, the run, the lag at the block")
+	fmt.Fprintln(w, "blocks: n, delayed, quartiles (ms) of the lag at its pick, the run, the lag at the block, the time to the next waking (share within 0.1 ms)")
 	for _, k := range slices.Sorted(maps.Keys(res.blocks)) {
 		fmt.Fprintf(w, "  %s\n", k)
 		for c := 0; c < cols; c++ {
 			b := res.blocks[k][c]
-			fmt.Fprintf(w, "    [%d] %5d %5d  picked %s  ran %s  at block %s\n", c+1, len(b.lag), b.delayed, quart(b.pickLag), quart(b.ran), quart(b.lag))
+			fmt.Fprintf(w, "    [%d] %5d %5d  picked %s  ran %s  at block %s  woken %s (%s)\n", c+1, len(b.lag), b.delayed, quart(b.pickLag), quart(b.ran), quart(b.lag), quart(b.woken), shareUnder(b.woken, 100000))
 			fmt.Fprintf(w, "        V moved (mean ms):")
 			printDV(w, b.dv)
 			// V moves by w/W of the running task's own time: the
@@ -262,6 +321,15 @@ func (res *results) print(w io.Writer, cols int) {
 			}
 			fmt.Fprintln(w)
 		}
+	}
+	fmt.Fprintln(w, "picks after a delayed block, by how the delay ended: n, quartiles (ms) of the lag at the pick, of the time from the block to the first waking since, and to the pick")
+	for _, k := range slices.Sorted(maps.Keys(res.afterDelay)) {
+		fmt.Fprintf(w, "  %-60s", k)
+		for c := 0; c < cols; c++ {
+			d := res.afterDelay[k][c]
+			fmt.Fprintf(w, "  %5d lag %s woken %s picked %s", len(d.lag), quart(d.lag), quart(d.woken), quart(d.since))
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w, "switch-outs after a renewal: n, quartiles (ms) of the lag at its pick, the run, the lag at the switch, the new request used")
 	for _, k := range slices.Sorted(maps.Keys(res.renewals)) {
