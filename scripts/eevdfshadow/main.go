@@ -141,6 +141,9 @@ type cfsRQ struct {
 	curr  *ent   // cfs_rq->curr (nil: idle or another class)
 	lastV int64  // V when the queue last emptied
 	since int64  // when the running task was switched in
+	// charged: when the running task's time was last charged (its
+	// switch-in or its latest sched_stat_runtime).
+	charged int64
 	// resched: an update_curr asked for a reschedule not yet seen;
 	// reschedTick: the tick's, written at reschedAt.
 	resched, reschedTick bool
@@ -369,6 +372,12 @@ type pending struct {
 	// statistics) before the task runs (blockEvidence): placed there,
 	// however late.
 	stat bool
+	// held: a replay's remote wakeup onto a CPU running a fair task whose
+	// enqueue did not come at its waking (whatif's wake_stall: the waker
+	// stalled by its host inside try_to_wake_up enqueues it when its
+	// stall ends): placed at the update of the target's running task that
+	// the waker writes then (heldEnqueue), or at the wakee's switch-in.
+	held bool
 }
 
 // wakeRec is a wakeup placed on a CPU running a CFS task: the shadow's
@@ -531,11 +540,14 @@ func (s *shadow) leaveFair(e *ent) {
 // placedBy reports whether pending wakeup pd is enqueued by the time of
 // an event on CPU c (a switch there to nextPID, or another waking written
 // there onto pd's CPU; nextPID -1): always without schedstats (a replay
-// enqueues at the waking) or with -wake-at-switch; else when pd's waking
-// was written on c too (its enqueue followed it there at once) or its
-// wakee is the task switched in. A remote waking's enqueue is its
-// sched_stat_sleep, placed then.
+// enqueues at the waking, unless it held the enqueue: pending.held) or
+// with -wake-at-switch; else when pd's waking was written on c too (its
+// enqueue followed it there at once) or its wakee is the task switched
+// in. A remote waking's enqueue is its sched_stat_sleep, placed then.
 func (s *shadow) placedBy(pd *pending, c, nextPID int32) bool {
+	if pd.held {
+		return pd.pid == nextPID
+	}
 	return !s.statMode || s.p.wakeAtSwitch || pd.from == c || pd.pid == nextPID
 }
 
@@ -755,7 +767,8 @@ func (s *shadow) event(e *timeline.Event) {
 	// A placement pending past its window is made before anything at a
 	// later instant (a replay's, whose window is 0, before the next event
 	// that is not at its own instant: its enqueue's update had nothing
-	// to charge).
+	// to charge), unless a replay held its enqueue (holdLate).
+	s.holdLate(e.Time)
 	s.flushIf(func(pd *pending) bool { return s.overdue(pd, e.Time) }, e.Time)
 	switch e.Kind {
 	case timeline.SchedSwitch:
@@ -790,6 +803,7 @@ func (s *shadow) event(e *timeline.Event) {
 			claimed = claimed || pd.cpu == tc && !s.gotRun[pd.pid]
 		}
 		r := s.rq(tc)
+		r.charged = e.Time
 		var resched bool
 		s.track(r, "own run", func() { resched = s.p.updateCurr(r, t, e.Int(timeline.Runtime)) })
 		t.charged += e.Int(timeline.Runtime)
@@ -816,7 +830,7 @@ func (s *shadow) event(e *timeline.Event) {
 			w.tick = true
 		}
 		for _, pd := range s.pend {
-			if pd.cpu == tc {
+			if pd.cpu == tc && (!pd.held || s.heldEnqueue(pd, tc, c)) {
 				s.gotRun[pd.pid] = true
 			}
 		}
@@ -921,9 +935,10 @@ func (s *shadow) event(e *timeline.Event) {
 		// after the placement of a wakeup written before it: the guest-N
 		// r2 hackbench replay with wake_overhead=skip, a waking at a
 		// switch-in and another CPU's tick pulling from that queue at
-		// the same instant (FIDELITY.md round 122).
+		// the same instant (FIDELITY.md round 122); not one the replay
+		// enqueues later (pending.held).
 		src := s.rq(t.cpu)
-		s.flushIf(func(pd *pending) bool { return pd.cpu == t.cpu && (pd.moved || !s.statMode) }, e.Time)
+		s.flushIf(func(pd *pending) bool { return pd.cpu == t.cpu && (pd.moved || !s.statMode && !pd.held) }, e.Time)
 		if src.curr == t {
 			src.curr = nil
 		}
@@ -951,7 +966,41 @@ func (s *shadow) event(e *timeline.Event) {
 // overdue: pd's window has run out, and its enqueue is not one the trace
 // shows coming later (pending.stat).
 func (s *shadow) overdue(pd *pending, now int64) bool {
-	return now-pd.at > s.window && !pd.stat
+	return now-pd.at > s.window && !pd.stat && !pd.held
+}
+
+// holdLate marks the pending wakeups that, in a timeline without
+// schedstats (a replay), reached the end of their waking's instant
+// without their enqueue's update: remote ones onto a CPU running a fair
+// task, not switched in or charged at that instant, whose enqueue would
+// have updated that task there and then. The replay enqueued them later
+// (pending.held).
+func (s *shadow) holdLate(now int64) {
+	if s.statMode {
+		return
+	}
+	for _, pd := range s.pend {
+		if pd.held || pd.moved || pd.initial || pd.from == pd.cpu || pd.waker <= 0 || now-pd.at <= s.window || s.gotRun[pd.pid] {
+			continue
+		}
+		// (An enqueue right after the running task was switched in or
+		// charged had nothing to charge: no update written.)
+		if r := s.rq(pd.cpu); r.curr != nil && !r.curr.rt && !r.curr.guessed && max(r.since, r.charged) < pd.at {
+			pd.held = true
+			s.res.heldEnqueues[s.col]++
+		}
+	}
+}
+
+// heldEnqueue: a sched_stat_runtime of CPU tc's running task written on
+// CPU c is held wakeup pd's enqueue: written on another CPU, where pd's
+// waker runs.
+func (s *shadow) heldEnqueue(pd *pending, tc, c int32) bool {
+	if c == tc {
+		return false
+	}
+	w := s.rq(c).curr
+	return w != nil && w.pid == pd.waker
 }
 
 func (s *shadow) flushIf(f func(*pending) bool, now int64) {

@@ -509,16 +509,21 @@ func TestWakeupBeforeTheDetach(t *testing.T) {
 // wakeups, hogs at ticks), hackbench (tens of tasks per CPU) and stress-ng
 // (real-time tasks, forks, exits) on guest-M r3, and hackbench on guest-N
 // r2 and guest-P r3, whose replays found the shadow's order wrong three
-// times (FIDELITY.md rounds 113, 115 and 116).
+// times (FIDELITY.md rounds 113, 115 and 116); and messaging on the
+// four-vCPU guest-Q (same-day r1), whose replay holds remote wakeups of
+// host-stalled wakers and enqueues them milliseconds after their waking
+// (pending.held; round 151).
 func TestExactOnReplay(t *testing.T) {
 	for _, c := range []struct {
 		guest, workload string
-		min             int // picks checked, about the recording's count
+		min             int   // picks checked, about the recording's count
+		slice           int64 // the guest's base slice
 	}{
-		{"guest-M-1s1c2t/r3", "schbench", 1500}, {"guest-M-1s1c2t/r3", "hackbench", 600}, {"guest-M-1s1c2t/r3", "stressng-mix", 4000},
-		{"guest-N-2s1c1t-2numa/r2", "hackbench", 400}, {"guest-P-1s2c1t/r3", "hackbench", 200},
+		{"v6.12/guest-M-1s1c2t/r3", "schbench", 1500, 1400000}, {"v6.12/guest-M-1s1c2t/r3", "hackbench", 600, 1400000}, {"v6.12/guest-M-1s1c2t/r3", "stressng-mix", 4000, 1400000},
+		{"v6.12/guest-N-2s1c1t-2numa/r2", "hackbench", 400, 1400000}, {"v6.12/guest-P-1s2c1t/r3", "hackbench", 200, 1400000},
+		{"crosskernel/v6.12/guest-Q-1s2c2t/r1", "messaging", 2800, 2100000},
 	} {
-		path := filepath.Join("..", "..", "fixtures", "kernels", "v6.12", c.guest, c.workload+".perf.data.gz")
+		path := filepath.Join("..", "..", "fixtures", "kernels", c.guest, c.workload+".perf.data.gz")
 		rd, err := ingest.Open(path)
 		if err != nil {
 			t.Fatal(err)
@@ -540,7 +545,7 @@ func TestExactOnReplay(t *testing.T) {
 		cfg := whatif.DefaultConfig(pol)
 		cfg.Topology, cfg.Kernel = meta.Topology, meta.Source.OSRelease
 		cfg.SetAutoWork(w) // --work auto, as the CLI
-		s := newShadow(params{sliceNS: 1400000, tickNS: 4000000}, false)
+		s := newShadow(params{sliceNS: c.slice, tickNS: 4000000}, false)
 		s.begin("replay", 0, false)
 		if _, err := whatif.Replay(w, cfg, sinkFunc(func(e *timeline.Event) error { s.event(e); return nil })); err != nil {
 			t.Fatal(err)

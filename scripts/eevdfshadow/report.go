@@ -49,6 +49,9 @@ type results struct {
 	// early: blocks dequeued before a newly idle balance's first move onto
 	// their CPU, as their sleep statistics date them (blockEarly).
 	early [2]int
+	// heldEnqueues: a replay's remote wakeups whose enqueue came after
+	// their waking's instant (pending.held).
+	heldEnqueues [2]int
 	// queue: time-weighted entities queued while a CFS task runs.
 	queue [2]struct{ busy, runnable, delayed int64 }
 	// afterDelay: the picks of a task whose last block was delayed, by
@@ -283,6 +286,7 @@ func (res *results) print(w io.Writer, cols int) {
 	counts(w, cols, "blocks the schedstats show the kernel kept queued (delayed), of them eligible to the shadow's own test (followed: the kernel)", func(c int) string { return fmt.Sprintf(" %d (%d)", res.kept[c], res.keptEligible[c]) })
 	counts(w, cols, "blocks the shadow's own test found not eligible whose sleep the schedstats date from the block (dequeued there; followed: the kernel, with a lag of 1 ns)", func(c int) string { return fmt.Sprintf(" %d", res.dequeued[c]) })
 	counts(w, cols, "blocks the schedstats date from before a newly idle balance's moves onto the CPU (dequeued before them)", func(c int) string { return fmt.Sprintf(" %d", res.early[c]) })
+	counts(w, cols, "remote wakeups onto a busy CPU that a replay enqueued after their waking (its waker's host stall), placed at that enqueue's update", func(c int) string { return fmt.Sprintf(" %d", res.heldEnqueues[c]) })
 	counts(w, cols, "balance passes that moved two or more tasks, attached the last detached first (their tasks)", func(c int) string { return fmt.Sprintf(" %d (%d)", res.passes[c], res.passMoves[c]) })
 	counts(w, cols, "tasks that turned real-time while on a fair queue (sched_setscheduler), taken off it", func(c int) string { return fmt.Sprintf(" %d", res.leftFair[c]) })
 	fmt.Fprint(w, "  while a CFS task runs, entities on its queue (running one included; time-weighted mean): runnable, delayed:")
