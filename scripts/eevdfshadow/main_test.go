@@ -565,6 +565,48 @@ func TestExactOnReplay(t *testing.T) {
 	}
 }
 
+// A replay's remote wakeup onto a busy CPU whose enqueue comes after its
+// waking (the waker stalled by its host inside try_to_wake_up: whatif's
+// wake_stall) is placed at the update of the target's running task that
+// the waker writes at the enqueue, not at the waking. By hand (slice 1 ms,
+// vruntimes in µs): A on CPU 0, W on CPU 1 from 0.
+//
+//	100  A's update (v 100); X forked onto CPU 0 at V 100 (deadline 600).
+//	200  A's update (v 200); A preempted, X picked (V 150).
+//	250  X's update (v 150); X blocks eligible (V 175): lag 25. A picked.
+//	300  W wakes X onto CPU 0 (written on CPU 1); no update of A.
+//	400  W's update on CPU 1: X's enqueue has not come (held).
+//	600  A's update written on CPU 1, where W runs: the enqueue. A v 550;
+//	     X placed with its lag inflated to 25 × 2 = 50: v 500.
+//
+// Placed at its waking, X would have been put at 200 − 50 = 150.
+func TestHeldEnqueueOfAReplay(t *testing.T) {
+	waking := wake(300*us, timeline.SchedWaking, 2, "x")
+	waking.SetInt(timeline.CPU, 1)
+	waking.SetInt(timeline.CommonPID, 3)
+	aUpdateOn1 := runtime(600*us, 1, 350*us, false)
+	aUpdateOn1.SetInt(timeline.CPU, 1)
+	evs := append(aAndOnCPU1(3, "w"),
+		runtime(100*us, 1, 100*us, false),
+		wake(100*us, timeline.SchedWakeupNew, 2, "x"),
+		runtime(200*us, 1, 100*us, false),
+		sw(200*us, 1, "R", 2),
+		runtime(250*us, 2, 50*us, false),
+		sw(250*us, 2, "S", 1),
+		waking,
+		on1(runtime(400*us, 3, 400*us, false)),
+		aUpdateOn1,
+	)
+	s := handShadow(evs)
+	checkPicks(t, s, map[string]picks{"idle": {agree: 2}, "preempt": {agree: 1}, "block": {agree: 1}})
+	if x := s.ents[2]; !x.onRQ || x.cpu != 0 || x.v != 500*us || x.d != 1500*us {
+		t.Errorf("X: queued %v on CPU %d at v %d, deadline %d; want queued on CPU 0 at 500 µs, deadline 1500 µs", x.onRQ, x.cpu, x.v, x.d)
+	}
+	if s.res.heldEnqueues[0] != 1 {
+		t.Errorf("held enqueues %d, want 1", s.res.heldEnqueues[0])
+	}
+}
+
 type sinkFunc func(*timeline.Event) error
 
 func (f sinkFunc) Emit(e *timeline.Event) error { return f(e) }
