@@ -1132,12 +1132,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 				how = "renewed"
 				prev.lastEnd = "renewed"
 				if !prev.guessed {
-					bs := s.res.renewals[group(prev.comm)]
-					if bs == nil {
-						bs = &[2]blockStats{}
-						s.res.renewals[group(prev.comm)] = bs
-					}
-					b := &bs[s.col]
+					b := tally(s.res.renewals, group(prev.comm), s.col)
 					b.pickLag = append(b.pickLag, prev.pickLag)
 					b.lag = append(b.lag, r.V()-prev.v)
 					b.ran = append(b.ran, e.Time-r.since)
@@ -1194,12 +1189,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 				if ran >= 100000 {
 					k = group(prev.comm) + " ran 0.1 ms or more"
 				}
-				bs := s.res.blocks[k]
-				if bs == nil {
-					bs = &[2]blockStats{}
-					s.res.blocks[k] = bs
-				}
-				b := &bs[s.col]
+				b := tally(s.res.blocks, k, s.col)
 				b.pickLag = append(b.pickLag, prev.pickLag)
 				b.lag = append(b.lag, lagNow)
 				prev.sleepStats, prev.sleepFrom = b, e.Time
@@ -1287,19 +1277,15 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 		if nextPID != 0 {
 			unverified = unverified || !r.has(next)
 		}
-		pk := s.res.picks[how]
-		if pk == nil {
-			pk = &[2]picks{}
-			s.res.picks[how] = pk
-		}
+		pk := tally(s.res.picks, how, s.col)
 		switch {
 		case unverified:
-			pk[s.col].unverified++
+			pk.unverified++
 		case (got == nil && nextPID == 0) || (got != nil && got.pid == nextPID):
-			pk[s.col].agree++
+			pk.agree++
 			agreed = true
 		default:
-			pk[s.col].disagree++
+			pk.disagree++
 			if s.verbose {
 				fmt.Fprintf(os.Stderr, "%s: %d.%06d cpu %d %s: shadow picks %v, switch %d(%s) -> %d(%s)\n", s.path, e.Time/1e9, e.Time%1e9/1e3, c, how, pidOf(got), prevPID, state, nextPID, e.Str(timeline.NextComm))
 				V := r.V()
@@ -1356,14 +1342,10 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 		}
 		if !next.guessed {
 			k := group(next.comm) + " from " + next.dlFrom
-			rs := s.res.requests[k]
-			if rs == nil {
-				rs = &[2]pickStats{}
-				s.res.requests[k] = rs
-			}
+			rs := tally(s.res.requests, k, s.col)
 			V := r.V()
-			rs[s.col].left = append(rs[s.col].left, next.d-next.v)
-			rs[s.col].lag = append(rs[s.col].lag, V-next.v)
+			rs.left = append(rs.left, next.d-next.v)
+			rs.lag = append(rs.lag, V-next.v)
 		}
 	}
 	if x := heldDelayed; x != nil {

@@ -77,6 +77,16 @@ const (
 // pick.
 type delayStats struct{ lag, woken, since []int64 }
 
+// tally is m's entry for key k in column col, made on first use.
+func tally[T any](m map[string]*[2]T, k string, col int) *T {
+	p := m[k]
+	if p == nil {
+		p = &[2]T{}
+		m[k] = p
+	}
+	return &p[col]
+}
+
 // afterDelay tallies e's pick at time at, its last block a delayed one.
 func (s *shadow) afterDelay(e *ent, at int64) {
 	k := group(e.comm) + ", " + e.delayEnd
@@ -84,12 +94,7 @@ func (s *shadow) afterDelay(e *ent, at int64) {
 	if e.guessed {
 		return
 	}
-	ds := s.res.afterDelay[k]
-	if ds == nil {
-		ds = &[2]delayStats{}
-		s.res.afterDelay[k] = ds
-	}
-	d := &ds[s.col]
+	d := tally(s.res.afterDelay, k, s.col)
 	d.lag = append(d.lag, e.pickLag)
 	if e.delayWoken > 0 {
 		d.woken = append(d.woken, e.delayWoken-e.delayAt)
@@ -153,12 +158,7 @@ func (s *shadow) record(w *wakeRec) {
 	if w.timer {
 		k += " (from the running task or an interrupt)"
 	}
-	ws := s.res.wakes[k]
-	if ws == nil {
-		ws = &[2]wakeStats{}
-		s.res.wakes[k] = ws
-	}
-	st := &ws[s.col]
+	st := tally(s.res.wakes, k, s.col)
 	st.n++
 	if w.predicted {
 		st.predicted++
