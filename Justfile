@@ -73,6 +73,20 @@ shadow:
     for f in $traces; do "$d/replay" whatif -i "$f" --seed 0 -o "$d/$(echo "$f" | tr / _).arrow" 2>/dev/null >/dev/null; done
     go run ./scripts/eevdfshadow $traces vs "$d"/*.arrow
 
+# The shadow's picks against the replays' own switches over every 6.12 recording, seeds 0 and 1, each replay alone (FIDELITY.md rounds 136 and 151): the picks table's rows summed.
+shadow-replays:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+    go build -o "$d/replay" ./cmd/replay
+    go build -o "$d/eevdfshadow" ./scripts/eevdfshadow
+    for f in $(find fixtures/kernels -path '*v6.12*' -name '*.perf.data.gz' | sort); do
+      for s in 0 1; do
+        "$d/replay" whatif -i "$f" --seed $s -o "$d/r.arrow" >/dev/null 2>&1
+        "$d/eevdfshadow" "$d/r.arrow" | awk '/^picks at switches/ { on = 1; next } on && NF == 6 { print $2, $4; next } { on = 0 }'
+      done
+    done | awk '{ a += $1; d += $2 } END { printf "%d of %d picks agree, %d disagree\n", a, a + d, d }'
+
 # The extractor's tick and enqueue classes against each CPU's tick grid over every 6.1 and 6.12 guest recording (FIDELITY.md round 66).
 tickgrid:
     go run ./scripts/tickgrid
