@@ -985,7 +985,7 @@ func (s *shadow) holdLate(now int64) {
 		}
 		// (An enqueue right after the running task was switched in or
 		// charged had nothing to charge: no update written.)
-		if r := s.rq(pd.cpu); r.curr != nil && !r.curr.rt && !r.curr.guessed && max(r.since, r.charged) < pd.at {
+		if r := s.rq(pd.cpu); r.curr != nil && !r.curr.rt && !r.curr.guessed && r.charged < pd.at {
 			pd.held = true
 			s.res.heldEnqueues[s.col]++
 		}
@@ -1307,7 +1307,7 @@ func (s *shadow) onSwitch(c int32, e *timeline.Event) {
 		prev.seq = seq
 	}
 	r.curr = nil
-	r.since = e.Time
+	r.since, r.charged = e.Time, e.Time
 	r.dv = [len(dvCauses)]int64{}
 	r.comp = nil
 	if nextCFS {
