@@ -205,7 +205,7 @@ func TestWorkloadRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(w.Tasks, w2.Tasks) || !reflect.DeepEqual(w.Edges, w2.Edges) || !reflect.DeepEqual(w.IdleWakeNS, w2.IdleWakeNS) ||
-		!reflect.DeepEqual(w.IdleWakeLocalNS, w2.IdleWakeLocalNS) || !reflect.DeepEqual(w.IdleWakeRemoteNS, w2.IdleWakeRemoteNS) ||
+		!reflect.DeepEqual(w.IdleWakeLocalNS, w2.IdleWakeLocalNS) || !reflect.DeepEqual(w.IdleWakeRemoteNS, w2.IdleWakeRemoteNS) || !reflect.DeepEqual(w.IdleWakeForkNS, w2.IdleWakeForkNS) ||
 		!reflect.DeepEqual(w.PreemptWakeNS, w2.PreemptWakeNS) || !reflect.DeepEqual(w.PreemptWakeLocalNS, w2.PreemptWakeLocalNS) || !reflect.DeepEqual(w.PreemptWakeRTNS, w2.PreemptWakeRTNS) || !reflect.DeepEqual(w.TickSwitchNS, w2.TickSwitchNS) || !reflect.DeepEqual(w.Stalls, w2.Stalls) ||
 		w.StartNS != w2.StartNS || w.EndNS != w2.EndNS || w.Kernel != w2.Kernel || !reflect.DeepEqual(w.Topology, w2.Topology) ||
 		!reflect.DeepEqual(w.Cmdline, w2.Cmdline) || w.NewidleChances != w2.NewidleChances || w.NewidlePulls != w2.NewidlePulls ||

@@ -3,6 +3,7 @@ package whatif
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/schedreplay/replay/timeline"
@@ -122,6 +123,35 @@ func TestIdleWakePoolsSplit(t *testing.T) {
 	}
 	if fmt.Sprint(w.IdleWakeLocalNS) != "[50000]" || fmt.Sprint(w.IdleWakeRemoteNS) != "[100000]" {
 		t.Errorf("local %v remote %v, want [50000] and [100000]", w.IdleWakeLocalNS, w.IdleWakeRemoteNS)
+	}
+}
+
+func nWakeupNew(t int64, cpu, parent, child, target int32) timeline.Event {
+	e := nWaking(t, cpu, parent, child, target)
+	e.Kind, e.Name = timeline.SchedWakeupNew, "sched:sched_wakeup_new"
+	return e
+}
+
+// A fork's idle exit is kept in its own pool as well, by hand. Task 10
+// runs on CPU 0; CPU 1 goes idle at 1 ms. (a) 10 forks 20 onto idle CPU
+// 1 at 2 ms, switched in at 2.1 ms, 20 blocks at 2.5 ms; (b) 10 wakes 20
+// there again at 4 ms, in at 4.25 ms. Both are idle exits (100 and
+// 250 µs), the first a fork's.
+func TestIdleWakeForkPool(t *testing.T) {
+	r := &noiseReader{evs: []timeline.Event{
+		nSwitch(1*ms, 0, 0, "R", 10),
+		nSwitch(1*ms, 1, 61, "S", 0),
+		nFork(2*ms, 0, 10, 20),
+		nWakeupNew(2*ms, 0, 10, 20, 1),
+		nSwitch(2*ms+100000, 1, 0, "R", 20),
+		nSwitch(2*ms+500000, 1, 20, "S", 0),
+		nWaking(4*ms, 0, 10, 20, 1),
+		nSwitch(4*ms+250000, 1, 0, "R", 20),
+		nSwitch(5*ms, 1, 20, "S", 0),
+	}}
+	w := mustExtract(t, r)
+	if fmt.Sprint(w.IdleWakeNS) != "[100000 250000]" || fmt.Sprint(w.IdleWakeForkNS) != "[100000]" {
+		t.Errorf("idle exits %v, the forks' %v; want [100000 250000] and [100000]", w.IdleWakeNS, w.IdleWakeForkNS)
 	}
 }
 
@@ -336,6 +366,80 @@ func TestHostHeldTaskFiresNoWakeup(t *testing.T) {
 		}
 		if wake != c.wantWake || out != c.wantOut {
 			t.Errorf("on %v: hog 1 switched out at %d and woke kworker/3:1 at %d, want %d and %d", c.on, out, wake, c.wantOut, c.wantWake)
+		}
+	}
+}
+
+// idle_exit=split by hand. Two CPUs; parent P runs on CPU 0, forks C at
+// 1 ms (onto idle CPU 1: the fork balancer's idlest), C runs 0.5 ms and
+// sleeps; P wakes it at 5 ms, onto its idle CPU 1 again (wake_affine_idle:
+// CPU 0 is busy, C's own CPU idle). Split, with 8 idle exits of 200 µs
+// and 8 forks' of 30 µs in the pool (Workload.IdleWakeNS, the forks also
+// in IdleWakeForkNS, as extraction keeps them), the fork's idle exit is
+// 30 µs and the wakeup's 200 µs, the rest of the pool. From the one pool
+// (the default) both are drawn from IdleWakeNS, here 200 µs alone; with 7
+// fork samples the forks' class is too small to draw from alone: 200 µs.
+func TestIdleExitSplit(t *testing.T) {
+	rep := func(n int, d int64) []int64 { return slices.Repeat([]int64{d}, n) }
+	for _, c := range []struct {
+		name           string
+		split          bool
+		idle, forks    []int64
+		wantFork, want int64
+	}{
+		{"split", true, append(rep(8, 30000), rep(8, 200000)...), rep(8, 30000), 30000, 200000},
+		{"pool", false, rep(8, 200000), rep(8, 30000), 200000, 200000},
+		{"split, 7 forks", true, rep(8, 200000), rep(7, 30000), 200000, 200000},
+	} {
+		b := newBuilder(t, "sockets=1,cores=2,threads=1")
+		p := b.task("p", 120, 0, true, CauseStart, 10*ms)
+		ch := b.task("c", 120, 0, false, CauseFork, 500000, 500000)
+		b.w.Edges = append(b.w.Edges, Edge{Kind: EdgeFork, Causal: true, Waker: p, WakerAct: 0, OffsetNS: ms, Wakee: ch, WakeeAct: 0})
+		b.edge(p, 0, 5*ms, ch, 1)
+		w := b.done(t)
+		w.IdleWakeNS, w.IdleWakeForkNS = c.idle, c.forks
+		cfg := testConfig()
+		cfg.IdleWake = true
+		cfg.IdleExitSplit = c.split
+		s, out := newSim(t, w, cfg)
+		if !slices.Equal(s.idleWakePool, rep(8, 200000)) {
+			t.Errorf("%s: a wakeup's pool %v, want the 8 of 200 µs", c.name, s.idleWakePool)
+		}
+		if _, err := s.Run(); err != nil {
+			t.Fatal(err)
+		}
+		var starts []int64
+		for _, r := range out.runs {
+			if r.tid == int64(w.Tasks[ch].TID) {
+				if r.cpu != 1 {
+					t.Errorf("%s: C ran on CPU %d, want the idle CPU 1", c.name, r.cpu)
+				}
+				starts = append(starts, r.start)
+			}
+		}
+		if len(starts) != 2 {
+			t.Fatalf("%s: C ran %d times, want 2", c.name, len(starts))
+		}
+		if got := starts[0] - (t0 + ms); got != c.wantFork {
+			t.Errorf("%s: C switched in %d ns after its fork, want %d", c.name, got, c.wantFork)
+		}
+		if got := starts[1] - (t0 + 5*ms); got != c.want {
+			t.Errorf("%s: C switched in %d ns after its wakeup, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// sortedMinus takes each of b's samples out of a once.
+func TestSortedMinus(t *testing.T) {
+	for _, c := range []struct{ a, b, want []int64 }{
+		{[]int64{1, 2, 2, 3, 5}, []int64{2, 5}, []int64{1, 2, 3}},
+		{[]int64{1, 2, 2, 3}, []int64{2, 2, 2}, []int64{1, 3}},
+		{[]int64{4, 6}, []int64{1, 5, 9}, []int64{4, 6}},
+		{[]int64{4, 6}, nil, []int64{4, 6}},
+		{nil, []int64{1}, []int64{}},
+	} {
+		if got := sortedMinus(c.a, c.b); !slices.Equal(got, c.want) {
+			t.Errorf("sortedMinus(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
 		}
 	}
 }

@@ -516,6 +516,50 @@ func (s *Sim) initPreemptPools() {
 	}
 }
 
+// minIdleExitClass: a class of idle exits (the forks', the rest) is drawn
+// from alone with at least this many samples; with fewer it draws from
+// the one pool. Eight keep the trace's own class on the recordings whose
+// forks are few (a hackbench run has 80, a stress-ng one a handful).
+const minIdleExitClass = 8
+
+// initIdleExitPools sets the idle-exit pools of an uncontended trace: the
+// one pool for both classes, or with Config.IdleExitSplit the forks'
+// (Workload.IdleWakeForkNS) and the rest, each where it has
+// minIdleExitClass samples. A fork traces sched_wakeup_new after
+// wake_up_new_task has enqueued the child; a wakeup traces sched_waking
+// before select_task_rq, and onto an idle CPU its wake-list IPI makes the
+// target enqueue it: the two delays differ (FIDELITY.md round 152).
+func (s *Sim) initIdleExitPools() {
+	s.idleForkPool, s.idleWakePool = s.w.IdleWakeNS, s.w.IdleWakeNS
+	if !s.cfg.IdleExitSplit || len(s.w.IdleWakeForkNS) == 0 {
+		return
+	}
+	if len(s.w.IdleWakeForkNS) >= minIdleExitClass {
+		s.idleForkPool = s.w.IdleWakeForkNS
+	}
+	if rest := sortedMinus(s.w.IdleWakeNS, s.w.IdleWakeForkNS); len(rest) >= minIdleExitClass {
+		s.idleWakePool = rest
+	}
+}
+
+// sortedMinus is sorted a less the samples of sorted b, each taken out
+// once (a multiset difference; b's samples a lacks are ignored).
+func sortedMinus(a, b []int64) []int64 {
+	out := make([]int64, 0, len(a))
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j < len(b) && b[j] == x {
+			j++
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
 // mergeSorted is the sorted union of two sorted pools (a itself when b is
 // empty): with tick_softirq, the local delays with and without a tick
 // between, as the trace had them.

@@ -20,7 +20,7 @@ import (
 // policy: the question is how the policies differ under those parameters.
 
 // ParamKeys are the keys --set and --sweep accept, for usage messages.
-var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "herd_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "irq_ipi", "wake_overhead", "wakee_flips", "trace_end_run_on", "host_stall", "nohz_kick", "idle_tick", "timer_slack", "busy_host_wait", "stall_contention", "wake_stall", "balance_phase", "irq_stall", "irq_flip", "eas"}
+var ParamKeys = []string{"imbalance_pct.LEVEL", "busy_factor[.LEVEL]", "migration_cost", "nr_migrate", "hz", "slice_protection", "newidle_ratio", "reply_awaits", "herd_awaits", "fork_wait", "exit_preempt", "exit_wake", "start_pelt", "tick_softirq", "tick_switch", "switch_charge", "irq_cpu", "irq_ipi", "wake_overhead", "idle_exit", "wakee_flips", "trace_end_run_on", "host_stall", "nohz_kick", "idle_tick", "timer_slack", "busy_host_wait", "stall_contention", "wake_stall", "balance_phase", "irq_stall", "irq_flip", "eas"}
 
 // ParamLevels are the domain level names imbalance_pct/busy_factor accept
 // (as model.BuildDomains names them; the package level is PKG from v6.9,
@@ -52,6 +52,7 @@ func ParamUsage() string {
 		"trace_end_run_on=on|off (a task the trace's end cut short runs on, once its recorded demand is done, until the replay's recording window closes or the trace's end; default on), " +
 		"irq_cpu=trace|own (an interrupt's wakeup runs on the CPU the trace shows it on when that is not where its wakee slept, as RCU's softirq wakes its kthread from another CPU; own: always where the wakee slept; default own), " +
 		"wake_overhead=keep|skip (skip: an activation a task goes on into without blocking skips the block and wakeup its recorded demand includes; keep: runs its whole recorded demand, the default before FIDELITY.md round 122; default skip), " +
+		"idle_exit=split|pool (split: on a trace without measured host contention a fork's idle exit is drawn from the trace's fork idle exits and any other wakeup's from the rest, each with 8 samples or more; pool: both from one pool; default pool, FIDELITY.md round 152), " +
 		"nohz_kick=idle_exit|ipi (on a trace that shows host contention, the nohz idle balancer's kick reaches the idle vCPU after an idle exit drawn as a remote wakeup's, the host running that vCPU first, or after an IPI's latency alone; default idle_exit), " +
 		"idle_tick=stop|N (N: an idle CPU takes N ticks of its own, balancing on them, before its tick stops and it enters nohz idle, as the 6.1 stable series' idle loop without a cpuidle driver does for the first since 6.1.170 (f4c31b07b136) and pending RCU callbacks for more; under measured host contention each waits for the host to run the vCPU, as an IPI does; default stop: the tick stops as the CPU goes idle), " +
 		"timer_slack=DURATION|off (an hrtimer wakeup of a task outside the real-time class fires early in the interrupt of another timer on its CPU due at most this much before it, or at its tick, as timer_slack_ns lets hrtimer_interrupt expire it; default 50us, the kernel's), " +
@@ -271,6 +272,8 @@ func (s Setting) Apply(cfg *Config) error {
 		return either(&cfg.IRQFlip, "trace", "own")
 	case "wake_overhead":
 		return either(&cfg.SkipWakeOverhead, "skip", "keep")
+	case "idle_exit":
+		return either(&cfg.IdleExitSplit, "split", "pool")
 	case "wakee_flips":
 		if s.Value == "trace" {
 			cfg.WakeeFlips = -1

@@ -9,7 +9,7 @@ import (
 func TestParseSetting(t *testing.T) {
 	var cfg Config
 	for _, kv := range []string{"imbalance_pct.*=130", "imbalance_pct.MC=125", "busy_factor=8", "busy_factor.NUMA=4",
-		"migration_cost=250us", "nr_migrate=8", "hz=1000", "imbalance_pct.MC=120", "reply_awaits=on", "tick_softirq=on", "irq_cpu=trace", "wake_overhead=skip", "wakee_flips=4", "start_pelt=heavy"} {
+		"migration_cost=250us", "nr_migrate=8", "hz=1000", "imbalance_pct.MC=120", "reply_awaits=on", "tick_softirq=on", "irq_cpu=trace", "wake_overhead=skip", "idle_exit=split", "wakee_flips=4", "start_pelt=heavy"} {
 		s, err := ParseSetting(kv)
 		if err != nil {
 			t.Fatalf("%s: %v", kv, err)
@@ -56,6 +56,9 @@ func TestParseSetting(t *testing.T) {
 		if s, err := ParseSetting(kv); err != nil || s.Apply(&cfg) != nil || cfg.TimerSlackNS != want {
 			t.Errorf("%s: %v, TimerSlackNS %d, want %d", kv, err, cfg.TimerSlackNS, want)
 		}
+	}
+	if s, err := ParseSetting("idle_exit=split"); err != nil || s.Apply(&cfg) != nil || !cfg.IdleExitSplit {
+		t.Errorf("idle_exit=split: %v, IdleExitSplit %v, want true", err, cfg.IdleExitSplit)
 	}
 	if s, err := ParseSetting("wake_overhead=keep"); err != nil || s.Apply(&cfg) != nil || cfg.SkipWakeOverhead {
 		t.Errorf("wake_overhead=keep: %v, SkipWakeOverhead %v, want false", err, cfg.SkipWakeOverhead)

@@ -1313,7 +1313,11 @@ func (s *Sim) idleExitDelay(r *rq, remote bool) int64 {
 			d += s.hostEnd(r.cpu, s.now, s.busyCPUs()+1) - s.now
 		}
 	} else if d <= 0 && s.cfg.IdleWake && len(s.w.IdleWakeNS) > 0 {
-		d = s.w.IdleWakeNS[s.rand()%uint64(len(s.w.IdleWakeNS))]
+		pool := s.idleWakePool
+		if s.forking {
+			pool = s.idleForkPool
+		}
+		d = pool[s.rand()%uint64(len(pool))]
 	}
 	return d
 }

@@ -253,6 +253,15 @@ type Config struct {
 	// affinity set, LISA's text: +234 and +195 goals over two seed
 	// ranges).
 	SkipWakeOverhead bool
+	// IdleExitSplit: on a trace without measured host contention, a
+	// fork's idle exit is drawn from the trace's fork idle exits
+	// (Workload.IdleWakeForkNS) and a task's or interrupt's wakeup's from
+	// the rest, each class that has minIdleExitClass samples; off, both
+	// from the one pool. Off by default: measured in FIDELITY.md round
+	// 152, it brings the idle exits and the start-up forks' placements
+	// closer to the kernel's and moves the goals within chance (−86 of
+	// 31,565 over seeds 0–29).
+	IdleExitSplit bool
 	// WakeeFlips is the wakee_flips (record_wakee's count, which
 	// wake_wide reads) of every task alive at the trace start: what they
 	// did before the recording, and what perf's workload inherited from
@@ -639,6 +648,9 @@ type Sim struct {
 	// draws from; irqLocalPool: an interrupt's there (nil: the remote
 	// pool). Neither holds the delays a tick fell in (initPreemptPools).
 	localPool, irqLocalPool []int64
+	// idleForkPool, idleWakePool: the idle-exit pools a fork and any
+	// other wakeup draw from on an uncontended trace (initIdleExitPools).
+	idleForkPool, idleWakePool []int64
 
 	// Tunables scaled by 1 + ilog2(min(ncpu, 8)) (sched_update_scaling).
 	latencyNS, minGranNS, wakeupGranNS int64
@@ -1162,6 +1174,7 @@ func New(w *Workload, cfg Config, out Sink) (*Sim, error) {
 	s.reap = newReapPlan(w, s.actBase, cfg.ReapAnyChild)
 	s.forkWait = newForkWaitPlan(w, !cfg.NoForkWait)
 	s.initPreemptPools()
+	s.initIdleExitPools()
 	return s, nil
 }
 

@@ -69,7 +69,7 @@ func reloadWorkload(t *testing.T, w *Workload) *Workload {
 // tinyWorkload is a hand-made workload with every table.
 func tinyWorkload() *Workload {
 	w := &Workload{StartNS: 5, EndNS: 900, Kernel: "k", Source: "tiny",
-		NewidleChances: 40, NewidlePulls: 9, IdleWakeNS: []int64{3, 7}, IdleWakeLocalNS: []int64{3}, IdleWakeRemoteNS: []int64{7}, PreemptWakeNS: []int64{11}, PreemptWakeLocalNS: []int64{2, 4, 8}, PreemptWakeRTNS: []int64{6, 9}, TickSwitchNS: []int64{5, 12}}
+		NewidleChances: 40, NewidlePulls: 9, IdleWakeNS: []int64{3, 7}, IdleWakeLocalNS: []int64{3}, IdleWakeRemoteNS: []int64{7}, IdleWakeForkNS: []int64{7}, PreemptWakeNS: []int64{11}, PreemptWakeLocalNS: []int64{2, 4, 8}, PreemptWakeRTNS: []int64{6, 9}, TickSwitchNS: []int64{5, 12}}
 	w.Tasks = []Task{
 		{TID: 1, PID: 1, Comm: "a", Prio: 120, Pinned: -1, StartRunning: true, Allowed: []int{0, 2}, Command: true, Activations: []Activation{
 			{DemandNS: 100, Cause: CauseStart, End: EndSleep, EndState: "S", CPU: 0},
