@@ -108,6 +108,22 @@ shadows-v612:
 delayshare:
     go run ./scripts/delayshare -seeds 0-1 $(find fixtures/kernels -path '*v6.12*' -name '*.perf.data.gz' | sort)
 
+# The forks' idle exits and placements on every two-vCPU hackbench recording (6.1 committed and repeats, 6.12): the kernel's, then the replays' (seeds 0-2) from the one idle-exit pool, then with idle_exit=split (FIDELITY.md round 152).
+forkidle:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+    go build -o "$d/replay" ./cmd/replay
+    fs=$(ls fixtures/kernels/guest-[MNP]*/hackbench.perf.data fixtures/kernels/repeats/guest-[MNP]*/r*/hackbench.perf.data.gz fixtures/kernels/v6.12/*/r*/hackbench.perf.data.gz)
+    for f in $fs; do
+      n=$(echo "$f" | tr / _)
+      for s in 0 1 2; do
+        "$d/replay" whatif -i "$f" --seed $s -o "$d/pool_${n}_$s.arrow" >/dev/null 2>&1
+        "$d/replay" whatif -i "$f" --seed $s --set idle_exit=split -o "$d/split_${n}_$s.arrow" >/dev/null 2>&1
+      done
+    done
+    go run ./scripts/forkidle $fs vs "$d"/pool_*.arrow vs "$d"/split_*.arrow
+
 # The model's fork balancing against the kernel's own fork placements, on the loads a PELT shadow redoes from each 6.1 guest recording (FIDELITY.md round 97; for the 6.12 guests' the shadow keeps the blocks their schedstats show delayed-dequeued, round 150).
 forkshadow:
     go run ./scripts/forkshadow fixtures/kernels/guest-*/*.perf.data fixtures/kernels/guest-*/*.perf.data.gz fixtures/kernels/repeats/*/r*/*.perf.data.gz
