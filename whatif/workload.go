@@ -413,8 +413,9 @@ type Workload struct {
 	// enqueue, where try_to_wake_up traces sched_waking before
 	// select_task_rq and, onto an idle CPU, leaves the enqueue to the
 	// target's wake-list IPI; the trace's fork idle exits are the shorter
-	// (the two-vCPU guests' hackbench: 105–127 µs at the median against
-	// 160–400 µs for a task's wakeup; FIDELITY.md round 152). With
+	// (the 26 two-vCPU hackbench recordings: 123 µs at the median against
+	// 196 µs for a task's wakeup from another CPU; FIDELITY.md round
+	// 152). With
 	// Config.IdleExitSplit the replay draws a fork's idle exit from it
 	// and any other wakeup's from the rest (initIdleExitPools).
 	IdleWakeForkNS []int64

@@ -58,7 +58,6 @@ var forkNames = [nForkStates]string{"busy", "pending", "idle"}
 type column struct {
 	exits       [nExits][]int64
 	forks, kept [nForkStates]int
-	files       int
 }
 
 // pending is a wakee not yet switched in: where and when it was woken,
@@ -165,7 +164,6 @@ func (r *reader) fork(cpu, target int32) {
 
 func (c *column) read(path string) error {
 	r := &reader{col: c, curr: map[int32]int32{}, wake: map[int32]pending{}}
-	c.files++
 	return scriptutil.ReadEvents(path, nil, func(e *timeline.Event) error {
 		r.event(e)
 		return nil
