@@ -414,10 +414,10 @@ type Workload struct {
 	// select_task_rq and, onto an idle CPU, leaves the enqueue to the
 	// target's wake-list IPI; the trace's fork idle exits are the shorter
 	// (the 26 two-vCPU hackbench recordings: 123 µs at the median against
-	// 196 µs for a task's wakeup from another CPU; FIDELITY.md round
-	// 152). With
-	// Config.IdleExitSplit the replay draws a fork's idle exit from it
-	// and any other wakeup's from the rest (initIdleExitPools).
+	// 196 µs for a task's wakeup from another CPU; FIDELITY.md round 152,
+	// `just forkidle`). With Config.IdleExitSplit the replay draws a
+	// fork's idle exit from it and any other wakeup's from the rest
+	// (initIdleExitPools).
 	IdleWakeForkNS []int64
 	// PreemptWakeNS are the observed delays from a wakeup to the switch-in
 	// that preempted the target CPU's running task (R+): the resched
