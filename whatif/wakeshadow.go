@@ -56,6 +56,30 @@ type WakeShadowOptions struct {
 	// waking CPU's LLC size, in place of ImbalancePct and LLCSize; pairs
 	// with no such domain are not scored.
 	dom *model.Domains
+	// Each, when set, is called with every scored wakeup as the timeline
+	// settles it (scripts/wakeshadow -list).
+	Each func(WakeShadowWakeup)
+}
+
+// WakeShadowWakeup is one scored wakeup: a sleeping task woken from a
+// CPU running another task, its previous CPU another, busy one.
+type WakeShadowWakeup struct {
+	// Time is the sched_waking's; CPU the waking CPU, Prev the wakee's
+	// previous one; Waker the task current on CPU (record_wakee's, in
+	// interrupt context the one interrupted), Wakee the woken.
+	Time         int64
+	CPU, Prev    int32
+	Waker, Wakee int32
+	// WakerFlips, WakeeFlips: the shadow's wakee_flips for the two
+	// (from WakeShadowOptions.StartFlips), after record_wakee; Wide:
+	// wake_wide on them.
+	WakerFlips, WakeeFlips uint32
+	Wide                   bool
+	// Margin: the formula's without WF_SYNC (prev's biased effective
+	// load over this CPU's, less 1: above 0 it pulls).
+	Margin float64
+	// Pulled: the timeline moved the wakee onto CPU.
+	Pulled bool
 }
 
 // WakeShadowBand counts the wakeups whose formula margin fell in one
@@ -79,7 +103,12 @@ type WakeShadowResult struct {
 	// wakeup the shadow's flips make wide counted as a keep.
 	Compared, Agree, AgreeSync int
 	// Wide: the scored wakeups the shadow's wake_wide called wide.
-	Wide int
+	// WidePulled: of those, the ones the timeline pulled onto the waking
+	// CPU, which only wake_affine does (select_idle_sibling from a busy
+	// previous CPU takes an idle CPU or stays): wake_wide was false
+	// there, so each is a pair of flip counts the shadow got wrong
+	// (FIDELITY.md round 154).
+	Wide, WidePulled int
 	// Telling: the scored wakeups the formula pulls by at least
 	// tellingMargin without WF_SYNC (and so with it), kept or pulled;
 	// there the choice is wake_wide's: kept when wide, pulled when not.
@@ -164,6 +193,10 @@ type shadowWake struct {
 	// from FlipCandidates[k].
 	telling bool
 	wideK   uint32
+	// at, waker, flips: for WakeShadowOptions.Each.
+	at                     int64
+	waker                  int32
+	wakerFlips, wakeeFlips uint32
 }
 
 type wakeShadow struct {
@@ -618,14 +651,17 @@ func (s *wakeShadow) waking(e *timeline.Event, c int32, r *shadowRQ, now int64) 
 		s.requeue(pt, now) // ttwu_runnable: still queued, no choice
 		return
 	}
-	if pt.onRQ || !pt.seen {
-		if !pt.onRQ {
-			s.enqueue(pt, prev, now)
-		}
+	if pt.onRQ {
 		return
 	}
+	// A task the timeline has not shown before is taken as asleep, as
+	// the extraction's fit takes it (wakeeflips.go): its waking counts in
+	// its waker's flips, but with its loads unknown it is not scored.
+	seen := pt.seen
 	w := &shadowWake{pid: p, prev: prev}
-	s.open[c] = w
+	if seen {
+		s.open[c] = w
+	}
 	defer s.enqueue(pt, prev, now) // moved at settle if the choice moved it
 	if r.curr <= 0 {
 		return // an idle CPU's interrupt: no current task's flips
@@ -637,6 +673,9 @@ func (s *wakeShadow) waking(e *timeline.Event, c int32, r *shadowRQ, now int64) 
 	j := now / s.jiffyN
 	halved, flipped := recordWakeeFlip(&waker.flips, &waker.decay, &waker.last, p, j, int64(s.opt.HZ))
 	flipAll(waker.cand[:], halved, flipped)
+	if !seen {
+		return
+	}
 	pr := s.rq(prev)
 	if prev == c || pr.curr <= 0 && pr.nr == 0 {
 		return // local, or prev idle (wake_affine_idle keeps it)
@@ -649,6 +688,7 @@ func (s *wakeShadow) waking(e *timeline.Event, c int32, r *shadowRQ, now int64) 
 		llc = max(d.CPUs[c].LLCSize, 1)
 	}
 	w.wide = wideFlips(waker.flips, pt.flips, uint32(llc))
+	w.at, w.waker, w.wakerFlips, w.wakeeFlips = now, waker.pid, waker.flips, pt.flips
 	thisL, prevL := int64(r.avg.loadAvg), int64(pr.avg.loadAvg)
 	tl := int64(s.hload(prev, pt, now))
 	cur := int64(s.hload(c, waker, now))
@@ -728,6 +768,13 @@ func (s *wakeShadow) settle(c, dest int32, now int64) {
 	s.res.Compared++
 	if w.wide {
 		s.res.Wide++
+		if pulled {
+			s.res.WidePulled++
+		}
+	}
+	if s.opt.Each != nil {
+		s.opt.Each(WakeShadowWakeup{Time: w.at, CPU: c, Prev: w.prev, Waker: w.waker, Wakee: w.pid,
+			WakerFlips: w.wakerFlips, WakeeFlips: w.wakeeFlips, Wide: w.wide, Margin: w.margin, Pulled: pulled})
 	}
 	if pulled == (w.ns && !w.wide) {
 		s.res.Agree++

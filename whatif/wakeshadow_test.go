@@ -107,3 +107,54 @@ func TestWakeShadowCandidates(t *testing.T) {
 		}
 	}
 }
+
+// A pull onto a busy waker's CPU needs wake_wide false, whatever the
+// shadow's counts say (FIDELITY.md round 154). Guest-M's 6.1 same-day
+// schbench (r2) at 8.077495016 s: worker 419 on CPU 0 wakes message
+// thread 417, asleep with CPU 1 running worker 421, and the trace moves
+// 417 onto CPU 0 (its sched_migrate_task at 8.077541, orig_cpu 1,
+// dest_cpu 0). By hand from `perf script`, perf's flips taken as 0:
+// schbench (414) reaches 4 before it forks 417 (rcu_preempt, khugepaged,
+// rcu_preempt, 416; its first record halves nothing; kworker/0:1 is
+// pinned, no record_wakee), the first two tasks the trace had not shown
+// before; 417 inherits 4 and 414's last wakee, 416, which it wakes
+// twice for no flip, then ten in turn (418, 420, 423, 424, 422, 418,
+// 423, 421, 419, 425): 14. 419, forked by 417 at 4 (a second later than
+// its stamp, so no halving yet), wakes 425, 420, then 417: 7.
+// wake_wide(14, 7) on an LLC of 2 is true: the kernel's counts were not
+// these, and the shadow lists the wakeup wide and pulled and counts it
+// in WidePulled. Every scored wakeup is listed once.
+func TestWakeShadowListsWidePulls(t *testing.T) {
+	r, err := ingest.Open("../fixtures/kernels/crosskernel/v6.1/guest-M-1s1c2t/r2/schbench.perf.data.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var got []WakeShadowWakeup
+	res, err := WakeShadow(r, WakeShadowOptions{ImbalancePct: 110, LLCSize: 2, Each: func(x WakeShadowWakeup) { got = append(got, x) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != res.Compared {
+		t.Errorf("%d wakeups listed, %d scored", len(got), res.Compared)
+	}
+	widePulled, found := 0, false
+	for _, x := range got {
+		if x.Wide && x.Pulled {
+			widePulled++
+		}
+		if x.Time == 8077495016 {
+			found = true
+			want := WakeShadowWakeup{Time: 8077495016, CPU: 0, Prev: 1, Waker: 419, Wakee: 417, WakerFlips: 7, WakeeFlips: 14, Wide: true, Margin: x.Margin, Pulled: true}
+			if x != want {
+				t.Errorf("the waking at 8.077495016: %+v, want %+v", x, want)
+			}
+		}
+	}
+	if !found {
+		t.Error("the waking at 8.077495016 not listed")
+	}
+	if widePulled != res.WidePulled || widePulled == 0 {
+		t.Errorf("%d wide wakeups listed pulled, WidePulled %d", widePulled, res.WidePulled)
+	}
+}

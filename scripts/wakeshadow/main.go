@@ -13,7 +13,11 @@
 //
 // -pct is the imbalance_pct of the domain the two CPUs first share (117
 // MC, 110 SMT), -llc the LLC's size (wake_wide's factor), -flips the
-// wakee_flips of the tasks alive at the start.
+// wakee_flips of the tasks alive at the start. -list prints every scored
+// wakeup instead of the table; a wakeup listed "wide" and "pulled" went
+// onto its busy waker's CPU, which only wake_affine does, so the kernel's
+// wake_wide was false there whatever the shadow's flips say (FIDELITY.md
+// round 154).
 package main
 
 import (
@@ -31,6 +35,7 @@ func main() {
 	llc := flag.Int("llc", 2, "sd_llc_size, wake_wide's factor")
 	flips := flag.Uint64("flips", 0, "wakee_flips of the tasks alive at the start")
 	hz := flag.Int("hz", 250, "the kernel's HZ")
+	list := flag.Bool("list", false, "instead of the table, every scored wakeup, one a line: time, waking CPU, previous CPU, waker and wakee pids, their wakee_flips by the shadow, wide or not, the formula's margin, kept or pulled")
 	fit := flag.Bool("fit", false, "instead of the table, how many of the telling wakeups (the formula pulls by 10 %% or more) the shadow calls right for each start wakee_flips of 0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32 (a start that makes the kernel's keeps wide fits them: FIDELITY.md rounds 89 and 90; the extraction fits it the same way, `replay whatif --set wakee_flips=N` overrides)")
 	flag.Parse()
 	if flag.NArg() == 0 {
@@ -40,8 +45,11 @@ func main() {
 	opt := whatif.WakeShadowOptions{ImbalancePct: *pct, LLCSize: *llc, StartFlips: *flips, HZ: *hz}
 	for _, path := range flag.Args() {
 		f := run
-		if *fit {
+		switch {
+		case *fit:
 			f = fitFlips
+		case *list:
+			f = listWakeups
 		}
 		if err := f(os.Stdout, path, opt); err != nil {
 			fmt.Fprintln(os.Stderr, "wakeshadow:", err)
@@ -70,8 +78,8 @@ func run(w io.Writer, path string, opt whatif.WakeShadowOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s: %d wakeups scored; the formula called %d as the timeline chose them (%d with WF_SYNC's adjustments); %d wide by the shadow's flips\n",
-		path, res.Compared, res.Agree, res.AgreeSync, res.Wide)
+	fmt.Fprintf(w, "%s: %d wakeups scored; the formula called %d as the timeline chose them (%d with WF_SYNC's adjustments); %d wide by the shadow's flips, %d of them pulled all the same\n",
+		path, res.Compared, res.Agree, res.AgreeSync, res.Wide, res.WidePulled)
 	fmt.Fprintln(w, "margin (prev's biased load over this CPU's, less 1)   kept  pulled")
 	for _, b := range res.Bands {
 		label := fmt.Sprintf("%+d %% .. %+d %%", b.Low, b.Low+10)
@@ -100,4 +108,24 @@ func fitFlips(w io.Writer, path string, opt whatif.WakeShadowOptions) error {
 		fmt.Fprintf(w, "  %3d  %5d\n", n, res.Called[k])
 	}
 	return nil
+}
+
+// listWakeups prints every scored wakeup, one a line, in the order the
+// timeline settles them. A line "wide pulled" is a pull onto a busy
+// waker's CPU, which needs wake_wide false: the shadow's flip counts
+// for that pair are wrong (FIDELITY.md round 154).
+func listWakeups(w io.Writer, path string, opt whatif.WakeShadowOptions) error {
+	fmt.Fprintf(w, "# %s\n# time_s cpu prev waker wakee waker_flips wakee_flips wide margin choice\n", path)
+	opt.Each = func(x whatif.WakeShadowWakeup) {
+		wide, choice := "-", "kept"
+		if x.Wide {
+			wide = "wide"
+		}
+		if x.Pulled {
+			choice = "pulled"
+		}
+		fmt.Fprintf(w, "%.6f %d %d %d %d %d %d %s %+.3f %s\n", float64(x.Time)/1e9, x.CPU, x.Prev, x.Waker, x.Wakee, x.WakerFlips, x.WakeeFlips, wide, x.Margin, choice)
+	}
+	_, err := shadow(path, opt)
+	return err
 }

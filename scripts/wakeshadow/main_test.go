@@ -72,3 +72,27 @@ func TestFitStartFlips(t *testing.T) {
 		}
 	}
 }
+
+// -list prints every scored wakeup, one a line: on guest-M's 6.1
+// same-day schbench (r2) the waking at 8.077495 s that whatif's
+// TestWakeShadowListsWidePulls works by hand (worker 419 with 7 flips
+// wakes message thread 417 with 14 from CPU 0; wide, and pulled all the
+// same), and the table's header counts such pulls.
+func TestListWakeups(t *testing.T) {
+	const path = "../../fixtures/kernels/crosskernel/v6.1/guest-M-1s1c2t/r2/schbench.perf.data.gz"
+	opt := whatif.WakeShadowOptions{ImbalancePct: 110, LLCSize: 2}
+	var b strings.Builder
+	if err := listWakeups(&b, path, opt); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\n8.077495 0 1 419 417 7 14 wide ") || !strings.Contains(b.String(), " wide +0.050 pulled\n") {
+		t.Errorf("-list printed:\n%s", b.String())
+	}
+	b.Reset()
+	if err := run(&b, path, opt); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "of them pulled all the same") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}
