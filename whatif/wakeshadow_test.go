@@ -116,11 +116,13 @@ func TestWakeShadowCandidates(t *testing.T) {
 // dest_cpu 0). By hand from `perf script`, perf's flips taken as 0:
 // schbench (414) reaches 4 before it forks 417 (rcu_preempt, khugepaged,
 // rcu_preempt, 416; its first record halves nothing; kworker/0:1 is
-// pinned, no record_wakee), the first two tasks the trace had not shown
-// before; 417 inherits 4 and 414's last wakee, 416, which it wakes
-// twice for no flip, then ten in turn (418, 420, 423, 424, 422, 418,
-// 423, 421, 419, 425): 14. 419, forked by 417 at 4 (a second later than
-// its stamp, so no halving yet), wakes 425, 420, then 417: 7.
+// pinned, no record_wakee), rcu_preempt and khugepaged being tasks the
+// trace had not shown before (the count this test was written for);
+// 417 inherits 4 and 414's last wakee, 416, which it wakes twice for no
+// flip, then workers ten times, each another than the last (418, 420,
+// 423, 424, 422, 418, 423, 421, 419, 425): 14. 419, forked by 417 at 4,
+// wakes 425, 420, then 417, less than a second after the stamp it
+// inherits (no halving): 7.
 // wake_wide(14, 7) on an LLC of 2 is true: the kernel's counts were not
 // these, and the shadow lists the wakeup wide and pulled and counts it
 // in WidePulled. Every scored wakeup is listed once.
