@@ -658,8 +658,9 @@ func (s *wakeShadow) waking(e *timeline.Event, c int32, r *shadowRQ, now int64) 
 	// the extraction's fit takes it (wakeeflips.go): its waking counts in
 	// its waker's flips, but with its loads unknown it is not scored.
 	seen := pt.seen
-	w := &shadowWake{pid: p, prev: prev}
+	var w *shadowWake
 	if seen {
+		w = &shadowWake{pid: p, prev: prev}
 		s.open[c] = w
 	}
 	defer s.enqueue(pt, prev, now) // moved at settle if the choice moved it
