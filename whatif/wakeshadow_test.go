@@ -159,4 +159,9 @@ func TestWakeShadowListsWidePulls(t *testing.T) {
 	if widePulled != res.WidePulled || widePulled == 0 {
 		t.Errorf("%d wide wakeups listed pulled, WidePulled %d", widePulled, res.WidePulled)
 	}
+	// The README's figure for this recording (scripts/wakeshadow -pct 110
+	// -llc 2 on it prints the same header).
+	if res.Wide != 29 || res.WidePulled != 26 {
+		t.Errorf("%d wide, %d of them pulled; the README says 26 of 29", res.Wide, res.WidePulled)
+	}
 }
